@@ -1,0 +1,137 @@
+//! Source text to syntax tree: the logos lexer feeds the LALRPOP parser
+//! generated from `grammar/mscl.lalrpop`.
+
+pub mod ast;
+pub mod lexer;
+
+use crate::diag::{Diagnostic, Span};
+use ast::{BinOp, Expr, ExprKind, Stmt};
+use lalrpop_util::ParseError;
+use lexer::{LexError, LexErrorKind, Token};
+
+lalrpop_util::lalrpop_mod!(
+    #[allow(clippy::all, unused_parens, dead_code)]
+    grammar,
+    "/mscl.rs"
+);
+
+/// Builds a binary expression node; used by the grammar's actions.
+pub(crate) fn bin(file: u32, l: usize, r: usize, op: BinOp, a: Expr, b: Expr) -> Expr {
+    Expr {
+        kind: ExprKind::Binary(op, Box::new(a), Box::new(b)),
+        span: Span::new(file, l, r),
+    }
+}
+
+/// Parses one file. `file` is the id its spans carry.
+pub fn parse(file: u32, src: &str) -> Result<Vec<Stmt>, Diagnostic> {
+    grammar::FileParser::new()
+        .parse(file, lexer::lex(src))
+        .map_err(|e| parse_error_to_diagnostic(file, src, e))
+}
+
+fn describe_expected(expected: &[String]) -> String {
+    let names: Vec<String> = expected
+        .iter()
+        .map(|e| e.trim_matches('"').to_string())
+        .collect();
+    match names.len() {
+        0 => String::new(),
+        1 => format!("expected {}", names[0]),
+        n if n <= 8 => format!("expected one of: {}", names.join(", ")),
+        _ => format!("expected one of: {}, ...", names[..8].join(", ")),
+    }
+}
+
+fn parse_error_to_diagnostic(
+    file: u32,
+    src: &str,
+    err: ParseError<usize, Token<'_>, LexError>,
+) -> Diagnostic {
+    match err {
+        ParseError::InvalidToken { location } => Diagnostic::error(
+            Span::new(file, location, location + 1),
+            "invalid token",
+            "not understood here",
+        ),
+        ParseError::UnrecognizedEof { expected, .. } => {
+            let end = src.len();
+            Diagnostic::error(Span::new(file, end, end), "unexpected end of file", describe_expected(&expected))
+                .with_note("help: the program stops in the middle of a statement; look for an unclosed `(`, `[` or `{`")
+        }
+        ParseError::UnrecognizedToken {
+            token: (l, tok, r),
+            expected,
+        } => {
+            let mut d = Diagnostic::error(
+                Span::new(file, l, r),
+                format!("unexpected {tok}"),
+                describe_expected(&expected),
+            );
+            if let Token::Ident(name) = tok {
+                if lexer::KEYWORDS.contains(&name) {
+                    d = d.with_note(format!("`{name}` is a keyword"));
+                }
+            }
+            if matches!(tok, Token::Assign) {
+                d = d.with_note(
+                    "help: only a plain variable can be assigned; use `let` to bind a new name",
+                );
+            }
+            d
+        }
+        ParseError::ExtraToken { token: (l, tok, r) } => Diagnostic::error(
+            Span::new(file, l, r),
+            format!("unexpected {tok}"),
+            "extra token",
+        ),
+        ParseError::User { error } => {
+            let span = Span::new(file, error.start, error.end);
+            match error.kind {
+                LexErrorKind::UnexpectedChar => {
+                    let ch = src.get(error.start..error.end).unwrap_or("?");
+                    Diagnostic::error(
+                        span,
+                        format!("unexpected character `{ch}`"),
+                        "no token starts with this character",
+                    )
+                    .with_note("help: comments start with `//`; strings use double quotes")
+                }
+                LexErrorKind::IntegerTooLarge => {
+                    Diagnostic::error(span, "integer literal too large", "does not fit in 64 bits")
+                }
+                LexErrorKind::BadString => {
+                    Diagnostic::error(span, "malformed string literal", "bad escape")
+                        .with_note("help: the escapes are \\n, \\t, \\\\ and \\\"")
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_sketch_shapes() {
+        let src = r#"
+            param n: int = 2
+            program "x" { collective = allgather(n, chunk_factor: 1, inplace: true) protocol = Simple }
+            let ch = { (a, b): memory_channel(a, b) for a in 0..n, b in 0..n where a != b }
+            for (a, b), c in ch { c.signal(tb: 0, relaxed: true) }
+            fn f(x: int, y: list[int] = [1, 2]) -> int { return x + y[0] }
+            if n > 1 { x = 1 } else if n == 1 { x = 2 } else { x = 3 }
+            pipeline(unit_size: 1 << 20, num_chunks: 1) { rank(0).copy(rank(0).output[0..1], rank(0).input[0], tb: 0) }
+        "#;
+        let stmts = parse(0, src).unwrap();
+        assert_eq!(stmts.len(), 7);
+    }
+
+    #[test]
+    fn reports_position_of_bad_token() {
+        let err = parse(0, "let x = (1 + ]").unwrap_err();
+        assert_eq!(err.message, "unexpected `]`");
+        assert_eq!((err.primary.span.start, err.primary.span.end), (13, 14));
+    }
+}
