@@ -5,5 +5,12 @@
 //! `syntax` (lex, parse) -> `check` (static types) -> `eval` (run the
 //! generator into the plan `ir`) -> `passes` -> `back` (JSON plan).
 
+pub mod back;
+pub mod check;
 pub mod diag;
+pub mod driver;
+pub mod eval;
+pub mod ir;
+pub mod passes;
 pub mod syntax;
+pub mod vocab;

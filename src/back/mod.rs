@@ -1,0 +1,3 @@
+//! Back ends: turn a finished plan into what runs it.
+
+pub mod json;

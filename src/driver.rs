@@ -1,0 +1,218 @@
+//! The pipeline from a file name to a plan: read, parse (with imports),
+//! check, evaluate, run the passes. Printing is left to the caller.
+
+use crate::diag::{Diagnostic, SourceMap, Span};
+use crate::eval::value::Value;
+use crate::ir::Plan;
+use crate::syntax::ast::{FnDef, Stmt, StmtKind, TypeExpr};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+/// The standard library, embedded so that `import "std/NAME"` works anywhere.
+const STDLIB: &[(&str, &str)] = &[];
+
+/// Why a compilation stopped.
+pub enum Failure {
+    /// Problems in the program, to render against the sources.
+    Diagnostics(Vec<Diagnostic>),
+    /// A problem outside any source text (a missing file, a bad `-D`).
+    Plain(String, Vec<String>),
+}
+
+/// A parsed main file and the functions it imported.
+pub struct Program {
+    pub stmts: Vec<Stmt>,
+    pub imported: Vec<Rc<FnDef>>,
+}
+
+pub struct Compilation {
+    pub sources: SourceMap,
+    pub result: Result<Plan, Failure>,
+}
+
+/// Compiles `path` with the `-D NAME=VALUE` settings in `defines`: every
+/// stage up to and including the passes; the back ends are the caller's.
+pub fn compile(path: &Path, defines: &[(String, String)]) -> Compilation {
+    let mut sources = SourceMap::default();
+    let result = compile_into(&mut sources, path, defines);
+    Compilation { sources, result }
+}
+
+fn compile_into(
+    sources: &mut SourceMap,
+    path: &Path,
+    defines: &[(String, String)],
+) -> Result<Plan, Failure> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::Plain(format!("cannot read {}: {e}", path.display()), Vec::new()))?;
+    let program = load(sources, path, text)?;
+    crate::check::check(&program).map_err(Failure::Diagnostics)?;
+    let overrides = parse_defines(sources, &program.stmts, defines)?;
+    let mut plan = crate::eval::evaluate(&program.stmts, &program.imported, overrides)
+        .map_err(|d| Failure::Diagnostics(vec![d]))?;
+    crate::passes::run(&mut plan).map_err(|d| Failure::Diagnostics(vec![d]))?;
+    Ok(plan)
+}
+
+/// Parses the main file and, transitively, the files it imports.
+pub fn load(sources: &mut SourceMap, path: &Path, text: String) -> Result<Program, Failure> {
+    let file = sources.add(path.display().to_string(), text);
+    let stmts = crate::syntax::parse(file, sources.source(file))
+        .map_err(|d| Failure::Diagnostics(vec![d]))?;
+    let mut imported = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    import_all(sources, &stmts, &base, &mut seen, &mut imported)?;
+    Ok(Program { stmts, imported })
+}
+
+fn import_all(
+    sources: &mut SourceMap,
+    stmts: &[Stmt],
+    base: &Path,
+    seen: &mut Vec<String>,
+    out: &mut Vec<Rc<FnDef>>,
+) -> Result<(), Failure> {
+    for stmt in stmts {
+        let StmtKind::Import { path, path_span } = &stmt.kind else {
+            continue;
+        };
+        let (key, text, next_base) = match path.strip_prefix("std/") {
+            Some(name) => {
+                let Some((_, text)) = STDLIB.iter().find(|(n, _)| *n == name) else {
+                    let names: Vec<&str> = STDLIB.iter().map(|(n, _)| *n).collect();
+                    return Err(Failure::Diagnostics(vec![Diagnostic::error(
+                        *path_span,
+                        format!("no standard library module `{name}`"),
+                        "unknown module",
+                    )
+                    .with_note(format!(
+                        "the standard library has: {}",
+                        if names.is_empty() {
+                            "(nothing yet)".to_string()
+                        } else {
+                            names.join(", ")
+                        }
+                    ))]));
+                };
+                (path.clone(), text.to_string(), PathBuf::from("std"))
+            }
+            None => {
+                let full = base.join(path);
+                let text = std::fs::read_to_string(&full).map_err(|e| {
+                    Failure::Diagnostics(vec![Diagnostic::error(
+                        *path_span,
+                        format!("cannot read `{}`: {e}", full.display()),
+                        "imported here",
+                    )])
+                })?;
+                let parent = full.parent().map(Path::to_path_buf).unwrap_or_default();
+                (full.display().to_string(), text, parent)
+            }
+        };
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key.clone());
+        let file = sources.add(key, text);
+        let inner = crate::syntax::parse(file, sources.source(file))
+            .map_err(|d| Failure::Diagnostics(vec![d]))?;
+        for s in &inner {
+            match &s.kind {
+                StmtKind::Fn(f) => out.push(f.clone()),
+                StmtKind::Import { .. } => {}
+                _ => {
+                    return Err(Failure::Diagnostics(vec![Diagnostic::error(
+                        s.span,
+                        "an imported file may only define functions",
+                        "not a `fn` or `import`",
+                    )
+                    .with_secondary(*path_span, "imported here")]))
+                }
+            }
+        }
+        import_all(sources, &inner, &next_base, seen, out)?;
+    }
+    Ok(())
+}
+
+/// The `param`s a program declares: name, type as written, default as written.
+fn declared_params(stmts: &[Stmt]) -> Vec<(String, String, Span)> {
+    stmts
+        .iter()
+        .filter_map(|s| match &s.kind {
+            StmtKind::Param {
+                name,
+                ty: TypeExpr::Named { name: ty, .. },
+                default,
+            } => Some((name.name.clone(), ty.name.clone(), default.span)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Turns `-D NAME=VALUE` settings into values of the declared params' types.
+fn parse_defines(
+    sources: &SourceMap,
+    stmts: &[Stmt],
+    defines: &[(String, String)],
+) -> Result<HashMap<String, Value>, Failure> {
+    let params = declared_params(stmts);
+    let listing = || -> Vec<String> {
+        if params.is_empty() {
+            return vec!["this program declares no params".to_string()];
+        }
+        let mut lines = vec!["the program's params are:".to_string()];
+        for (name, ty, default) in &params {
+            let text = sources
+                .source(default.file)
+                .get(default.start as usize..default.end as usize)
+                .unwrap_or("?");
+            lines.push(format!("  {name}: {ty} = {text}"));
+        }
+        lines
+    };
+    let mut out = HashMap::new();
+    for (name, raw) in defines {
+        let Some((_, ty, _)) = params.iter().find(|(n, _, _)| n == name) else {
+            return Err(Failure::Plain(
+                format!("-D {name}={raw}: the program declares no param `{name}`"),
+                listing(),
+            ));
+        };
+        let value = match ty.as_str() {
+            "int" => parse_int(raw).map(Value::Int),
+            "bool" => match raw.as_str() {
+                "true" => Some(Value::Bool(true)),
+                "false" => Some(Value::Bool(false)),
+                _ => None,
+            },
+            _ => Some(Value::Str(Rc::from(raw.as_str()))),
+        };
+        match value {
+            Some(v) => {
+                out.insert(name.clone(), v);
+            }
+            None => {
+                return Err(Failure::Plain(
+                    format!("-D {name}={raw}: `{raw}` is not a valid {ty}"),
+                    listing(),
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn parse_int(raw: &str) -> Option<i64> {
+    let (neg, digits) = match raw.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, raw),
+    };
+    let v = match digits.strip_prefix("0x") {
+        Some(hex) => i64::from_str_radix(hex, 16).ok()?,
+        None => digits.parse::<i64>().ok()?,
+    };
+    Some(if neg { -v } else { v })
+}

@@ -1,0 +1,183 @@
+//! Records operations into the plan being built, with the bookkeeping the
+//! DSL's CollectiveProgram does: channel ids per source rank, thread-block
+//! channel and remote-buffer tables, barrier ids, semaphores and pipelines.
+
+use super::value::{ChannelVal, SwitchVal};
+use crate::diag::Span;
+use crate::ir::*;
+use std::collections::HashMap;
+
+/// The plan under construction.
+pub struct Recorder {
+    pub plan: Plan,
+    /// Per rank: barrier id of each thread-block set already used.
+    barrier_ids: Vec<HashMap<Vec<u32>, u32>>,
+    /// The `pipeline` block being evaluated, if any, with a serial number.
+    pipeline: Option<(u32, IterContext, Span)>,
+    pipelines_opened: u32,
+    /// Per (rank, tb): the serial number of the pipeline its last op belongs to.
+    last_pipeline: HashMap<(u32, u32), u32>,
+}
+
+impl Recorder {
+    pub fn new(plan: Plan) -> Recorder {
+        let n = plan.ranks.len();
+        Recorder {
+            plan,
+            barrier_ids: vec![HashMap::new(); n],
+            pipeline: None,
+            pipelines_opened: 0,
+            last_pipeline: HashMap::new(),
+        }
+    }
+
+    pub fn num_ranks(&self) -> u32 {
+        self.plan.ranks.len() as u32
+    }
+
+    pub fn buffer_chunks(&self, rank: u32, kind: BufferKind) -> u32 {
+        let r = &self.plan.ranks[rank as usize];
+        match kind {
+            BufferKind::Input => r.input_chunks,
+            BufferKind::Output => r.output_chunks,
+            BufferKind::Scratch => r.scratch_chunks,
+        }
+    }
+
+    /// Reserves `size` more scratch chunks on `rank`; returns the first.
+    pub fn allocate_scratch(&mut self, rank: u32, size: u32) -> u32 {
+        let r = &mut self.plan.ranks[rank as usize];
+        let offset = r.scratch_chunks;
+        r.scratch_chunks += size;
+        offset
+    }
+
+    pub fn new_channel(&mut self, kind: ChannelKind, dst: u32, src: u32) -> ChannelVal {
+        let r = &mut self.plan.ranks[src as usize];
+        let peers = if kind == ChannelKind::Memory {
+            &mut r.memory_peers
+        } else {
+            &mut r.port_peers
+        };
+        peers.push(dst);
+        ChannelVal {
+            id: peers.len() as u32 - 1,
+            src,
+            dst,
+        }
+    }
+
+    pub fn new_switch_channel(&mut self, ranks: Vec<u32>, buffer: BufferKind) -> SwitchVal {
+        let ids = ranks
+            .iter()
+            .map(|&r| {
+                let list = &mut self.plan.ranks[r as usize].switch_channels;
+                list.push(SwitchChannelDecl {
+                    buffer,
+                    ranks: ranks.clone(),
+                });
+                list.len() as u32 - 1
+            })
+            .collect();
+        SwitchVal { ranks, ids, buffer }
+    }
+
+    pub fn new_semaphore(&mut self, rank: u32, initial_value: i64) -> u32 {
+        let sems = &mut self.plan.ranks[rank as usize].semaphores;
+        sems.push(initial_value);
+        sems.len() as u32 - 1
+    }
+
+    fn threadblock(&mut self, rank: u32, tb: u32) -> &mut ThreadBlock {
+        let tbs = &mut self.plan.ranks[rank as usize].threadblocks;
+        if tbs.len() <= tb as usize {
+            tbs.resize_with(tb as usize + 1, ThreadBlock::default);
+        }
+        &mut tbs[tb as usize]
+    }
+
+    /// The thread-block-local index of rank-level channel `id` of type `kind`.
+    pub fn setup_channel(&mut self, rank: u32, tb: u32, kind: ChannelKind, id: u32) -> u32 {
+        table_index(&mut self.threadblock(rank, tb).channels, kind, id)
+    }
+
+    /// The thread-block-local index, among the buffers reached through
+    /// `access`, of `owner`'s buffer of `kind`; registers the rank-level
+    /// remote buffer on first use.
+    pub fn setup_remote_buffer(
+        &mut self,
+        rank: u32,
+        tb: u32,
+        owner: u32,
+        kind: BufferKind,
+        access: ChannelKind,
+    ) -> u32 {
+        let remotes = &mut self.plan.ranks[rank as usize].remote_buffers;
+        let id = match remotes
+            .iter()
+            .position(|b| b.rank == owner && b.kind == kind)
+        {
+            Some(i) => {
+                if !remotes[i].access.contains(&access) {
+                    remotes[i].access.push(access);
+                }
+                i
+            }
+            None => {
+                remotes.push(RemoteBuffer {
+                    rank: owner,
+                    kind,
+                    access: vec![access],
+                });
+                remotes.len() - 1
+            }
+        } as u32;
+        table_index(&mut self.threadblock(rank, tb).remote_refs, access, id)
+    }
+
+    /// The barrier id of the thread-block set `tbs` on `rank`.
+    pub fn barrier_id(&mut self, rank: u32, tbs: &[u32]) -> u32 {
+        let ids = &mut self.barrier_ids[rank as usize];
+        let next = ids.len() as u32;
+        *ids.entry(tbs.to_vec()).or_insert(next)
+    }
+
+    /// Appends `op` to thread block `tb` of `rank`, inside the open pipeline if any.
+    pub fn add_op(&mut self, rank: u32, tb: u32, op: Op) {
+        let pipeline = self.pipeline.clone();
+        let last = self.last_pipeline.get(&(rank, tb)).copied();
+        let block = self.threadblock(rank, tb);
+        match pipeline {
+            None => block.ops.push(op),
+            Some((serial, iter, span)) => {
+                let continuing = last == Some(serial)
+                    && block.ops.last().is_some_and(|o| o.name == OpName::Pipeline);
+                if continuing {
+                    if let Some(p) = block.ops.last_mut() {
+                        p.body.push(op);
+                    }
+                } else {
+                    let mut p = Op::new(OpName::Pipeline, span);
+                    p.iter = Some(iter);
+                    p.body.push(op);
+                    block.ops.push(p);
+                    self.last_pipeline.insert((rank, tb), serial);
+                }
+            }
+        }
+    }
+
+    /// Opens a pipeline block; false if one is already open (they do not nest).
+    pub fn open_pipeline(&mut self, iter: IterContext, span: Span) -> bool {
+        if self.pipeline.is_some() {
+            return false;
+        }
+        self.pipelines_opened += 1;
+        self.pipeline = Some((self.pipelines_opened, iter, span));
+        true
+    }
+
+    pub fn close_pipeline(&mut self) {
+        self.pipeline = None;
+    }
+}

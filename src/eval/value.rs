@@ -1,0 +1,240 @@
+//! Runtime values of the generator language.
+
+use crate::ir::DataSync;
+use crate::ir::{BufferKind, Protocol, ReduceOp, ReplicationPolicy};
+use std::fmt;
+use std::rc::Rc;
+
+/// A run of chunks of one rank's buffer (the DSL's Chunk).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Chunk {
+    pub rank: u32,
+    pub kind: BufferKind,
+    pub index: u32,
+    pub size: u32,
+}
+
+/// A rank's buffer, or a scratch allocation in it (the DSL's Buffer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BufferVal {
+    pub rank: u32,
+    pub kind: BufferKind,
+    /// First chunk of this buffer in the rank's buffer of `kind`.
+    pub offset: u32,
+    pub size: u32,
+}
+
+/// A memory or port channel from `src` to `dst`, with its id among `src`'s
+/// channels of that type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ChannelVal {
+    pub id: u32,
+    pub src: u32,
+    pub dst: u32,
+}
+
+/// A switch (NVLS) channel over a group of ranks.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct SwitchVal {
+    pub ranks: Vec<u32>,
+    /// The channel's id on each rank of `ranks`, in the same order.
+    pub ids: Vec<u32>,
+    pub buffer: BufferKind,
+}
+
+impl SwitchVal {
+    pub fn id_on(&self, rank: u32) -> Option<u32> {
+        self.ranks
+            .iter()
+            .position(|r| *r == rank)
+            .map(|i| self.ids[i])
+    }
+}
+
+/// A collective as declared with `allreduce(..)` and friends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CollectiveVal {
+    pub name: &'static str,
+    pub num_ranks: u32,
+    pub chunk_factor: u32,
+    pub inplace: bool,
+    pub input_chunks: u32,
+    pub output_chunks: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Value {
+    /// No value: what a call of a method returns, and an argument left out.
+    Unit,
+    Int(i64),
+    Bool(bool),
+    Str(Rc<str>),
+    Range(i64, i64),
+    List(Rc<Vec<Value>>),
+    Tuple(Rc<Vec<Value>>),
+    Map(Rc<MapVal>),
+    Rank(u32),
+    Buffer(BufferVal),
+    Chunk(Chunk),
+    MemoryChannel(ChannelVal),
+    PortChannel(ChannelVal),
+    SwitchChannel(Rc<SwitchVal>),
+    SwitchView(Rc<SwitchVal>, u32),
+    TbGroup(Rc<Vec<u32>>),
+    Semaphore {
+        rank: u32,
+        id: u32,
+    },
+    Collective(CollectiveVal),
+    Protocol(Protocol),
+    Sync(DataSync),
+    ReduceOp(ReduceOp),
+    BufferType(BufferKind),
+    Policy(ReplicationPolicy),
+    /// `none`: a data-sync setting or a replication policy, as the context wants.
+    NoneConst,
+}
+
+/// An insertion-ordered map (iteration follows insertion, like Python's dict).
+#[derive(Debug, Default, PartialEq, Eq, Hash)]
+pub struct MapVal {
+    pub entries: Vec<(Value, Value)>,
+}
+
+impl MapVal {
+    pub fn get(&self, key: &Value) -> Option<&Value> {
+        self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+}
+
+/// Builds maps in time linear in their size (lookups by hash while building).
+pub struct MapBuilder {
+    index: std::collections::HashMap<Value, usize>,
+    map: MapVal,
+}
+
+impl MapBuilder {
+    pub fn new() -> MapBuilder {
+        MapBuilder {
+            index: std::collections::HashMap::new(),
+            map: MapVal::default(),
+        }
+    }
+
+    pub fn insert(&mut self, key: Value, value: Value) {
+        match self.index.get(&key) {
+            Some(&i) => self.map.entries[i].1 = value,
+            None => {
+                self.index.insert(key.clone(), self.map.entries.len());
+                self.map.entries.push((key, value));
+            }
+        }
+    }
+
+    pub fn finish(self) -> MapVal {
+        self.map
+    }
+}
+
+impl Value {
+    pub fn as_int(&self) -> i64 {
+        match self {
+            Value::Int(v) => *v,
+            _ => 0,
+        }
+    }
+
+    pub fn as_bool(&self) -> bool {
+        matches!(self, Value::Bool(true))
+    }
+
+    pub fn is_unit(&self) -> bool {
+        matches!(self, Value::Unit)
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn seq(
+            f: &mut fmt::Formatter<'_>,
+            items: &[Value],
+            open: &str,
+            close: &str,
+        ) -> fmt::Result {
+            write!(f, "{open}")?;
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    write!(f, ", ")?;
+                }
+                write!(f, "{v}")?;
+            }
+            write!(f, "{close}")
+        }
+        match self {
+            Value::Unit => write!(f, "()"),
+            Value::Int(v) => write!(f, "{v}"),
+            Value::Bool(v) => write!(f, "{v}"),
+            Value::Str(s) => write!(f, "{s}"),
+            Value::Range(a, b) => write!(f, "{a}..{b}"),
+            Value::List(items) => seq(f, items, "[", "]"),
+            Value::Tuple(items) => seq(f, items, "(", ")"),
+            Value::Map(m) => {
+                write!(f, "{{")?;
+                for (i, (k, v)) in m.entries.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{k}: {v}")?;
+                }
+                write!(f, "}}")
+            }
+            Value::Rank(r) => write!(f, "rank({r})"),
+            Value::Buffer(b) => write!(
+                f,
+                "rank({}).{}[{}..{}]",
+                b.rank,
+                b.kind.name(),
+                b.offset,
+                b.offset + b.size
+            ),
+            Value::Chunk(c) => write!(
+                f,
+                "rank({}).{}[{}..{}]",
+                c.rank,
+                c.kind.name(),
+                c.index,
+                c.index + c.size
+            ),
+            Value::MemoryChannel(c) => write!(f, "memory_channel({}, {})", c.dst, c.src),
+            Value::PortChannel(c) => write!(f, "port_channel({}, {})", c.dst, c.src),
+            Value::SwitchChannel(s) => write!(f, "switch_channel({:?})", s.ranks),
+            Value::SwitchView(s, r) => write!(f, "switch_channel({:?}).at_rank({r})", s.ranks),
+            Value::TbGroup(tbs) => write!(f, "tb_group({tbs:?})"),
+            Value::Semaphore { rank, id } => write!(f, "semaphore {id} of rank {rank}"),
+            Value::Collective(c) => write!(f, "{}({})", c.name, c.num_ranks),
+            Value::Protocol(p) => write!(f, "{}", if *p == Protocol::LL { "LL" } else { "Simple" }),
+            Value::Sync(s) => write!(
+                f,
+                "{}",
+                match (s.before, s.after) {
+                    (true, true) => "both",
+                    (true, false) => "before",
+                    (false, true) => "after",
+                    (false, false) => "none",
+                }
+            ),
+            Value::ReduceOp(op) => write!(f, "{}", op.name()),
+            Value::BufferType(k) => write!(f, "{}", k.name()),
+            Value::Policy(p) => write!(
+                f,
+                "{}",
+                if *p == ReplicationPolicy::None {
+                    "none"
+                } else {
+                    "interleaved"
+                }
+            ),
+            Value::NoneConst => write!(f, "none"),
+        }
+    }
+}

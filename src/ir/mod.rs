@@ -1,0 +1,439 @@
+//! The plan IR: what the evaluator records and the passes rewrite.
+//!
+//! A plan is a list of ranks; each rank owns input, output and scratch
+//! buffers measured in *chunks*, a table of channels (memory and port
+//! channels to one peer each, switch channels over a group of ranks), a table
+//! of the remote buffers it touches, device semaphores, and thread blocks.
+//! A thread block runs its op list in order with all of its threads; only
+//! `nop`, `barrier` and the synchronising ops order the effects of one op
+//! against the next (see SEMANTICS.md §5). Ops name channels and remote
+//! buffers by *thread-block-local* indices into the thread block's own
+//! tables, exactly as the MSCCL++ executor reads them; the tables map those
+//! to rank-level ids.
+//!
+//! Every op keeps the source spans of the calls that produced it, so that a
+//! pass that fuses or rejects ops can point at the program text.
+
+use crate::diag::Span;
+
+/// Which of a rank's buffers a chunk lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BufferKind {
+    Input,
+    Output,
+    Scratch,
+}
+
+impl BufferKind {
+    /// The one-letter code the executor reads.
+    pub fn code(self) -> &'static str {
+        match self {
+            BufferKind::Input => "i",
+            BufferKind::Output => "o",
+            BufferKind::Scratch => "s",
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            BufferKind::Input => "input",
+            BufferKind::Output => "output",
+            BufferKind::Scratch => "scratch",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ChannelKind {
+    Memory,
+    Port,
+    Switch,
+}
+
+impl ChannelKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ChannelKind::Memory => "memory",
+            ChannelKind::Port => "port",
+            ChannelKind::Switch => "switch",
+        }
+    }
+}
+
+/// Where a thread block synchronises its own threads around an op.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub struct DataSync {
+    pub before: bool,
+    pub after: bool,
+}
+
+impl DataSync {
+    pub const NONE: DataSync = DataSync {
+        before: false,
+        after: false,
+    };
+    pub const BOTH: DataSync = DataSync {
+        before: true,
+        after: true,
+    };
+    pub const BEFORE: DataSync = DataSync {
+        before: true,
+        after: false,
+    };
+    pub const AFTER: DataSync = DataSync {
+        before: false,
+        after: true,
+    };
+
+    pub fn union(self, other: DataSync) -> DataSync {
+        DataSync {
+            before: self.before || other.before,
+            after: self.after || other.after,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    Sum,
+    Min,
+    Max,
+}
+
+impl ReduceOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Min => "min",
+            ReduceOp::Max => "max",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Protocol {
+    Simple,
+    LL,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReplicationPolicy {
+    Interleaved,
+    None,
+}
+
+/// The op names of the MSCCL++ executor (SEMANTICS.md §2.7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OpName {
+    Nop,
+    Barrier,
+    Signal,
+    Wait,
+    RelaxedSignal,
+    RelaxedWait,
+    Flush,
+    Put,
+    PutWithSignal,
+    PutWithSignalAndFlush,
+    PutPackets,
+    ReadPutPackets,
+    Get,
+    Copy,
+    CopyPackets,
+    UnpackPackets,
+    Reduce,
+    ReduceSend,
+    ReadReduce,
+    ReadReduceSend,
+    ReducePackets,
+    ReduceSendPackets,
+    ReduceCopyPackets,
+    ReduceCopySendPackets,
+    GroupLoadReduce,
+    GroupLoadReduceStore,
+    GroupStore,
+    GroupStorePackets,
+    SemAcquire,
+    SemRelease,
+    Pipeline,
+}
+
+impl OpName {
+    /// The name as the JSON plan spells it.
+    pub fn json(self) -> &'static str {
+        use OpName::*;
+        match self {
+            Nop => "nop",
+            Barrier => "barrier",
+            Signal => "signal",
+            Wait => "wait",
+            RelaxedSignal => "rlxsignal",
+            RelaxedWait => "rlxwait",
+            Flush => "flush",
+            Put => "put",
+            PutWithSignal => "pws",
+            PutWithSignalAndFlush => "pwsf",
+            PutPackets => "ppkt",
+            ReadPutPackets => "rppkt",
+            Get => "get",
+            Copy => "copy",
+            CopyPackets => "cpkt",
+            UnpackPackets => "upkt",
+            Reduce => "re",
+            ReduceSend => "res",
+            ReadReduce => "rre",
+            ReadReduceSend => "rres",
+            ReducePackets => "repkt",
+            ReduceSendPackets => "respkt",
+            ReduceCopyPackets => "recpkt",
+            ReduceCopySendPackets => "recspkt",
+            GroupLoadReduce => "glre",
+            GroupLoadReduceStore => "glres",
+            GroupStore => "gstore",
+            GroupStorePackets => "gstorepkt",
+            SemAcquire => "sem_acquire",
+            SemRelease => "sem_release",
+            Pipeline => "pipeline",
+        }
+    }
+
+    pub fn is_signal(self) -> bool {
+        matches!(self, OpName::Signal | OpName::RelaxedSignal)
+    }
+
+    pub fn is_wait(self) -> bool {
+        matches!(self, OpName::Wait | OpName::RelaxedWait)
+    }
+}
+
+/// What a buffer reference points at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefTarget {
+    /// This rank's own buffer.
+    Local(BufferKind),
+    /// A peer's buffer, through the thread block's remote-buffer table entry
+    /// `id` (of the op's channel type); `kind` is that buffer's kind.
+    Remote { id: u32, kind: BufferKind },
+    /// The multicast buffer of the thread block's switch channel `id`.
+    Switch { id: u32 },
+}
+
+/// A run of chunks an op reads or writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BufRef {
+    pub target: RefTarget,
+    pub index: u32,
+    pub size: u32,
+    /// Written out as `rank` (the DSL does so for switch-store sources only).
+    pub rank: Option<u32>,
+}
+
+impl BufRef {
+    pub fn local(kind: BufferKind, index: u32, size: u32) -> BufRef {
+        BufRef {
+            target: RefTarget::Local(kind),
+            index,
+            size,
+            rank: None,
+        }
+    }
+
+    /// The local buffer this reference names, if it is local.
+    pub fn local_kind(&self) -> Option<BufferKind> {
+        match self.target {
+            RefTarget::Local(kind) => Some(kind),
+            _ => None,
+        }
+    }
+}
+
+/// Thread-block-group membership of an op: this block is part `tb_id` of `size`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TbgInfo {
+    pub tb_id: u32,
+    pub size: u32,
+}
+
+/// The extra fields of an unfused switch reduce (`glre`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupReduce {
+    pub buffer: BufferKind,
+    pub buffer_offset: u32,
+    pub size: u32,
+    pub dst_rank: u32,
+    pub dst_kind: BufferKind,
+    pub dst_index: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct IterContext {
+    pub unit_size: u64,
+    pub num_chunks: u32,
+}
+
+/// One executor op.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Op {
+    pub name: OpName,
+    pub channel: Option<ChannelKind>,
+    /// Thread-block-local channel indices.
+    pub channel_ids: Vec<u32>,
+    pub src: Vec<BufRef>,
+    pub dst: Vec<BufRef>,
+    pub tbg: Option<TbgInfo>,
+    pub reduce_op: Option<ReduceOp>,
+    pub data_sync: DataSync,
+    pub barrier: Option<(u32, u32)>,
+    pub semaphore_ids: Vec<u32>,
+    pub group_reduce: Option<GroupReduce>,
+    pub iter: Option<IterContext>,
+    /// The ops of a `pipeline`.
+    pub body: Vec<Op>,
+    /// The source calls this op came from.
+    pub spans: Vec<Span>,
+}
+
+impl Op {
+    pub fn new(name: OpName, span: Span) -> Op {
+        Op {
+            name,
+            channel: None,
+            channel_ids: Vec::new(),
+            src: Vec::new(),
+            dst: Vec::new(),
+            tbg: None,
+            reduce_op: None,
+            data_sync: DataSync::NONE,
+            barrier: None,
+            semaphore_ids: Vec::new(),
+            group_reduce: None,
+            iter: None,
+            body: Vec::new(),
+            spans: vec![span],
+        }
+    }
+
+    pub fn nop(span: Span) -> Op {
+        Op::new(OpName::Nop, span)
+    }
+
+    pub fn span(&self) -> Span {
+        self.spans.first().copied().unwrap_or_default()
+    }
+}
+
+/// A thread block's tables and ops.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ThreadBlock {
+    /// Per channel type, in order of first use: the rank-level channel ids
+    /// this block uses; an op's channel id is a position in its type's list.
+    pub channels: Vec<(ChannelKind, Vec<u32>)>,
+    /// Per access channel type, in order of first use: rank-level remote buffer ids.
+    pub remote_refs: Vec<(ChannelKind, Vec<u32>)>,
+    pub ops: Vec<Op>,
+}
+
+/// Looks up `id` in the `kind` list of a per-type table, adding it if new;
+/// returns its position in that list.
+pub fn table_index(table: &mut Vec<(ChannelKind, Vec<u32>)>, kind: ChannelKind, id: u32) -> u32 {
+    let pos = match table.iter().position(|(k, _)| *k == kind) {
+        Some(pos) => pos,
+        None => {
+            table.push((kind, Vec::new()));
+            table.len() - 1
+        }
+    };
+    let ids = &mut table[pos].1;
+    match ids.iter().position(|x| *x == id) {
+        Some(i) => i as u32,
+        None => {
+            ids.push(id);
+            (ids.len() - 1) as u32
+        }
+    }
+}
+
+/// A rank-level remote buffer: a peer's buffer this rank accesses.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteBuffer {
+    pub rank: u32,
+    pub kind: BufferKind,
+    pub access: Vec<ChannelKind>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SwitchChannelDecl {
+    pub buffer: BufferKind,
+    pub ranks: Vec<u32>,
+}
+
+/// Everything one rank runs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RankPlan {
+    pub input_chunks: u32,
+    pub output_chunks: u32,
+    pub scratch_chunks: u32,
+    /// Peer of each memory channel, by rank-level memory channel id.
+    pub memory_peers: Vec<u32>,
+    /// Peer of each port channel, by rank-level port channel id.
+    pub port_peers: Vec<u32>,
+    pub switch_channels: Vec<SwitchChannelDecl>,
+    pub remote_buffers: Vec<RemoteBuffer>,
+    /// Initial value of each device semaphore.
+    pub semaphores: Vec<i64>,
+    pub threadblocks: Vec<ThreadBlock>,
+}
+
+/// The collective a plan implements, as the plan names it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Collective {
+    pub name: &'static str,
+    pub num_ranks: u32,
+    pub chunk_factor: u32,
+    pub inplace: bool,
+    pub input_chunks: u32,
+    pub output_chunks: u32,
+}
+
+/// Program-wide settings (the DSL's CollectiveProgram arguments).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    pub instances: u32,
+    pub protocol: Protocol,
+    pub instr_fusion: bool,
+    pub auto_sync: bool,
+    pub replication_policy: ReplicationPolicy,
+    pub reuse_resources: bool,
+    pub num_threads_per_block: u32,
+    pub use_double_scratch_buffer: bool,
+    pub buffer_alignment: u32,
+    pub min_message_size: u64,
+    pub max_message_size: u64,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            instances: 1,
+            protocol: Protocol::Simple,
+            instr_fusion: true,
+            auto_sync: true,
+            replication_policy: ReplicationPolicy::Interleaved,
+            reuse_resources: false,
+            num_threads_per_block: 1024,
+            use_double_scratch_buffer: false,
+            buffer_alignment: 16,
+            min_message_size: 0,
+            max_message_size: u64::MAX,
+        }
+    }
+}
+
+/// A whole execution plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub name: String,
+    pub collective: Collective,
+    pub options: Options,
+    pub ranks: Vec<RankPlan>,
+}

@@ -1,0 +1,53 @@
+//! The passes over the plan IR, in the reference compiler's order:
+//! signal/wait pairing check, instruction fusion, data-sync insertion,
+//! auto-sync (data-dependency) insertion, instance replication and scratch
+//! sizing. The program options switch fusion and auto-sync on and off as
+//! they do in the Python DSL.
+
+pub mod auto_sync;
+pub mod data_sync;
+pub mod fuse;
+pub mod pairing;
+pub mod replicate;
+pub mod scratch;
+
+use crate::diag::Diagnostic;
+use crate::ir::{Op, Plan};
+
+/// Runs every pass on a freshly evaluated plan.
+pub fn run(plan: &mut Plan) -> Result<(), Diagnostic> {
+    pairing::check(plan)?;
+    if plan.options.instr_fusion {
+        for_each_op_list(plan, &mut fuse::fuse);
+    }
+    for_each_op_list(plan, &mut data_sync::insert);
+    if plan.options.auto_sync {
+        for_each_op_list(plan, &mut auto_sync::insert);
+    }
+    let scratch = scratch::allocated(plan);
+    replicate::run(plan);
+    scratch::size(plan, &scratch);
+    Ok(())
+}
+
+/// Applies `f` to every thread block's op list and, inside it, to every
+/// pipeline body (the body first, so the outer list sees the final body).
+pub fn for_each_op_list(plan: &mut Plan, f: &mut dyn FnMut(Vec<Op>) -> Vec<Op>) {
+    fn walk(ops: Vec<Op>, f: &mut dyn FnMut(Vec<Op>) -> Vec<Op>) -> Vec<Op> {
+        let ops: Vec<Op> = ops
+            .into_iter()
+            .map(|mut op| {
+                if !op.body.is_empty() {
+                    op.body = walk(std::mem::take(&mut op.body), f);
+                }
+                op
+            })
+            .collect();
+        f(ops)
+    }
+    for rank in &mut plan.ranks {
+        for tb in &mut rank.threadblocks {
+            tb.ops = walk(std::mem::take(&mut tb.ops), f);
+        }
+    }
+}

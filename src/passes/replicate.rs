@@ -1,0 +1,178 @@
+//! Instance replication: `instances = I` runs I copies of the algorithm side
+//! by side, each on its own thread blocks, channels, semaphores, barriers and
+//! slice of every buffer. The interleaved policy places copy `k` of thing `x`
+//! at `x * I + k` (chunks: `index * I + k * size`); the `none` policy places
+//! the copies one after another (`k * count + x`). Remote buffers are shared
+//! by all copies. Scratch sizes are the scratch pass's business.
+
+use crate::ir::*;
+
+/// Where copy `inst` of item `id` (out of `count`) goes.
+#[derive(Clone, Copy)]
+struct Layout {
+    instances: u32,
+    interleaved: bool,
+}
+
+impl Layout {
+    fn id(&self, id: u32, count: u32, inst: u32) -> u32 {
+        if self.interleaved {
+            id * self.instances + inst
+        } else {
+            inst * count + id
+        }
+    }
+
+    fn chunk(&self, index: u32, size: u32, total: u32, inst: u32) -> u32 {
+        if self.interleaved {
+            index * self.instances + inst * size
+        } else {
+            inst * total + index
+        }
+    }
+}
+
+pub fn run(plan: &mut Plan) {
+    let instances = plan.options.instances;
+    if instances <= 1 {
+        return;
+    }
+    let layout = Layout {
+        instances,
+        interleaved: plan.options.replication_policy == ReplicationPolicy::Interleaved,
+    };
+    let ranks: Vec<RankPlan> = plan
+        .ranks
+        .iter()
+        .map(|r| replicate_rank(r, layout))
+        .collect();
+    plan.ranks = ranks;
+}
+
+fn repeat<T: Clone>(items: &[T], layout: Layout) -> Vec<T> {
+    let n = items.len() as u32;
+    let mut out: Vec<Option<T>> = vec![None; items.len() * layout.instances as usize];
+    for inst in 0..layout.instances {
+        for (i, item) in items.iter().enumerate() {
+            out[layout.id(i as u32, n, inst) as usize] = Some(item.clone());
+        }
+    }
+    out.into_iter().flatten().collect()
+}
+
+fn replicate_rank(rank: &RankPlan, layout: Layout) -> RankPlan {
+    let counts = ChunkCounts {
+        input: rank.input_chunks,
+        output: rank.output_chunks,
+        scratch: rank.scratch_chunks,
+    };
+    let sizes = Sizes {
+        memory: rank.memory_peers.len() as u32,
+        port: rank.port_peers.len() as u32,
+        switch: rank.switch_channels.len() as u32,
+        semaphores: rank.semaphores.len() as u32,
+        tbs: rank.threadblocks.len() as u32,
+    };
+    let mut tbs = vec![ThreadBlock::default(); rank.threadblocks.len() * layout.instances as usize];
+    for inst in 0..layout.instances {
+        for (t, tb) in rank.threadblocks.iter().enumerate() {
+            let channels = tb
+                .channels
+                .iter()
+                .map(|(kind, ids)| {
+                    (
+                        *kind,
+                        ids.iter()
+                            .map(|id| layout.id(*id, sizes.channels(*kind), inst))
+                            .collect(),
+                    )
+                })
+                .collect();
+            let ops = tb
+                .ops
+                .iter()
+                .map(|op| replicate_op(op, layout, inst, &counts, &sizes))
+                .collect();
+            tbs[layout.id(t as u32, sizes.tbs, inst) as usize] = ThreadBlock {
+                channels,
+                remote_refs: tb.remote_refs.clone(),
+                ops,
+            };
+        }
+    }
+    RankPlan {
+        input_chunks: rank.input_chunks * layout.instances,
+        output_chunks: rank.output_chunks * layout.instances,
+        scratch_chunks: rank.scratch_chunks,
+        memory_peers: repeat(&rank.memory_peers, layout),
+        port_peers: repeat(&rank.port_peers, layout),
+        switch_channels: repeat(&rank.switch_channels, layout),
+        remote_buffers: rank.remote_buffers.clone(),
+        semaphores: repeat(&rank.semaphores, layout),
+        threadblocks: tbs,
+    }
+}
+
+struct ChunkCounts {
+    input: u32,
+    output: u32,
+    scratch: u32,
+}
+
+impl ChunkCounts {
+    fn of(&self, kind: BufferKind) -> u32 {
+        match kind {
+            BufferKind::Input => self.input,
+            BufferKind::Output => self.output,
+            BufferKind::Scratch => self.scratch,
+        }
+    }
+}
+
+struct Sizes {
+    memory: u32,
+    port: u32,
+    switch: u32,
+    semaphores: u32,
+    tbs: u32,
+}
+
+impl Sizes {
+    fn channels(&self, kind: ChannelKind) -> u32 {
+        match kind {
+            ChannelKind::Memory => self.memory,
+            ChannelKind::Port => self.port,
+            ChannelKind::Switch => self.switch,
+        }
+    }
+}
+
+fn replicate_op(op: &Op, layout: Layout, inst: u32, counts: &ChunkCounts, sizes: &Sizes) -> Op {
+    let mut op = op.clone();
+    let chunk = |r: &mut BufRef, total: u32| r.index = layout.chunk(r.index, r.size, total, inst);
+    for r in op.src.iter_mut().chain(op.dst.iter_mut()) {
+        let total = match r.target {
+            RefTarget::Local(kind) | RefTarget::Remote { kind, .. } => counts.of(kind),
+            RefTarget::Switch { .. } => counts.of(BufferKind::Input),
+        };
+        chunk(r, total);
+    }
+    if let Some(g) = &mut op.group_reduce {
+        g.buffer_offset = layout.chunk(g.buffer_offset, g.size, counts.of(g.buffer), inst);
+        g.dst_index = layout.chunk(g.dst_index, g.size, counts.of(g.dst_kind), inst);
+    }
+    op.semaphore_ids = op
+        .semaphore_ids
+        .iter()
+        .map(|s| layout.id(*s, sizes.semaphores, inst))
+        .collect();
+    if let Some((id, n)) = op.barrier {
+        op.barrier = Some((layout.id(id, 16, inst), n));
+    }
+    op.body = op
+        .body
+        .iter()
+        .map(|inner| replicate_op(inner, layout, inst, counts, sizes))
+        .collect();
+    op
+}
