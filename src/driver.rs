@@ -46,6 +46,22 @@ fn compile_into(
 ) -> Result<Plan, Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::Plain(format!("cannot read {}: {e}", path.display()), Vec::new()))?;
+    compile_text(sources, path, text, defines)
+}
+
+/// Compiles source text as if read from `path` (imports resolve next to it).
+pub fn compile_source(path: &Path, text: String, defines: &[(String, String)]) -> Compilation {
+    let mut sources = SourceMap::default();
+    let result = compile_text(&mut sources, path, text, defines);
+    Compilation { sources, result }
+}
+
+fn compile_text(
+    sources: &mut SourceMap,
+    path: &Path,
+    text: String,
+    defines: &[(String, String)],
+) -> Result<Plan, Failure> {
     let program = load(sources, path, text)?;
     crate::check::check(&program).map_err(Failure::Diagnostics)?;
     let overrides = parse_defines(sources, &program.stmts, defines)?;

@@ -1,0 +1,87 @@
+//! Every port of an MSCCL++ program listed in ../shared/conformance must
+//! compile to a plan equal, as a JSON value, to the reference compiler's.
+//! Cases whose reference compiler rejects the program must be rejected too.
+
+use msclc::driver::{self, Failure};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn conformance_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance")
+}
+
+fn params(case: &Value) -> Vec<(String, String)> {
+    let Some(map) = case["params"].as_object() else {
+        return Vec::new();
+    };
+    map.iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string()),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn ports_match_reference_plans() {
+    let dir = conformance_dir();
+    let Ok(text) = std::fs::read_to_string(dir.join("manifest.json")) else {
+        eprintln!("skipped: {} not found", dir.display());
+        return;
+    };
+    let manifest: Vec<Value> = serde_json::from_str(&text).expect("manifest is JSON");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mscclpp");
+    let (mut checked, mut failures) = (0, Vec::new());
+    for case in &manifest {
+        let name = case["case"].as_str().unwrap_or("?");
+        let port = root.join(case["port"].as_str().unwrap_or(""));
+        if !port.exists() {
+            continue;
+        }
+        checked += 1;
+        let c = driver::compile(&port, &params(case));
+        match (&c.result, case.get("error")) {
+            (Err(Failure::Diagnostics(d)), Some(_))
+                if d[0].message.contains("signal/wait mismatch") => {}
+            (Ok(_), Some(_)) => failures.push(format!(
+                "{name}: compiled, but the reference compiler rejects it"
+            )),
+            (Err(_), Some(_)) => failures.push(format!("{name}: rejected for another reason")),
+            (Err(f), None) => {
+                let text = match f {
+                    Failure::Diagnostics(d) => c.sources.render(d),
+                    Failure::Plain(m, _) => m.clone(),
+                };
+                failures.push(format!("{name}: does not compile:\n{text}"));
+            }
+            (Ok(plan), None) => {
+                let want: Value = serde_json::from_str(
+                    &std::fs::read_to_string(dir.join(case["plan"].as_str().unwrap_or("")))
+                        .expect("plan file"),
+                )
+                .expect("plan is JSON");
+                if msclc::back::json::plan_to_json(plan) != want {
+                    failures.push(format!("{name}: plan differs from the reference"));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} ports fail:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    let unit = manifest
+        .iter()
+        .filter(|c| c["case"].as_str().is_some_and(|n| n.starts_with("unit/")))
+        .count();
+    assert!(
+        checked >= unit,
+        "only {checked} ports present; the {unit} unit tests must all be ported"
+    );
+}

@@ -1,0 +1,357 @@
+//! One test per distinct diagnostic: the message says what is wrong, and the
+//! primary label sits where the mistake is (line:col, 1-based). A `@` in a
+//! case's source marks the expected start of the primary label (it is
+//! removed before compiling).
+
+use msclc::driver::{self, Failure};
+use std::path::Path;
+
+const HEADER: &str =
+    "program \"t\" {\n    collective = allreduce(2, chunk_factor: 1, inplace: true)\n}\n";
+
+/// Compiles `src` (with `@` removed) and checks the first diagnostic.
+fn expect(src: &str, message: &str) {
+    let at = src
+        .find('@')
+        .expect("case marks its expected position with @");
+    let text = src.replacen('@', "", 1);
+    let c = driver::compile_source(Path::new("case.mscl"), text.clone(), &[]);
+    let Err(Failure::Diagnostics(diags)) = &c.result else {
+        panic!("expected a diagnostic containing {message:?} for:\n{text}");
+    };
+    let d = &diags[0];
+    let rendered = c.sources.render(diags);
+    assert!(
+        d.message.contains(message),
+        "message {:?} lacks {message:?}\n{rendered}",
+        d.message
+    );
+    assert_eq!(
+        d.primary.span.start as usize, at,
+        "label at the wrong place:\n{rendered}"
+    );
+    let line = text[..at].matches('\n').count() + 1;
+    let col = at - text[..at].rfind('\n').map_or(0, |i| i + 1) + 1;
+    assert!(
+        rendered.contains(&format!("case.mscl:{line}:{col}")),
+        "no case.mscl:{line}:{col} in:\n{rendered}"
+    );
+    assert!(
+        !d.primary.message.is_empty(),
+        "the primary label says nothing"
+    );
+}
+
+fn with_header(body: &str) -> String {
+    format!("{HEADER}{body}")
+}
+
+#[test]
+fn unexpected_token() {
+    expect("let x = (1 + @]", "unexpected `]`");
+}
+
+#[test]
+fn unexpected_end_of_file() {
+    expect("for i in 0..2 { rank(0)@", "unexpected end of file");
+}
+
+#[test]
+fn unexpected_character() {
+    expect("let x = 1 @$ 2", "unexpected character `$`");
+}
+
+#[test]
+fn integer_too_large() {
+    expect(
+        "let x = @99999999999999999999999",
+        "integer literal too large",
+    );
+}
+
+#[test]
+fn bad_string_escape() {
+    expect("let s = @\"a\\qb\"", "malformed string literal");
+}
+
+#[test]
+fn undefined_name() {
+    expect(
+        &with_header("let x = @nranks + 1"),
+        "`nranks` is not defined",
+    );
+}
+
+#[test]
+fn unknown_function() {
+    expect(
+        &with_header("@memory_chanel(1, 0)"),
+        "no function named `memory_chanel`",
+    );
+}
+
+#[test]
+fn wrong_argument_type() {
+    expect(
+        &with_header("rank(@\"zero\")"),
+        "argument `rank` of `rank` has type `str`, expected `int`",
+    );
+}
+
+#[test]
+fn unknown_keyword_argument() {
+    expect(
+        &with_header("memory_channel(1, 0).signal(tb: 0, @sync: after)"),
+        "has no parameter named `sync`",
+    );
+}
+
+#[test]
+fn missing_argument() {
+    expect(
+        &with_header("@rank(0).copy(rank(0).output[0])"),
+        "missing argument `src_chunk`",
+    );
+}
+
+#[test]
+fn too_many_arguments() {
+    expect(&with_header("rank(0, @1)"), "too many arguments to `rank`");
+}
+
+#[test]
+fn argument_given_twice() {
+    expect(
+        &with_header("rank(0).barrier(tb_list: [0], @tb_list: [1])"),
+        "argument `tb_list` given twice",
+    );
+}
+
+#[test]
+fn positional_after_keyword() {
+    expect(
+        &with_header("memory_channel(dst_rank: 1, @0)"),
+        "positional argument after a keyword argument",
+    );
+}
+
+#[test]
+fn no_such_method() {
+    expect(&with_header("rank(0).@send(1)"), "has no method `send`");
+}
+
+#[test]
+fn no_such_field() {
+    expect(
+        &with_header("let b = rank(0).@scratch"),
+        "no field `scratch`",
+    );
+}
+
+#[test]
+fn condition_not_bool() {
+    expect(
+        &with_header("if @1 { }"),
+        "the condition has type `int`, expected `bool`",
+    );
+}
+
+#[test]
+fn loop_over_non_iterable() {
+    expect(&with_header("for x in @5 { }"), "cannot loop over a `int`");
+}
+
+#[test]
+fn list_elements_differ() {
+    expect("let l = [1, @true]", "list elements differ in type");
+}
+
+#[test]
+fn param_type_not_settable() {
+    expect("param c: @chunk = 1", "a param cannot have type `chunk`");
+}
+
+#[test]
+fn unknown_program_option() {
+    expect(
+        "program \"t\" {\n    collective = allreduce(2)\n    @instance = 2\n}",
+        "unknown program option `instance`",
+    );
+}
+
+#[test]
+fn option_of_wrong_type() {
+    expect(
+        "program \"t\" {\n    collective = allreduce(2)\n    protocol = @\"LL\"\n}",
+        "option `protocol` has type `str`, expected `protocol`",
+    );
+}
+
+#[test]
+fn return_outside_function() {
+    expect("@return 1", "`return` outside a function");
+}
+
+#[test]
+fn builtin_redefined() {
+    expect(
+        "fn @rank(x: int) -> int { return x }",
+        "`rank` is a builtin function",
+    );
+}
+
+#[test]
+fn unknown_type() {
+    expect("fn f(x: @integer) { }", "unknown type `integer`");
+}
+
+#[test]
+fn no_program() {
+    expect("@let x = 1", "the file declares no program");
+}
+
+#[test]
+fn operation_before_program() {
+    expect(
+        "let r = @rank(0)\nprogram \"t\" { collective = allreduce(2) }",
+        "operation before the `program` block",
+    );
+}
+
+#[test]
+fn collective_missing() {
+    expect(
+        "@program \"t\" {\n    protocol = LL\n}",
+        "sets no collective",
+    );
+}
+
+#[test]
+fn rank_out_of_range() {
+    expect(&with_header("let r = rank(@5)"), "rank 5 out of range");
+}
+
+#[test]
+fn slice_out_of_bounds_names_loop_variables() {
+    let src = with_header("for i in 0..3 {\n    let c = rank(0).input[@i]\n}");
+    expect(&src, "slice out of bounds");
+    let c = driver::compile_source(Path::new("case.mscl"), src.replacen('@', "", 1), &[]);
+    let Err(Failure::Diagnostics(d)) = c.result else {
+        panic!()
+    };
+    assert_eq!(d[0].notes, vec!["when i = 2".to_string()]);
+}
+
+#[test]
+fn chunk_on_wrong_rank_for_channel() {
+    expect(
+        &with_header("memory_channel(1, 0).put(rank(1).input[0], @rank(1).input[1], tb: 0)"),
+        "is on rank 1, but must be on rank 0",
+    );
+}
+
+#[test]
+fn chunk_sizes_differ() {
+    expect(
+        &with_header("rank(0).copy(rank(0).output[0..2], @rank(0).input[0], tb: 0)"),
+        "chunk sizes differ: 2 and 1",
+    );
+}
+
+#[test]
+fn packet_op_outside_scratch() {
+    expect(
+        &with_header(
+            "memory_channel(1, 0).put_packets(@rank(1).input[0], rank(0).input[0], tb: 0)",
+        ),
+        "must be in a scratch buffer",
+    );
+}
+
+#[test]
+fn tb_and_tb_group_both_given() {
+    expect(
+        &with_header(
+            "rank(0).copy(rank(0).output[0], rank(0).input[0], tb: 0, tb_group: @tb_group([0, 1]))",
+        ),
+        "both `tb` and `tb_group` given",
+    );
+}
+
+#[test]
+fn neither_tb_nor_group_given() {
+    expect(
+        &with_header("@rank(0).copy(rank(0).output[0], rank(0).input[0])"),
+        "no thread block given",
+    );
+}
+
+#[test]
+fn division_by_zero() {
+    expect(&with_header("let x = @4 / 0"), "division by zero");
+}
+
+#[test]
+fn nested_pipelines() {
+    expect(&with_header("pipeline(unit_size: 1, num_chunks: 1) {\n    @pipeline(unit_size: 1, num_chunks: 1) { }\n}"), "pipelines do not nest");
+}
+
+#[test]
+fn switch_rank_not_in_group() {
+    expect(
+        &with_header("let sw = switch_channel([0], input)\nsw.at_rank(@1)"),
+        "rank 1 is not in this switch channel",
+    );
+}
+
+#[test]
+fn unmatched_signal() {
+    expect(
+        &with_header("@memory_channel(1, 0).signal(tb: 0)"),
+        "signal/wait mismatch on memory channels",
+    );
+}
+
+#[test]
+fn missing_file_is_one_line() {
+    let c = driver::compile(Path::new("/nonexistent/x.mscl"), &[]);
+    let Err(Failure::Plain(message, notes)) = c.result else {
+        panic!("expected a plain error")
+    };
+    assert!(
+        message.starts_with("cannot read /nonexistent/x.mscl"),
+        "{message}"
+    );
+    assert!(notes.is_empty());
+}
+
+#[test]
+fn unknown_define_lists_params() {
+    let src =
+        "param num_gpus: int = 8\nprogram \"t\" { collective = allreduce(num_gpus) }".to_string();
+    let c = driver::compile_source(
+        Path::new("case.mscl"),
+        src.clone(),
+        &[("gpus".into(), "4".into())],
+    );
+    let Err(Failure::Plain(message, notes)) = c.result else {
+        panic!()
+    };
+    assert!(message.contains("declares no param `gpus`"), "{message}");
+    assert_eq!(
+        notes,
+        vec![
+            "the program's params are:".to_string(),
+            "  num_gpus: int = 8".to_string()
+        ]
+    );
+    let c = driver::compile_source(
+        Path::new("case.mscl"),
+        src,
+        &[("num_gpus".into(), "four".into())],
+    );
+    let Err(Failure::Plain(message, _)) = c.result else {
+        panic!()
+    };
+    assert!(message.contains("`four` is not a valid int"), "{message}");
+}
