@@ -132,7 +132,7 @@ pub fn index(
             .get(key)
             .cloned()
             .ok_or_else(|| ev.error(idx_span, format!("no entry for key `{key}`"), "missing key")),
-        (Value::Buffer(b), Value::Int(i)) => slice(ev, b, *i, *i + 1, idx_span),
+        (Value::Buffer(b), Value::Int(i)) => slice(ev, b, *i, i.saturating_add(1), idx_span),
         (Value::Buffer(b), Value::Range(lo, hi)) => slice(ev, b, *lo, *hi, idx_span),
         _ => Err(ev.error(
             span,
@@ -193,7 +193,12 @@ pub fn build_plan(
         match (opt.key.name.as_str(), v) {
             ("collective", Value::Collective(c)) => collective = Some(*c),
             ("num_ranks", _) => num_ranks = Some((positive("num_ranks")?, vspan)),
-            ("instances", _) => options.instances = positive("instances")?,
+            ("instances", _) => {
+                options.instances = positive("instances")?;
+                if options.instances > 1024 {
+                    return Err(ev.error(vspan, "at most 1024 instances", format!("this is {v}")));
+                }
+            }
             ("protocol", Value::Protocol(p)) => options.protocol = *p,
             ("instr_fusion", Value::Bool(b)) => options.instr_fusion = *b,
             ("auto_sync", Value::Bool(b)) => options.auto_sync = *b,
@@ -488,8 +493,14 @@ pub fn call_builtin(
         B::Rank => Ok(Value::Rank(ev.rank_arg(&args, 0, "rank")?)),
         B::Scratch => {
             let rank = ev.rank_arg(&args, 0, "rank")?;
-            let size = ev.int_arg(&args, 1, "scratch size", u32::MAX)?;
-            let offset = ev.rec().allocate_scratch(rank, size);
+            let size = ev.int_arg(&args, 1, "scratch size", 1 << 24)?;
+            let Some(offset) = ev.rec().allocate_scratch(rank, size) else {
+                return Err(ev.error(
+                    span,
+                    "scratch buffer too large",
+                    "more than 2^24 chunks on this rank",
+                ));
+            };
             Ok(Value::Buffer(BufferVal {
                 rank,
                 kind: BufferKind::Scratch,
@@ -592,6 +603,13 @@ fn collective(ev: &Evaluator, which: Builtin, args: &Args) -> Res<Value> {
         }));
     }
     let c = positive(1, "chunk_factor")?;
+    if n as u64 * c as u64 > 1 << 24 {
+        return Err(ev.error(
+            args.span(1),
+            "too many chunks",
+            format!("{n} ranks x chunk_factor {c} exceeds 2^24 chunks"),
+        ));
+    }
     let (name, input, output) = match which {
         Builtin::AllGather => ("allgather", c, n * c),
         Builtin::AllReduce => ("allreduce", n * c, n * c),

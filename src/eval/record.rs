@@ -44,12 +44,14 @@ impl Recorder {
         }
     }
 
-    /// Reserves `size` more scratch chunks on `rank`; returns the first.
-    pub fn allocate_scratch(&mut self, rank: u32, size: u32) -> u32 {
+    /// Reserves `size` more scratch chunks on `rank`; returns the first, or
+    /// `None` if the rank's scratch would exceed 2^24 chunks.
+    pub fn allocate_scratch(&mut self, rank: u32, size: u32) -> Option<u32> {
         let r = &mut self.plan.ranks[rank as usize];
         let offset = r.scratch_chunks;
-        r.scratch_chunks += size;
-        offset
+        let end = offset.checked_add(size).filter(|e| *e <= 1 << 24)?;
+        r.scratch_chunks = end;
+        Some(offset)
     }
 
     pub fn new_channel(&mut self, kind: ChannelKind, dst: u32, src: u32) -> ChannelVal {
