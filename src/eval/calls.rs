@@ -264,14 +264,7 @@ pub fn build_plan(
     };
     Ok(Plan {
         name,
-        collective: Collective {
-            name: c.name,
-            num_ranks: n,
-            chunk_factor: c.chunk_factor,
-            inplace: c.inplace,
-            input_chunks: c.input_chunks,
-            output_chunks: c.output_chunks,
-        },
+        collective: Collective { num_ranks: n, ..c },
         options,
         ranks: vec![rank; n as usize],
     })

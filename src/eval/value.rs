@@ -51,16 +51,8 @@ impl SwitchVal {
     }
 }
 
-/// A collective as declared with `allreduce(..)` and friends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct CollectiveVal {
-    pub name: &'static str,
-    pub num_ranks: u32,
-    pub chunk_factor: u32,
-    pub inplace: bool,
-    pub input_chunks: u32,
-    pub output_chunks: u32,
-}
+/// A collective as declared with `allreduce(..)` and friends: the plan's own record.
+pub use crate::ir::Collective as CollectiveVal;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Value {

@@ -385,7 +385,7 @@ pub struct RankPlan {
 }
 
 /// The collective a plan implements, as the plan names it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Collective {
     pub name: &'static str,
     pub num_ranks: u32,
