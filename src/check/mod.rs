@@ -596,6 +596,22 @@ impl Checker {
             .min_by_key(|c| edit_distance(c, n))
     }
 
+    /// Both operands of `op` must fit `want`.
+    fn operands(&mut self, op: BinOp, left: (&Type, Span), right: (&Type, Span), want: &Type) {
+        self.expect(
+            left.0,
+            want,
+            left.1,
+            &format!("the left side of `{}`", op.symbol()),
+        );
+        self.expect(
+            right.0,
+            want,
+            right.1,
+            &format!("the right side of `{}`", op.symbol()),
+        );
+    }
+
     fn binary(&mut self, span: Span, op: BinOp, a: &Expr, b: &Expr) -> Type {
         let (x, y) = (self.expr(a), self.expr(b));
         use BinOp::*;
@@ -611,18 +627,7 @@ impl Checker {
                 Type::Bool
             }
             And | Or => {
-                self.expect(
-                    &x,
-                    &Type::Bool,
-                    a.span,
-                    &format!("the left side of `{}`", op.symbol()),
-                );
-                self.expect(
-                    &y,
-                    &Type::Bool,
-                    b.span,
-                    &format!("the right side of `{}`", op.symbol()),
-                );
+                self.operands(op, (&x, a.span), (&y, b.span), &Type::Bool);
                 Type::Bool
             }
             In => {
@@ -651,33 +656,11 @@ impl Checker {
                 )),
             },
             Lt | Le | Gt | Ge => {
-                self.expect(
-                    &x,
-                    &Type::Int,
-                    a.span,
-                    &format!("the left side of `{}`", op.symbol()),
-                );
-                self.expect(
-                    &y,
-                    &Type::Int,
-                    b.span,
-                    &format!("the right side of `{}`", op.symbol()),
-                );
+                self.operands(op, (&x, a.span), (&y, b.span), &Type::Int);
                 Type::Bool
             }
             _ => {
-                self.expect(
-                    &x,
-                    &Type::Int,
-                    a.span,
-                    &format!("the left side of `{}`", op.symbol()),
-                );
-                self.expect(
-                    &y,
-                    &Type::Int,
-                    b.span,
-                    &format!("the right side of `{}`", op.symbol()),
-                );
+                self.operands(op, (&x, a.span), (&y, b.span), &Type::Int);
                 Type::Int
             }
         }

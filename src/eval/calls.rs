@@ -294,6 +294,14 @@ impl Args {
             },
         }
     }
+    /// The chunk at `i`, or `default` when that optional argument was left out.
+    fn chunk_or(&self, i: usize, default: Chunk) -> Chunk {
+        if self.v(i).is_unit() {
+            default
+        } else {
+            self.chunk(i)
+        }
+    }
     fn chunks(&self, i: usize) -> Vec<Chunk> {
         match self.v(i) {
             Value::List(items) => items
@@ -411,6 +419,19 @@ impl Evaluator {
                 ));
         }
         Ok(())
+    }
+
+    /// The rank at argument 0, which must belong to switch channel `s`.
+    fn switch_member(&self, args: &Args, s: &SwitchVal) -> Res<u32> {
+        let r = args.v(0).as_int();
+        match u32::try_from(r).ok().filter(|r| s.id_on(*r).is_some()) {
+            Some(r) => Ok(r),
+            None => Err(self.error(
+                args.span(0),
+                format!("rank {r} is not in this switch channel"),
+                format!("its ranks are {:?}", s.ranks),
+            )),
+        }
     }
 
     fn rec(&mut self) -> &mut super::record::Recorder {
@@ -657,11 +678,7 @@ fn method(ev: &mut Evaluator, which: Builtin, recv: Value, args: &Args) -> Res<V
         (B::RankReduce, Value::Rank(r)) => {
             let src = args.chunk(0);
             let others = args.chunks(1);
-            let dst = if args.v(4).is_unit() {
-                src
-            } else {
-                args.chunk(4)
-            };
+            let dst = args.chunk_or(4, src);
             let packet = args.v(6).as_bool();
             ev.expect_rank(args, 0, src, *r, "the source chunk")?;
             ev.expect_rank(args, 4, dst, *r, "the destination chunk")?;
@@ -867,11 +884,7 @@ fn method(ev: &mut Evaluator, which: Builtin, recv: Value, args: &Args) -> Res<V
         (B::MemReduce, Value::MemoryChannel(c)) => {
             let src = args.chunk(0);
             let remotes = args.chunks(1);
-            let dst = if args.v(4).is_unit() {
-                src
-            } else {
-                args.chunk(4)
-            };
+            let dst = args.chunk_or(4, src);
             ev.expect_rank(
                 args,
                 0,
@@ -933,33 +946,19 @@ fn method(ev: &mut Evaluator, which: Builtin, recv: Value, args: &Args) -> Res<V
             Ok(Value::Unit)
         }
         (B::SwitchAtRank, Value::SwitchChannel(s)) => {
-            let r = args.v(0).as_int();
-            if r < 0 || s.id_on(r as u32).is_none() {
-                return Err(ev.error(
-                    args.span(0),
-                    format!("rank {r} is not in this switch channel"),
-                    format!("its ranks are {:?}", s.ranks),
-                ));
-            }
-            Ok(Value::SwitchView(s.clone(), r as u32))
+            let r = ev.switch_member(args, s)?;
+            Ok(Value::SwitchView(s.clone(), r))
         }
         (
             B::SwitchReduce | B::SwitchBroadcast | B::SwitchBroadcastPackets,
             Value::SwitchChannel(s),
         ) => {
-            let r = args.v(0).as_int();
-            if r < 0 || s.id_on(r as u32).is_none() {
-                return Err(ev.error(
-                    args.span(0),
-                    format!("rank {r} is not in this switch channel"),
-                    format!("its ranks are {:?}", s.ranks),
-                ));
-            }
+            let r = ev.switch_member(args, s)?;
             let rest = Args {
                 values: args.values[1..].to_vec(),
                 call: args.call,
             };
-            switch_op(ev, which, s, r as u32, &rest)
+            switch_op(ev, which, s, r, &rest)
         }
         (B::ViewReduce | B::ViewBroadcast | B::ViewBroadcastPackets, Value::SwitchView(s, r)) => {
             switch_op(ev, which, s, *r, args)
