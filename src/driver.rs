@@ -9,8 +9,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-/// The standard library, embedded so that `import "std/NAME"` works anywhere.
-const STDLIB: &[(&str, &str)] = &[];
+/// The standard library (stdlib/), built into the binary so that
+/// `import "std/NAME"` works wherever msclc is installed.
+const STDLIB: &[(&str, &str)] = &[("sync", include_str!("../stdlib/sync.mscl"))];
 
 /// Why a compilation stopped.
 pub enum Failure {

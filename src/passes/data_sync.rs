@@ -1,5 +1,6 @@
 //! Data-sync insertion: a `nop` (a `__syncthreads()`) before and/or after
-//! every op whose `data_sync` asks for it, never two in a row.
+//! every op whose `data_sync` asks for it, never two in a row, and none next
+//! to a barrier, which syncs the thread block anyway.
 
 use crate::ir::{Op, OpName};
 
@@ -7,7 +8,13 @@ pub fn insert(ops: Vec<Op>) -> Vec<Op> {
     let mut out: Vec<Op> = Vec::with_capacity(ops.len());
     for op in ops {
         let sync = op.data_sync;
-        if sync.before && out.last().is_none_or(|o| o.name != OpName::Nop) {
+        if op.name == OpName::Barrier && out.last().is_some_and(|o| o.name == OpName::Nop) {
+            out.pop();
+        }
+        let synced = out
+            .last()
+            .is_some_and(|o| matches!(o.name, OpName::Nop | OpName::Barrier));
+        if sync.before && !synced {
             out.push(Op::nop(op.span()));
         }
         let span = op.span();
@@ -45,6 +52,21 @@ mod tests {
         assert_eq!(
             names(&insert(ops)),
             ["nop", "signal", "nop", "wait", "nop", "copy"]
+        );
+    }
+
+    #[test]
+    fn no_nop_next_to_a_barrier() {
+        let ops = vec![
+            op(OpName::Wait, DataSync::AFTER),
+            op(OpName::Barrier, DataSync::NONE),
+            op(OpName::Put, DataSync::NONE),
+            op(OpName::Barrier, DataSync::NONE),
+            op(OpName::Signal, DataSync::BEFORE),
+        ];
+        assert_eq!(
+            names(&insert(ops)),
+            ["wait", "barrier", "put", "barrier", "signal"]
         );
     }
 
