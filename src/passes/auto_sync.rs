@@ -1,9 +1,10 @@
 //! Auto-sync: inserts a `nop` between two ops of one thread block that touch
 //! overlapping local chunks, at least one writing, with no `nop` or
-//! `barrier` between them. Packet reads and writes are exempt: a packet
-//! carries its own flag, and its reader spins until the flag arrives. For
-//! packet reductions the reference compiler tracks the packet operands and
-//! not the raw first source; we do the same, so that plans stay identical.
+//! `barrier` between them. Packet ops are tracked as the reference compiler
+//! tracks them, so that plans stay identical: by the chunk they write first
+//! and the sources after the first (for a packet copy: the packets written;
+//! for an unpack: the chunk written; for a packet reduction: the packet
+//! operands and the result), not by the raw chunk a packet copy reads.
 
 use crate::ir::{BufRef, BufferKind, Op, OpName};
 
@@ -51,7 +52,7 @@ fn accesses(op: &Op, out: &mut Vec<Access>) {
         | ReadReduce
         | ReadReduceSend
         | GroupStore => (&op.src, &op.dst),
-        CopyPackets => (&op.src, &[]),
+        CopyPackets => (&[], &op.dst),
         UnpackPackets => (&[], &op.dst),
         ReducePackets | ReduceSendPackets | ReduceCopyPackets | ReduceCopySendPackets => (
             op.src.get(1..).unwrap_or(&[]),
