@@ -76,7 +76,13 @@ fn try_fuse(a: &Op, b: &Op) -> Option<Op> {
             op.semaphore_ids.extend(&b.semaphore_ids);
             Some(op)
         }
-        (Put | PutWithSignal | PutWithSignalAndFlush | PutPackets | ReadPutPackets | Get, _)
+        // Forwarding the same packets to several peers reads them once.
+        (ReadPutPackets, ReadPutPackets)
+            if a.channel == b.channel && same_size(a, b) && a.src == b.src =>
+        {
+            Some(merged(a.name, a.src.clone(), concat(&a.dst, &b.dst)))
+        }
+        (Put | PutWithSignal | PutWithSignalAndFlush | PutPackets | Get, _)
             if a.name == b.name && a.channel == b.channel && same_size(a, b) =>
         {
             Some(merged(
