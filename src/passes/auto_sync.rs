@@ -1,10 +1,10 @@
 //! Auto-sync: inserts a `nop` between two ops of one thread block that touch
 //! overlapping local chunks, at least one writing, with no `nop` or
-//! `barrier` between them. Packet ops are tracked as the reference compiler
-//! tracks them, so that plans stay identical: by the chunk they write first
-//! and the sources after the first (for a packet copy: the packets written;
-//! for an unpack: the chunk written; for a packet reduction: the packet
-//! operands and the result), not by the raw chunk a packet copy reads.
+//! `barrier` between them. Packet transfers (copy, put, read-put, unpack)
+//! are not tracked: the reference compiler leaves them out, and the single
+//! node packet plans depend on it. Packet reductions are tracked as the
+//! reference tracks them: by their packet operands and their result, not by
+//! their raw first source.
 
 use crate::ir::{BufRef, BufferKind, Op, OpName};
 
@@ -41,19 +41,8 @@ fn push(out: &mut Vec<Access>, r: &BufRef, write: bool) {
 fn accesses(op: &Op, out: &mut Vec<Access>) {
     use OpName::*;
     let (reads, writes): (&[BufRef], &[BufRef]) = match op.name {
-        Copy
-        | Put
-        | PutWithSignal
-        | PutWithSignalAndFlush
-        | PutPackets
-        | Get
-        | Reduce
-        | ReduceSend
-        | ReadReduce
-        | ReadReduceSend
-        | GroupStore => (&op.src, &op.dst),
-        CopyPackets => (&[], &op.dst),
-        UnpackPackets => (&[], &op.dst),
+        Copy | Put | PutWithSignal | PutWithSignalAndFlush | Get | Reduce | ReduceSend
+        | ReadReduce | ReadReduceSend | GroupStore => (&op.src, &op.dst),
         ReducePackets | ReduceSendPackets | ReduceCopyPackets | ReduceCopySendPackets => (
             op.src.get(1..).unwrap_or(&[]),
             op.dst.get(..1).unwrap_or(&[]),
