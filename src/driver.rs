@@ -47,13 +47,24 @@ fn compile_into(
 ) -> Result<Plan, Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::Plain(format!("cannot read {}: {e}", path.display()), Vec::new()))?;
-    compile_text(sources, path, text, defines)
+    compile_text(sources, path, text, defines, crate::eval::MAX_ITERATIONS)
 }
 
 /// Compiles source text as if read from `path` (imports resolve next to it).
 pub fn compile_source(path: &Path, text: String, defines: &[(String, String)]) -> Compilation {
+    compile_source_limited(path, text, defines, crate::eval::MAX_ITERATIONS)
+}
+
+/// `compile_source` with a budget of loop iterations other than the default
+/// (tests of malformed programs use a small one).
+pub fn compile_source_limited(
+    path: &Path,
+    text: String,
+    defines: &[(String, String)],
+    max_iterations: u64,
+) -> Compilation {
     let mut sources = SourceMap::default();
-    let result = compile_text(&mut sources, path, text, defines);
+    let result = compile_text(&mut sources, path, text, defines, max_iterations);
     Compilation { sources, result }
 }
 
@@ -62,12 +73,14 @@ fn compile_text(
     path: &Path,
     text: String,
     defines: &[(String, String)],
+    max_iterations: u64,
 ) -> Result<Plan, Failure> {
     let program = load(sources, path, text)?;
     crate::check::check(&program).map_err(Failure::Diagnostics)?;
     let overrides = parse_defines(sources, &program.stmts, defines)?;
-    let mut plan = crate::eval::evaluate(&program.stmts, &program.imported, overrides)
-        .map_err(|d| Failure::Diagnostics(vec![d]))?;
+    let mut plan =
+        crate::eval::evaluate(&program.stmts, &program.imported, overrides, max_iterations)
+            .map_err(|d| Failure::Diagnostics(vec![d]))?;
     crate::passes::run(&mut plan).map_err(|d| Failure::Diagnostics(vec![d]))?;
     Ok(plan)
 }

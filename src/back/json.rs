@@ -35,7 +35,7 @@ fn rank_json(id: usize, r: &RankPlan) -> Value {
         channels.push(json!({
             "channel_type": "switch",
             "buffer_type": s.buffer.code(),
-            "rank_groups": [{ "size": s.ranks.len(), "ranks": s.ranks }],
+            "rank_groups": [{ "size": s.ranks.len(), "ranks": &s.ranks[..] }],
         }));
     }
     json!({

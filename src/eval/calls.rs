@@ -342,8 +342,28 @@ impl Evaluator {
         self.int_arg(args, i, what, n)
     }
 
+    /// A list of thread block ids (of a group or a barrier), each in range.
+    fn tb_ids(&self, args: &Args, i: usize) -> Res<Vec<u32>> {
+        let Value::List(items) = args.v(i) else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for v in items.iter() {
+            let t = v.as_int();
+            if t < 0 || t >= MAX_THREAD_BLOCKS as i64 {
+                return Err(self.error(
+                    args.span(i),
+                    format!("thread block {t} out of range"),
+                    format!("thread block must be below {MAX_THREAD_BLOCKS}"),
+                ));
+            }
+            out.push(t as u32);
+        }
+        Ok(out)
+    }
+
     fn tb_arg(&self, args: &Args, i: usize) -> Res<u32> {
-        self.int_arg(args, i, "thread block", u32::MAX)
+        self.int_arg(args, i, "thread block", MAX_THREAD_BLOCKS)
     }
 
     /// The thread blocks an op runs on, from its `tb` and `tb_group`
@@ -429,7 +449,7 @@ impl Evaluator {
             None => Err(self.error(
                 args.span(0),
                 format!("rank {r} is not in this switch channel"),
-                format!("its ranks are {:?}", s.ranks),
+                format!("its ranks are {}", rank_list(&s.ranks)),
             )),
         }
     }
@@ -477,24 +497,7 @@ pub fn call_builtin(
         | B::SendRecv
         | B::TestCollective => collective(ev, sig.builtin, &args),
         B::TbGroup => {
-            let tbs: Vec<u32> = match args.v(0) {
-                Value::List(items) => {
-                    let mut out = Vec::new();
-                    for v in items.iter() {
-                        let t = v.as_int();
-                        if t < 0 || t > u32::MAX as i64 {
-                            return Err(ev.error(
-                                args.span(0),
-                                format!("thread block {t} out of range"),
-                                "must not be negative",
-                            ));
-                        }
-                        out.push(t as u32);
-                    }
-                    out
-                }
-                _ => Vec::new(),
-            };
+            let tbs = ev.tb_ids(&args, 0)?;
             if tbs.is_empty() {
                 return Err(ev.error(
                     args.span(0),
@@ -542,6 +545,7 @@ pub fn call_builtin(
         B::SwitchChannel => {
             let n = ev.recorder_mut(span)?.num_ranks();
             let mut ranks = Vec::new();
+            let mut seen = std::collections::HashSet::new();
             if let Value::List(items) = args.v(0) {
                 for v in items.iter() {
                     let r = v.as_int();
@@ -552,7 +556,7 @@ pub fn call_builtin(
                             format!("the program has {n} ranks"),
                         ));
                     }
-                    if ranks.contains(&(r as u32)) {
+                    if !seen.insert(r) {
                         return Err(ev.error(
                             args.span(0),
                             format!("rank {r} listed twice"),
@@ -714,10 +718,7 @@ fn method(ev: &mut Evaluator, which: Builtin, recv: Value, args: &Args) -> Res<V
             Ok(Value::Unit)
         }
         (B::RankBarrier, Value::Rank(r)) => {
-            let tbs: Vec<u32> = match args.v(0) {
-                Value::List(items) => items.iter().map(|v| v.as_int().max(0) as u32).collect(),
-                _ => Vec::new(),
-            };
+            let tbs = ev.tb_ids(&args, 0)?;
             if tbs.is_empty() {
                 return Err(ev.error(
                     args.span(0),
@@ -1002,12 +1003,13 @@ fn switch_op(
     let offset = ev.int_arg(args, offset_i, "buffer offset", u32::MAX)?;
     let size = ev.int_arg(args, size_i, "size", u32::MAX)?;
     let tb = ev.tb_arg(args, tb_i)?;
-    if !s.ranks.contains(&chunk.rank) {
+    if s.id_on(chunk.rank).is_none() {
         return Err(ev.error(
             args.span(chunk_i),
             format!(
-                "the chunk is on rank {}, outside the switch channel's ranks {:?}",
-                chunk.rank, s.ranks
+                "the chunk is on rank {}, outside the switch channel's ranks {}",
+                chunk.rank,
+                rank_list(&s.ranks)
             ),
             "wrong rank",
         ));
@@ -1019,20 +1021,25 @@ fn switch_op(
             "size mismatch",
         ));
     }
-    for &r in &s.ranks {
+    let end = offset as u64 + size as u64;
+    for &r in if end <= s.checked_end.get() {
+        &[][..]
+    } else {
+        &s.ranks[..]
+    } {
         let limit = ev.rec().buffer_chunks(r, s.buffer);
-        if offset + size > limit {
+        if end > limit as u64 {
             return Err(ev.error(
                 args.span(offset_i),
                 format!(
-                    "[{offset}..{}] is past the end of rank {r}'s {} buffer",
-                    offset + size,
+                    "[{offset}..{end}] is past the end of rank {r}'s {} buffer",
                     s.buffer.name()
                 ),
                 format!("it has {limit} chunk(s)"),
             ));
         }
     }
+    s.checked_end.set(s.checked_end.get().max(end));
     if which == B::SwitchBroadcastPackets || which == B::ViewBroadcastPackets {
         ev.expect_scratch(args, chunk_i, chunk, "the source of broadcast_packets")?;
     }
@@ -1081,4 +1088,13 @@ fn switch_op(
     op.channel = Some(ChannelKind::Switch);
     ev.rec().add_op(rank, tb, op);
     Ok(Value::Unit)
+}
+
+/// A rank list for a message, shortened when long.
+fn rank_list(ranks: &[u32]) -> String {
+    if ranks.len() <= 16 {
+        return format!("{ranks:?}");
+    }
+    let head: Vec<String> = ranks[..8].iter().map(|r| r.to_string()).collect();
+    format!("[{}, ... ({} ranks)]", head.join(", "), ranks.len())
 }

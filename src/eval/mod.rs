@@ -17,6 +17,10 @@ use value::{MapBuilder, Value};
 
 /// How deep user functions may call each other before we call it runaway recursion.
 const MAX_CALL_DEPTH: usize = 256;
+/// Loop iterations a program may run in all, by default: far above what any
+/// collective needs (the largest examples at 256 ranks run a few million),
+/// low enough that a runaway loop ends in a diagnostic instead of hanging.
+pub const MAX_ITERATIONS: u64 = 1 << 26;
 
 /// How a statement ended.
 enum Flow {
@@ -35,14 +39,18 @@ pub struct Evaluator {
     /// The loop variables in scope, outermost first, for error notes.
     loop_vars: Vec<(String, Value)>,
     depth: usize,
+    iterations: u64,
+    max_iterations: u64,
 }
 
 /// Runs `stmts` (the main file, with imported functions in `functions`) and
-/// returns the recorded plan. `overrides` are the `-D` values of params.
+/// returns the recorded plan. `overrides` are the `-D` values of params;
+/// the program may run at most `max_iterations` loop iterations.
 pub fn evaluate(
     stmts: &[Stmt],
     functions: &[Rc<FnDef>],
     overrides: HashMap<String, Value>,
+    max_iterations: u64,
 ) -> Res<Plan> {
     let mut ev = Evaluator {
         scopes: vec![HashMap::new()],
@@ -58,6 +66,8 @@ pub fn evaluate(
         recorder: None,
         loop_vars: Vec::new(),
         depth: 0,
+        iterations: 0,
+        max_iterations,
     };
     for stmt in stmts {
         if let StmtKind::Fn(f) = &stmt.kind {
@@ -259,6 +269,19 @@ impl Evaluator {
         let iterable = self.expr(&clause.iter)?;
         let items = self.items_of(&iterable, clause)?;
         for item in items {
+            self.iterations += 1;
+            if self.iterations > self.max_iterations {
+                return Err(self
+                    .error(
+                        clause.iter.span,
+                        "this program loops too long",
+                        "loop stopped here",
+                    )
+                    .with_note(format!(
+                        "help: the program ran {} loop iterations; check this loop's bounds",
+                        self.max_iterations
+                    )));
+            }
             let marks = self.loop_vars.len();
             self.scopes.push(HashMap::new());
             let result = (|| {
@@ -277,20 +300,28 @@ impl Evaluator {
         Ok(true)
     }
 
-    /// The items a `for` clause walks: list elements, range integers, map
-    /// keys (one pattern) or key-value pairs (two patterns).
-    fn items_of(&self, iterable: &Value, clause: &ForClause) -> Res<Vec<Vec<Value>>> {
+    /// The items a `for` clause walks, lazily (a range may be huge): list
+    /// elements, range integers, map keys (one pattern) or key-value pairs
+    /// (two patterns).
+    fn items_of(
+        &self,
+        iterable: &Value,
+        clause: &ForClause,
+    ) -> Res<Box<dyn Iterator<Item = Vec<Value>>>> {
         let span = clause.iter.span;
         let two = clause.patterns.len() == 2;
-        Ok(match iterable {
-            Value::Range(a, b) if !two => (*a..*b).map(|v| vec![Value::Int(v)]).collect(),
-            Value::List(items) if !two => items.iter().map(|v| vec![v.clone()]).collect(),
-            Value::Map(m) if two => m
-                .entries
-                .iter()
-                .map(|(k, v)| vec![k.clone(), v.clone()])
-                .collect(),
-            Value::Map(m) => m.entries.iter().map(|(k, _)| vec![k.clone()]).collect(),
+        Ok(match iterable.clone() {
+            Value::Range(a, b) if !two => Box::new((a..b).map(|v| vec![Value::Int(v)])),
+            Value::List(items) if !two => {
+                Box::new((0..items.len()).map(move |i| vec![items[i].clone()]))
+            }
+            Value::Map(m) if two => Box::new((0..m.entries.len()).map(move |i| {
+                let (k, v) = &m.entries[i];
+                vec![k.clone(), v.clone()]
+            })),
+            Value::Map(m) => {
+                Box::new((0..m.entries.len()).map(move |i| vec![m.entries[i].0.clone()]))
+            }
             other => {
                 return Err(self.error(
                     span,

@@ -70,18 +70,25 @@ impl Recorder {
     }
 
     pub fn new_switch_channel(&mut self, ranks: Vec<u32>, buffer: BufferKind) -> SwitchVal {
+        // One shared rank list for all members: a switch over N ranks must not cost N².
+        let shared: std::rc::Rc<[u32]> = ranks.clone().into();
         let ids = ranks
             .iter()
             .map(|&r| {
                 let list = &mut self.plan.ranks[r as usize].switch_channels;
                 list.push(SwitchChannelDecl {
                     buffer,
-                    ranks: ranks.clone(),
+                    ranks: shared.clone(),
                 });
-                list.len() as u32 - 1
+                (r, list.len() as u32 - 1)
             })
             .collect();
-        SwitchVal { ranks, ids, buffer }
+        SwitchVal {
+            ranks,
+            ids,
+            buffer,
+            checked_end: std::cell::Cell::new(0),
+        }
     }
 
     pub fn new_semaphore(&mut self, rank: u32, initial_value: i64) -> u32 {

@@ -34,20 +34,34 @@ pub struct ChannelVal {
 }
 
 /// A switch (NVLS) channel over a group of ranks.
-#[derive(Debug, PartialEq, Eq, Hash)]
+#[derive(Debug)]
 pub struct SwitchVal {
     pub ranks: Vec<u32>,
-    /// The channel's id on each rank of `ranks`, in the same order.
-    pub ids: Vec<u32>,
+    /// The channel's id on each member rank.
+    pub ids: std::collections::BTreeMap<u32, u32>,
     pub buffer: BufferKind,
+    /// The end of the largest window already checked to fit every member's
+    /// buffer (buffers only grow), so that N ops over N ranks cost N, not N².
+    pub checked_end: std::cell::Cell<u64>,
 }
 
 impl SwitchVal {
     pub fn id_on(&self, rank: u32) -> Option<u32> {
-        self.ranks
-            .iter()
-            .position(|r| *r == rank)
-            .map(|i| self.ids[i])
+        self.ids.get(&rank).copied()
+    }
+}
+
+impl PartialEq for SwitchVal {
+    fn eq(&self, other: &SwitchVal) -> bool {
+        self.ranks == other.ranks && self.ids == other.ids && self.buffer == other.buffer
+    }
+}
+
+impl Eq for SwitchVal {}
+
+impl std::hash::Hash for SwitchVal {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (&self.ranks, &self.ids, self.buffer).hash(state)
     }
 }
 
@@ -87,38 +101,54 @@ pub enum Value {
     NoneConst,
 }
 
-/// An insertion-ordered map (iteration follows insertion, like Python's dict).
-#[derive(Debug, Default, PartialEq, Eq, Hash)]
+/// An insertion-ordered map (iteration follows insertion, like Python's dict)
+/// with hashed lookups: programs index maps of N² channels in loops.
+#[derive(Debug, Default)]
 pub struct MapVal {
     pub entries: Vec<(Value, Value)>,
+    index: std::collections::HashMap<Value, usize>,
 }
 
 impl MapVal {
     pub fn get(&self, key: &Value) -> Option<&Value> {
-        self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+        self.index.get(key).map(|&i| &self.entries[i].1)
     }
 }
 
-/// Builds maps in time linear in their size (lookups by hash while building).
+impl PartialEq for MapVal {
+    fn eq(&self, other: &MapVal) -> bool {
+        self.entries == other.entries
+    }
+}
+
+impl Eq for MapVal {}
+
+impl std::hash::Hash for MapVal {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.entries.hash(state)
+    }
+}
+
+/// Builds maps in time linear in their size (a later value for a key
+/// replaces the earlier one in place, as in Python).
 pub struct MapBuilder {
-    index: std::collections::HashMap<Value, usize>,
     map: MapVal,
 }
 
 impl MapBuilder {
     pub fn new() -> MapBuilder {
         MapBuilder {
-            index: std::collections::HashMap::new(),
             map: MapVal::default(),
         }
     }
 
     pub fn insert(&mut self, key: Value, value: Value) {
-        match self.index.get(&key) {
-            Some(&i) => self.map.entries[i].1 = value,
+        let map = &mut self.map;
+        match map.index.get(&key) {
+            Some(&i) => map.entries[i].1 = value,
             None => {
-                self.index.insert(key.clone(), self.map.entries.len());
-                self.map.entries.push((key, value));
+                map.index.insert(key.clone(), map.entries.len());
+                map.entries.push((key, value));
             }
         }
     }

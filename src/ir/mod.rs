@@ -364,8 +364,12 @@ pub struct RemoteBuffer {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SwitchChannelDecl {
     pub buffer: BufferKind,
-    pub ranks: Vec<u32>,
+    pub ranks: std::rc::Rc<[u32]>,
 }
+
+/// Thread block ids a rank may use. GPUs run a few hundred blocks at once
+/// and the executor keeps every block resident, so a larger id is a mistake.
+pub const MAX_THREAD_BLOCKS: u32 = 4096;
 
 /// Everything one rank runs.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -41,8 +41,16 @@ fn push(out: &mut Vec<Access>, r: &BufRef, write: bool) {
 fn accesses(op: &Op, out: &mut Vec<Access>) {
     use OpName::*;
     let (reads, writes): (&[BufRef], &[BufRef]) = match op.name {
-        Copy | Put | PutWithSignal | PutWithSignalAndFlush | Get | Reduce | ReduceSend
-        | ReadReduce | ReadReduceSend | GroupStore => (&op.src, &op.dst),
+        Copy
+        | Put
+        | PutWithSignal
+        | PutWithSignalAndFlush
+        | Get
+        | Reduce
+        | ReduceSend
+        | ReadReduce
+        | ReadReduceSend
+        | GroupStore => (&op.src, &op.dst),
         ReducePackets | ReduceSendPackets | ReduceCopyPackets | ReduceCopySendPackets => (
             op.src.get(1..).unwrap_or(&[]),
             op.dst.get(..1).unwrap_or(&[]),
