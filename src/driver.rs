@@ -11,7 +11,10 @@ use std::rc::Rc;
 
 /// The standard library (stdlib/), built into the binary so that
 /// `import "std/NAME"` works wherever msclc is installed.
-const STDLIB: &[(&str, &str)] = &[("sync", include_str!("../stdlib/sync.mscl"))];
+const STDLIB: &[(&str, &str)] = &[
+    ("peers", include_str!("../stdlib/peers.mscl")),
+    ("sync", include_str!("../stdlib/sync.mscl")),
+];
 
 /// Why a compilation stopped.
 pub enum Failure {
