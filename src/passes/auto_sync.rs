@@ -1,10 +1,11 @@
-//! Auto-sync: inserts a `nop` between two ops of one thread block that touch
-//! overlapping local chunks, at least one writing, with no `nop` or
-//! `barrier` between them. Packet transfers (copy, put, read-put, unpack)
-//! are not tracked: the reference compiler leaves them out, and the single
-//! node packet plans depend on it. Packet reductions are tracked as the
-//! reference tracks them: by their packet operands and their result, not by
-//! their raw first source.
+//! Auto-sync: inserts a `nop` between two *adjacent* ops of one thread
+//! block that touch overlapping local chunks, at least one writing. Like the
+//! reference compiler, it compares each op with the one just before it only
+//! (the allreduce and alltoall packet plans depend on this: a put of chunk c
+//! followed by an unpack into c gets a nop, but not with another op between
+//! them). It is a convenience, not a race check; `msclc sim` checks races.
+//! Packet reductions are tracked as the reference tracks them: by their
+//! packet operands and their result, not by their raw first source.
 
 use crate::ir::{BufRef, BufferKind, Op, OpName};
 
@@ -50,7 +51,10 @@ fn accesses(op: &Op, out: &mut Vec<Access>) {
         | ReduceSend
         | ReadReduce
         | ReadReduceSend
-        | GroupStore => (&op.src, &op.dst),
+        | GroupStore
+        | PutPackets => (&op.src, &op.dst),
+        CopyPackets => (&op.src, &[]),
+        UnpackPackets => (&[], &op.dst),
         ReducePackets | ReduceSendPackets | ReduceCopyPackets | ReduceCopySendPackets => (
             op.src.get(1..).unwrap_or(&[]),
             op.dst.get(..1).unwrap_or(&[]),
@@ -67,24 +71,19 @@ fn accesses(op: &Op, out: &mut Vec<Access>) {
 
 pub fn insert(ops: Vec<Op>) -> Vec<Op> {
     let mut out: Vec<Op> = Vec::with_capacity(ops.len());
-    let mut pending: Vec<Access> = Vec::new();
+    // The accesses of the op just before, and of this one.
+    let mut previous: Vec<Access> = Vec::new();
     let mut current: Vec<Access> = Vec::new();
     for op in ops {
-        if matches!(op.name, OpName::Nop | OpName::Barrier) {
-            pending.clear();
-            out.push(op);
-            continue;
-        }
         current.clear();
         accesses(&op, &mut current);
         if current
             .iter()
-            .any(|a| pending.iter().any(|p| a.conflicts(p)))
+            .any(|a| previous.iter().any(|p| a.conflicts(p)))
         {
             out.push(Op::nop(op.span()));
-            pending.clear();
         }
-        pending.extend_from_slice(&current);
+        std::mem::swap(&mut previous, &mut current);
         out.push(op);
     }
     out
@@ -133,5 +132,15 @@ mod tests {
         upkt.src = vec![BufRef::local(BufferKind::Scratch, 0, 1)];
         upkt.dst = vec![BufRef::local(BufferKind::Output, 0, 1)];
         assert_eq!(names(&insert(vec![cpkt, upkt])), ["cpkt", "upkt"]);
+    }
+
+    #[test]
+    fn only_adjacent_ops_are_compared() {
+        let mut third = copy(1, 2);
+        third.src = vec![BufRef::local(BufferKind::Output, 0, 1)];
+        assert_eq!(
+            names(&insert(vec![copy(0, 0), copy(1, 1), third])),
+            ["copy", "copy", "copy"]
+        );
     }
 }
