@@ -81,21 +81,21 @@ fn compile(args: &CompileArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let text = serde_json::to_string_pretty(&msclc::back::json::plan_to_json(plan))
-        .unwrap_or_default()
-        + "\n";
-    match &args.output {
-        Some(path) => {
-            if let Err(e) = std::fs::write(path, text) {
-                eprintln!("error: cannot write {}: {e}", path.display());
-                return ExitCode::FAILURE;
-            }
-        }
-        None => {
-            let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    let written = match &args.output {
+        Some(path) => std::fs::File::create(path).and_then(|f| write_plan_to(plan, f)),
+        None => write_plan_to(plan, std::io::stdout().lock()),
+    };
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let target = args
+                .output
+                .as_ref()
+                .map_or("standard output".into(), |p| p.display().to_string());
+            eprintln!("error: cannot write {target}: {e}");
+            ExitCode::FAILURE
         }
     }
-    ExitCode::SUCCESS
 }
 
 fn main() -> ExitCode {
@@ -125,4 +125,11 @@ mod tests {
     fn cli_is_well_formed() {
         Cli::command().debug_assert();
     }
+}
+
+fn write_plan_to(plan: &msclc::ir::Plan, out: impl Write) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::new(out);
+    msclc::back::json::write_plan(plan, &mut out)?;
+    out.write_all(b"\n")?;
+    out.flush()
 }

@@ -2,68 +2,143 @@
 //! compiler writes it (SEMANTICS.md §2).
 
 use crate::ir::*;
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{json, Map, Value};
 
+/// The whole plan as a JSON value (for tests and small plans).
 pub fn plan_to_json(plan: &Plan) -> Value {
-    let o = &plan.options;
-    json!({
-        "name": plan.name,
-        "collective": plan.collective.name,
-        "protocol": if o.protocol == Protocol::LL { "LL" } else { "Simple" },
-        "inplace": plan.collective.inplace,
-        "reuse_resources": o.reuse_resources,
-        "use_double_scratch_buffer": o.use_double_scratch_buffer,
-        "buffer_alignment": o.buffer_alignment,
-        "num_threads_per_block": o.num_threads_per_block,
-        "min_message_size": o.min_message_size,
-        "max_message_size": o.max_message_size,
-        "gpus": plan.ranks.iter().enumerate().map(|(id, r)| rank_json(id, r)).collect::<Vec<_>>(),
-    })
+    serde_json::to_value(PlanJson(plan)).unwrap_or(Value::Null)
 }
 
-fn rank_json(id: usize, r: &RankPlan) -> Value {
-    let mut channels = Vec::new();
-    for (kind, peers) in [
-        (ChannelKind::Memory, &r.memory_peers),
-        (ChannelKind::Port, &r.port_peers),
-    ] {
-        if !peers.is_empty() {
-            channels.push(json!({ "channel_type": kind.name(), "connected_to": peers }));
+/// Writes the plan as pretty JSON, streaming: only one op's value exists at
+/// a time, so memory stays flat however large the plan (keys sorted, as the
+/// reference writes them).
+pub fn write_plan(plan: &Plan, out: impl std::io::Write) -> std::io::Result<()> {
+    let mut ser = serde_json::Serializer::with_formatter(
+        out,
+        serde_json::ser::PrettyFormatter::with_indent(b" "),
+    );
+    PlanJson(plan)
+        .serialize(&mut ser)
+        .map_err(std::io::Error::other)
+}
+
+struct PlanJson<'a>(&'a Plan);
+struct RankJson<'a>(usize, &'a RankPlan);
+struct TbJson<'a>(usize, &'a ThreadBlock);
+/// A sequence serialized item by item from an iterator made on demand.
+struct Seq<F>(F);
+
+impl<F, I> Serialize for Seq<F>
+where
+    F: Fn() -> I,
+    I: ExactSizeIterator,
+    I::Item: Serialize,
+{
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let items = (self.0)();
+        let mut seq = s.serialize_seq(Some(items.len()))?;
+        for item in items {
+            seq.serialize_element(&item)?;
         }
+        seq.end()
     }
-    for s in &r.switch_channels {
-        channels.push(json!({
-            "channel_type": "switch",
-            "buffer_type": s.buffer.code(),
-            "rank_groups": [{ "size": s.ranks.len(), "ranks": &s.ranks[..] }],
-        }));
-    }
-    json!({
-        "id": id,
-        "input_chunks": r.input_chunks,
-        "output_chunks": r.output_chunks,
-        "scratch_chunks": r.scratch_chunks,
-        "channels": channels,
-        "remote_buffers": r.remote_buffers.iter().map(|b| json!({
-            "rank": b.rank,
-            "type": b.kind.code(),
-            "access_channel_types": b.access.iter().map(|k| k.name()).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-        "semaphores": r.semaphores.iter().map(|v| json!({ "init_value": v })).collect::<Vec<_>>(),
-        "threadblocks": r.threadblocks.iter().enumerate().map(|(i, tb)| tb_json(i, tb)).collect::<Vec<_>>(),
-    })
 }
 
-fn tb_json(id: usize, tb: &ThreadBlock) -> Value {
-    json!({
-        "id": id,
-        "ops": tb.ops.iter().map(op_json).collect::<Vec<_>>(),
-        "channels": tb.channels.iter().map(|(k, ids)| json!({ "channel_type": k.name(), "channel_ids": ids })).collect::<Vec<_>>(),
-        "remote_buffer_refs": tb.remote_refs.iter().map(|(k, ids)| json!({
-            "access_channel_type": k.name(),
-            "remote_buffer_ids": ids,
-        })).collect::<Vec<_>>(),
-    })
+impl Serialize for PlanJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let plan = self.0;
+        let o = &plan.options;
+        let protocol = if o.protocol == Protocol::LL {
+            "LL"
+        } else {
+            "Simple"
+        };
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("buffer_alignment", &o.buffer_alignment)?;
+        m.serialize_entry("collective", plan.collective.name)?;
+        let gpus = || plan.ranks.iter().enumerate().map(|(id, r)| RankJson(id, r));
+        m.serialize_entry("gpus", &Seq(gpus))?;
+        m.serialize_entry("inplace", &plan.collective.inplace)?;
+        m.serialize_entry("max_message_size", &o.max_message_size)?;
+        m.serialize_entry("min_message_size", &o.min_message_size)?;
+        m.serialize_entry("name", &plan.name)?;
+        m.serialize_entry("num_threads_per_block", &o.num_threads_per_block)?;
+        m.serialize_entry("protocol", protocol)?;
+        m.serialize_entry("reuse_resources", &o.reuse_resources)?;
+        m.serialize_entry("use_double_scratch_buffer", &o.use_double_scratch_buffer)?;
+        m.end()
+    }
+}
+
+impl Serialize for RankJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (id, r) = (self.0, self.1);
+        let mut channels = Vec::new();
+        for (kind, peers) in [
+            (ChannelKind::Memory, &r.memory_peers),
+            (ChannelKind::Port, &r.port_peers),
+        ] {
+            if !peers.is_empty() {
+                channels.push(json!({ "channel_type": kind.name(), "connected_to": peers }));
+            }
+        }
+        for sw in &r.switch_channels {
+            channels.push(json!({
+                "channel_type": "switch",
+                "buffer_type": sw.buffer.code(),
+                "rank_groups": [{ "size": sw.ranks.len(), "ranks": &sw.ranks[..] }],
+            }));
+        }
+        let remote_buffers = || {
+            r.remote_buffers.iter().map(|b| {
+                json!({
+                    "rank": b.rank,
+                    "type": b.kind.code(),
+                    "access_channel_types": b.access.iter().map(|k| k.name()).collect::<Vec<_>>(),
+                })
+            })
+        };
+        let semaphores = || r.semaphores.iter().map(|v| json!({ "init_value": v }));
+        let threadblocks = || {
+            r.threadblocks
+                .iter()
+                .enumerate()
+                .map(|(i, tb)| TbJson(i, tb))
+        };
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("channels", &channels)?;
+        m.serialize_entry("id", &id)?;
+        m.serialize_entry("input_chunks", &r.input_chunks)?;
+        m.serialize_entry("output_chunks", &r.output_chunks)?;
+        m.serialize_entry("remote_buffers", &Seq(remote_buffers))?;
+        m.serialize_entry("scratch_chunks", &r.scratch_chunks)?;
+        m.serialize_entry("semaphores", &Seq(semaphores))?;
+        m.serialize_entry("threadblocks", &Seq(threadblocks))?;
+        m.end()
+    }
+}
+
+impl Serialize for TbJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (id, tb) = (self.0, self.1);
+        let channels = || {
+            tb.channels
+                .iter()
+                .map(|(k, ids)| json!({ "channel_type": k.name(), "channel_ids": ids }))
+        };
+        let refs = || {
+            tb.remote_refs.iter().map(
+                |(k, ids)| json!({ "access_channel_type": k.name(), "remote_buffer_ids": ids }),
+            )
+        };
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("channels", &Seq(channels))?;
+        m.serialize_entry("id", &id)?;
+        m.serialize_entry("ops", &Seq(|| tb.ops.iter().map(op_json)))?;
+        m.serialize_entry("remote_buffer_refs", &Seq(refs))?;
+        m.end()
+    }
 }
 
 fn buf_json(r: &BufRef) -> Value {
