@@ -3,7 +3,7 @@
 
 use crate::ir::*;
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 /// The whole plan as a JSON value (for tests and small plans).
 pub fn plan_to_json(plan: &Plan) -> Value {
@@ -135,31 +135,34 @@ impl Serialize for TbJson<'_> {
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("channels", &Seq(channels))?;
         m.serialize_entry("id", &id)?;
-        m.serialize_entry("ops", &Seq(|| tb.ops.iter().map(op_json)))?;
+        m.serialize_entry("ops", &Seq(|| tb.ops.iter().map(OpJson)))?;
         m.serialize_entry("remote_buffer_refs", &Seq(refs))?;
         m.end()
     }
 }
 
-fn buf_json(r: &BufRef) -> Value {
-    let mut m = Map::new();
-    match r.target {
-        RefTarget::Local(kind) => {
-            m.insert("type".into(), json!(kind.code()));
+struct BufJson<'a>(&'a BufRef);
+
+impl Serialize for BufJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let r = self.0;
+        let mut m = s.serialize_map(None)?;
+        if let RefTarget::Remote { id, .. } = r.target {
+            m.serialize_entry("buffer_id", &id)?;
         }
-        RefTarget::Remote { id, .. } => {
-            m.insert("buffer_id".into(), json!(id));
+        m.serialize_entry("index", &r.index)?;
+        if let Some(rank) = r.rank {
+            m.serialize_entry("rank", &rank)?;
         }
-        RefTarget::Switch { id } => {
-            m.insert("switch_channel_id".into(), json!(id));
+        m.serialize_entry("size", &r.size)?;
+        if let RefTarget::Switch { id } = r.target {
+            m.serialize_entry("switch_channel_id", &id)?;
         }
+        if let RefTarget::Local(kind) = r.target {
+            m.serialize_entry("type", kind.code())?;
+        }
+        m.end()
     }
-    m.insert("index".into(), json!(r.index));
-    m.insert("size".into(), json!(r.size));
-    if let Some(rank) = r.rank {
-        m.insert("rank".into(), json!(rank));
-    }
-    Value::Object(m)
 }
 
 /// Whether the reference compiler writes `channel_ids` for this op: for
@@ -173,59 +176,60 @@ fn writes_channel_ids(op: &Op) -> bool {
     ) || (op.channel == Some(ChannelKind::Port) && !op.channel_ids.is_empty())
 }
 
-fn op_json(op: &Op) -> Value {
-    let mut m = Map::new();
-    m.insert("name".into(), json!(op.name.json()));
-    if let Some(kind) = op.channel {
-        m.insert("channel_type".into(), json!(kind.name()));
+/// One op, its keys in sorted order as the reference writes them.
+struct OpJson<'a>(&'a Op);
+
+impl Serialize for OpJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let op = self.0;
+        let mut m = s.serialize_map(None)?;
+        if let Some((id, _)) = op.barrier {
+            m.serialize_entry("barrier_id", &id)?;
+        }
+        if let Some(g) = op.group_reduce {
+            m.serialize_entry("buffer_offset", &g.buffer_offset)?;
+            m.serialize_entry("buffer_type", g.buffer.code())?;
+        }
+        if writes_channel_ids(op) {
+            m.serialize_entry("channel_ids", &op.channel_ids)?;
+        }
+        if let Some(kind) = op.channel {
+            m.serialize_entry("channel_type", kind.name())?;
+        }
+        let has_buffers = !op.src.is_empty() || !op.dst.is_empty();
+        if has_buffers {
+            m.serialize_entry("dst_buff", &Seq(|| op.dst.iter().map(BufJson)))?;
+        }
+        if let Some(g) = op.group_reduce {
+            let chunk = json!({ "rank": g.dst_rank, "type": g.dst_kind.code(), "index": g.dst_index, "size": g.size });
+            m.serialize_entry("dst_chunk", &chunk)?;
+        }
+        if let Some(it) = &op.iter {
+            let context = json!({ "unit_size": it.unit_size, "num_chunks": it.num_chunks });
+            m.serialize_entry("iter_context", &context)?;
+        }
+        m.serialize_entry("name", op.name.json())?;
+        if let Some((_, n)) = op.barrier {
+            m.serialize_entry("num_threadblocks", &n)?;
+        }
+        if op.iter.is_some() {
+            m.serialize_entry("ops", &Seq(|| op.body.iter().map(OpJson)))?;
+        }
+        if let Some(r) = op.reduce_op {
+            m.serialize_entry("reduce_op", r.name())?;
+        }
+        if !op.semaphore_ids.is_empty() {
+            m.serialize_entry("semaphore_ids", &op.semaphore_ids)?;
+        }
+        if let Some(g) = op.group_reduce {
+            m.serialize_entry("size", &g.size)?;
+        }
+        if has_buffers {
+            m.serialize_entry("src_buff", &Seq(|| op.src.iter().map(BufJson)))?;
+        }
+        if let Some(t) = op.tbg {
+            m.serialize_entry("tbg_info", &json!({ "tb_id": t.tb_id, "tbg_size": t.size }))?;
+        }
+        m.end()
     }
-    if writes_channel_ids(op) {
-        m.insert("channel_ids".into(), json!(op.channel_ids));
-    }
-    if !op.src.is_empty() || !op.dst.is_empty() {
-        m.insert(
-            "src_buff".into(),
-            Value::Array(op.src.iter().map(buf_json).collect()),
-        );
-        m.insert(
-            "dst_buff".into(),
-            Value::Array(op.dst.iter().map(buf_json).collect()),
-        );
-    }
-    if let Some(t) = op.tbg {
-        m.insert(
-            "tbg_info".into(),
-            json!({ "tb_id": t.tb_id, "tbg_size": t.size }),
-        );
-    }
-    if let Some(r) = op.reduce_op {
-        m.insert("reduce_op".into(), json!(r.name()));
-    }
-    if let Some((id, n)) = op.barrier {
-        m.insert("barrier_id".into(), json!(id));
-        m.insert("num_threadblocks".into(), json!(n));
-    }
-    if !op.semaphore_ids.is_empty() {
-        m.insert("semaphore_ids".into(), json!(op.semaphore_ids));
-    }
-    if let Some(g) = op.group_reduce {
-        m.insert("buffer_type".into(), json!(g.buffer.code()));
-        m.insert("buffer_offset".into(), json!(g.buffer_offset));
-        m.insert("size".into(), json!(g.size));
-        m.insert(
-            "dst_chunk".into(),
-            json!({ "rank": g.dst_rank, "type": g.dst_kind.code(), "index": g.dst_index, "size": g.size }),
-        );
-    }
-    if let Some(it) = &op.iter {
-        m.insert(
-            "iter_context".into(),
-            json!({ "unit_size": it.unit_size, "num_chunks": it.num_chunks }),
-        );
-        m.insert(
-            "ops".into(),
-            Value::Array(op.body.iter().map(op_json).collect()),
-        );
-    }
-    Value::Object(m)
 }
