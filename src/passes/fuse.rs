@@ -16,9 +16,13 @@ use crate::ir::{BufRef, ChannelKind, Op, OpName, RefTarget};
 pub fn fuse(ops: Vec<Op>) -> Vec<Op> {
     let mut out: Vec<Op> = Vec::with_capacity(ops.len());
     for op in ops {
-        if let Some(prev) = out.last() {
-            if let Some(fused) = try_fuse(prev, &op) {
-                *out.last_mut().expect("non-empty") = fused;
+        if let Some(prev) = out.last_mut() {
+            if let Some(fused) = fuse_group(prev, &op) {
+                *prev = fused;
+                continue;
+            }
+            if let Some(fusion) = plan_fusion(prev, &op) {
+                fusion.apply(prev, op);
                 continue;
             }
         }
@@ -27,37 +31,81 @@ pub fn fuse(ops: Vec<Op>) -> Vec<Op> {
     out
 }
 
-fn disjoint(a: &[u32], b: &[u32]) -> bool {
-    a.iter().all(|x| !b.contains(x))
+/// How `b` merges into the op `a` before it. Fusion extends `a` in place, so
+/// that an op absorbing k others costs k, not k².
+struct Fusion {
+    name: OpName,
+    src: Merge,
+    dst: Merge,
+    /// The fused op is a memory-channel op (reduce-and-send).
+    memory: bool,
 }
 
+/// What happens to a list of buffer refs.
+enum Merge {
+    Keep,
+    Append,
+    /// Append all but the first (the previous result, read again).
+    AppendTail,
+}
+
+impl Merge {
+    fn apply(&self, into: &mut Vec<BufRef>, from: &[BufRef]) {
+        match self {
+            Merge::Keep => {}
+            Merge::Append => into.extend_from_slice(from),
+            Merge::AppendTail => into.extend_from_slice(from.get(1..).unwrap_or(&[])),
+        }
+    }
+}
+
+impl Fusion {
+    fn new(name: OpName, src: Merge, dst: Merge) -> Fusion {
+        Fusion {
+            name,
+            src,
+            dst,
+            memory: false,
+        }
+    }
+
+    fn on_memory(mut self) -> Fusion {
+        self.memory = true;
+        self
+    }
+
+    fn apply(&self, a: &mut Op, b: Op) {
+        a.name = self.name;
+        self.src.apply(&mut a.src, &b.src);
+        self.dst.apply(&mut a.dst, &b.dst);
+        if self.memory {
+            a.channel = Some(ChannelKind::Memory);
+        }
+        a.channel_ids.extend(&b.channel_ids);
+        a.semaphore_ids.extend(&b.semaphore_ids);
+        a.data_sync = a.data_sync.union(b.data_sync);
+        a.spans.extend(&b.spans);
+    }
+}
+
+fn disjoint(a: &[u32], b: &[u32]) -> bool {
+    b.iter().all(|x| !a.contains(x))
+}
+
+/// Every ref of `b` has the size of `a`'s (all of `a`'s refs share one size:
+/// transfers are checked for it, and fused ones were checked here).
 fn same_size(a: &Op, b: &Op) -> bool {
     let size = a.src.first().map(|r| r.size);
-    a.src
-        .iter()
-        .chain(&a.dst)
-        .chain(&b.src)
-        .chain(&b.dst)
-        .all(|r| Some(r.size) == size)
+    a.dst.first().map(|r| r.size) == size
+        && b.src.iter().chain(&b.dst).all(|r| Some(r.size) == size)
 }
 
-/// `a` followed by `b` as one op, or `None` when they do not fuse.
-fn try_fuse(a: &Op, b: &Op) -> Option<Op> {
+/// How `b` fuses into `a`, or `None` when they do not.
+fn plan_fusion(a: &Op, b: &Op) -> Option<Fusion> {
+    use Merge::*;
     use OpName::*;
-    let merged = |name: OpName, src: Vec<BufRef>, dst: Vec<BufRef>| {
-        let mut op = a.clone();
-        op.name = name;
-        op.src = src;
-        op.dst = dst;
-        op.channel_ids.extend(&b.channel_ids);
-        op.data_sync = a.data_sync.union(b.data_sync);
-        op.spans.extend(&b.spans);
-        op
-    };
-    let concat = |x: &[BufRef], y: &[BufRef]| x.iter().chain(y).copied().collect::<Vec<_>>();
-    let with_dst = |name: OpName| merged(name, a.src.clone(), concat(&a.dst, &b.dst));
-    let result = a.dst.first().copied();
     let reads_result = |i: usize| b.src.len() == 1 && a.dst.get(i).is_some_and(|d| *d == b.src[0]);
+    let with_dst = |name: OpName| Some(Fusion::new(name, Keep, Append));
     if a.tbg != b.tbg {
         return None;
     }
@@ -67,78 +115,66 @@ fn try_fuse(a: &Op, b: &Op) -> Option<Op> {
                 && a.channel == b.channel
                 && disjoint(&a.channel_ids, &b.channel_ids) =>
         {
-            Some(merged(a.name, Vec::new(), Vec::new()))
+            Some(Fusion::new(a.name, Keep, Keep))
         }
         (SemAcquire | SemRelease, _)
             if a.name == b.name && disjoint(&a.semaphore_ids, &b.semaphore_ids) =>
         {
-            let mut op = merged(a.name, Vec::new(), Vec::new());
-            op.semaphore_ids.extend(&b.semaphore_ids);
-            Some(op)
+            Some(Fusion::new(a.name, Keep, Keep))
         }
         // Forwarding the same packets to several peers reads them once.
         (ReadPutPackets, ReadPutPackets)
             if a.channel == b.channel && same_size(a, b) && a.src == b.src =>
         {
-            Some(merged(a.name, a.src.clone(), concat(&a.dst, &b.dst)))
+            with_dst(a.name)
         }
         (Put | PutWithSignal | PutWithSignalAndFlush | PutPackets | Get, _)
             if a.name == b.name && a.channel == b.channel && same_size(a, b) =>
         {
-            Some(merged(
-                a.name,
-                concat(&a.src, &b.src),
-                concat(&a.dst, &b.dst),
-            ))
+            Some(Fusion::new(a.name, Append, Append))
         }
         (Reduce | ReadReduce | ReducePackets, _)
             if a.name == b.name
                 && a.dst.len() == 1
                 && a.reduce_op == b.reduce_op
-                && b.src.first().copied() == result
-                && b.dst.first().copied() == result =>
+                && b.src.first() == a.dst.first()
+                && b.dst.first() == a.dst.first() =>
         {
-            Some(merged(a.name, concat(&a.src, &b.src[1..]), a.dst.clone()))
+            Some(Fusion::new(a.name, AppendTail, Keep))
         }
         (Reduce | ReduceSend, Put) if b.channel == Some(ChannelKind::Memory) && reads_result(0) => {
-            let mut op = with_dst(ReduceSend);
-            op.channel = Some(ChannelKind::Memory);
-            Some(op)
+            Some(Fusion::new(ReduceSend, Keep, Append).on_memory())
         }
         (ReadReduce | ReadReduceSend, Put)
             if b.channel == Some(ChannelKind::Memory) && reads_result(0) =>
         {
-            Some(with_dst(ReadReduceSend))
+            with_dst(ReadReduceSend)
         }
         (ReducePackets | ReduceSendPackets, PutPackets)
             if b.channel == Some(ChannelKind::Memory) && reads_result(0) =>
         {
-            let mut op = with_dst(ReduceSendPackets);
-            op.channel = Some(ChannelKind::Memory);
-            Some(op)
+            Some(Fusion::new(ReduceSendPackets, Keep, Append).on_memory())
         }
-        (ReducePackets, CopyPackets) if reads_result(0) => Some(with_dst(ReduceCopyPackets)),
+        (ReducePackets, CopyPackets) if reads_result(0) => with_dst(ReduceCopyPackets),
         (ReduceCopyPackets | ReduceCopySendPackets, PutPackets)
             if b.channel == Some(ChannelKind::Memory) && reads_result(0) =>
         {
-            let mut op = with_dst(ReduceCopySendPackets);
-            op.channel = Some(ChannelKind::Memory);
-            Some(op)
+            Some(Fusion::new(ReduceCopySendPackets, Keep, Append).on_memory())
         }
         (ReduceCopyPackets | ReduceCopySendPackets, ReadPutPackets)
             if b.channel == Some(ChannelKind::Memory) && reads_result(1) =>
         {
-            let mut op = with_dst(ReduceCopySendPackets);
-            op.channel = Some(ChannelKind::Memory);
-            Some(op)
+            Some(Fusion::new(ReduceCopySendPackets, Keep, Append).on_memory())
         }
-        (GroupLoadReduce, GroupStore) => fuse_group(a, b),
         _ => None,
     }
 }
 
 /// `glre` then `gstore` of the reduced chunk over the same switch channel: `glres`.
 fn fuse_group(a: &Op, b: &Op) -> Option<Op> {
+    if (a.name, b.name) != (OpName::GroupLoadReduce, OpName::GroupStore) || a.tbg != b.tbg {
+        return None;
+    }
     let g = a.group_reduce?;
     let src = b.src.first()?;
     let dst = b.dst.first()?;

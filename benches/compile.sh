@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Compiles the largest example ports at 8 to 256 ranks with the release build
+# and prints, per case, the ops emitted, wall time, peak memory and plan size.
+#
+#   bash benches/compile.sh            # all cases
+#   bash benches/compile.sh 8 64       # only these rank counts
+#
+# Needs GNU time (/usr/bin/time) for peak memory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet
+bin=target/release/msclc
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+ranks=("$@")
+[ ${#ranks[@]} -eq 0 ] && ranks=(8 16 32 64 128 256)
+
+cases=(
+  single_node/alltoall/alltoall_ring.mscl
+  single_node/alltoall/alltoall_pipeline.mscl
+  single_node/alltoall/alltoall.mscl
+  single_node/allgather_ring.mscl
+  single_node/allreduce.mscl
+  single_node/allreduce_pkt.mscl
+)
+
+printf '%-28s %6s %10s %9s %10s %10s\n' case ranks ops seconds peak_MB plan_MB
+for case in "${cases[@]}"; do
+  for n in "${ranks[@]}"; do
+    stats=$( { /usr/bin/time -f '%e %M' "$bin" "examples/mscclpp/$case" -D num_gpus="$n" -o "$out"; } 2>&1 | tail -1)
+    ops=$(grep -o '"name":' "$out" | wc -l)
+    read -r secs kb <<<"$stats"
+    printf '%-28s %6d %10d %9.2f %10.1f %10.1f\n' "$(basename "$case" .mscl)" "$n" "$ops" "$secs" \
+      "$(echo "$kb / 1024" | bc -l)" "$(echo "$(stat -c %s "$out") / 1048576" | bc -l)"
+  done
+done
