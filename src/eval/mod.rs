@@ -3,6 +3,7 @@
 //! nothing of the source language reaches the GPU.
 
 mod calls;
+mod fnv;
 mod record;
 pub mod value;
 
@@ -10,6 +11,7 @@ use crate::diag::{Diagnostic, Span};
 use crate::ir::Plan;
 use crate::syntax::ast::*;
 use crate::vocab::{self, Receiver, Signature};
+use fnv::FnvMap;
 use record::Recorder;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -31,7 +33,7 @@ enum Flow {
 type Res<T> = Result<T, Diagnostic>;
 
 pub struct Evaluator {
-    scopes: Vec<HashMap<String, Value>>,
+    scopes: Vec<FnvMap<String, Value>>,
     functions: HashMap<String, Rc<FnDef>>,
     signatures: HashMap<(Receiver, &'static str), Rc<Signature>>,
     overrides: HashMap<String, Value>,
@@ -53,7 +55,7 @@ pub fn evaluate(
     max_iterations: u64,
 ) -> Res<Plan> {
     let mut ev = Evaluator {
-        scopes: vec![HashMap::new()],
+        scopes: vec![FnvMap::default()],
         functions: functions
             .iter()
             .map(|f| (f.name.name.clone(), f.clone()))
@@ -130,7 +132,7 @@ impl Evaluator {
     }
 
     fn scoped_block(&mut self, stmts: &[Stmt]) -> Res<Flow> {
-        self.scopes.push(HashMap::new());
+        self.scopes.push(FnvMap::default());
         let flow = self.block(stmts);
         self.scopes.pop();
         flow
@@ -283,7 +285,7 @@ impl Evaluator {
                     )));
             }
             let marks = self.loop_vars.len();
-            self.scopes.push(HashMap::new());
+            self.scopes.push(FnvMap::default());
             let result = (|| {
                 for (p, v) in clause.patterns.iter().zip(item) {
                     self.record_loop_var(p, &v);
@@ -649,7 +651,7 @@ impl Evaluator {
         let names: Vec<&str> = f.params.iter().map(|p| p.name.name.as_str()).collect();
         let required: Vec<bool> = f.params.iter().map(|p| p.default.is_none()).collect();
         let slots = vocab::match_args(&f.name.name, &names, &required, args, span)?;
-        let mut frame = HashMap::new();
+        let mut frame = FnvMap::default();
         for (param, slot) in f.params.iter().zip(slots) {
             let value = match (slot, &param.default) {
                 (Some(i), _) => self.expr(&args[i].value)?,
@@ -666,7 +668,7 @@ impl Evaluator {
             ));
         }
         // A function sees the globals and its own parameters, not its caller's locals.
-        let saved: Vec<HashMap<String, Value>> = self.scopes.drain(1..).collect();
+        let saved: Vec<FnvMap<String, Value>> = self.scopes.drain(1..).collect();
         self.scopes.push(frame);
         self.depth += 1;
         let flow = self.block(&f.body);

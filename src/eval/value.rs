@@ -106,7 +106,7 @@ pub enum Value {
 #[derive(Debug, Default)]
 pub struct MapVal {
     pub entries: Vec<(Value, Value)>,
-    index: std::collections::HashMap<Value, usize>,
+    index: super::fnv::FnvMap<Value, usize>,
 }
 
 impl MapVal {
