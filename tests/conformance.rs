@@ -35,11 +35,12 @@ fn ports_match_reference_plans() {
     };
     let manifest: Vec<Value> = serde_json::from_str(&text).expect("manifest is JSON");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mscclpp");
-    let (mut checked, mut failures) = (0, Vec::new());
+    let (mut checked, mut failures, mut missing) = (0, Vec::new(), Vec::new());
     for case in &manifest {
         let name = case["case"].as_str().unwrap_or("?");
         let port = root.join(case["port"].as_str().unwrap_or(""));
         if !port.exists() {
+            missing.push(name.to_string());
             continue;
         }
         checked += 1;
@@ -76,12 +77,23 @@ fn ports_match_reference_plans() {
         failures.len(),
         failures.join("\n")
     );
-    let unit = manifest
+    if !missing.is_empty() {
+        eprintln!("not ported yet: {}", missing.join(", "));
+    }
+    // Every unit test and every single-node, executor and multi-node program
+    // but the thread-block-group allgather is ported; the default algorithms
+    // are not yet.
+    let required = manifest
         .iter()
-        .filter(|c| c["case"].as_str().is_some_and(|n| n.starts_with("unit/")))
+        .filter(|c| {
+            c["case"].as_str().is_some_and(|n| {
+                !n.starts_with("default/") && n != "multi_node/allgather_tbg.n16g8t2"
+            })
+        })
         .count();
     assert!(
-        checked >= unit,
-        "only {checked} ports present; the {unit} unit tests must all be ported"
+        checked >= required,
+        "only {checked} ports present, {required} required; missing: {}",
+        missing.join(", ")
     );
 }

@@ -28,3 +28,37 @@ fn every_example_compiles() {
         assert_eq!(c.result.is_err(), expect_failure, "{}", f.display());
     }
 }
+
+/// The ports follow their source programs for other sizes than the manifest
+/// lists: each one with a rank-count param compiles at other valid values,
+/// and the plan has the rank count asked for.
+#[test]
+fn ports_compile_at_other_sizes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mscclpp");
+    let mut files = Vec::new();
+    mscl_files(&root, &mut files);
+    let mut checked = 0;
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("readable");
+        // (param, values, ranks the plan must have for each value)
+        let sizes: &[(&str, i64, fn(i64) -> usize)] = &[
+            ("num_gpus", 2, |v| v as usize),
+            ("num_gpus", 4, |v| v as usize),
+            ("num_gpus", 16, |v| v as usize),
+            ("gpus_per_node", 4, |v| 2 * v as usize),
+            ("gpus_per_node", 2, |v| 2 * v as usize),
+        ];
+        for (param, value, ranks) in sizes {
+            if !text.contains(&format!("param {param}: int")) {
+                continue;
+            }
+            let c = driver::compile(&f, &[(param.to_string(), value.to_string())]);
+            let plan = c
+                .result
+                .unwrap_or_else(|_| panic!("{} fails with {param}={value}", f.display()));
+            assert_eq!(plan.ranks.len(), ranks(*value), "{}", f.display());
+            checked += 1;
+        }
+    }
+    assert!(checked >= 60, "only {checked} port/size pairs checked");
+}
