@@ -28,7 +28,7 @@ printf '%-28s %6s %10s %9s %10s %10s\n' case ranks ops seconds peak_MB plan_MB
 for case in "${cases[@]}"; do
   for n in "${ranks[@]}"; do
     stats=$( { /usr/bin/time -f '%e %M' "$bin" "examples/mscclpp/$case" -D num_gpus="$n" -o "$out"; } 2>&1 | tail -1)
-    ops=$(grep -o '"name":' "$out" | wc -l)
+    ops=$(( $(grep -o '"name":' "$out" | wc -l) - 1 ))  # every op has a name; so has the plan
     read -r secs kb <<<"$stats"
     printf '%-28s %6d %10d %9.2f %10.1f %10.1f\n' "$(basename "$case" .mscl)" "$n" "$ops" "$secs" \
       "$(echo "$kb / 1024" | bc -l)" "$(echo "$(stat -c %s "$out") / 1048576" | bc -l)"
