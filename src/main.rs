@@ -98,6 +98,13 @@ fn compile(args: &CompileArgs) -> ExitCode {
     }
 }
 
+fn write_plan_to(plan: &msclc::ir::Plan, out: impl Write) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::new(out);
+    msclc::back::json::write_plan(plan, &mut out)?;
+    out.write_all(b"\n")?;
+    out.flush()
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -125,11 +132,4 @@ mod tests {
     fn cli_is_well_formed() {
         Cli::command().debug_assert();
     }
-}
-
-fn write_plan_to(plan: &msclc::ir::Plan, out: impl Write) -> std::io::Result<()> {
-    let mut out = std::io::BufWriter::new(out);
-    msclc::back::json::write_plan(plan, &mut out)?;
-    out.write_all(b"\n")?;
-    out.flush()
 }

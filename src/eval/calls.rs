@@ -718,7 +718,7 @@ fn method(ev: &mut Evaluator, which: Builtin, recv: Value, args: &Args) -> Res<V
             Ok(Value::Unit)
         }
         (B::RankBarrier, Value::Rank(r)) => {
-            let tbs = ev.tb_ids(&args, 0)?;
+            let tbs = ev.tb_ids(args, 0)?;
             if tbs.is_empty() {
                 return Err(ev.error(
                     args.span(0),

@@ -131,15 +131,14 @@ impl std::hash::Hash for MapVal {
 
 /// Builds maps in time linear in their size (a later value for a key
 /// replaces the earlier one in place, as in Python).
+#[derive(Default)]
 pub struct MapBuilder {
     map: MapVal,
 }
 
 impl MapBuilder {
     pub fn new() -> MapBuilder {
-        MapBuilder {
-            map: MapVal::default(),
-        }
+        MapBuilder::default()
     }
 
     pub fn insert(&mut self, key: Value, value: Value) {
