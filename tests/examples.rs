@@ -40,23 +40,31 @@ fn ports_compile_at_other_sizes() {
     let mut checked = 0;
     for f in files {
         let text = std::fs::read_to_string(&f).expect("readable");
-        // (param, value, ranks per unit of the value: the ports span 2 nodes)
-        let sizes: &[(&str, usize, usize)] = &[
-            ("num_gpus", 2, 1),
-            ("num_gpus", 4, 1),
-            ("num_gpus", 16, 1),
-            ("gpus_per_node", 4, 2),
-            ("gpus_per_node", 2, 2),
-        ];
-        for &(param, value, per_unit) in sizes {
-            if !text.contains(&format!("param {param}: int")) {
-                continue;
-            }
-            let c = driver::compile(&f, &[(param.to_string(), value.to_string())]);
+        let has = |param: &str| text.contains(&format!("param {param}: int"));
+        // (the -D settings, the ranks the plan must have); multi-node ports span two nodes.
+        let sizes: Vec<(Vec<(&str, usize)>, usize)> = match (has("num_gpus"), has("gpus_per_node"))
+        {
+            (true, true) => vec![
+                (vec![("num_gpus", 4), ("gpus_per_node", 2)], 4),
+                (vec![("num_gpus", 8), ("gpus_per_node", 4)], 8),
+            ],
+            (false, true) => vec![
+                (vec![("gpus_per_node", 2)], 4),
+                (vec![("gpus_per_node", 4)], 8),
+            ],
+            (true, false) => [2, 4, 16].map(|n| (vec![("num_gpus", n)], n)).to_vec(),
+            (false, false) => Vec::new(),
+        };
+        for (settings, ranks) in sizes {
+            let defines: Vec<(String, String)> = settings
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            let c = driver::compile(&f, &defines);
             let plan = c
                 .result
-                .unwrap_or_else(|_| panic!("{} fails with {param}={value}", f.display()));
-            assert_eq!(plan.ranks.len(), value * per_unit, "{}", f.display());
+                .unwrap_or_else(|_| panic!("{} fails with {defines:?}", f.display()));
+            assert_eq!(plan.ranks.len(), ranks, "{}", f.display());
             checked += 1;
         }
     }
