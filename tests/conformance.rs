@@ -80,13 +80,8 @@ fn ports_match_reference_plans() {
     if !missing.is_empty() {
         eprintln!("not ported yet: {}", missing.join(", "));
     }
-    // Every program but one is ported: the thread-block-group multi-node
-    // allgather is not yet.
-    let not_yet = ["multi_node/allgather_tbg.n16g8t2"];
-    let required = manifest
-        .iter()
-        .filter(|c| c["case"].as_str().is_some_and(|n| !not_yet.contains(&n)))
-        .count();
+    // Every program of the manifest is ported.
+    let required = manifest.len();
     assert!(
         checked >= required,
         "only {checked} ports present, {required} required; missing: {}",
