@@ -15,7 +15,9 @@ trap 'rm -f "$out"' EXIT
 ranks=("$@")
 [ ${#ranks[@]} -eq 0 ] && ranks=(8 16 32 64 128 256)
 
+# A port, then any -D settings besides num_gpus.
 cases=(
+  "multi_node/allgather_tbg.mscl -D tbg_size=4"
   single_node/alltoall/alltoall_ring.mscl
   single_node/alltoall/alltoall_pipeline.mscl
   single_node/alltoall/alltoall.mscl
@@ -25,9 +27,11 @@ cases=(
 )
 
 printf '%-28s %6s %10s %9s %10s %10s\n' case ranks ops seconds peak_MB plan_MB
-for case in "${cases[@]}"; do
+for entry in "${cases[@]}"; do
+  read -r case settings <<<"$entry"
   for n in "${ranks[@]}"; do
-    stats=$( { /usr/bin/time -f '%e %M' "$bin" "examples/mscclpp/$case" -D num_gpus="$n" -o "$out"; } 2>&1 | tail -1)
+    # shellcheck disable=SC2086 # $settings holds separate -D words
+    stats=$( { /usr/bin/time -f '%e %M' "$bin" "examples/mscclpp/$case" -D num_gpus="$n" $settings -o "$out"; } 2>&1 | tail -1)
     ops=$(( $(grep -o '"name":' "$out" | wc -l) - 1 ))  # every op has a name; so has the plan
     read -r secs kb <<<"$stats"
     printf '%-28s %6d %10d %9.2f %10.1f %10.1f\n' "$(basename "$case" .mscl)" "$n" "$ops" "$secs" \
