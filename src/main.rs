@@ -28,6 +28,10 @@ struct CompileArgs {
     /// Where to write the plan (standard output when omitted).
     #[arg(short, long, value_name = "OUT")]
     output: Option<PathBuf>,
+    /// Indent the JSON for reading (plans are compact by default: large ones
+    /// write twice as fast and take half the space).
+    #[arg(long)]
+    pretty: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -82,8 +86,8 @@ fn compile(args: &CompileArgs) -> ExitCode {
         }
     };
     let written = match &args.output {
-        Some(path) => std::fs::File::create(path).and_then(|f| write_plan_to(plan, f)),
-        None => write_plan_to(plan, std::io::stdout().lock()),
+        Some(path) => std::fs::File::create(path).and_then(|f| write_plan_to(plan, args.pretty, f)),
+        None => write_plan_to(plan, args.pretty, std::io::stdout().lock()),
     };
     match written {
         Ok(()) => ExitCode::SUCCESS,
@@ -98,9 +102,9 @@ fn compile(args: &CompileArgs) -> ExitCode {
     }
 }
 
-fn write_plan_to(plan: &msclc::ir::Plan, out: impl Write) -> std::io::Result<()> {
+fn write_plan_to(plan: &msclc::ir::Plan, pretty: bool, out: impl Write) -> std::io::Result<()> {
     let mut out = std::io::BufWriter::new(out);
-    msclc::back::json::write_plan(plan, &mut out)?;
+    msclc::back::json::write_plan(plan, pretty, &mut out)?;
     out.write_all(b"\n")?;
     out.flush()
 }

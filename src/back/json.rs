@@ -10,17 +10,18 @@ pub fn plan_to_json(plan: &Plan) -> Value {
     serde_json::to_value(PlanJson(plan)).unwrap_or(Value::Null)
 }
 
-/// Writes the plan as pretty JSON, streaming: only one op's value exists at
-/// a time, so memory stays flat however large the plan (keys sorted, as the
-/// reference writes them).
-pub fn write_plan(plan: &Plan, out: impl std::io::Write) -> std::io::Result<()> {
-    let mut ser = serde_json::Serializer::with_formatter(
-        out,
-        serde_json::ser::PrettyFormatter::with_indent(b" "),
-    );
-    PlanJson(plan)
-        .serialize(&mut ser)
-        .map_err(std::io::Error::other)
+/// Writes the plan as JSON, compact or indented by one space as the
+/// reference plans are, streaming: only one op's value exists at a time, so
+/// memory stays flat however large the plan (keys sorted, as the reference
+/// writes them).
+pub fn write_plan(plan: &Plan, pretty: bool, out: impl std::io::Write) -> std::io::Result<()> {
+    let written = if pretty {
+        let formatter = serde_json::ser::PrettyFormatter::with_indent(b" ");
+        PlanJson(plan).serialize(&mut serde_json::Serializer::with_formatter(out, formatter))
+    } else {
+        PlanJson(plan).serialize(&mut serde_json::Serializer::new(out))
+    };
+    written.map_err(std::io::Error::other)
 }
 
 struct PlanJson<'a>(&'a Plan);

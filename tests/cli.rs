@@ -1,0 +1,35 @@
+//! The command line as a user runs it.
+
+use std::process::Command;
+
+fn msclc(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("msclc runs")
+}
+
+#[test]
+fn compact_and_pretty_plans_are_the_same_plan() {
+    let compact = msclc(&["examples/simple_allgather.mscl"]);
+    let pretty = msclc(&["examples/simple_allgather.mscl", "--pretty"]);
+    assert!(compact.status.success() && pretty.status.success());
+    let text = String::from_utf8(compact.stdout).expect("utf-8");
+    assert_eq!(text.lines().count(), 1, "a compact plan is one line");
+    let pretty_text = String::from_utf8(pretty.stdout).expect("utf-8");
+    assert!(pretty_text.contains("\n \"gpus\": ["), "indented by one space");
+    let a: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let b: serde_json::Value = serde_json::from_str(&pretty_text).expect("JSON");
+    assert_eq!(a, b);
+    assert_eq!(a["gpus"].as_array().map(Vec::len), Some(2));
+}
+
+#[test]
+fn a_bad_program_exits_1_with_a_located_diagnostic() {
+    let out = msclc(&["examples/mscclpp/unit_tests/put/put_with_signal_fuse_test.mscl"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("signal/wait mismatch"), "{err}");
+    assert!(err.contains("put_with_signal_fuse_test.mscl:"), "{err}");
+}
