@@ -18,7 +18,10 @@ fn compact_and_pretty_plans_are_the_same_plan() {
     let text = String::from_utf8(compact.stdout).expect("utf-8");
     assert_eq!(text.lines().count(), 1, "a compact plan is one line");
     let pretty_text = String::from_utf8(pretty.stdout).expect("utf-8");
-    assert!(pretty_text.contains("\n \"gpus\": ["), "indented by one space");
+    assert!(
+        pretty_text.contains("\n \"gpus\": ["),
+        "indented by one space"
+    );
     let a: serde_json::Value = serde_json::from_str(&text).expect("JSON");
     let b: serde_json::Value = serde_json::from_str(&pretty_text).expect("JSON");
     assert_eq!(a, b);
