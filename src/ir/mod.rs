@@ -289,8 +289,8 @@ pub struct Op {
     pub iter: Option<IterContext>,
     /// The ops of a `pipeline`.
     pub body: Vec<Op>,
-    /// The source calls this op came from.
-    pub spans: Vec<Span>,
+    /// The source call this op came from (the first one, for a fused op).
+    pub span: Span,
 }
 
 impl Op {
@@ -309,7 +309,7 @@ impl Op {
             group_reduce: None,
             iter: None,
             body: Vec::new(),
-            spans: vec![span],
+            span,
         }
     }
 
@@ -318,7 +318,7 @@ impl Op {
     }
 
     pub fn span(&self) -> Span {
-        self.spans.first().copied().unwrap_or_default()
+        self.span
     }
 }
 

@@ -84,7 +84,6 @@ impl Fusion {
         a.channel_ids.extend(&b.channel_ids);
         a.semaphore_ids.extend(&b.semaphore_ids);
         a.data_sync = a.data_sync.union(b.data_sync);
-        a.spans.extend(&b.spans);
     }
 }
 
@@ -201,6 +200,5 @@ fn fuse_group(a: &Op, b: &Op) -> Option<Op> {
     op.channel_ids.clear();
     op.src = vec![switch_ref];
     op.dst = vec![switch_ref];
-    op.spans.extend(&b.spans);
     Some(op)
 }
