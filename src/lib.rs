@@ -10,6 +10,7 @@ pub mod check;
 pub mod diag;
 pub mod driver;
 pub mod eval;
+pub mod front;
 pub mod ir;
 pub mod passes;
 pub mod syntax;

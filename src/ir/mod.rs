@@ -11,8 +11,9 @@
 //! tables, exactly as the MSCCL++ executor reads them; the tables map those
 //! to rank-level ids.
 //!
-//! Every op keeps the source spans of the calls that produced it, so that a
-//! pass that fuses or rejects ops can point at the program text.
+//! Every op keeps the source span of the call that produced it (the first
+//! one, for a fused op), so that a pass that rejects ops can point at the
+//! program text.
 
 use crate::diag::Span;
 
@@ -159,6 +160,43 @@ pub enum OpName {
 }
 
 impl OpName {
+    pub const ALL: [OpName; 31] = {
+        use OpName::*;
+        [
+            Nop,
+            Barrier,
+            Signal,
+            Wait,
+            RelaxedSignal,
+            RelaxedWait,
+            Flush,
+            Put,
+            PutWithSignal,
+            PutWithSignalAndFlush,
+            PutPackets,
+            ReadPutPackets,
+            Get,
+            Copy,
+            CopyPackets,
+            UnpackPackets,
+            Reduce,
+            ReduceSend,
+            ReadReduce,
+            ReadReduceSend,
+            ReducePackets,
+            ReduceSendPackets,
+            ReduceCopyPackets,
+            ReduceCopySendPackets,
+            GroupLoadReduce,
+            GroupLoadReduceStore,
+            GroupStore,
+            GroupStorePackets,
+            SemAcquire,
+            SemRelease,
+            Pipeline,
+        ]
+    };
+
     /// The name as the JSON plan spells it.
     pub fn json(self) -> &'static str {
         use OpName::*;
