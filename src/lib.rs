@@ -13,5 +13,6 @@ pub mod eval;
 pub mod front;
 pub mod ir;
 pub mod passes;
+pub mod sim;
 pub mod syntax;
 pub mod vocab;

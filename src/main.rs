@@ -40,11 +40,15 @@ enum Command {
     Compile(CompileArgs),
     /// Run every stage but the back end and report problems.
     Check(CheckArgs),
+    /// Execute a program or a JSON plan on the CPU, two executions back to
+    /// back, and say whether it is correct, deadlocks or races. Exit code 0:
+    /// verified; 1: a problem found; 2: unusable input.
+    Sim(CheckArgs),
 }
 
 #[derive(Debug, Args)]
 struct CheckArgs {
-    /// The .mscl program.
+    /// The .mscl program (or, for `sim`, a .json execution plan).
     input: PathBuf,
     /// Sets a `param` the program declares (repeatable).
     #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
@@ -109,11 +113,84 @@ fn write_plan_to(plan: &msclc::ir::Plan, pretty: bool, out: impl Write) -> std::
     out.flush()
 }
 
+/// `msclc sim`: simulate a .mscl program or a JSON plan.
+fn sim(args: &CheckArgs) -> ExitCode {
+    let unusable = ExitCode::from(2);
+    let is_json = args.input.extension().is_some_and(|e| e == "json");
+    let compiled;
+    let (plan, sources) = if is_json {
+        let text = match std::fs::read_to_string(&args.input) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: cannot read {}: {e}", args.input.display());
+                return unusable;
+            }
+        };
+        match msclc::front::plan_json::read_plan(&text) {
+            Ok(plan) => (plan, None),
+            Err(e) => {
+                eprintln!("error: {}: {e}", args.input.display());
+                return unusable;
+            }
+        }
+    } else {
+        compiled = driver::compile(&args.input, &args.define);
+        match &compiled.result {
+            Ok(plan) => (plan.clone(), Some(&compiled.sources)),
+            Err(f) => {
+                report(&compiled.sources, f);
+                return unusable;
+            }
+        }
+    };
+    let report = msclc::sim::simulate(&plan, 2);
+    for w in &report.warnings {
+        println!("warning: {w}");
+    }
+    let summary = format!(
+        "{} on {} ranks, {} executions, {} ops run",
+        plan.collective.name,
+        plan.ranks.len(),
+        report.executions,
+        report.ops_run
+    );
+    match &report.verdict {
+        msclc::sim::Verdict::Verified => {
+            println!("verified: {summary}");
+            ExitCode::SUCCESS
+        }
+        msclc::sim::Verdict::WrongResult(what) => {
+            println!("wrong result: {what}");
+            ExitCode::FAILURE
+        }
+        msclc::sim::Verdict::Deadlock(blocked) => {
+            println!("deadlock: no thread block can go on ({summary}):");
+            for b in blocked {
+                println!("  {b}");
+            }
+            ExitCode::FAILURE
+        }
+        msclc::sim::Verdict::Race(race) => {
+            println!("data race on {}:", race.location);
+            println!("  {}", race.first);
+            println!("  {}", race.second);
+            println!("  and no synchronisation orders the two");
+            if let (Some(sources), [Some(a), Some(b)]) = (sources, race.spans) {
+                let d = msclc::diag::Diagnostic::error(b, format!("data race on {}", race.location), "this access")
+                    .with_secondary(a, "races with this one");
+                print!("{}", sources.render(&[d]));
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         None => compile(&cli.compile),
         Some(Command::Compile(args)) => compile(&args),
+        Some(Command::Sim(args)) => sim(&args),
         Some(Command::Check(args)) => {
             let c = driver::compile(&args.input, &args.define);
             match &c.result {

@@ -1,0 +1,1182 @@
+//! The CPU simulator: runs every thread block of every rank of a plan, two
+//! executions back to back, and reports whether the collective's result is
+//! right, where it deadlocks, or which two accesses race.
+//!
+//! Model (SEMANTICS.md §5, §11):
+//! - a chunk is cut into parts so that thread block groups split it; each
+//!   part holds the contributions summed into it (`value.rs`);
+//! - a thread block is a coroutine over its ops; it blocks on `wait`,
+//!   `sem_acquire`, `barrier` and on packets that have not arrived yet;
+//! - races are judged by happens-before, not by the schedule: the ops of a
+//!   block between two `nop`s/`barrier`s are unordered (they run on
+//!   different threads); a non-relaxed `signal` publishes what its block
+//!   finished before its last `nop`, and a `wait` makes it visible from the
+//!   waiter's next `nop` on; semaphores likewise; barriers join all
+//!   participants. Relaxed signal/wait order execution only.
+//! - the user writes each rank's input before the rank's kernel starts and
+//!   reads its result after the kernel ends; a second execution starts on a
+//!   rank when all its blocks finished the first.
+//!
+//! Simplifications, said where they matter: pipeline bodies run once over
+//! whole chunks; port transfers read their source when issued; packet slots
+//! are not checked for races (their flags order them); reductions other than
+//! sum are checked as sums.
+
+mod value;
+
+use crate::ir::*;
+use std::collections::{HashMap, VecDeque};
+use value::{Contents, Contribution};
+
+/// What the simulator found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// The result is right on every rank, in every execution.
+    Verified,
+    WrongResult(String),
+    Deadlock(Vec<String>),
+    Race(Race),
+}
+
+/// Two accesses to one memory location, at least one a write, unordered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Race {
+    pub location: String,
+    pub first: String,
+    pub second: String,
+    /// Source spans of the two ops, when the plan was compiled here.
+    pub spans: [Option<crate::diag::Span>; 2],
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub verdict: Verdict,
+    /// Dependencies on executor bugs and broken executor limits.
+    pub warnings: Vec<String>,
+    pub ops_run: u64,
+    pub executions: u32,
+}
+
+/// Simulates `executions` back-to-back executions of `plan`.
+pub fn simulate(plan: &Plan, executions: u32) -> Report {
+    let mut warnings = check_limits(plan);
+    let mut sim = Sim::new(plan, executions);
+    let verdict = sim.run();
+    if verdict == Verdict::Verified {
+        warnings.extend(sim.unconsumed_signals());
+    }
+    Report {
+        verdict,
+        warnings,
+        ops_run: sim.ops_run,
+        executions,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Plan facts the simulator looks up.
+
+/// A thread block's flattened op list (pipeline bodies inlined).
+fn flatten(ops: &[Op], out: &mut Vec<Op>) {
+    for op in ops {
+        if op.name == OpName::Pipeline {
+            flatten(&op.body, out);
+        } else {
+            out.push(op.clone());
+        }
+    }
+}
+
+/// Where a rank's buffer chunk physically lives, with the in-place aliasing
+/// the MSCCL++ test harness uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Place {
+    rank: u32,
+    kind: BufferKind,
+    chunk: u32,
+}
+
+/// A memory location: a part of a chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Loc {
+    place: Place,
+    part: u32,
+}
+
+/// An access for race checks: who, in which of its epochs, by which op.
+#[derive(Debug, Clone, Copy)]
+struct Access {
+    thread: usize,
+    epoch: u32,
+    op: usize,
+    execution: u32,
+    write: bool,
+}
+
+#[derive(Default)]
+struct Cell {
+    value: Option<Contents>,
+    /// The execution whose packet last landed here, for LL reads.
+    packet: Option<u32>,
+    /// What the packet's writer had done when it wrote it (execution order
+    /// only): a reader that sees the packet's flag is after all of that.
+    packet_clock: Option<Clocks>,
+    last_write: Option<Access>,
+    reads: Vec<Access>,
+}
+
+/// What a thread knows of every thread's finished epochs: `data` through
+/// release/acquire synchronisation (writes are visible), `exec` through any
+/// synchronisation, relaxed included (earlier reads are over).
+#[derive(Debug, Clone, PartialEq)]
+struct Clocks {
+    data: Vec<u32>,
+    exec: Vec<u32>,
+}
+
+impl Clocks {
+    fn zero(width: usize) -> Clocks {
+        Clocks {
+            data: vec![0; width],
+            exec: vec![0; width],
+        }
+    }
+
+    fn join(&mut self, other: &Clocks) {
+        join(&mut self.data, &other.data);
+        join(&mut self.exec, &other.exec);
+    }
+
+    /// Only the execution ordering of `self` (what a relaxed signal carries).
+    fn relaxed(&self) -> Clocks {
+        Clocks {
+            data: vec![0; self.data.len()],
+            exec: self.exec.clone(),
+        }
+    }
+
+    fn set(&mut self, thread: usize, epoch: u32) {
+        self.data[thread] = self.data[thread].max(epoch);
+        self.exec[thread] = self.exec[thread].max(epoch);
+    }
+}
+
+struct Thread {
+    rank: u32,
+    tb: u32,
+    ops: Vec<Op>,
+    pc: usize,
+    execution: u32,
+    epoch: u32,
+    clock: Clocks,
+    /// Clocks learnt by a wait or acquire, visible from the next sync on.
+    pending: Vec<Clocks>,
+    /// Barrier arrivals per barrier id (the generation of the next one).
+    barrier_count: HashMap<u32, u32>,
+    done: bool,
+    /// Waiting for the rest of the rank to finish this execution.
+    at_kernel_end: bool,
+}
+
+/// A channel endpoint: (rank, kind, rank-level channel id).
+type Endpoint = (u32, ChannelKind, u32);
+
+struct Sim<'p> {
+    plan: &'p Plan,
+    executions: u32,
+    parts: u32,
+    threads: Vec<Thread>,
+    /// One user thread per rank, after the block threads.
+    users: usize,
+    memory: HashMap<Loc, Cell>,
+    /// Signals in flight to each endpoint: the signaller's clock, or
+    /// `None` for a relaxed signal.
+    inbound: HashMap<Endpoint, VecDeque<Clocks>>,
+    pairs: HashMap<Endpoint, Endpoint>,
+    semaphores: HashMap<(u32, u32), (i64, VecDeque<Clocks>)>,
+    /// (rank, barrier id, generation) -> arrivals with their clocks.
+    barriers: HashMap<(u32, u32, u32), Vec<(usize, Clocks)>>,
+    ops_run: u64,
+    /// Per rank: what its user knows (the clock of its last kernel's end).
+    user_clocks: Vec<Clocks>,
+}
+
+impl<'p> Sim<'p> {
+    fn new(plan: &'p Plan, executions: u32) -> Sim<'p> {
+        let mut threads = Vec::new();
+        for (r, rank) in plan.ranks.iter().enumerate() {
+            for (t, tb) in rank.threadblocks.iter().enumerate() {
+                let mut ops = Vec::new();
+                flatten(&tb.ops, &mut ops);
+                threads.push(Thread {
+                    rank: r as u32,
+                    tb: t as u32,
+                    ops,
+                    pc: 0,
+                    execution: 1,
+                    epoch: 0,
+                    clock: Clocks::zero(0),
+                    pending: Vec::new(),
+                    barrier_count: HashMap::new(),
+                    done: false,
+                    at_kernel_end: false,
+                });
+            }
+        }
+        let users = threads.len();
+        let width = users + plan.ranks.len();
+        for t in &mut threads {
+            t.clock = Clocks::zero(width);
+        }
+        let parts = group_parts(plan);
+        let mut sim = Sim {
+            plan,
+            executions,
+            parts,
+            threads,
+            users,
+            memory: HashMap::new(),
+            inbound: HashMap::new(),
+            pairs: pair_channels(plan),
+            semaphores: HashMap::new(),
+            barriers: HashMap::new(),
+            ops_run: 0,
+            user_clocks: vec![Clocks::zero(width); plan.ranks.len()],
+        };
+        for (r, rank) in plan.ranks.iter().enumerate() {
+            for (s, init) in rank.semaphores.iter().enumerate() {
+                sim.semaphores
+                    .insert((r as u32, s as u32), (*init, VecDeque::new()));
+            }
+        }
+        sim
+    }
+
+    fn width(&self) -> usize {
+        self.users + self.plan.ranks.len()
+    }
+
+    /// The physical place of `rank`'s chunk `chunk` of buffer `kind`.
+    fn place(&self, rank: u32, kind: BufferKind, chunk: u32) -> Place {
+        let c = &self.plan.collective;
+        let per_rank = c.input_chunks;
+        let aliased = c.inplace && c.name != "test";
+        match (kind, c.name) {
+            (BufferKind::Input, "allgather") if aliased => Place {
+                rank,
+                kind: BufferKind::Output,
+                chunk: rank * per_rank + chunk,
+            },
+            (BufferKind::Output, "allreduce" | "alltoall") if aliased => Place {
+                rank,
+                kind: BufferKind::Input,
+                chunk,
+            },
+            (BufferKind::Output, "reducescatter") if aliased => Place {
+                rank,
+                kind: BufferKind::Input,
+                chunk: rank * c.output_chunks + chunk,
+            },
+            _ => Place { rank, kind, chunk },
+        }
+    }
+
+    /// With a double scratch buffer, even executions use the second half
+    /// (the intent; today's executor skips some ops, SEMANTICS.md §9.6).
+    fn scratch_half(&self, execution: u32, place: Place) -> Place {
+        if place.kind == BufferKind::Scratch
+            && self.plan.options.use_double_scratch_buffer
+            && execution % 2 == 0
+        {
+            let size = self.plan.ranks[place.rank as usize].scratch_chunks;
+            return Place {
+                chunk: place.chunk + size,
+                ..place
+            };
+        }
+        place
+    }
+
+    // -- the run ------------------------------------------------------------
+
+    fn run(&mut self) -> Verdict {
+        for r in 0..self.plan.ranks.len() as u32 {
+            if let Some(v) = self.user_writes_input(r, 1) {
+                return v;
+            }
+        }
+        loop {
+            let mut progress = false;
+            let mut all_done = true;
+            for t in 0..self.threads.len() {
+                if self.threads[t].done {
+                    continue;
+                }
+                all_done = false;
+                loop {
+                    match self.step(t) {
+                        Step::Ran => progress = true,
+                        Step::Blocked => break,
+                        Step::Problem(v) => return v,
+                    }
+                }
+            }
+            if all_done {
+                return Verdict::Verified;
+            }
+            if !progress {
+                return Verdict::Deadlock(self.blocked_threads());
+            }
+        }
+    }
+
+    /// Runs thread `t`'s next op if it can.
+    fn step(&mut self, t: usize) -> Step {
+        let th = &self.threads[t];
+        if th.done {
+            return Step::Blocked;
+        }
+        if th.pc == th.ops.len() {
+            return self.end_of_kernel(t);
+        }
+        let op = th.ops[th.pc].clone();
+        match self.execute(t, &op) {
+            Ok(true) => {
+                self.threads[t].pc += 1;
+                self.ops_run += 1;
+                Step::Ran
+            }
+            Ok(false) => Step::Blocked,
+            Err(v) => Step::Problem(v),
+        }
+    }
+
+    /// A thread reached the end of its ops: once all blocks of its rank are
+    /// there, the kernel ends, the user checks the result and starts the
+    /// next execution.
+    fn end_of_kernel(&mut self, t: usize) -> Step {
+        let rank = self.threads[t].rank;
+        self.threads[t].at_kernel_end = true;
+        let mine: Vec<usize> = (0..self.threads.len())
+            .filter(|&i| self.threads[i].rank == rank)
+            .collect();
+        if !mine.iter().all(|&i| self.threads[i].at_kernel_end) {
+            return Step::Blocked;
+        }
+        let execution = self.threads[t].execution;
+        // The kernel's end syncs every block: what they learnt now counts.
+        for &i in &mine {
+            self.sync_epoch(i);
+        }
+        // The user's thread learns everything the kernel did.
+        let user = self.users + rank as usize;
+        let mut clock = Clocks::zero(self.width());
+        for &i in &mine {
+            clock.join(&self.threads[i].clock);
+            clock.set(i, self.threads[i].epoch + 1);
+        }
+        clock.set(user, 2 * execution);
+        if let Some(v) = self.user_reads_result(rank, execution, &clock) {
+            return Step::Problem(v);
+        }
+        self.user_clocks[rank as usize] = clock.clone();
+        if execution == self.executions {
+            for &i in &mine {
+                self.threads[i].done = true;
+            }
+            return Step::Ran;
+        }
+        clock.set(user, 2 * execution + 1);
+        for &i in &mine {
+            let th = &mut self.threads[i];
+            th.clock = clock.clone();
+            th.epoch += 1;
+            th.clock.set(i, th.epoch);
+            th.pc = 0;
+            th.execution = execution + 1;
+            th.at_kernel_end = false;
+        }
+        match self.user_writes_input(rank, execution + 1) {
+            Some(v) => Step::Problem(v),
+            None => Step::Ran,
+        }
+    }
+
+    /// Signals nobody waited for: they carry over into the next launch and
+    /// let a wait there pass early.
+    fn unconsumed_signals(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .inbound
+            .iter()
+            .filter(|(_, q)| !q.is_empty())
+            .map(|(e, q)| {
+                format!(
+                    "{} signal(s) to rank {} on its {} channel {} are never waited for; they carry over into the next launch",
+                    q.len(),
+                    e.0,
+                    e.1.name(),
+                    e.2
+                )
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    fn blocked_threads(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for th in &self.threads {
+            if th.done {
+                continue;
+            }
+            let what = if th.pc == th.ops.len() {
+                "waits for the other thread blocks of its rank to finish".to_string()
+            } else {
+                let op = &th.ops[th.pc];
+                format!(
+                    "is stuck at op {} ({}){}",
+                    th.pc,
+                    op.name.json(),
+                    self.why_blocked(th, op)
+                )
+            };
+            out.push(format!(
+                "rank {} thread block {} (execution {}) {what}",
+                th.rank, th.tb, th.execution
+            ));
+        }
+        out
+    }
+
+    fn why_blocked(&self, th: &Thread, op: &Op) -> String {
+        match op.name {
+            OpName::Wait | OpName::RelaxedWait => {
+                let eps = self.endpoints(th, op);
+                let starving: Vec<String> = eps
+                    .iter()
+                    .filter(|e| self.inbound.get(e).is_none_or(|q| q.is_empty()))
+                    .map(|e| {
+                        let peer = self.peer_of(*e);
+                        match self.pairs.get(e) {
+                            Some(_) => format!("no signal from rank {peer} on {} channel {}", e.1.name(), e.2),
+                            None => format!("{} channel {} to rank {peer} has no paired channel on that rank", e.1.name(), e.2),
+                        }
+                    })
+                    .collect();
+                format!(": {}", starving.join("; "))
+            }
+            OpName::SemAcquire => ": the semaphore is never released".to_string(),
+            OpName::Barrier => {
+                let (id, n) = op.barrier.unwrap_or((0, 0));
+                format!(": barrier {id} waits for {n} thread blocks")
+            }
+            _ => ": its packets never arrive".to_string(),
+        }
+    }
+
+    fn peer_of(&self, e: Endpoint) -> u32 {
+        let r = &self.plan.ranks[e.0 as usize];
+        let peers = if e.1 == ChannelKind::Port { &r.port_peers } else { &r.memory_peers };
+        peers.get(e.2 as usize).copied().unwrap_or(u32::MAX)
+    }
+
+    // -- user accesses --------------------------------------------------------
+
+    fn user_writes_input(&mut self, rank: u32, execution: u32) -> Option<Verdict> {
+        let user = self.users + rank as usize;
+        let chunks = self.plan.ranks[rank as usize].input_chunks;
+        let mut clock = self.user_clocks[rank as usize].clone();
+        clock.set(user, 2 * execution - 1);
+        for chunk in 0..chunks {
+            let place = self.place(rank, BufferKind::Input, chunk);
+            let value = Contents::one(Contribution {
+                execution,
+                rank,
+                chunk,
+            });
+            for part in 0..self.parts {
+                let loc = Loc { place, part };
+                let access = Access {
+                    thread: user,
+                    epoch: 2 * execution - 1,
+                    op: usize::MAX,
+                    execution,
+                    write: true,
+                };
+                if let Some(v) = self.check(loc, access, &clock) {
+                    return Some(v);
+                }
+                let cell = self.memory.entry(loc).or_default();
+                cell.value = Some(value.clone());
+                cell.last_write = Some(access);
+                cell.reads.clear();
+            }
+        }
+        // The kernel starts after the user's writes.
+        for th in self.threads.iter_mut().filter(|t| t.rank == rank) {
+            th.clock.set(user, 2 * execution);
+        }
+        None
+    }
+
+    fn user_reads_result(&mut self, rank: u32, execution: u32, clock: &Clocks) -> Option<Verdict> {
+        let user = self.users + rank as usize;
+        let expected = self.expected(rank, execution);
+        for (kind, chunk, want) in expected {
+            let place = self.place(rank, kind, chunk);
+            for part in 0..self.parts {
+                let loc = Loc { place, part };
+                let access = Access {
+                    thread: user,
+                    epoch: 2 * execution,
+                    op: usize::MAX,
+                    execution,
+                    write: false,
+                };
+                if let Some(v) = self.check(loc, access, clock) {
+                    return Some(v);
+                }
+                let cell = self.memory.entry(loc).or_default();
+                cell.reads.push(access);
+                let problem = match (&cell.value, &want) {
+                    (_, None) => None,
+                    (None, Some(_)) => Some("was never written".to_string()),
+                    (Some(v), Some(want)) => v.difference(want),
+                };
+                if let Some(p) = problem {
+                    let part_note = if self.parts > 1 {
+                        format!(" (part {} of {})", part + 1, self.parts)
+                    } else {
+                        String::new()
+                    };
+                    return Some(Verdict::WrongResult(format!(
+                        "execution {execution}: rank {rank} {} chunk {chunk}{part_note} {p}",
+                        kind.name()
+                    )));
+                }
+            }
+        }
+        None
+    }
+
+    /// What the user expects in each result chunk of `rank` after
+    /// `execution` (`None`: anything, for the test collective).
+    fn expected(&self, rank: u32, execution: u32) -> Vec<(BufferKind, u32, Option<Vec<Contribution>>)> {
+        let c = &self.plan.collective;
+        let n = self.plan.ranks.len() as u32;
+        let r = &self.plan.ranks[rank as usize];
+        let contribution = |rank: u32, chunk: u32| Contribution {
+            execution,
+            rank,
+            chunk,
+        };
+        let out = |chunk: u32, want: Vec<Contribution>| (BufferKind::Output, chunk, Some(want));
+        match c.name {
+            "allgather" => {
+                let per = c.input_chunks;
+                (0..r.output_chunks)
+                    .map(|k| out(k, vec![contribution(k / per, k % per)]))
+                    .collect()
+            }
+            "allreduce" => (0..r.output_chunks)
+                .map(|k| out(k, (0..n).map(|s| contribution(s, k)).collect()))
+                .collect(),
+            "reducescatter" => {
+                let per = r.output_chunks;
+                (0..per)
+                    .map(|k| out(k, (0..n).map(|s| contribution(s, rank * per + k)).collect()))
+                    .collect()
+            }
+            "alltoall" => {
+                let per = c.input_chunks / n.max(1);
+                (0..r.output_chunks)
+                    .map(|k| out(k, vec![contribution(k / per, rank * per + k % per)]))
+                    .collect()
+            }
+            "sendrecv" => {
+                let from = (rank + n - 1) % n;
+                (0..r.output_chunks)
+                    .map(|k| out(k, vec![contribution(from, k)]))
+                    .collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    // -- happens-before -------------------------------------------------------
+
+    /// Checks a new access against the location's log; on success, nothing.
+    /// An access must follow the last write by release/acquire ordering and
+    /// (a write) the reads since by any ordering, relaxed included.
+    fn check(&self, loc: Loc, access: Access, clock: &Clocks) -> Option<Verdict> {
+        let cell = self.memory.get(&loc)?;
+        if cell.packet.is_some() {
+            return None;
+        }
+        let ordered = |a: &Access| {
+            // The user's copy into the input is complete before the kernel
+            // starts (stream order): execution order suffices after it.
+            let by_user = a.thread >= self.users;
+            let known = if a.write && !by_user { &clock.data } else { &clock.exec };
+            a.op == access.op && a.thread == access.thread && a.epoch == access.epoch
+                || a.epoch < known[a.thread]
+        };
+        let conflict = cell
+            .last_write
+            .iter()
+            .chain(if access.write { cell.reads.iter() } else { [].iter() })
+            .find(|a| !ordered(a));
+        conflict.map(|a| Verdict::Race(self.race(loc, a, &access)))
+    }
+
+    fn race(&self, loc: Loc, a: &Access, b: &Access) -> Race {
+        let place = loc.place;
+        let part = if self.parts > 1 {
+            format!(" part {}", loc.part + 1)
+        } else {
+            String::new()
+        };
+        Race {
+            location: format!(
+                "rank {} {} chunk {}{part}",
+                place.rank,
+                place.kind.name(),
+                place.chunk
+            ),
+            first: self.describe_access(a),
+            second: self.describe_access(b),
+            spans: [self.span_of(a), self.span_of(b)],
+        }
+    }
+
+    fn describe_access(&self, a: &Access) -> String {
+        let verb = if a.write { "write" } else { "read" };
+        if a.thread >= self.users {
+            let rank = a.thread - self.users;
+            return match a.write {
+                true => format!("the user's write of rank {rank}'s input before execution {}", a.execution),
+                false => format!("the user's read of rank {rank}'s result after execution {}", a.execution),
+            };
+        }
+        let th = &self.threads[a.thread];
+        let op = &th.ops[a.op];
+        format!(
+            "{verb} by {} (op {}) on rank {} thread block {} in execution {}",
+            op.name.json(),
+            a.op,
+            th.rank,
+            th.tb,
+            a.execution
+        )
+    }
+
+    fn span_of(&self, a: &Access) -> Option<crate::diag::Span> {
+        let th = self.threads.get(a.thread)?;
+        let span = th.ops.get(a.op)?.span();
+        (span != crate::diag::Span::default()).then_some(span)
+    }
+
+    fn sync_epoch(&mut self, t: usize) {
+        let th = &mut self.threads[t];
+        th.epoch += 1;
+        th.clock.set(t, th.epoch);
+        for learnt in std::mem::take(&mut th.pending) {
+            th.clock.join(&learnt);
+        }
+    }
+
+    // -- ops --------------------------------------------------------------------
+
+    /// Runs `op` for thread `t`; `Ok(false)` if it must wait.
+    fn execute(&mut self, t: usize, op: &Op) -> Result<bool, Verdict> {
+        use OpName::*;
+        if !self.ready(t, op) {
+            return Ok(false);
+        }
+        match op.name {
+            Nop => self.sync_epoch(t),
+            Barrier => return Ok(self.barrier(t, op)),
+            Signal | RelaxedSignal => self.signal(t, op, op.name == Signal),
+            Wait | RelaxedWait => self.wait(t, op, op.name == Wait),
+            Flush => {}
+            SemRelease => {
+                let clock = self.published(t);
+                let rank = self.threads[t].rank;
+                for s in &op.semaphore_ids {
+                    if let Some((v, q)) = self.semaphores.get_mut(&(rank, *s)) {
+                        *v += 1;
+                        q.push_back(clock.clone());
+                    }
+                }
+            }
+            SemAcquire => {
+                let rank = self.threads[t].rank;
+                for s in &op.semaphore_ids {
+                    if let Some((v, q)) = self.semaphores.get_mut(&(rank, *s)) {
+                        *v -= 1;
+                        if let Some(clock) = q.pop_front() {
+                            self.threads[t].pending.push(clock);
+                        }
+                    }
+                }
+            }
+            Pipeline => {}
+            _ => {
+                self.transfer(t, op)?;
+                if matches!(op.name, PutWithSignal | PutWithSignalAndFlush) {
+                    // The proxy delivers the data before the signal: the
+                    // signal publishes this thread's put too.
+                    let th = &mut self.threads[t];
+                    let epoch = th.epoch;
+                    th.clock.set(t, epoch + 1);
+                    self.signal(t, op, true);
+                    self.threads[t].clock.data[t] = epoch;
+                    self.threads[t].clock.exec[t] = epoch;
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Whether `op` can run now (signals, semaphores and packets it needs).
+    fn ready(&self, t: usize, op: &Op) -> bool {
+        let th = &self.threads[t];
+        match op.name {
+            OpName::Wait | OpName::RelaxedWait => self
+                .endpoints(th, op)
+                .iter()
+                .all(|e| self.inbound.get(e).is_some_and(|q| !q.is_empty())),
+            OpName::SemAcquire => op.semaphore_ids.iter().all(|s| {
+                self.semaphores
+                    .get(&(th.rank, *s))
+                    .is_some_and(|(v, _)| *v > 0)
+            }),
+            _ => self.packet_sources(th, op).iter().all(|loc| {
+                self.memory
+                    .get(loc)
+                    .and_then(|c| c.packet)
+                    .is_some_and(|e| e == th.execution)
+            }),
+        }
+    }
+
+    /// The rank-level endpoints of a signal/wait/put-with-signal op.
+    fn endpoints(&self, th: &Thread, op: &Op) -> Vec<Endpoint> {
+        let kind = op.channel.unwrap_or(ChannelKind::Memory);
+        let tb = &self.plan.ranks[th.rank as usize].threadblocks[th.tb as usize];
+        let table = tb
+            .channels
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, ids)| ids.as_slice())
+            .unwrap_or(&[]);
+        op.channel_ids
+            .iter()
+            .filter_map(|local| table.get(*local as usize))
+            .map(|global| (th.rank, kind, *global))
+            .collect()
+    }
+
+    /// What a signal or release from thread `t` publishes: the epochs its
+    /// block finished (not the current one, whose other threads may still run).
+    fn published(&self, t: usize) -> Clocks {
+        self.threads[t].clock.clone()
+    }
+
+    fn signal(&mut self, t: usize, op: &Op, carries_data: bool) {
+        let published = self.published(t);
+        let clock = if carries_data { published } else { published.relaxed() };
+        for e in self.endpoints(&self.threads[t], op) {
+            if let Some(peer) = self.pairs.get(&e) {
+                self.inbound.entry(*peer).or_default().push_back(clock.clone());
+            }
+        }
+    }
+
+    fn wait(&mut self, t: usize, op: &Op, carries_data: bool) {
+        for e in self.endpoints(&self.threads[t], op) {
+            if let Some(clock) = self.inbound.get_mut(&e).and_then(|q| q.pop_front()) {
+                // A relaxed wait learns only the execution order.
+                let learnt = if carries_data { clock } else { clock.relaxed() };
+                self.threads[t].pending.push(learnt);
+            }
+        }
+    }
+
+    /// Arrives at a barrier; true once every participant has arrived.
+    fn barrier(&mut self, t: usize, op: &Op) -> bool {
+        let (id, n) = op.barrier.unwrap_or((0, 1));
+        let rank = self.threads[t].rank;
+        let generation = *self.threads[t].barrier_count.get(&id).unwrap_or(&0);
+        let key = (rank, id, generation);
+        let width = self.width();
+        let arrivals = self.barriers.entry(key).or_default();
+        if !arrivals.iter().any(|(who, _)| *who == t) {
+            // A barrier syncs the block first: its epoch ends, and what it
+            // learnt from waits is part of what it brings.
+            let th = &mut self.threads[t];
+            th.epoch += 1;
+            th.clock.set(t, th.epoch);
+            for learnt in std::mem::take(&mut th.pending) {
+                th.clock.join(&learnt);
+            }
+            arrivals.push((t, th.clock.clone()));
+        }
+        if (arrivals.len() as u32) < n {
+            return false;
+        }
+        let mut joined = Clocks::zero(width);
+        for (_, c) in arrivals.iter() {
+            joined.join(c);
+        }
+        self.threads[t].pending.push(joined);
+        self.sync_epoch(t);
+        *self.threads[t].barrier_count.entry(id).or_insert(0) += 1;
+        true
+    }
+
+    // -- data -------------------------------------------------------------------
+
+    /// The parts of a chunk this op's block handles.
+    fn part_range(&self, op: &Op) -> std::ops::Range<u32> {
+        match op.tbg {
+            Some(g) if g.size > 1 && self.parts % g.size == 0 => {
+                let each = self.parts / g.size;
+                g.tb_id * each..(g.tb_id + 1) * each
+            }
+            _ => 0..self.parts,
+        }
+    }
+
+    /// Resolves a buffer reference of thread `th`'s op to places (one per chunk).
+    fn places(&self, th: &Thread, op: &Op, r: &BufRef) -> Vec<Place> {
+        let rank = &self.plan.ranks[th.rank as usize];
+        let (owner, kind) = match r.target {
+            RefTarget::Local(kind) => (th.rank, kind),
+            RefTarget::Remote { id, kind } => {
+                let tb = &rank.threadblocks[th.tb as usize];
+                let channel = op.channel.unwrap_or(ChannelKind::Memory);
+                let global = tb
+                    .remote_refs
+                    .iter()
+                    .find(|(k, _)| *k == channel)
+                    .and_then(|(_, ids)| ids.get(id as usize));
+                match global.and_then(|g| rank.remote_buffers.get(*g as usize)) {
+                    Some(b) => (b.rank, kind),
+                    None => return Vec::new(),
+                }
+            }
+            RefTarget::Switch { .. } => return Vec::new(),
+        };
+        (r.index..r.index + r.size)
+            .map(|chunk| self.scratch_half(th.execution, self.place(owner, kind, chunk)))
+            .collect()
+    }
+
+    /// The members' places of a switch reference (all ranks of the group).
+    fn switch_places(&self, th: &Thread, r: &BufRef) -> Vec<Vec<Place>> {
+        let RefTarget::Switch { id } = r.target else {
+            return Vec::new();
+        };
+        let rank = &self.plan.ranks[th.rank as usize];
+        let tb = &rank.threadblocks[th.tb as usize];
+        let global = tb
+            .channels
+            .iter()
+            .find(|(k, _)| *k == ChannelKind::Switch)
+            .and_then(|(_, ids)| ids.get(id as usize));
+        let Some(decl) = global.and_then(|g| rank.switch_channels.get(*g as usize)) else {
+            return Vec::new();
+        };
+        decl.ranks
+            .iter()
+            .map(|m| {
+                (r.index..r.index + r.size)
+                    .map(|chunk| self.scratch_half(th.execution, self.place(*m, decl.buffer, chunk)))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The packet locations an op reads (it blocks until they arrive).
+    fn packet_sources(&self, th: &Thread, op: &Op) -> Vec<Loc> {
+        use OpName::*;
+        let refs: &[BufRef] = match op.name {
+            UnpackPackets | ReadPutPackets | GroupStorePackets => &op.src,
+            ReducePackets | ReduceSendPackets | ReduceCopyPackets | ReduceCopySendPackets => {
+                op.src.get(1..).unwrap_or(&[])
+            }
+            _ => return Vec::new(),
+        };
+        let parts = self.part_range(op);
+        refs.iter()
+            .flat_map(|r| self.places(th, op, r))
+            .flat_map(|place| parts.clone().map(move |part| Loc { place, part }))
+            .collect()
+    }
+
+    fn read(&mut self, t: usize, op_index: usize, loc: Loc) -> Result<Option<Contents>, Verdict> {
+        let th = &self.threads[t];
+        let access = Access {
+            thread: t,
+            epoch: th.epoch,
+            op: op_index,
+            execution: th.execution,
+            write: false,
+        };
+        if let Some(v) = self.check(loc, access, &th.clock) {
+            return Err(v);
+        }
+        let cell = self.memory.entry(loc).or_default();
+        cell.reads.push(access);
+        Ok(cell.value.clone())
+    }
+
+    fn write(&mut self, t: usize, op_index: usize, loc: Loc, value: Option<Contents>, packet: bool) -> Result<(), Verdict> {
+        let th = &self.threads[t];
+        let access = Access {
+            thread: t,
+            epoch: th.epoch,
+            op: op_index,
+            execution: th.execution,
+            write: true,
+        };
+        let execution = th.execution;
+        if !packet {
+            if let Some(v) = self.check(loc, access, &th.clock) {
+                return Err(v);
+            }
+        }
+        let packet_clock = packet.then(|| {
+            let mut c = self.threads[t].clock.relaxed();
+            c.exec[t] = self.threads[t].epoch + 1;
+            c
+        });
+        let cell = self.memory.entry(loc).or_default();
+        cell.value = value;
+        cell.packet = packet.then_some(execution);
+        cell.packet_clock = packet_clock;
+        cell.last_write = Some(access);
+        cell.reads.clear();
+        Ok(())
+    }
+
+    /// Data ops: read the sources, combine, write the destinations.
+    fn transfer(&mut self, t: usize, op: &Op) -> Result<(), Verdict> {
+        use OpName::*;
+        let op_index = self.threads[t].pc;
+        // Each element is written after its packet was read, by the same
+        // thread: the packets' writers come before this op.
+        for loc in self.packet_sources(&self.threads[t], op) {
+            if let Some(c) = self.memory.get(&loc).and_then(|c| c.packet_clock.clone()) {
+                join(&mut self.threads[t].clock.exec, &c.exec);
+            }
+        }
+        let th = &self.threads[t];
+        let parts = self.part_range(op);
+        let switch_src = op.src.first().map(|r| self.switch_places(th, r)).unwrap_or_default();
+        let switch_dst = op.dst.first().map(|r| self.switch_places(th, r)).unwrap_or_default();
+        let src: Vec<Vec<Place>> = op.src.iter().map(|r| self.places(th, op, r)).collect();
+        let dst: Vec<Vec<Place>> = op.dst.iter().map(|r| self.places(th, op, r)).collect();
+        let reduces = matches!(
+            op.name,
+            Reduce | ReduceSend | ReadReduce | ReadReduceSend | ReducePackets | ReduceSendPackets
+                | ReduceCopyPackets | ReduceCopySendPackets | GroupLoadReduce | GroupLoadReduceStore
+        );
+        let packet_dst = matches!(
+            op.name,
+            PutPackets | ReadPutPackets | CopyPackets | GroupStorePackets
+        );
+        let size = op.src.first().or(op.dst.first()).map_or(0, |r| r.size);
+        for chunk in 0..size as usize {
+            for part in parts.clone() {
+                let at = |p: &Vec<Place>| p.get(chunk).map(|place| Loc { place: *place, part });
+                // The value this op computes for this part.
+                let value = if op.name == GroupLoadReduceStore || op.name == GroupLoadReduce {
+                    let mut sum: Option<Contents> = None;
+                    for member in &switch_src {
+                        if let Some(loc) = at(member) {
+                            let v = self.read(t, op_index, loc)?;
+                            sum = combine(sum, v);
+                        }
+                    }
+                    sum
+                } else if reduces {
+                    let mut sum: Option<Contents> = None;
+                    for s in &src {
+                        if let Some(loc) = at(s) {
+                            let v = self.read(t, op_index, loc)?;
+                            sum = combine(sum, v);
+                        }
+                    }
+                    sum
+                } else {
+                    None
+                };
+                let value = match (&value, reduces) {
+                    (None, false) if !switch_dst.is_empty() => match src.first().and_then(at) {
+                        Some(loc) => self.read(t, op_index, loc)?,
+                        None => None,
+                    },
+                    _ => value,
+                };
+                // Where it goes.
+                if !switch_dst.is_empty() {
+                    for member in &switch_dst {
+                        if let Some(loc) = at(member) {
+                            self.write(t, op_index, loc, value.clone(), op.name == GroupStorePackets)?;
+                        }
+                    }
+                    continue;
+                }
+                if let (GroupLoadReduce, Some(g)) = (op.name, op.group_reduce) {
+                    let place = self.place(g.dst_rank, g.dst_kind, g.dst_index + chunk as u32);
+                    self.write(t, op_index, Loc { place, part }, value.clone(), false)?;
+                    continue;
+                }
+                for (i, d) in dst.iter().enumerate() {
+                    let Some(loc) = at(d) else { continue };
+                    // A plain transfer moves source i to destination i (fused
+                    // transfers list pairs); a reduction sends its result.
+                    let value = if reduces {
+                        value.clone()
+                    } else {
+                        match src.get(i).or(src.first()).and_then(at) {
+                            Some(from) => self.read(t, op_index, from)?,
+                            None => None,
+                        }
+                    };
+                    // Reduce-and-send variants: the first destination is the
+                    // raw result, the copies after it are packets where the
+                    // op writes packets.
+                    let packet = packet_dst
+                        || (i > 0
+                            && matches!(op.name, ReduceSendPackets | ReduceCopyPackets | ReduceCopySendPackets));
+                    self.write(t, op_index, loc, value, packet)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+enum Step {
+    Ran,
+    Blocked,
+    Problem(Verdict),
+}
+
+fn combine(sum: Option<Contents>, v: Option<Contents>) -> Option<Contents> {
+    match (sum, v) {
+        (Some(a), Some(b)) => Some(a.plus(&b)),
+        (a, b) => a.or(b),
+    }
+}
+
+fn join(into: &mut [u32], other: &[u32]) {
+    for (a, b) in into.iter_mut().zip(other) {
+        *a = (*a).max(*b);
+    }
+}
+
+/// Parts per chunk: enough for every thread block group to own whole parts.
+fn group_parts(plan: &Plan) -> u32 {
+    fn gcd(a: u32, b: u32) -> u32 {
+        if b == 0 { a } else { gcd(b, a % b) }
+    }
+    let mut parts = 1u32;
+    fn walk(ops: &[Op], parts: &mut u32) {
+        for op in ops {
+            if let Some(g) = op.tbg {
+                if g.size > 1 && *parts <= 4096 {
+                    *parts = *parts / gcd(*parts, g.size) * g.size;
+                }
+            }
+            walk(&op.body, parts);
+        }
+    }
+    for r in &plan.ranks {
+        for tb in &r.threadblocks {
+            walk(&tb.ops, &mut parts);
+        }
+    }
+    parts
+}
+
+/// A's k-th channel of a kind to B pairs with B's k-th channel of that kind to A.
+fn pair_channels(plan: &Plan) -> HashMap<Endpoint, Endpoint> {
+    let mut by_pair: HashMap<(u32, u32, ChannelKind), Vec<u32>> = HashMap::new();
+    for (r, rank) in plan.ranks.iter().enumerate() {
+        for (kind, peers) in [
+            (ChannelKind::Memory, &rank.memory_peers),
+            (ChannelKind::Port, &rank.port_peers),
+        ] {
+            for (c, peer) in peers.iter().enumerate() {
+                by_pair.entry((r as u32, *peer, kind)).or_default().push(c as u32);
+            }
+        }
+    }
+    let mut pairs = HashMap::new();
+    for ((a, b, kind), ours) in &by_pair {
+        if let Some(theirs) = by_pair.get(&(*b, *a, *kind)) {
+            for (k, c) in ours.iter().enumerate() {
+                if let Some(peer_c) = theirs.get(k) {
+                    pairs.insert((*a, *kind, *c), (*b, *kind, *peer_c));
+                }
+            }
+        }
+    }
+    pairs
+}
+
+/// Executor limits and reliance on executor bugs (SEMANTICS.md §9), as warnings.
+fn check_limits(plan: &Plan) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let mut flush = false;
+    let mut reduce_op = false;
+    let mut get_offsets = false;
+    for (r, rank) in plan.ranks.iter().enumerate() {
+        for (t, tb) in rank.threadblocks.iter().enumerate() {
+            let mut ops = Vec::new();
+            flatten(&tb.ops, &mut ops);
+            if tb.ops.len() > 64 {
+                warnings.push(format!(
+                    "rank {r} thread block {t} has {} ops; the executor runs at most 64",
+                    tb.ops.len()
+                ));
+            }
+            for (kind, ids) in &tb.channels {
+                if ids.len() > 16 {
+                    warnings.push(format!(
+                        "rank {r} thread block {t} uses {} {} channels; the executor allows 16",
+                        ids.len(),
+                        kind.name()
+                    ));
+                }
+            }
+            for op in &ops {
+                flush |= op.name == OpName::Flush;
+                reduce_op |= op.reduce_op.is_some_and(|o| o != ReduceOp::Sum);
+                get_offsets |= op.name == OpName::Get
+                    && op.src.iter().zip(&op.dst).any(|(s, d)| s.index != d.index);
+                if op.channel_ids.len() > 8 {
+                    warnings.push(format!(
+                        "rank {r} thread block {t}: a {} over {} channels; the executor allows 8",
+                        op.name.json(),
+                        op.channel_ids.len()
+                    ));
+                }
+            }
+        }
+    }
+    if flush {
+        warnings.push("[BUG] the plan uses `flush`, which does nothing on today's executor; simulated as intended".into());
+    }
+    if reduce_op {
+        warnings.push("[BUG] the plan reduces with min or max; today's executor always sums".into());
+    }
+    if get_offsets {
+        warnings.push("[BUG] a `get` with different source and destination offsets; today's executor swaps them".into());
+    }
+    warnings
+}
