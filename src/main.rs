@@ -175,9 +175,20 @@ fn sim(args: &CheckArgs) -> ExitCode {
             println!("  {}", race.first);
             println!("  {}", race.second);
             println!("  and no synchronisation orders the two");
-            if let (Some(sources), [Some(a), Some(b)]) = (sources, race.spans) {
-                let d = msclc::diag::Diagnostic::error(b, format!("data race on {}", race.location), "this access")
-                    .with_secondary(a, "races with this one");
+            // Point at the ops in the program, where it was compiled here.
+            let message = format!("data race on {}", race.location);
+            let d = match race.spans {
+                [Some(a), Some(b)] => Some(
+                    msclc::diag::Diagnostic::error(b, message, "this access")
+                        .with_secondary(a, "races with this one"),
+                ),
+                [Some(one), None] | [None, Some(one)] => Some(
+                    msclc::diag::Diagnostic::error(one, message, "this access")
+                        .with_note("races with the user's access to the buffer around the kernel"),
+                ),
+                [None, None] => None,
+            };
+            if let (Some(sources), Some(d)) = (sources, d) {
                 print!("{}", sources.render(&[d]));
             }
             ExitCode::FAILURE

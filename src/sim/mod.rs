@@ -26,6 +26,7 @@ mod value;
 
 use crate::ir::*;
 use std::collections::{HashMap, VecDeque};
+use std::rc::Rc;
 use value::{Contents, Contribution};
 
 /// What the simulator found.
@@ -119,45 +120,76 @@ struct Cell {
     /// The execution whose packet last landed here, for LL reads.
     packet: Option<u32>,
     /// What the packet's writer had done when it wrote it (execution order
-    /// only): a reader that sees the packet's flag is after all of that.
-    packet_clock: Option<Clocks>,
+    /// only), and the writer and its epoch: a reader that sees the packet's
+    /// flag is after all of that.
+    packet_clock: Option<(Rc<Vec<u32>>, usize, u32)>,
     last_write: Option<Access>,
     reads: Vec<Access>,
 }
 
 /// What a thread knows of every thread's finished epochs: `data` through
 /// release/acquire synchronisation (writes are visible), `exec` through any
-/// synchronisation, relaxed included (earlier reads are over).
+/// synchronisation, relaxed included (earlier reads are over). Shared
+/// copy-on-write: signals, packets and barriers hold snapshots, and a plan
+/// with thousands of thread blocks must not copy a clock per message. An
+/// empty list stands for all zeros.
 #[derive(Debug, Clone, PartialEq)]
 struct Clocks {
-    data: Vec<u32>,
-    exec: Vec<u32>,
+    data: Rc<Vec<u32>>,
+    exec: Rc<Vec<u32>>,
+}
+
+fn at(list: &[u32], i: usize) -> u32 {
+    list.get(i).copied().unwrap_or(0)
+}
+
+/// Raises `into` to at least `other`, copying only if something changes.
+fn join_shared(into: &mut Rc<Vec<u32>>, other: &Rc<Vec<u32>>, width: usize) {
+    if Rc::ptr_eq(into, other) || other.iter().enumerate().all(|(i, v)| *v <= at(into, i)) {
+        return;
+    }
+    let list = Rc::make_mut(into);
+    list.resize(width.max(list.len()), 0);
+    for (a, b) in list.iter_mut().zip(other.iter()) {
+        *a = (*a).max(*b);
+    }
+}
+
+fn raise(list: &mut Rc<Vec<u32>>, i: usize, value: u32, width: usize) {
+    if at(list, i) >= value {
+        return;
+    }
+    let list = Rc::make_mut(list);
+    list.resize(width.max(list.len()), 0);
+    list[i] = value;
 }
 
 impl Clocks {
     fn zero(width: usize) -> Clocks {
         Clocks {
-            data: vec![0; width],
-            exec: vec![0; width],
+            data: Rc::new(vec![0; width]),
+            exec: Rc::new(vec![0; width]),
         }
     }
 
     fn join(&mut self, other: &Clocks) {
-        join(&mut self.data, &other.data);
-        join(&mut self.exec, &other.exec);
+        let width = self.exec.len().max(other.exec.len());
+        join_shared(&mut self.data, &other.data, width);
+        join_shared(&mut self.exec, &other.exec, width);
     }
 
     /// Only the execution ordering of `self` (what a relaxed signal carries).
     fn relaxed(&self) -> Clocks {
         Clocks {
-            data: vec![0; self.data.len()],
+            data: Rc::new(Vec::new()),
             exec: self.exec.clone(),
         }
     }
 
     fn set(&mut self, thread: usize, epoch: u32) {
-        self.data[thread] = self.data[thread].max(epoch);
-        self.exec[thread] = self.exec[thread].max(epoch);
+        let width = self.exec.len();
+        raise(&mut self.data, thread, epoch, width);
+        raise(&mut self.exec, thread, epoch, width);
     }
 }
 
@@ -286,7 +318,7 @@ impl<'p> Sim<'p> {
     fn scratch_half(&self, execution: u32, place: Place) -> Place {
         if place.kind == BufferKind::Scratch
             && self.plan.options.use_double_scratch_buffer
-            && execution % 2 == 0
+            && execution.is_multiple_of(2)
         {
             let size = self.plan.ranks[place.rank as usize].scratch_chunks;
             return Place {
@@ -458,8 +490,16 @@ impl<'p> Sim<'p> {
                     .map(|e| {
                         let peer = self.peer_of(*e);
                         match self.pairs.get(e) {
-                            Some(_) => format!("no signal from rank {peer} on {} channel {}", e.1.name(), e.2),
-                            None => format!("{} channel {} to rank {peer} has no paired channel on that rank", e.1.name(), e.2),
+                            Some(_) => format!(
+                                "no signal from rank {peer} on {} channel {}",
+                                e.1.name(),
+                                e.2
+                            ),
+                            None => format!(
+                                "{} channel {} to rank {peer} has no paired channel on that rank",
+                                e.1.name(),
+                                e.2
+                            ),
                         }
                     })
                     .collect();
@@ -476,7 +516,11 @@ impl<'p> Sim<'p> {
 
     fn peer_of(&self, e: Endpoint) -> u32 {
         let r = &self.plan.ranks[e.0 as usize];
-        let peers = if e.1 == ChannelKind::Port { &r.port_peers } else { &r.memory_peers };
+        let peers = if e.1 == ChannelKind::Port {
+            &r.port_peers
+        } else {
+            &r.memory_peers
+        };
         peers.get(e.2 as usize).copied().unwrap_or(u32::MAX)
     }
 
@@ -561,7 +605,11 @@ impl<'p> Sim<'p> {
 
     /// What the user expects in each result chunk of `rank` after
     /// `execution` (`None`: anything, for the test collective).
-    fn expected(&self, rank: u32, execution: u32) -> Vec<(BufferKind, u32, Option<Vec<Contribution>>)> {
+    fn expected(
+        &self,
+        rank: u32,
+        execution: u32,
+    ) -> Vec<(BufferKind, u32, Option<Vec<Contribution>>)> {
         let c = &self.plan.collective;
         let n = self.plan.ranks.len() as u32;
         let r = &self.plan.ranks[rank as usize];
@@ -617,14 +665,22 @@ impl<'p> Sim<'p> {
             // The user's copy into the input is complete before the kernel
             // starts (stream order): execution order suffices after it.
             let by_user = a.thread >= self.users;
-            let known = if a.write && !by_user { &clock.data } else { &clock.exec };
+            let known = if a.write && !by_user {
+                &clock.data
+            } else {
+                &clock.exec
+            };
             a.op == access.op && a.thread == access.thread && a.epoch == access.epoch
-                || a.epoch < known[a.thread]
+                || a.epoch < at(known, a.thread)
         };
         let conflict = cell
             .last_write
             .iter()
-            .chain(if access.write { cell.reads.iter() } else { [].iter() })
+            .chain(if access.write {
+                cell.reads.iter()
+            } else {
+                [].iter()
+            })
             .find(|a| !ordered(a));
         conflict.map(|a| Verdict::Race(self.race(loc, a, &access)))
     }
@@ -654,8 +710,14 @@ impl<'p> Sim<'p> {
         if a.thread >= self.users {
             let rank = a.thread - self.users;
             return match a.write {
-                true => format!("the user's write of rank {rank}'s input before execution {}", a.execution),
-                false => format!("the user's read of rank {rank}'s result after execution {}", a.execution),
+                true => format!(
+                    "the user's write of rank {rank}'s input before execution {}",
+                    a.execution
+                ),
+                false => format!(
+                    "the user's read of rank {rank}'s result after execution {}",
+                    a.execution
+                ),
             };
         }
         let th = &self.threads[a.thread];
@@ -726,12 +788,11 @@ impl<'p> Sim<'p> {
                 if matches!(op.name, PutWithSignal | PutWithSignalAndFlush) {
                     // The proxy delivers the data before the signal: the
                     // signal publishes this thread's put too.
-                    let th = &mut self.threads[t];
-                    let epoch = th.epoch;
-                    th.clock.set(t, epoch + 1);
+                    let before = self.threads[t].clock.clone();
+                    let epoch = self.threads[t].epoch;
+                    self.threads[t].clock.set(t, epoch + 1);
                     self.signal(t, op, true);
-                    self.threads[t].clock.data[t] = epoch;
-                    self.threads[t].clock.exec[t] = epoch;
+                    self.threads[t].clock = before;
                 }
             }
         }
@@ -785,10 +846,17 @@ impl<'p> Sim<'p> {
 
     fn signal(&mut self, t: usize, op: &Op, carries_data: bool) {
         let published = self.published(t);
-        let clock = if carries_data { published } else { published.relaxed() };
+        let clock = if carries_data {
+            published
+        } else {
+            published.relaxed()
+        };
         for e in self.endpoints(&self.threads[t], op) {
             if let Some(peer) = self.pairs.get(&e) {
-                self.inbound.entry(*peer).or_default().push_back(clock.clone());
+                self.inbound
+                    .entry(*peer)
+                    .or_default()
+                    .push_back(clock.clone());
             }
         }
     }
@@ -840,7 +908,7 @@ impl<'p> Sim<'p> {
     /// The parts of a chunk this op's block handles.
     fn part_range(&self, op: &Op) -> std::ops::Range<u32> {
         match op.tbg {
-            Some(g) if g.size > 1 && self.parts % g.size == 0 => {
+            Some(g) if g.size > 1 && self.parts.is_multiple_of(g.size) => {
                 let each = self.parts / g.size;
                 g.tb_id * each..(g.tb_id + 1) * each
             }
@@ -892,7 +960,9 @@ impl<'p> Sim<'p> {
             .iter()
             .map(|m| {
                 (r.index..r.index + r.size)
-                    .map(|chunk| self.scratch_half(th.execution, self.place(*m, decl.buffer, chunk)))
+                    .map(|chunk| {
+                        self.scratch_half(th.execution, self.place(*m, decl.buffer, chunk))
+                    })
                     .collect()
             })
             .collect()
@@ -932,7 +1002,14 @@ impl<'p> Sim<'p> {
         Ok(cell.value.clone())
     }
 
-    fn write(&mut self, t: usize, op_index: usize, loc: Loc, value: Option<Contents>, packet: bool) -> Result<(), Verdict> {
+    fn write(
+        &mut self,
+        t: usize,
+        op_index: usize,
+        loc: Loc,
+        value: Option<Contents>,
+        packet: bool,
+    ) -> Result<(), Verdict> {
         let th = &self.threads[t];
         let access = Access {
             thread: t,
@@ -948,9 +1025,8 @@ impl<'p> Sim<'p> {
             }
         }
         let packet_clock = packet.then(|| {
-            let mut c = self.threads[t].clock.relaxed();
-            c.exec[t] = self.threads[t].epoch + 1;
-            c
+            let th = &self.threads[t];
+            (th.clock.exec.clone(), t, th.epoch + 1)
         });
         let cell = self.memory.entry(loc).or_default();
         cell.value = value;
@@ -968,20 +1044,41 @@ impl<'p> Sim<'p> {
         // Each element is written after its packet was read, by the same
         // thread: the packets' writers come before this op.
         for loc in self.packet_sources(&self.threads[t], op) {
-            if let Some(c) = self.memory.get(&loc).and_then(|c| c.packet_clock.clone()) {
-                join(&mut self.threads[t].clock.exec, &c.exec);
+            if let Some((exec, writer, epoch)) =
+                self.memory.get(&loc).and_then(|c| c.packet_clock.clone())
+            {
+                let width = self.width();
+                let clock = &mut self.threads[t].clock;
+                join_shared(&mut clock.exec, &exec, width);
+                raise(&mut clock.exec, writer, epoch, width);
             }
         }
         let th = &self.threads[t];
         let parts = self.part_range(op);
-        let switch_src = op.src.first().map(|r| self.switch_places(th, r)).unwrap_or_default();
-        let switch_dst = op.dst.first().map(|r| self.switch_places(th, r)).unwrap_or_default();
+        let switch_src = op
+            .src
+            .first()
+            .map(|r| self.switch_places(th, r))
+            .unwrap_or_default();
+        let switch_dst = op
+            .dst
+            .first()
+            .map(|r| self.switch_places(th, r))
+            .unwrap_or_default();
         let src: Vec<Vec<Place>> = op.src.iter().map(|r| self.places(th, op, r)).collect();
         let dst: Vec<Vec<Place>> = op.dst.iter().map(|r| self.places(th, op, r)).collect();
         let reduces = matches!(
             op.name,
-            Reduce | ReduceSend | ReadReduce | ReadReduceSend | ReducePackets | ReduceSendPackets
-                | ReduceCopyPackets | ReduceCopySendPackets | GroupLoadReduce | GroupLoadReduceStore
+            Reduce
+                | ReduceSend
+                | ReadReduce
+                | ReadReduceSend
+                | ReducePackets
+                | ReduceSendPackets
+                | ReduceCopyPackets
+                | ReduceCopySendPackets
+                | GroupLoadReduce
+                | GroupLoadReduceStore
         );
         let packet_dst = matches!(
             op.name,
@@ -990,7 +1087,12 @@ impl<'p> Sim<'p> {
         let size = op.src.first().or(op.dst.first()).map_or(0, |r| r.size);
         for chunk in 0..size as usize {
             for part in parts.clone() {
-                let at = |p: &Vec<Place>| p.get(chunk).map(|place| Loc { place: *place, part });
+                let at = |p: &Vec<Place>| {
+                    p.get(chunk).map(|place| Loc {
+                        place: *place,
+                        part,
+                    })
+                };
                 // The value this op computes for this part.
                 let value = if op.name == GroupLoadReduceStore || op.name == GroupLoadReduce {
                     let mut sum: Option<Contents> = None;
@@ -1024,7 +1126,13 @@ impl<'p> Sim<'p> {
                 if !switch_dst.is_empty() {
                     for member in &switch_dst {
                         if let Some(loc) = at(member) {
-                            self.write(t, op_index, loc, value.clone(), op.name == GroupStorePackets)?;
+                            self.write(
+                                t,
+                                op_index,
+                                loc,
+                                value.clone(),
+                                op.name == GroupStorePackets,
+                            )?;
                         }
                     }
                     continue;
@@ -1051,7 +1159,10 @@ impl<'p> Sim<'p> {
                     // op writes packets.
                     let packet = packet_dst
                         || (i > 0
-                            && matches!(op.name, ReduceSendPackets | ReduceCopyPackets | ReduceCopySendPackets));
+                            && matches!(
+                                op.name,
+                                ReduceSendPackets | ReduceCopyPackets | ReduceCopySendPackets
+                            ));
                     self.write(t, op_index, loc, value, packet)?;
                 }
             }
@@ -1073,16 +1184,14 @@ fn combine(sum: Option<Contents>, v: Option<Contents>) -> Option<Contents> {
     }
 }
 
-fn join(into: &mut [u32], other: &[u32]) {
-    for (a, b) in into.iter_mut().zip(other) {
-        *a = (*a).max(*b);
-    }
-}
-
 /// Parts per chunk: enough for every thread block group to own whole parts.
 fn group_parts(plan: &Plan) -> u32 {
     fn gcd(a: u32, b: u32) -> u32 {
-        if b == 0 { a } else { gcd(b, a % b) }
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
     }
     let mut parts = 1u32;
     fn walk(ops: &[Op], parts: &mut u32) {
@@ -1112,7 +1221,10 @@ fn pair_channels(plan: &Plan) -> HashMap<Endpoint, Endpoint> {
             (ChannelKind::Port, &rank.port_peers),
         ] {
             for (c, peer) in peers.iter().enumerate() {
-                by_pair.entry((r as u32, *peer, kind)).or_default().push(c as u32);
+                by_pair
+                    .entry((r as u32, *peer, kind))
+                    .or_default()
+                    .push(c as u32);
             }
         }
     }
@@ -1173,7 +1285,8 @@ fn check_limits(plan: &Plan) -> Vec<String> {
         warnings.push("[BUG] the plan uses `flush`, which does nothing on today's executor; simulated as intended".into());
     }
     if reduce_op {
-        warnings.push("[BUG] the plan reduces with min or max; today's executor always sums".into());
+        warnings
+            .push("[BUG] the plan reduces with min or max; today's executor always sums".into());
     }
     if get_offsets {
         warnings.push("[BUG] a `get` with different source and destination offsets; today's executor swaps them".into());

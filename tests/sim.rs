@@ -1,0 +1,234 @@
+//! The simulator on every reference plan, and on broken variants of the
+//! correct ones (mutants), each of which it must catch.
+
+use msclc::front::plan_json::read_plan;
+use msclc::ir::{OpName, Plan};
+use msclc::sim::{simulate, Verdict};
+use std::path::{Path, PathBuf};
+
+fn conformance() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance");
+    dir.exists().then_some(dir)
+}
+
+fn plans(dir: &Path) -> Vec<(String, Plan)> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "json")
+                && p.file_name().is_some_and(|n| n != "manifest.json")
+            {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(dir, &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .map(|f| {
+            let name = f.strip_prefix(dir).unwrap_or(&f).display().to_string();
+            let text = std::fs::read_to_string(&f).expect("readable");
+            let plan = read_plan(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            (name, plan)
+        })
+        .collect()
+}
+
+/// Reference plans the simulator finds a problem in, and what it finds.
+/// Each is described in docs/simulator.md; they are upstream findings, not
+/// simulator errors, as far as SEMANTICS.md tells.
+const FINDINGS: &[(&str, &str)] = &[
+    // Relaxed final handshakes publish no data: the user may read a result
+    // the peers' puts or switch stores have not made visible yet.
+    ("executor/reduce_nvls.n8.json", "race"),
+    ("executor/reduce_nvls_pipeline.n8.json", "race"),
+    ("single_node/allgather_nvls_zero_copy.n4.json", "race"),
+    ("single_node/allgather_nvls_zero_copy.n8.json", "race"),
+    ("single_node/allgather_ring.n4.json", "race"),
+    ("single_node/allgather_ring.n8.json", "race"),
+    ("single_node/allreduce_nvls_zero_copy.n4.json", "race"),
+    ("single_node/allreduce_nvls_zero_copy.n8.json", "race"),
+    // Unit tests that are not algorithms: both ranks read and write each
+    // other's chunks at once, or a switch store with no handshake at all.
+    ("unit/put_fuse_test.json", "race"),
+    ("unit/switch_broadcast_test.json", "race"),
+    // Unit tests reading packets nobody writes.
+    ("unit/read_put_packet_test.json", "deadlock"),
+    ("unit/reduce_copy_packet_test.json", "deadlock"),
+    ("unit/reduce_copy_send_packet_test.json", "deadlock"),
+    ("unit/reduce_packets_fuse_test.json", "deadlock"),
+    ("unit/reduce_packets_test.json", "deadlock"),
+    ("unit/reduce_send_packet_test.json", "deadlock"),
+    // Fused waits on channels whose paired channels never signal (the
+    // signals go out on channels 0 and 1, the waits are on 2 and 3).
+    ("unit/relaxed_signal_wait_fuse_test.json", "deadlock"),
+    ("unit/signal_wait_fuse_test.json", "deadlock"),
+];
+
+fn kind(v: &Verdict) -> &'static str {
+    match v {
+        Verdict::Verified => "verified",
+        Verdict::WrongResult(_) => "wrong result",
+        Verdict::Deadlock(_) => "deadlock",
+        Verdict::Race(_) => "race",
+    }
+}
+
+#[test]
+fn every_reference_plan_simulates_as_expected() {
+    let Some(dir) = conformance() else {
+        eprintln!("skipped: ../shared/conformance not found");
+        return;
+    };
+    let mut wrong = Vec::new();
+    let all = plans(&dir);
+    assert!(all.len() >= 80);
+    for (name, plan) in &all {
+        let want = FINDINGS
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or("verified", |(_, k)| *k);
+        let got = simulate(plan, 2);
+        if kind(&got.verdict) != want {
+            wrong.push(format!("{name}: expected {want}, got {:?}", got.verdict));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Ways to break a plan, each applied at every op where it applies.
+#[derive(Clone, Copy, Debug)]
+enum Mutation {
+    DropTransfer,
+    MoveTransfer,
+    DropWait,
+    DropSignal,
+    DropReduceOperand,
+}
+
+fn is_transfer(n: OpName) -> bool {
+    use OpName::*;
+    matches!(
+        n,
+        Put | PutWithSignal
+            | PutWithSignalAndFlush
+            | PutPackets
+            | ReadPutPackets
+            | Copy
+            | CopyPackets
+            | UnpackPackets
+            | Get
+    )
+}
+
+/// The mutants of `plan` for `m`: one per op it applies to.
+fn mutants(plan: &Plan, m: Mutation) -> Vec<(String, Plan)> {
+    let mut out = Vec::new();
+    for (r, rank) in plan.ranks.iter().enumerate() {
+        for (t, tb) in rank.threadblocks.iter().enumerate() {
+            for (i, op) in tb.ops.iter().enumerate() {
+                let applies = match m {
+                    Mutation::DropTransfer | Mutation::MoveTransfer => {
+                        is_transfer(op.name) && op.tbg.is_none()
+                    }
+                    Mutation::DropWait => op.name == OpName::Wait,
+                    Mutation::DropSignal => op.name == OpName::Signal,
+                    Mutation::DropReduceOperand => {
+                        matches!(
+                            op.name,
+                            OpName::Reduce
+                                | OpName::ReadReduce
+                                | OpName::ReduceSend
+                                | OpName::ReadReduceSend
+                                | OpName::ReducePackets
+                                | OpName::ReduceSendPackets
+                        ) && op.src.len() > 2
+                    }
+                };
+                if !applies {
+                    continue;
+                }
+                let mut p = plan.clone();
+                let ops = &mut p.ranks[r].threadblocks[t].ops;
+                match m {
+                    Mutation::DropTransfer | Mutation::DropWait | Mutation::DropSignal => {
+                        ops.remove(i);
+                    }
+                    Mutation::MoveTransfer => {
+                        let d = &mut ops[i].dst[0];
+                        let limit = match d.target {
+                            msclc::ir::RefTarget::Local(k)
+                            | msclc::ir::RefTarget::Remote { kind: k, .. } => match k {
+                                msclc::ir::BufferKind::Input => rank.input_chunks,
+                                msclc::ir::BufferKind::Output => rank.output_chunks,
+                                msclc::ir::BufferKind::Scratch => rank.scratch_chunks,
+                            },
+                            _ => continue,
+                        };
+                        if limit <= d.size {
+                            continue;
+                        }
+                        d.index = (d.index + d.size) % (limit - d.size + 1);
+                    }
+                    Mutation::DropReduceOperand => {
+                        ops[i].src.pop();
+                    }
+                }
+                out.push((format!("{m:?} at rank {r} tb {t} op {i}"), p));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn mutants_of_correct_plans_are_caught() {
+    let Some(dir) = conformance() else {
+        eprintln!("skipped: ../shared/conformance not found");
+        return;
+    };
+    let sources = [
+        "single_node/allreduce.n4.json",
+        "single_node/allreduce_pkt.n4.json",
+        "single_node/alltoall.n4.json",
+        "single_node/allgather_pkt.n4.json",
+        "multi_node/reducescatter.g8.json",
+        // Not executor/reduce.json: its rank 0 copies input chunks 2..4 to
+        // scratch that nothing reads, so dropping that copy changes nothing.
+        "executor/reduce_pack.json",
+        "single_node/allreduce_pipeline.json",
+    ];
+    let all = plans(&dir);
+    let mut tried = 0;
+    let mut missed = Vec::new();
+    for name in sources {
+        let (_, plan) = all.iter().find(|(n, _)| n == name).expect("plan present");
+        assert_eq!(simulate(plan, 2).verdict, Verdict::Verified, "{name}");
+        for m in [
+            Mutation::DropTransfer,
+            Mutation::MoveTransfer,
+            Mutation::DropWait,
+            Mutation::DropSignal,
+            Mutation::DropReduceOperand,
+        ] {
+            // A sample of each kind per plan keeps the test quick.
+            for (what, mutant) in mutants(plan, m).into_iter().step_by(3).take(6) {
+                tried += 1;
+                if simulate(&mutant, 2).verdict == Verdict::Verified {
+                    missed.push(format!("{name}: {what}"));
+                }
+            }
+        }
+    }
+    assert!(tried >= 60, "only {tried} mutants");
+    assert!(
+        missed.is_empty(),
+        "{} of {tried} mutants not caught:\n{}",
+        missed.len(),
+        missed.join("\n")
+    );
+}
