@@ -400,12 +400,7 @@ fn buf_ref(
         RefTarget::Local(t.one_of("buffer type", &BUFFER_KINDS)?)
     } else if let Some(id) = at.opt("buffer_id") {
         let local = id.u32()?;
-        let table = tb
-            .remote_refs
-            .iter()
-            .find(|(kind, _)| Some(*kind) == channel)
-            .map(|(_, ids)| ids.as_slice())
-            .unwrap_or(&[]);
+        let table = channel.map_or(&[][..], |kind| tb.remote_buffer_ids(kind));
         let Some(&global) = table.get(local as usize) else {
             return id.fail(format!(
                 "the thread block has {} remote buffer(s) for this op's channel type",

@@ -371,6 +371,26 @@ pub struct ThreadBlock {
     pub ops: Vec<Op>,
 }
 
+impl ThreadBlock {
+    /// The rank-level ids of the `kind` channels this block uses, by local id.
+    pub fn channel_ids(&self, kind: ChannelKind) -> &[u32] {
+        table_list(&self.channels, kind)
+    }
+
+    /// The rank-level remote buffer ids this block reaches over `kind`
+    /// channels, by local id.
+    pub fn remote_buffer_ids(&self, kind: ChannelKind) -> &[u32] {
+        table_list(&self.remote_refs, kind)
+    }
+}
+
+fn table_list(table: &[(ChannelKind, Vec<u32>)], kind: ChannelKind) -> &[u32] {
+    table
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .map_or(&[], |(_, ids)| ids.as_slice())
+}
+
 /// Looks up `id` in the `kind` list of a per-type table, adding it if new;
 /// returns its position in that list.
 pub fn table_index(table: &mut Vec<(ChannelKind, Vec<u32>)>, kind: ChannelKind, id: u32) -> u32 {

@@ -33,12 +33,7 @@ pub fn check(plan: &Plan) -> Result<(), Diagnostic> {
                     ChannelKind::Port => &rank.port_peers,
                     ChannelKind::Switch => return,
                 };
-                let table = tb
-                    .channels
-                    .iter()
-                    .find(|(k, _)| *k == kind)
-                    .map(|(_, ids)| ids.as_slice())
-                    .unwrap_or(&[]);
+                let table = tb.channel_ids(kind);
                 for &local in &op.channel_ids {
                     let Some(peer) = table
                         .get(local as usize)

@@ -825,12 +825,7 @@ impl<'p> Sim<'p> {
     fn endpoints(&self, th: &Thread, op: &Op) -> Vec<Endpoint> {
         let kind = op.channel.unwrap_or(ChannelKind::Memory);
         let tb = &self.plan.ranks[th.rank as usize].threadblocks[th.tb as usize];
-        let table = tb
-            .channels
-            .iter()
-            .find(|(k, _)| *k == kind)
-            .map(|(_, ids)| ids.as_slice())
-            .unwrap_or(&[]);
+        let table = tb.channel_ids(kind);
         op.channel_ids
             .iter()
             .filter_map(|local| table.get(*local as usize))
@@ -924,11 +919,7 @@ impl<'p> Sim<'p> {
             RefTarget::Remote { id, kind } => {
                 let tb = &rank.threadblocks[th.tb as usize];
                 let channel = op.channel.unwrap_or(ChannelKind::Memory);
-                let global = tb
-                    .remote_refs
-                    .iter()
-                    .find(|(k, _)| *k == channel)
-                    .and_then(|(_, ids)| ids.get(id as usize));
+                let global = tb.remote_buffer_ids(channel).get(id as usize);
                 match global.and_then(|g| rank.remote_buffers.get(*g as usize)) {
                     Some(b) => (b.rank, kind),
                     None => return Vec::new(),
@@ -948,11 +939,7 @@ impl<'p> Sim<'p> {
         };
         let rank = &self.plan.ranks[th.rank as usize];
         let tb = &rank.threadblocks[th.tb as usize];
-        let global = tb
-            .channels
-            .iter()
-            .find(|(k, _)| *k == ChannelKind::Switch)
-            .and_then(|(_, ids)| ids.get(id as usize));
+        let global = tb.channel_ids(ChannelKind::Switch).get(id as usize);
         let Some(decl) = global.and_then(|g| rank.switch_channels.get(*g as usize)) else {
             return Vec::new();
         };
@@ -1094,19 +1081,16 @@ impl<'p> Sim<'p> {
                     })
                 };
                 // The value this op computes for this part.
-                let value = if op.name == GroupLoadReduceStore || op.name == GroupLoadReduce {
+                // (a switch reduce sums the members' buffers).
+                let value = if reduces {
+                    let operands = if switch_src.is_empty() {
+                        &src
+                    } else {
+                        &switch_src
+                    };
                     let mut sum: Option<Contents> = None;
-                    for member in &switch_src {
-                        if let Some(loc) = at(member) {
-                            let v = self.read(t, op_index, loc)?;
-                            sum = combine(sum, v);
-                        }
-                    }
-                    sum
-                } else if reduces {
-                    let mut sum: Option<Contents> = None;
-                    for s in &src {
-                        if let Some(loc) = at(s) {
+                    for operand in operands {
+                        if let Some(loc) = at(operand) {
                             let v = self.read(t, op_index, loc)?;
                             sum = combine(sum, v);
                         }
