@@ -232,3 +232,67 @@ fn mutants_of_correct_plans_are_caught() {
         missed.join("\n")
     );
 }
+
+fn compile(text: &str) -> Plan {
+    let c = msclc::driver::compile_source(Path::new("test.mscl"), text.to_string(), &[]);
+    match c.result {
+        Ok(plan) => plan,
+        Err(msclc::driver::Failure::Diagnostics(d)) => panic!("{}", c.sources.render(&d)),
+        Err(_) => panic!("does not compile"),
+    }
+}
+
+/// A two-rank allreduce where each rank reads its peer's chunk with `op`.
+fn two_rank_allreduce(first: &str, second: &str) -> String {
+    format!(
+        r#"
+program "ar" {{ collective = allreduce(2, chunk_factor: 1, inplace: true) }}
+let ops = [{first}, {second}]
+for r in 0..2 {{
+    let peer = 1 - r
+    let ch = memory_channel(peer, r)
+    ch.signal(tb: 0, relaxed: true)
+    ch.wait(tb: 0, relaxed: true, data_sync: after)
+    let mine = rank(r).input[r]
+    ch.reduce(mine, [rank(peer).input[r]], tb: 0, reduce_op: ops[r])
+    ch.put(rank(peer).input[r], mine, tb: 0)
+    ch.signal(tb: 0, data_sync: before)
+    ch.wait(tb: 0, data_sync: after)
+}}
+"#
+    )
+}
+
+#[test]
+fn reductions_are_checked_for_the_plans_operation() {
+    let max = simulate(&compile(&two_rank_allreduce("max", "max")), 2);
+    assert_eq!(max.verdict, Verdict::Verified);
+    assert!(
+        max.warnings.iter().any(|w| w.contains("always sums")),
+        "{:?}",
+        max.warnings
+    );
+    let mixed = simulate(&compile(&two_rank_allreduce("max", "sum")), 2);
+    match mixed.verdict {
+        Verdict::WrongResult(what) => {
+            assert!(what.contains("was reduced with sum, not max"), "{what}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_missing_nop_after_a_wait_is_a_race() {
+    // Without `data_sync: after` the block's other threads may read the
+    // peer's chunk before the wait has returned.
+    let racy = two_rank_allreduce("sum", "sum").replace(
+        "ch.wait(tb: 0, relaxed: true, data_sync: after)",
+        "ch.wait(tb: 0, relaxed: true, data_sync: none)",
+    );
+    let report = simulate(&compile(&racy), 2);
+    assert!(
+        matches!(report.verdict, Verdict::Race(_)),
+        "{:?}",
+        report.verdict
+    );
+}

@@ -240,6 +240,8 @@ struct Sim<'p> {
     ops_run: u64,
     /// Per rank: what its user knows (the clock of its last kernel's end).
     user_clocks: Vec<Clocks>,
+    /// The reduction the plan's results are checked for (its first one).
+    reduce_op: ReduceOp,
 }
 
 impl<'p> Sim<'p> {
@@ -290,6 +292,7 @@ impl<'p> Sim<'p> {
             barriers: HashMap::new(),
             ops_run: 0,
             user_clocks: vec![Clocks::zero(width); plan.ranks.len()],
+            reduce_op: first_reduce_op(plan),
         };
         for (r, rank) in plan.ranks.iter().enumerate() {
             for (s, init) in rank.semaphores.iter().enumerate() {
@@ -601,7 +604,7 @@ impl<'p> Sim<'p> {
                 let problem = match (&cell.value, &want) {
                     (_, None) => None,
                     (None, Some(_)) => Some("was never written".to_string()),
-                    (Some(v), Some(want)) => v.difference(want),
+                    (Some(v), Some(want)) => v.difference(want, self.reduce_op),
                 };
                 if let Some(p) = problem {
                     let part_note = if self.parts > 1 {
@@ -1118,7 +1121,7 @@ impl<'p> Sim<'p> {
                     for operand in operands {
                         if let Some(loc) = at(operand) {
                             let v = self.read(t, op_index, loc)?;
-                            sum = combine(sum, v);
+                            sum = combine(sum, v, op.reduce_op.unwrap_or(ReduceOp::Sum));
                         }
                     }
                     sum
@@ -1187,9 +1190,9 @@ enum Step {
     Problem(Verdict),
 }
 
-fn combine(sum: Option<Contents>, v: Option<Contents>) -> Option<Contents> {
+fn combine(sum: Option<Contents>, v: Option<Contents>, op: ReduceOp) -> Option<Contents> {
     match (sum, v) {
-        (Some(a), Some(b)) => Some(a.plus(&b)),
+        (Some(a), Some(b)) => Some(a.reduce(&b, op)),
         (a, b) => a.or(b),
     }
 }
@@ -1313,4 +1316,17 @@ fn check_limits(plan: &Plan) -> Vec<String> {
         warnings.push("[BUG] a `get` with different source and destination offsets; today's executor swaps them".into());
     }
     warnings
+}
+
+/// The reduce operation of the plan's first reduction (sum if none).
+fn first_reduce_op(plan: &Plan) -> ReduceOp {
+    fn find(ops: &[Op]) -> Option<ReduceOp> {
+        ops.iter()
+            .find_map(|op| op.reduce_op.or_else(|| find(&op.body)))
+    }
+    plan.ranks
+        .iter()
+        .flat_map(|r| &r.threadblocks)
+        .find_map(|tb| find(&tb.ops))
+        .unwrap_or(ReduceOp::Sum)
 }

@@ -2,6 +2,7 @@
 //! input contributions summed into it, so that a wrong result can be told in
 //! the collective's own terms ("lacks rank 6's input chunk 5").
 
+use crate::ir::ReduceOp;
 use std::rc::Rc;
 
 /// One rank's input chunk as written by its user before a given execution.
@@ -12,18 +13,44 @@ pub struct Contribution {
     pub chunk: u32,
 }
 
-/// A sorted multiset of contributions; shared, since copies are common.
+/// A sorted multiset of contributions (shared, since copies are common) and
+/// the reduction that combined them, if any.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Contents(pub Rc<Vec<Contribution>>);
+pub struct Contents {
+    items: Rc<Vec<Contribution>>,
+    reduced: Reduced,
+}
+
+/// How the contributions of a value were combined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reduced {
+    Not,
+    With(ReduceOp),
+    /// With different operations along the way: no collective's result.
+    Mixed,
+}
 
 impl Contents {
     pub fn one(c: Contribution) -> Contents {
-        Contents(Rc::new(vec![c]))
+        Contents {
+            items: Rc::new(vec![c]),
+            reduced: Reduced::Not,
+        }
     }
 
-    /// The sum of `self` and `other`.
-    pub fn plus(&self, other: &Contents) -> Contents {
-        let (a, b) = (&self.0, &other.0);
+    /// `self` and `other` combined with `op`.
+    pub fn reduce(&self, other: &Contents, op: ReduceOp) -> Contents {
+        let reduced = match (self.reduced, other.reduced) {
+            (Reduced::Not | Reduced::With(_), Reduced::Not | Reduced::With(_))
+                if [self.reduced, other.reduced]
+                    .iter()
+                    .all(|r| matches!(r, Reduced::Not) || *r == Reduced::With(op)) =>
+            {
+                Reduced::With(op)
+            }
+            _ => Reduced::Mixed,
+        };
+        let (a, b) = (&self.items, &other.items);
         let mut out = Vec::with_capacity(a.len() + b.len());
         let (mut i, mut j) = (0, 0);
         while i < a.len() && j < b.len() {
@@ -37,15 +64,36 @@ impl Contents {
         }
         out.extend_from_slice(&a[i..]);
         out.extend_from_slice(&b[j..]);
-        Contents(Rc::new(out))
+        Contents {
+            items: Rc::new(out),
+            reduced,
+        }
     }
 
-    /// Says how `self` differs from `want`, in words, or `None` if equal.
-    pub fn difference(&self, want: &[Contribution]) -> Option<String> {
-        if self.0.as_slice() == want {
+    /// Says how `self` differs from `want` (combined with `op` where it
+    /// holds several contributions), in words, or `None` if equal. Min and
+    /// max do not care how often a contribution went in; a sum does.
+    pub fn difference(&self, want: &[Contribution], op: ReduceOp) -> Option<String> {
+        match self.reduced {
+            Reduced::Mixed => return Some("was combined with different reduce operations".into()),
+            Reduced::With(used) if used != op => {
+                return Some(format!(
+                    "was reduced with {}, not {}",
+                    used.name(),
+                    op.name()
+                ))
+            }
+            _ => {}
+        }
+        let mut have: Vec<Contribution> = self.items.to_vec();
+        if op != ReduceOp::Sum {
+            have.dedup();
+        }
+        if have.as_slice() == want {
             return None;
         }
-        let missing: Vec<&Contribution> = want.iter().filter(|c| !self.0.contains(c)).collect();
+        let items = &have;
+        let missing: Vec<&Contribution> = want.iter().filter(|c| !items.contains(c)).collect();
         if let Some(c) = missing.first() {
             let more = if missing.len() > 1 {
                 format!(" (and {} more)", missing.len() - 1)
@@ -54,8 +102,8 @@ impl Contents {
             };
             return Some(format!("lacks {}{more}", describe(c)));
         }
-        let extra = self.0.iter().find(|c| {
-            let have = self.0.iter().filter(|x| x == c).count();
+        let extra = items.iter().find(|c| {
+            let have = items.iter().filter(|x| x == c).count();
             have > want.iter().filter(|x| x == c).count()
         });
         Some(match extra {
@@ -87,16 +135,39 @@ mod tests {
 
     #[test]
     fn sums_merge_and_differences_read_naturally() {
-        let sum = Contents::one(c(1, 0)).plus(&Contents::one(c(0, 0)));
-        assert_eq!(sum.difference(&[c(0, 0), c(1, 0)]), None);
+        let sum = Contents::one(c(1, 0)).reduce(&Contents::one(c(0, 0)), ReduceOp::Sum);
+        assert_eq!(sum.difference(&[c(0, 0), c(1, 0)], ReduceOp::Sum), None);
         assert_eq!(
-            sum.difference(&[c(0, 0), c(1, 0), c(2, 0)]).as_deref(),
+            sum.difference(&[c(0, 0), c(1, 0), c(2, 0)], ReduceOp::Sum)
+                .as_deref(),
             Some("lacks rank 2's input chunk 0 (execution 1)")
         );
-        let twice = sum.plus(&Contents::one(c(1, 0)));
+        let twice = sum.reduce(&Contents::one(c(1, 0)), ReduceOp::Sum);
         assert_eq!(
-            twice.difference(&[c(0, 0), c(1, 0)]).as_deref(),
+            twice
+                .difference(&[c(0, 0), c(1, 0)], ReduceOp::Sum)
+                .as_deref(),
             Some("has rank 1's input chunk 0 (execution 1) more than once")
+        );
+    }
+
+    #[test]
+    fn min_and_max_ignore_repeats_but_not_mixing() {
+        let max = Contents::one(c(0, 0)).reduce(&Contents::one(c(1, 0)), ReduceOp::Max);
+        let again = max.reduce(&Contents::one(c(1, 0)), ReduceOp::Max);
+        assert_eq!(again.difference(&[c(0, 0), c(1, 0)], ReduceOp::Max), None);
+        assert_eq!(
+            again
+                .difference(&[c(0, 0), c(1, 0)], ReduceOp::Sum)
+                .as_deref(),
+            Some("was reduced with max, not sum")
+        );
+        let mixed = max.reduce(&Contents::one(c(2, 0)), ReduceOp::Sum);
+        assert_eq!(
+            mixed
+                .difference(&[c(0, 0), c(1, 0), c(2, 0)], ReduceOp::Max)
+                .as_deref(),
+            Some("was combined with different reduce operations")
         );
     }
 }
