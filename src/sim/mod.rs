@@ -22,9 +22,13 @@
 //! are not checked for races (their flags order them); reductions other than
 //! sum are checked as sums.
 
+mod clock;
+mod limits;
 mod value;
 
 use crate::ir::*;
+use clock::{at, join_shared, raise, Clocks};
+use limits::check_limits;
 use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 use value::{Contents, Contribution};
@@ -132,72 +136,6 @@ struct Cell {
     packet_clock: Option<(Rc<Vec<u32>>, usize, u32)>,
     last_write: Option<Access>,
     reads: Vec<Access>,
-}
-
-/// What a thread knows of every thread's finished epochs: `data` through
-/// release/acquire synchronisation (writes are visible), `exec` through any
-/// synchronisation, relaxed included (earlier reads are over). Shared
-/// copy-on-write: signals, packets and barriers hold snapshots, and a plan
-/// with thousands of thread blocks must not copy a clock per message. An
-/// empty list stands for all zeros.
-#[derive(Debug, Clone, PartialEq)]
-struct Clocks {
-    data: Rc<Vec<u32>>,
-    exec: Rc<Vec<u32>>,
-}
-
-fn at(list: &[u32], i: usize) -> u32 {
-    list.get(i).copied().unwrap_or(0)
-}
-
-/// Raises `into` to at least `other`, copying only if something changes.
-fn join_shared(into: &mut Rc<Vec<u32>>, other: &Rc<Vec<u32>>, width: usize) {
-    if Rc::ptr_eq(into, other) || other.iter().enumerate().all(|(i, v)| *v <= at(into, i)) {
-        return;
-    }
-    let list = Rc::make_mut(into);
-    list.resize(width.max(list.len()), 0);
-    for (a, b) in list.iter_mut().zip(other.iter()) {
-        *a = (*a).max(*b);
-    }
-}
-
-fn raise(list: &mut Rc<Vec<u32>>, i: usize, value: u32, width: usize) {
-    if at(list, i) >= value {
-        return;
-    }
-    let list = Rc::make_mut(list);
-    list.resize(width.max(list.len()), 0);
-    list[i] = value;
-}
-
-impl Clocks {
-    fn zero(width: usize) -> Clocks {
-        Clocks {
-            data: Rc::new(vec![0; width]),
-            exec: Rc::new(vec![0; width]),
-        }
-    }
-
-    fn join(&mut self, other: &Clocks) {
-        let width = self.exec.len().max(other.exec.len());
-        join_shared(&mut self.data, &other.data, width);
-        join_shared(&mut self.exec, &other.exec, width);
-    }
-
-    /// Only the execution ordering of `self` (what a relaxed signal carries).
-    fn relaxed(&self) -> Clocks {
-        Clocks {
-            data: Rc::new(Vec::new()),
-            exec: self.exec.clone(),
-        }
-    }
-
-    fn set(&mut self, thread: usize, epoch: u32) {
-        let width = self.exec.len();
-        raise(&mut self.data, thread, epoch, width);
-        raise(&mut self.exec, thread, epoch, width);
-    }
 }
 
 struct Thread {
@@ -1252,70 +1190,6 @@ fn pair_channels(plan: &Plan) -> HashMap<Endpoint, Endpoint> {
         }
     }
     pairs
-}
-
-/// Executor limits and reliance on executor bugs (SEMANTICS.md §9), as warnings.
-fn check_limits(plan: &Plan) -> Vec<String> {
-    let mut warnings = Vec::new();
-    let mut flush = false;
-    let mut reduce_op = false;
-    let mut get_offsets = false;
-    let mut packet_in_pipeline = false;
-    for (r, rank) in plan.ranks.iter().enumerate() {
-        for (t, tb) in rank.threadblocks.iter().enumerate() {
-            // A pipeline and its body all count toward the executor's limit.
-            let ops: Vec<(&Op, bool)> = tb
-                .ops
-                .iter()
-                .flat_map(|op| {
-                    std::iter::once((op, false)).chain(op.body.iter().map(|inner| (inner, true)))
-                })
-                .collect();
-            if ops.len() > 64 {
-                warnings.push(format!(
-                    "rank {r} thread block {t} has {} ops; the executor runs at most 64",
-                    ops.len()
-                ));
-            }
-            for (kind, ids) in &tb.channels {
-                if ids.len() > 16 {
-                    warnings.push(format!(
-                        "rank {r} thread block {t} uses {} {} channels; the executor allows 16",
-                        ids.len(),
-                        kind.name()
-                    ));
-                }
-            }
-            for &(op, in_pipeline) in &ops {
-                packet_in_pipeline |= in_pipeline && op.name.json().contains("pkt");
-                flush |= op.name == OpName::Flush;
-                reduce_op |= op.reduce_op.is_some_and(|o| o != ReduceOp::Sum);
-                get_offsets |= op.name == OpName::Get
-                    && op.src.iter().zip(&op.dst).any(|(s, d)| s.index != d.index);
-                if op.channel_ids.len() > 8 {
-                    warnings.push(format!(
-                        "rank {r} thread block {t}: a {} over {} channels; the executor allows 8",
-                        op.name.json(),
-                        op.channel_ids.len()
-                    ));
-                }
-            }
-        }
-    }
-    if packet_in_pipeline {
-        warnings.push("[BUG] packet ops inside a pipeline ignore the iteration offset on today's executor; simulated as intended".into());
-    }
-    if flush {
-        warnings.push("[BUG] the plan uses `flush`, which does nothing on today's executor; simulated as intended".into());
-    }
-    if reduce_op {
-        warnings
-            .push("[BUG] the plan reduces with min or max; today's executor always sums".into());
-    }
-    if get_offsets {
-        warnings.push("[BUG] a `get` with different source and destination offsets; today's executor swaps them".into());
-    }
-    warnings
 }
 
 /// The reduce operation of the plan's first reduction (sum if none).
