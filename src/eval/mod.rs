@@ -4,6 +4,8 @@
 
 mod calls;
 mod fnv;
+mod ops;
+mod program;
 mod record;
 pub mod value;
 
@@ -356,7 +358,7 @@ impl Evaluator {
         for opt in options {
             values.push((opt, self.expr(&opt.value)?));
         }
-        let plan = calls::build_plan(self, span, name_str.to_string(), &values)?;
+        let plan = program::build_plan(self, span, name_str.to_string(), &values)?;
         self.recorder = Some(Recorder::new(plan));
         Ok(())
     }

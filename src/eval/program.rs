@@ -1,0 +1,171 @@
+//! The program block and the collectives: what the plan starts from.
+
+use super::calls::Args;
+use super::value::*;
+use super::{Evaluator, Res};
+use crate::diag::Span;
+use crate::ir::*;
+use crate::syntax::ast::ProgramOption;
+use crate::vocab::{self, Builtin};
+
+/// Builds the empty plan from the `program` header.
+pub fn build_plan(
+    ev: &Evaluator,
+    span: Span,
+    name: String,
+    values: &[(&ProgramOption, Value)],
+) -> Res<Plan> {
+    let mut options = Options::default();
+    let mut collective: Option<CollectiveVal> = None;
+    let mut num_ranks: Option<(u32, Span)> = None;
+    for (opt, v) in values {
+        let vspan = opt.value.span;
+        let positive = |what: &str| -> Res<u32> {
+            match v {
+                Value::Int(i) if *i > 0 && *i <= u32::MAX as i64 => Ok(*i as u32),
+                _ => Err(ev.error(
+                    vspan,
+                    format!("`{what}` must be a positive integer"),
+                    format!("this is {v}"),
+                )),
+            }
+        };
+        match (opt.key.name.as_str(), v) {
+            ("collective", Value::Collective(c)) => collective = Some(*c),
+            ("num_ranks", _) => num_ranks = Some((positive("num_ranks")?, vspan)),
+            ("instances", _) => {
+                options.instances = positive("instances")?;
+                if options.instances > 1024 {
+                    return Err(ev.error(vspan, "at most 1024 instances", format!("this is {v}")));
+                }
+            }
+            ("protocol", Value::Protocol(p)) => options.protocol = *p,
+            ("instr_fusion", Value::Bool(b)) => options.instr_fusion = *b,
+            ("auto_sync", Value::Bool(b)) => options.auto_sync = *b,
+            ("replication_policy", Value::Policy(p)) => options.replication_policy = *p,
+            ("replication_policy", Value::NoneConst) => {
+                options.replication_policy = ReplicationPolicy::None
+            }
+            ("reuse_resources", Value::Bool(b)) => options.reuse_resources = *b,
+            ("num_threads_per_block", _) => {
+                let n = positive("num_threads_per_block")?;
+                if n > 1024 {
+                    return Err(ev
+                        .error(
+                            vspan,
+                            "at most 1024 threads per block",
+                            format!("this is {n}"),
+                        )
+                        .with_note("the MSCCL++ kernel is compiled with __launch_bounds__(1024)"));
+                }
+                options.num_threads_per_block = n;
+            }
+            ("use_double_scratch_buffer", Value::Bool(b)) => options.use_double_scratch_buffer = *b,
+            ("buffer_alignment", _) => options.buffer_alignment = positive("buffer_alignment")?,
+            ("min_message_size", Value::Int(i)) => options.min_message_size = *i as u64,
+            ("max_message_size", Value::Int(i)) => options.max_message_size = *i as u64,
+            (key, _) => {
+                let known: Vec<&str> = vocab::PROGRAM_OPTIONS.iter().map(|(n, _)| *n).collect();
+                return Err(ev
+                    .error(
+                        opt.key.span,
+                        format!("unknown or mistyped program option `{key}`"),
+                        "not a program option of this type",
+                    )
+                    .with_note(format!("the options are: {}", known.join(", "))));
+            }
+        }
+    }
+    let Some(c) = collective else {
+        return Err(ev
+            .error(
+                span,
+                "the program block sets no collective",
+                "missing `collective = ...`",
+            )
+            .with_note(
+                "help: add e.g. `collective = allreduce(8, chunk_factor: 1, inplace: true)`",
+            ));
+    };
+    let n = match num_ranks {
+        Some((n, nspan)) if n != c.num_ranks => {
+            return Err(ev.error(
+                nspan,
+                "num_ranks differs from the collective's rank count",
+                format!("the collective has {} ranks", c.num_ranks),
+            ))
+        }
+        _ => c.num_ranks,
+    };
+    let rank = RankPlan {
+        input_chunks: c.input_chunks,
+        output_chunks: c.output_chunks,
+        ..RankPlan::default()
+    };
+    Ok(Plan {
+        name,
+        collective: Collective { num_ranks: n, ..c },
+        options,
+        ranks: vec![rank; n as usize],
+    })
+}
+
+pub(super) fn collective(ev: &Evaluator, which: Builtin, args: &Args) -> Res<Value> {
+    let positive = |i: usize, what: &str| -> Res<u32> {
+        let v = args.v(i).as_int();
+        if v <= 0 || v > 1 << 20 {
+            return Err(ev.error(
+                args.span(i),
+                format!("{what} must be a positive integer"),
+                format!("this is {v}"),
+            ));
+        }
+        Ok(v as u32)
+    };
+    let n = positive(0, "the number of ranks")?;
+    if which == Builtin::TestCollective {
+        let size = |i: usize, what: &str| -> Res<u32> {
+            let v = args.v(i).as_int();
+            if v < 0 || v > u32::MAX as i64 {
+                return Err(ev.error(
+                    args.span(i),
+                    format!("{what} must not be negative"),
+                    format!("this is {v}"),
+                ));
+            }
+            Ok(v as u32)
+        };
+        let (input, output) = (size(1, "input size")?, size(2, "output size")?);
+        return Ok(Value::Collective(CollectiveVal {
+            name: "test",
+            num_ranks: n,
+            chunk_factor: 1,
+            inplace: false,
+            input_chunks: input,
+            output_chunks: output,
+        }));
+    }
+    let c = positive(1, "chunk_factor")?;
+    if n as u64 * c as u64 > 1 << 24 {
+        return Err(ev.error(
+            args.span(1),
+            "too many chunks",
+            format!("{n} ranks x chunk_factor {c} exceeds 2^24 chunks"),
+        ));
+    }
+    let (name, input, output) = match which {
+        Builtin::AllGather => ("allgather", c, n * c),
+        Builtin::AllReduce => ("allreduce", n * c, n * c),
+        Builtin::ReduceScatter => ("reducescatter", n * c, c),
+        Builtin::AllToAll => ("alltoall", n * c, n * c),
+        _ => ("sendrecv", c, c),
+    };
+    Ok(Value::Collective(CollectiveVal {
+        name,
+        num_ranks: n,
+        chunk_factor: c,
+        inplace: args.v(2).as_bool(),
+        input_chunks: input,
+        output_chunks: output,
+    }))
+}
