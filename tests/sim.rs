@@ -185,6 +185,32 @@ fn mutants(plan: &Plan, m: Mutation) -> Vec<(String, Plan)> {
     out
 }
 
+/// Simulates sampled mutants (every `step`-th, at most `take` per kind) of
+/// the named plans; returns how many ran and the ones not caught.
+fn sweep(all: &[(String, Plan)], names: &[&str], step: usize, take: usize) -> (usize, Vec<String>) {
+    let mut tried = 0;
+    let mut missed = Vec::new();
+    for name in names {
+        let (_, plan) = all.iter().find(|(n, _)| n == name).expect("plan present");
+        assert_eq!(simulate(plan, 2).verdict, Verdict::Verified, "{name}");
+        for m in [
+            Mutation::DropTransfer,
+            Mutation::MoveTransfer,
+            Mutation::DropWait,
+            Mutation::DropSignal,
+            Mutation::DropReduceOperand,
+        ] {
+            for (what, mutant) in mutants(plan, m).into_iter().step_by(step).take(take) {
+                tried += 1;
+                if simulate(&mutant, 2).verdict == Verdict::Verified {
+                    missed.push(format!("{name}: {what}"));
+                }
+            }
+        }
+    }
+    (tried, missed)
+}
+
 #[test]
 fn mutants_of_correct_plans_are_caught() {
     let Some(dir) = conformance() else {
@@ -197,39 +223,44 @@ fn mutants_of_correct_plans_are_caught() {
         "single_node/alltoall.n4.json",
         "single_node/allgather_pkt.n4.json",
         "multi_node/reducescatter.g8.json",
-        // Not executor/reduce.json: its rank 0 copies input chunks 2..4 to
-        // scratch that nothing reads, so dropping that copy changes nothing.
         "executor/reduce_pack.json",
         "single_node/allreduce_pipeline.json",
     ];
-    let all = plans(&dir);
-    let mut tried = 0;
-    let mut missed = Vec::new();
-    for name in sources {
-        let (_, plan) = all.iter().find(|(n, _)| n == name).expect("plan present");
-        assert_eq!(simulate(plan, 2).verdict, Verdict::Verified, "{name}");
-        for m in [
-            Mutation::DropTransfer,
-            Mutation::MoveTransfer,
-            Mutation::DropWait,
-            Mutation::DropSignal,
-            Mutation::DropReduceOperand,
-        ] {
-            // A sample of each kind per plan keeps the test quick.
-            for (what, mutant) in mutants(plan, m).into_iter().step_by(3).take(6) {
-                tried += 1;
-                if simulate(&mutant, 2).verdict == Verdict::Verified {
-                    missed.push(format!("{name}: {what}"));
-                }
-            }
-        }
-    }
+    let (tried, missed) = sweep(&plans(&dir), &sources, 3, 6);
     assert!(tried >= 60, "only {tried} mutants");
     assert!(
         missed.is_empty(),
         "{} of {tried} mutants not caught:\n{}",
         missed.len(),
         missed.join("\n")
+    );
+}
+
+/// Every verified non-unit reference plan, more mutants each (about 35 s in
+/// a release build): `cargo test --release --test sim -- --ignored`.
+#[test]
+#[ignore]
+fn mutants_of_every_correct_plan_are_caught() {
+    let Some(dir) = conformance() else {
+        return;
+    };
+    let all = plans(&dir);
+    let names: Vec<&str> = all
+        .iter()
+        .filter(|(n, p)| !n.starts_with("unit/") && simulate(p, 2).verdict == Verdict::Verified)
+        .map(|(n, _)| n.as_str())
+        .collect();
+    let (tried, missed) = sweep(&all, &names, 5, 8);
+    // executor/reduce's rank 0 copies input chunks 2..4 into scratch that
+    // nothing reads: dropping or moving that copy changes nothing.
+    let equivalent =
+        |m: &String| m.starts_with("executor/reduce.json") && m.ends_with("at rank 0 tb 0 op 0");
+    let real: Vec<&String> = missed.iter().filter(|m| !equivalent(m)).collect();
+    assert!(tried >= 600, "only {tried} mutants");
+    assert!(
+        real.is_empty(),
+        "{} of {tried} mutants not caught: {real:?}",
+        real.len()
     );
 }
 
