@@ -52,6 +52,12 @@ const FINDINGS: &[(&str, &str)] = &[
     ("single_node/allgather_ring.n8.json", "race"),
     ("single_node/allreduce_nvls_zero_copy.n4.json", "race"),
     ("single_node/allreduce_nvls_zero_copy.n8.json", "race"),
+    // A put-with-signal over a port channel reads its source on the host
+    // proxy, later; nothing tells the sender when (no flush, no reply), so
+    // the user may overwrite the input for the next execution first.
+    ("multi_node/reducescatter.g8.json", "race"),
+    ("multi_node/send_recv.n2g8.json", "race"),
+    ("unit/put_with_signal_test.json", "race"),
     // Unit tests that are not algorithms: both ranks read and write each
     // other's chunks at once, or a switch store with no handshake at all.
     ("unit/put_fuse_test.json", "race"),
@@ -222,7 +228,7 @@ fn mutants_of_correct_plans_are_caught() {
         "single_node/allreduce_pkt.n4.json",
         "single_node/alltoall.n4.json",
         "single_node/allgather_pkt.n4.json",
-        "multi_node/reducescatter.g8.json",
+        "multi_node/allgather.g8.json",
         "executor/reduce_pack.json",
         "single_node/allreduce_pipeline.json",
     ];
@@ -236,8 +242,8 @@ fn mutants_of_correct_plans_are_caught() {
     );
 }
 
-/// Every verified non-unit reference plan, more mutants each (about 35 s in
-/// a release build): `cargo test --release --test sim -- --ignored`.
+/// Every verified non-unit reference plan, more mutants each (about a
+/// minute in a release build): `cargo test --release --test sim -- --ignored`.
 #[test]
 #[ignore]
 fn mutants_of_every_correct_plan_are_caught() {
@@ -256,6 +262,11 @@ fn mutants_of_every_correct_plan_are_caught() {
     let equivalent =
         |m: &String| m.starts_with("executor/reduce.json") && m.ends_with("at rank 0 tb 0 op 0");
     let real: Vec<&String> = missed.iter().filter(|m| !equivalent(m)).collect();
+    eprintln!(
+        "caught {} of {tried} mutants of {} plans",
+        tried - missed.len(),
+        names.len()
+    );
     assert!(tried >= 600, "only {tried} mutants");
     assert!(
         real.is_empty(),

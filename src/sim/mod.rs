@@ -118,8 +118,11 @@ struct Loc {
 /// An access for race checks: who, in which of its epochs, by which op.
 #[derive(Debug, Clone, Copy)]
 struct Access {
+    /// The thread that accessed: a block, a user, or a port channel's proxy.
     thread: usize,
     epoch: u32,
+    /// The block thread whose op it was, and the op.
+    by: usize,
     op: usize,
     execution: u32,
     write: bool,
@@ -178,6 +181,11 @@ struct Sim<'p> {
     ops_run: u64,
     /// Per rank: what its user knows (the clock of its last kernel's end).
     user_clocks: Vec<Clocks>,
+    /// Per (rank, port channel): its proxy's thread index and the number of
+    /// transfers issued on it so far (the proxy's epoch).
+    proxies: HashMap<(u32, u32), (usize, u32)>,
+    /// While a port transfer runs: its proxy thread and epoch.
+    port_transfer: Option<(usize, u32)>,
     /// The reduction the plan's results are checked for (its first one).
     reduce_op: ReduceOp,
 }
@@ -207,7 +215,16 @@ impl<'p> Sim<'p> {
             }
         }
         let users = threads.len();
-        let width = users + plan.ranks.len();
+        // Port transfers run on a host proxy, one per port channel, which
+        // reads the source some time after the block pushed the request.
+        let mut proxies = HashMap::new();
+        for (r, rank) in plan.ranks.iter().enumerate() {
+            for c in 0..rank.port_peers.len() {
+                let index = users + plan.ranks.len() + proxies.len();
+                proxies.insert((r as u32, c as u32), (index, 0));
+            }
+        }
+        let width = users + plan.ranks.len() + proxies.len();
         for t in &mut threads {
             t.clock = Clocks::zero(width);
         }
@@ -231,6 +248,8 @@ impl<'p> Sim<'p> {
             ops_run: 0,
             user_clocks: vec![Clocks::zero(width); plan.ranks.len()],
             reduce_op: first_reduce_op(plan),
+            proxies,
+            port_transfer: None,
         };
         for (r, rank) in plan.ranks.iter().enumerate() {
             for (s, init) in rank.semaphores.iter().enumerate() {
@@ -242,7 +261,11 @@ impl<'p> Sim<'p> {
     }
 
     fn width(&self) -> usize {
-        self.users + self.plan.ranks.len()
+        self.users + self.plan.ranks.len() + self.proxies.len()
+    }
+
+    fn is_user(&self, thread: usize) -> bool {
+        (self.users..self.users + self.plan.ranks.len()).contains(&thread)
     }
 
     /// The physical place of `rank`'s chunk `chunk` of buffer `kind`.
@@ -498,6 +521,7 @@ impl<'p> Sim<'p> {
             for part in 0..self.parts {
                 let loc = Loc { place, part };
                 let access = Access {
+                    by: user,
                     thread: user,
                     epoch: 2 * execution - 1,
                     op: usize::MAX,
@@ -528,6 +552,7 @@ impl<'p> Sim<'p> {
             for part in 0..self.parts {
                 let loc = Loc { place, part };
                 let access = Access {
+                    by: user,
                     thread: user,
                     epoch: 2 * execution,
                     op: usize::MAX,
@@ -621,7 +646,7 @@ impl<'p> Sim<'p> {
         let ordered = |a: &Access| {
             // The user's copy into the input is complete before the kernel
             // starts (stream order): execution order suffices after it.
-            let by_user = a.thread >= self.users;
+            let by_user = self.is_user(a.thread);
             let known = if a.write && !by_user {
                 &clock.data
             } else {
@@ -664,7 +689,7 @@ impl<'p> Sim<'p> {
 
     fn describe_access(&self, a: &Access) -> String {
         let verb = if a.write { "write" } else { "read" };
-        if a.thread >= self.users {
+        if self.is_user(a.thread) {
             let rank = a.thread - self.users;
             return match a.write {
                 true => format!(
@@ -677,10 +702,15 @@ impl<'p> Sim<'p> {
                 ),
             };
         }
-        let th = &self.threads[a.thread];
+        let th = &self.threads[a.by];
         let op = &th.ops[a.op];
+        let proxy = if a.thread != a.by {
+            " (done later by the port channel's proxy)"
+        } else {
+            ""
+        };
         format!(
-            "{verb} by {} (op {}) on rank {} thread block {} in execution {}",
+            "{verb} by {} (op {}) on rank {} thread block {} in execution {}{proxy}",
             op.name.json(),
             a.op,
             th.rank,
@@ -690,7 +720,7 @@ impl<'p> Sim<'p> {
     }
 
     fn span_of(&self, a: &Access) -> Option<crate::diag::Span> {
-        let th = self.threads.get(a.thread)?;
+        let th = self.threads.get(a.by)?;
         let span = th.ops.get(a.op)?.span();
         (span != crate::diag::Span::default()).then_some(span)
     }
@@ -717,7 +747,7 @@ impl<'p> Sim<'p> {
             Barrier => return Ok(self.barrier(t, op)),
             Signal | RelaxedSignal => self.signal(t, op, op.name == Signal),
             Wait | RelaxedWait => self.wait(t, op, op.name == Wait),
-            Flush => {}
+            Flush => self.learn_port_completion(t, op),
             SemRelease => {
                 let clock = self.published(t);
                 let rank = self.threads[t].rank;
@@ -741,7 +771,20 @@ impl<'p> Sim<'p> {
             }
             Pipeline => {}
             _ => {
-                self.transfer(t, op)?;
+                // A port transfer is done by the channel's proxy, after the
+                // channel's earlier transfers.
+                let proxy = self.proxies_of(t, op).first().map(|key| {
+                    let entry = self.proxies.get_mut(key).expect("port channel has a proxy");
+                    entry.1 += 1;
+                    *entry
+                });
+                self.port_transfer = proxy;
+                let moved = self.transfer(t, op);
+                self.port_transfer = None;
+                moved?;
+                if op.name == PutWithSignalAndFlush {
+                    self.learn_port_completion(t, op);
+                }
                 if matches!(op.name, PutWithSignal | PutWithSignalAndFlush) {
                     // The proxy delivers the data before the signal: the
                     // signal publishes this thread's put too.
@@ -796,8 +839,34 @@ impl<'p> Sim<'p> {
         self.threads[t].clock.clone()
     }
 
+    /// The proxies of the port channels a port op uses.
+    fn proxies_of(&self, t: usize, op: &Op) -> Vec<(u32, u32)> {
+        if op.channel != Some(ChannelKind::Port) {
+            return Vec::new();
+        }
+        self.endpoints(&self.threads[t], op)
+            .into_iter()
+            .map(|(rank, _, c)| (rank, c))
+            .filter(|key| self.proxies.contains_key(key))
+            .collect()
+    }
+
+    /// After a flush (or put-with-signal-and-flush) the block knows its
+    /// channels' transfers so far are complete, sources read included.
+    fn learn_port_completion(&mut self, t: usize, op: &Op) {
+        for key in self.proxies_of(t, op) {
+            let (proxy, epoch) = self.proxies[&key];
+            self.threads[t].clock.set(proxy, epoch + 1);
+        }
+    }
+
     fn signal(&mut self, t: usize, op: &Op, carries_data: bool) {
-        let published = self.published(t);
+        let mut published = self.published(t);
+        // A port signal is delivered after the channel's earlier transfers.
+        for key in self.proxies_of(t, op) {
+            let (proxy, epoch) = self.proxies[&key];
+            published.set(proxy, epoch + 1);
+        }
         let clock = if carries_data {
             published
         } else {
@@ -939,16 +1008,34 @@ impl<'p> Sim<'p> {
             .collect()
     }
 
+    /// Who performs thread `t`'s current data op: the block itself, or for
+    /// a port transfer the channel's proxy (its thread, epoch and clock:
+    /// after what the block did before pushing, and after the earlier
+    /// transfers of the channel, which run in order).
+    fn accessor(&self, t: usize) -> (usize, u32, Clocks) {
+        let th = &self.threads[t];
+        match self.port_transfer {
+            Some((proxy, epoch)) => {
+                let mut clock = th.clock.clone();
+                clock.set(proxy, epoch);
+                (proxy, epoch, clock)
+            }
+            None => (t, th.epoch, th.clock.clone()),
+        }
+    }
+
     fn read(&mut self, t: usize, op_index: usize, loc: Loc) -> Result<Option<Contents>, Verdict> {
+        let (thread, epoch, clock) = self.accessor(t);
         let th = &self.threads[t];
         let access = Access {
-            thread: t,
-            epoch: th.epoch,
+            thread,
+            epoch,
+            by: t,
             op: op_index,
             execution: th.execution,
             write: false,
         };
-        if let Some(v) = self.check(loc, access, &th.clock) {
+        if let Some(v) = self.check(loc, access, &clock) {
             return Err(v);
         }
         let cell = self.memory.entry(loc).or_default();
@@ -964,17 +1051,19 @@ impl<'p> Sim<'p> {
         value: Option<Contents>,
         packet: bool,
     ) -> Result<(), Verdict> {
+        let (thread, epoch, clock) = self.accessor(t);
         let th = &self.threads[t];
         let access = Access {
-            thread: t,
-            epoch: th.epoch,
+            thread,
+            epoch,
+            by: t,
             op: op_index,
             execution: th.execution,
             write: true,
         };
         let execution = th.execution;
         if !packet {
-            if let Some(v) = self.check(loc, access, &th.clock) {
+            if let Some(v) = self.check(loc, access, &clock) {
                 return Err(v);
             }
         }
