@@ -338,3 +338,30 @@ fn a_missing_nop_after_a_wait_is_a_race() {
         report.verdict
     );
 }
+
+#[test]
+fn plans_relying_on_executor_bugs_get_warnings() {
+    let Some(dir) = conformance() else {
+        return;
+    };
+    let all = plans(&dir);
+    let warnings = |name: &str| {
+        let (_, plan) = all.iter().find(|(n, _)| n == name).expect("plan present");
+        simulate(plan, 2).warnings
+    };
+    // Port packets into a peer's scratch under a double scratch buffer.
+    let w = warnings("default/allreduce_multi_nodes.n16g8.json");
+    assert!(
+        w.iter()
+            .any(|w| w.starts_with("[BUG] with a double scratch buffer")),
+        "{w:?}"
+    );
+    // flush does nothing on today's executor.
+    let w = warnings("unit/flush_test.json");
+    assert!(w.iter().any(|w| w.contains("`flush`")), "{w:?}");
+    // A correct single-node plan relies on nothing.
+    assert_eq!(
+        warnings("single_node/allreduce.n8.json"),
+        Vec::<String>::new()
+    );
+}
