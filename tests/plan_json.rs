@@ -79,3 +79,62 @@ fn errors_name_the_json_path() {
 
     assert!(error_of("{").starts_with("not JSON"));
 }
+
+/// Numbers in a plan replaced by extreme values: reading and simulating must
+/// give a verdict or an error, never a panic.
+#[test]
+fn mutated_plans_never_panic() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance");
+    let plan_text = match std::fs::read_to_string(dir.join("single_node/allreduce_pkt.n4.json")) {
+        Ok(t) => t,
+        Err(_) => return,
+    };
+    let base: Value = serde_json::from_str(&plan_text).expect("JSON");
+    let mut numbers = Vec::new();
+    fn paths(v: &Value, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+        match v {
+            Value::Number(_) => out.push(path.clone()),
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    path.push(i.to_string());
+                    paths(item, path, out);
+                    path.pop();
+                }
+            }
+            Value::Object(map) => {
+                for (k, item) in map {
+                    path.push(k.clone());
+                    paths(item, path, out);
+                    path.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+    paths(&base, &mut Vec::new(), &mut numbers);
+    for (i, path) in numbers.iter().enumerate().step_by(7) {
+        for extreme in [0u64, 1, 7, 4096, u32::MAX as u64] {
+            let mut plan = base.clone();
+            let mut at = &mut plan;
+            for key in path {
+                at = match at {
+                    Value::Array(items) => &mut items[key.parse::<usize>().expect("index")],
+                    Value::Object(map) => map.get_mut(key).expect("key"),
+                    _ => unreachable!(),
+                };
+            }
+            *at = Value::from(extreme);
+            let text = plan.to_string();
+            let outcome = std::panic::catch_unwind(|| {
+                if let Ok(p) = read_plan(&text) {
+                    let _ = msclc::sim::simulate(&p, 2);
+                }
+            });
+            assert!(
+                outcome.is_ok(),
+                "panicked with {} = {extreme} (number {i})",
+                path.join(".")
+            );
+        }
+    }
+}

@@ -31,7 +31,89 @@ pub fn read_plan(text: &str) -> Res<Plan> {
         path: String::new(),
         message: format!("not JSON: {e}"),
     })?;
-    plan(&At::root(&doc))
+    let plan = plan(&At::root(&doc))?;
+    check_ranges(&plan)?;
+    Ok(plan)
+}
+
+/// Every buffer reference lies within the buffer it names (the executor
+/// does not check; SEMANTICS.md §5.7), on this rank, a peer or every member
+/// of a switch channel.
+fn check_ranges(plan: &Plan) -> Res<()> {
+    let chunks = |rank: u32, kind: BufferKind| -> u64 {
+        let r = &plan.ranks[rank as usize];
+        match kind {
+            BufferKind::Input => r.input_chunks,
+            BufferKind::Output => r.output_chunks,
+            BufferKind::Scratch => r.scratch_chunks,
+        }
+        .into()
+    };
+    for (g, rank) in plan.ranks.iter().enumerate() {
+        for (t, tb) in rank.threadblocks.iter().enumerate() {
+            let mut stack: Vec<(String, &Op)> = tb
+                .ops
+                .iter()
+                .enumerate()
+                .map(|(i, op)| (format!("gpus[{g}].threadblocks[{t}].ops[{i}]"), op))
+                .collect();
+            while let Some((path, op)) = stack.pop() {
+                for (i, inner) in op.body.iter().enumerate() {
+                    stack.push((format!("{path}.ops[{i}]"), inner));
+                }
+                for (key, refs) in [("src_buff", &op.src), ("dst_buff", &op.dst)] {
+                    for (j, r) in refs.iter().enumerate() {
+                        // The buffers the reference lands in: (rank, kind) each.
+                        let targets: Vec<(u32, BufferKind)> = match r.target {
+                            RefTarget::Local(kind) => vec![(g as u32, kind)],
+                            RefTarget::Remote { id, kind } => {
+                                let channel = op.channel.unwrap_or(ChannelKind::Memory);
+                                let global = tb.remote_buffer_ids(channel)[id as usize];
+                                vec![(rank.remote_buffers[global as usize].rank, kind)]
+                            }
+                            RefTarget::Switch { id } => {
+                                match tb.channel_ids(ChannelKind::Switch).get(id as usize) {
+                                    Some(&c) => {
+                                        let decl = &rank.switch_channels[c as usize];
+                                        decl.ranks.iter().map(|m| (*m, decl.buffer)).collect()
+                                    }
+                                    None => {
+                                        return Err(PlanError {
+                                            path: format!("{path}.{key}[{j}].switch_channel_id"),
+                                            message: format!(
+                                                "the thread block has no switch channel {id}"
+                                            ),
+                                        })
+                                    }
+                                }
+                            }
+                        };
+                        for (owner, kind) in targets {
+                            if owner as usize >= plan.ranks.len() {
+                                return Err(PlanError {
+                                    path: format!("{path}.{key}[{j}]"),
+                                    message: format!("rank {owner} is not in the plan"),
+                                });
+                            }
+                            let end = u64::from(r.index) + u64::from(r.size);
+                            let have = chunks(owner, kind);
+                            if end > have {
+                                return Err(PlanError {
+                                    path: format!("{path}.{key}[{j}]"),
+                                    message: format!(
+                                        "chunks {}..{end} of rank {owner}'s {} buffer, which has {have}",
+                                        r.index,
+                                        kind.name()
+                                    ),
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A value and its path in the document.
@@ -217,11 +299,22 @@ fn plan(doc: &At) -> Res<Plan> {
     })
 }
 
+/// Chunks a buffer may have: as many as the compiler allows scratch.
+const MAX_CHUNKS: u32 = 1 << 24;
+
+fn chunk_count(at: &At) -> Res<u32> {
+    let n = at.u32()?;
+    if n > MAX_CHUNKS {
+        return at.fail(format!("{n} chunks; at most {MAX_CHUNKS} are supported"));
+    }
+    Ok(n)
+}
+
 fn rank(gpu: &At) -> Res<RankPlan> {
     let mut r = RankPlan {
-        input_chunks: gpu.key("input_chunks")?.u32()?,
-        output_chunks: gpu.key("output_chunks")?.u32()?,
-        scratch_chunks: gpu.key("scratch_chunks")?.u32()?,
+        input_chunks: chunk_count(&gpu.key("input_chunks")?)?,
+        output_chunks: chunk_count(&gpu.key("output_chunks")?)?,
+        scratch_chunks: chunk_count(&gpu.key("scratch_chunks")?)?,
         ..RankPlan::default()
     };
     for ch in gpu.key("channels")?.items()? {
@@ -348,10 +441,19 @@ fn read_op(at: &At, rank: &RankPlan, tb: &ThreadBlock) -> Res<Op> {
         }
     }
     if let Some(t) = at.opt("tbg_info") {
-        op.tbg = Some(TbgInfo {
-            tb_id: t.key("tb_id")?.u32()?,
-            size: t.key("tbg_size")?.u32()?,
-        });
+        let size_at = t.key("tbg_size")?;
+        let size = size_at.u32()?;
+        if size == 0 || size > MAX_THREAD_BLOCKS {
+            return size_at.fail(format!(
+                "a thread block group has 1 to {MAX_THREAD_BLOCKS} blocks"
+            ));
+        }
+        let id_at = t.key("tb_id")?;
+        let tb_id = id_at.u32()?;
+        if tb_id >= size {
+            return id_at.fail(format!("part {tb_id} of a group of {size}"));
+        }
+        op.tbg = Some(TbgInfo { tb_id, size });
     }
     if let Some(r) = at.opt("reduce_op") {
         op.reduce_op = Some(r.one_of("reduce op", &REDUCE_OPS)?);

@@ -1237,8 +1237,11 @@ fn group_parts(plan: &Plan) -> u32 {
     fn walk(ops: &[Op], parts: &mut u32) {
         for op in ops {
             if let Some(g) = op.tbg {
-                if g.size > 1 && *parts <= 4096 {
-                    *parts = *parts / gcd(*parts, g.size) * g.size;
+                // Least common multiple of the group sizes, within reason:
+                // groups that do not divide it cover whole chunks.
+                let lcm = u64::from(*parts / gcd(*parts, g.size.max(1))) * u64::from(g.size);
+                if g.size > 1 && lcm <= 4096 {
+                    *parts = lcm as u32;
                 }
             }
             walk(&op.body, parts);
