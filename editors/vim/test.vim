@@ -1,0 +1,58 @@
+" Headless check of syntax/mscl.vim:
+"   vim -Es -N -u NONE -i NONE -S editors/vim/test.vim
+" Loads the syntax test file and checks the highlight group of one token of
+" each kind; exits non-zero (with the reasons on stdout) on any mismatch or
+" error while loading.
+set rtp^=editors/vim
+filetype on
+syntax on
+edit editors/vscode/tests/syntax.test.mscl
+let s:failures = []
+if &filetype !=# 'mscl' || get(b:, 'current_syntax', '') !=# 'mscl'
+  call add(s:failures, 'the mscl filetype or syntax did not load')
+endif
+" [pattern to search, offset into the match, expected group]
+let s:cases = [
+      \ ['^import', 0, 'msclKeyword'],
+      \ ['^param num_gpus', 6, 'msclParamName'],
+      \ [': int', 2, 'msclType'],
+      \ ['= 8', 2, 'msclNumber'],
+      \ ['"ring', 0, 'msclString'],
+      \ ['\\n', 0, 'msclEscape'],
+      \ ['^program', 0, 'msclKeyword'],
+      \ ['^    collective', 4, 'msclOption'],
+      \ ['allreduce(', 0, 'msclCollective'],
+      \ ['inplace: true', 9, 'msclBoolean'],
+      \ ['= LL', 2, 'msclConstant'],
+      \ ['^fn peer_of', 3, 'msclFunctionName'],
+      \ ['^    return', 4, 'msclControl'],
+      \ ['memory_channel(', 0, 'msclChannel'],
+      \ ['^for', 0, 'msclControl'],
+      \ ['where', 0, 'msclControl'],
+      \ ['ch.put(', 3, 'msclOperation'],
+      \ ['put(rank(', 4, 'msclBuiltin'],
+      \ ['before', 0, 'msclConstant'],
+      \ ['reduce_op: max', 11, 'msclConstant'],
+      \ ['^pipeline', 0, 'msclKeyword'],
+      \ ['^// SYNTAX', 0, 'msclComment'],
+      \ ]
+for [s:pattern, s:offset, s:group] in s:cases
+  call cursor(1, 1)
+  let s:at = searchpos(s:pattern, 'cW')
+  if s:at == [0, 0]
+    call add(s:failures, 'pattern not found: ' . s:pattern)
+    continue
+  endif
+  let s:name = synIDattr(synID(s:at[0], s:at[1] + s:offset, 1), 'name')
+  if s:name !=# s:group
+    call add(s:failures, printf('%s (line %d): %s, expected %s', s:pattern, s:at[0], s:name, s:group))
+  endif
+endfor
+if v:errmsg !=# ''
+  call add(s:failures, 'error: ' . v:errmsg)
+endif
+if empty(s:failures)
+  qa!
+endif
+call writefile(s:failures, '/dev/stderr')
+cq
