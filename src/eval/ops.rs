@@ -107,11 +107,7 @@ pub(super) fn method(ev: &mut Evaluator, which: Builtin, recv: Value, args: &Arg
             B::MemSignal | B::MemWait | B::PortSignal | B::PortWait | B::PortFlush,
             Value::MemoryChannel(c) | Value::PortChannel(c),
         ) => {
-            let kind = if matches!(recv, Value::MemoryChannel(_)) {
-                ChannelKind::Memory
-            } else {
-                ChannelKind::Port
-            };
+            let kind = channel_kind(&recv);
             let tb = ev.tb_arg(args, 0)?;
             let relaxed = kind == ChannelKind::Memory && args.v(2).as_bool();
             let name = match (which, relaxed) {
@@ -184,11 +180,7 @@ pub(super) fn method(ev: &mut Evaluator, which: Builtin, recv: Value, args: &Arg
             | B::PortReadPutPackets,
             Value::MemoryChannel(c) | Value::PortChannel(c),
         ) => {
-            let kind = if matches!(recv, Value::MemoryChannel(_)) {
-                ChannelKind::Memory
-            } else {
-                ChannelKind::Port
-            };
+            let kind = channel_kind(&recv);
             let (dst, src) = (args.chunk(0), args.chunk(1));
             ev.expect_rank(
                 args,
@@ -461,4 +453,13 @@ pub(super) fn rank_list(ranks: &[u32]) -> String {
     }
     let head: Vec<String> = ranks[..8].iter().map(|r| r.to_string()).collect();
     format!("[{}, ... ({} ranks)]", head.join(", "), ranks.len())
+}
+
+/// Whether a channel value is a memory or a port channel.
+fn channel_kind(channel: &Value) -> ChannelKind {
+    if matches!(channel, Value::MemoryChannel(_)) {
+        ChannelKind::Memory
+    } else {
+        ChannelKind::Port
+    }
 }

@@ -1024,17 +1024,23 @@ impl<'p> Sim<'p> {
         }
     }
 
-    fn read(&mut self, t: usize, op_index: usize, loc: Loc) -> Result<Option<Contents>, Verdict> {
+    /// The access thread `t`'s op `op_index` makes, and the clock it is
+    /// judged by.
+    fn access(&self, t: usize, op_index: usize, write: bool) -> (Access, Clocks) {
         let (thread, epoch, clock) = self.accessor(t);
-        let th = &self.threads[t];
         let access = Access {
             thread,
             epoch,
             by: t,
             op: op_index,
-            execution: th.execution,
-            write: false,
+            execution: self.threads[t].execution,
+            write,
         };
+        (access, clock)
+    }
+
+    fn read(&mut self, t: usize, op_index: usize, loc: Loc) -> Result<Option<Contents>, Verdict> {
+        let (access, clock) = self.access(t, op_index, false);
         if let Some(v) = self.check(loc, access, &clock) {
             return Err(v);
         }
@@ -1051,17 +1057,8 @@ impl<'p> Sim<'p> {
         value: Option<Contents>,
         packet: bool,
     ) -> Result<(), Verdict> {
-        let (thread, epoch, clock) = self.accessor(t);
-        let th = &self.threads[t];
-        let access = Access {
-            thread,
-            epoch,
-            by: t,
-            op: op_index,
-            execution: th.execution,
-            write: true,
-        };
-        let execution = th.execution;
+        let (access, clock) = self.access(t, op_index, true);
+        let execution = access.execution;
         if !packet {
             if let Some(v) = self.check(loc, access, &clock) {
                 return Err(v);
