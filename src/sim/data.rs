@@ -1,0 +1,304 @@
+//! The simulator's data ops: where a buffer reference lands (aliasing,
+//! remote buffers, switch members, double scratch, group and pipeline
+//! shares), who performs an access (the block or a port channel's proxy),
+//! and the transfers and reductions themselves, each access checked for
+//! races as it happens.
+
+use super::clock::{join_shared, raise, Clocks};
+use super::value::Contents;
+use super::*;
+
+impl Sim<'_> {
+    /// The parts of a chunk that thread `t`'s current op handles: its
+    /// group's share, and of that the current pipeline iteration's share.
+    pub(super) fn part_range(&self, t: usize, op: &Op) -> std::ops::Range<u32> {
+        let whole = match op.tbg {
+            Some(g) if g.size > 1 && self.parts.is_multiple_of(g.size) => {
+                let each = self.parts / g.size;
+                g.tb_id * each..(g.tb_id + 1) * each
+            }
+            _ => 0..self.parts,
+        };
+        let th = &self.threads[t];
+        match th.iterations.get(th.pc).copied().flatten() {
+            Some(it) => {
+                let each = (whole.end - whole.start) / PIPELINE_ITERATIONS;
+                whole.start + it * each..whole.start + (it + 1) * each
+            }
+            None => whole,
+        }
+    }
+
+    /// Resolves a buffer reference of thread `th`'s op to places (one per chunk).
+    pub(super) fn places(&self, th: &Thread, op: &Op, r: &BufRef) -> Vec<Place> {
+        let rank = &self.plan.ranks[th.rank as usize];
+        let (owner, kind) = match r.target {
+            RefTarget::Local(kind) => (th.rank, kind),
+            RefTarget::Remote { id, kind } => {
+                let tb = &rank.threadblocks[th.tb as usize];
+                let channel = op.channel.unwrap_or(ChannelKind::Memory);
+                let global = tb.remote_buffer_ids(channel).get(id as usize);
+                match global.and_then(|g| rank.remote_buffers.get(*g as usize)) {
+                    Some(b) => (b.rank, kind),
+                    None => return Vec::new(),
+                }
+            }
+            RefTarget::Switch { .. } => return Vec::new(),
+        };
+        (r.index..r.index + r.size)
+            .map(|chunk| self.scratch_half(th.execution, self.place(owner, kind, chunk)))
+            .collect()
+    }
+
+    /// The members' places of a switch reference (all ranks of the group).
+    pub(super) fn switch_places(&self, th: &Thread, r: &BufRef) -> Vec<Vec<Place>> {
+        let RefTarget::Switch { id } = r.target else {
+            return Vec::new();
+        };
+        let rank = &self.plan.ranks[th.rank as usize];
+        let tb = &rank.threadblocks[th.tb as usize];
+        let global = tb.channel_ids(ChannelKind::Switch).get(id as usize);
+        let Some(decl) = global.and_then(|g| rank.switch_channels.get(*g as usize)) else {
+            return Vec::new();
+        };
+        decl.ranks
+            .iter()
+            .map(|m| {
+                (r.index..r.index + r.size)
+                    .map(|chunk| {
+                        self.scratch_half(th.execution, self.place(*m, decl.buffer, chunk))
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The packet locations an op reads (it blocks until they arrive).
+    pub(super) fn packet_sources(&self, t: usize, op: &Op) -> Vec<Loc> {
+        let th = &self.threads[t];
+        use OpName::*;
+        let refs: &[BufRef] = match op.name {
+            UnpackPackets | ReadPutPackets | GroupStorePackets => &op.src,
+            ReducePackets | ReduceSendPackets | ReduceCopyPackets | ReduceCopySendPackets => {
+                op.src.get(1..).unwrap_or(&[])
+            }
+            _ => return Vec::new(),
+        };
+        let parts = self.part_range(t, op);
+        refs.iter()
+            .flat_map(|r| self.places(th, op, r))
+            .flat_map(|place| parts.clone().map(move |part| Loc { place, part }))
+            .collect()
+    }
+
+    /// Who performs thread `t`'s current data op: the block itself, or for
+    /// a port transfer the channel's proxy (its thread, epoch and clock:
+    /// after what the block did before pushing, and after the earlier
+    /// transfers of the channel, which run in order).
+    pub(super) fn accessor(&self, t: usize) -> (usize, u32, Clocks) {
+        let th = &self.threads[t];
+        match self.port_transfer {
+            Some((proxy, epoch)) => {
+                let mut clock = th.clock.clone();
+                clock.set(proxy, epoch);
+                (proxy, epoch, clock)
+            }
+            None => (t, th.epoch, th.clock.clone()),
+        }
+    }
+
+    /// The access thread `t`'s op `op_index` makes, and the clock it is
+    /// judged by.
+    pub(super) fn access(&self, t: usize, op_index: usize, write: bool) -> (Access, Clocks) {
+        let (thread, epoch, clock) = self.accessor(t);
+        let access = Access {
+            thread,
+            epoch,
+            by: t,
+            op: op_index,
+            execution: self.threads[t].execution,
+            write,
+        };
+        (access, clock)
+    }
+
+    pub(super) fn read(
+        &mut self,
+        t: usize,
+        op_index: usize,
+        loc: Loc,
+    ) -> Result<Option<Contents>, Verdict> {
+        let (access, clock) = self.access(t, op_index, false);
+        if let Some(v) = self.check(loc, access, &clock) {
+            return Err(v);
+        }
+        let cell = self.memory.entry(loc).or_default();
+        cell.reads.push(access);
+        Ok(cell.value.clone())
+    }
+
+    pub(super) fn write(
+        &mut self,
+        t: usize,
+        op_index: usize,
+        loc: Loc,
+        value: Option<Contents>,
+        packet: bool,
+    ) -> Result<(), Verdict> {
+        let (access, clock) = self.access(t, op_index, true);
+        let execution = access.execution;
+        if !packet {
+            if let Some(v) = self.check(loc, access, &clock) {
+                return Err(v);
+            }
+        }
+        let packet_clock = packet.then(|| {
+            let th = &self.threads[t];
+            (th.clock.exec.clone(), t, th.epoch + 1)
+        });
+        let cell = self.memory.entry(loc).or_default();
+        cell.value = value;
+        cell.packet = packet.then_some(execution);
+        cell.packet_clock = packet_clock;
+        cell.last_write = Some(access);
+        cell.reads.clear();
+        Ok(())
+    }
+
+    /// Data ops: read the sources, combine, write the destinations.
+    pub(super) fn transfer(&mut self, t: usize, op: &Op) -> Result<(), Verdict> {
+        use OpName::*;
+        let op_index = self.threads[t].pc;
+        // Each element is written after its packet was read, by the same
+        // thread: the packets' writers come before this op.
+        for loc in self.packet_sources(t, op) {
+            if let Some((exec, writer, epoch)) =
+                self.memory.get(&loc).and_then(|c| c.packet_clock.clone())
+            {
+                let width = self.width();
+                let clock = &mut self.threads[t].clock;
+                join_shared(&mut clock.exec, &exec, width);
+                raise(&mut clock.exec, writer, epoch, width);
+            }
+        }
+        let parts = self.part_range(t, op);
+        let th = &self.threads[t];
+        let switch_src = op
+            .src
+            .first()
+            .map(|r| self.switch_places(th, r))
+            .unwrap_or_default();
+        let switch_dst = op
+            .dst
+            .first()
+            .map(|r| self.switch_places(th, r))
+            .unwrap_or_default();
+        let src: Vec<Vec<Place>> = op.src.iter().map(|r| self.places(th, op, r)).collect();
+        let dst: Vec<Vec<Place>> = op.dst.iter().map(|r| self.places(th, op, r)).collect();
+        let reduces = matches!(
+            op.name,
+            Reduce
+                | ReduceSend
+                | ReadReduce
+                | ReadReduceSend
+                | ReducePackets
+                | ReduceSendPackets
+                | ReduceCopyPackets
+                | ReduceCopySendPackets
+                | GroupLoadReduce
+                | GroupLoadReduceStore
+        );
+        let packet_dst = matches!(
+            op.name,
+            PutPackets | ReadPutPackets | CopyPackets | GroupStorePackets
+        );
+        let size = op.src.first().or(op.dst.first()).map_or(0, |r| r.size);
+        for chunk in 0..size as usize {
+            for part in parts.clone() {
+                let at = |p: &Vec<Place>| {
+                    p.get(chunk).map(|place| Loc {
+                        place: *place,
+                        part,
+                    })
+                };
+                // The value this op computes for this part.
+                // (a switch reduce sums the members' buffers).
+                let value = if reduces {
+                    let operands = if switch_src.is_empty() {
+                        &src
+                    } else {
+                        &switch_src
+                    };
+                    let mut sum: Option<Contents> = None;
+                    for operand in operands {
+                        if let Some(loc) = at(operand) {
+                            let v = self.read(t, op_index, loc)?;
+                            sum = combine(sum, v, op.reduce_op.unwrap_or(ReduceOp::Sum));
+                        }
+                    }
+                    sum
+                } else {
+                    None
+                };
+                let value = match (&value, reduces) {
+                    (None, false) if !switch_dst.is_empty() => match src.first().and_then(at) {
+                        Some(loc) => self.read(t, op_index, loc)?,
+                        None => None,
+                    },
+                    _ => value,
+                };
+                // Where it goes.
+                if !switch_dst.is_empty() {
+                    for member in &switch_dst {
+                        if let Some(loc) = at(member) {
+                            self.write(
+                                t,
+                                op_index,
+                                loc,
+                                value.clone(),
+                                op.name == GroupStorePackets,
+                            )?;
+                        }
+                    }
+                    continue;
+                }
+                if let (GroupLoadReduce, Some(g)) = (op.name, op.group_reduce) {
+                    let place = self.place(g.dst_rank, g.dst_kind, g.dst_index + chunk as u32);
+                    self.write(t, op_index, Loc { place, part }, value.clone(), false)?;
+                    continue;
+                }
+                for (i, d) in dst.iter().enumerate() {
+                    let Some(loc) = at(d) else { continue };
+                    // A plain transfer moves source i to destination i (fused
+                    // transfers list pairs); a reduction sends its result.
+                    let value = if reduces {
+                        value.clone()
+                    } else {
+                        match src.get(i).or(src.first()).and_then(at) {
+                            Some(from) => self.read(t, op_index, from)?,
+                            None => None,
+                        }
+                    };
+                    // Reduce-and-send variants: the first destination is the
+                    // raw result, the copies after it are packets where the
+                    // op writes packets.
+                    let packet = packet_dst
+                        || (i > 0
+                            && matches!(
+                                op.name,
+                                ReduceSendPackets | ReduceCopyPackets | ReduceCopySendPackets
+                            ));
+                    self.write(t, op_index, loc, value, packet)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn combine(sum: Option<Contents>, v: Option<Contents>, op: ReduceOp) -> Option<Contents> {
+    match (sum, v) {
+        (Some(a), Some(b)) => Some(a.reduce(&b, op)),
+        (a, b) => a.or(b),
+    }
+}

@@ -1,0 +1,105 @@
+//! Happens-before: whether an access is ordered after the earlier accesses
+//! to its location, and how a race is told.
+
+use super::*;
+
+impl Sim<'_> {
+    /// Checks a new access against the location's log; on success, nothing.
+    /// An access must follow the last write by release/acquire ordering and
+    /// (a write) the reads since by any ordering, relaxed included.
+    pub(super) fn check(&self, loc: Loc, access: Access, clock: &Clocks) -> Option<Verdict> {
+        let cell = self.memory.get(&loc)?;
+        if cell.packet.is_some() {
+            return None;
+        }
+        let ordered = |a: &Access| {
+            // The user's copy into the input is complete before the kernel
+            // starts (stream order): execution order suffices after it.
+            let by_user = self.is_user(a.thread);
+            let known = if a.write && !by_user {
+                &clock.data
+            } else {
+                &clock.exec
+            };
+            a.op == access.op && a.thread == access.thread && a.epoch == access.epoch
+                || a.epoch < at(known, a.thread)
+        };
+        let conflict = cell
+            .last_write
+            .iter()
+            .chain(if access.write {
+                cell.reads.iter()
+            } else {
+                [].iter()
+            })
+            .find(|a| !ordered(a));
+        conflict.map(|a| Verdict::Race(self.race(loc, a, &access)))
+    }
+
+    pub(super) fn race(&self, loc: Loc, a: &Access, b: &Access) -> Race {
+        let place = loc.place;
+        let part = if self.parts > 1 {
+            format!(" part {}", loc.part + 1)
+        } else {
+            String::new()
+        };
+        Race {
+            location: format!(
+                "rank {} {} chunk {}{part}",
+                place.rank,
+                place.kind.name(),
+                place.chunk
+            ),
+            first: self.describe_access(a),
+            second: self.describe_access(b),
+            spans: [self.span_of(a), self.span_of(b)],
+        }
+    }
+
+    pub(super) fn describe_access(&self, a: &Access) -> String {
+        let verb = if a.write { "write" } else { "read" };
+        if self.is_user(a.thread) {
+            let rank = a.thread - self.users;
+            return match a.write {
+                true => format!(
+                    "the user's write of rank {rank}'s input before execution {}",
+                    a.execution
+                ),
+                false => format!(
+                    "the user's read of rank {rank}'s result after execution {}",
+                    a.execution
+                ),
+            };
+        }
+        let th = &self.threads[a.by];
+        let op = &th.ops[a.op];
+        let proxy = if a.thread != a.by {
+            " (done later by the port channel's proxy)"
+        } else {
+            ""
+        };
+        format!(
+            "{verb} by {} (op {}) on rank {} thread block {} in execution {}{proxy}",
+            op.name.json(),
+            a.op,
+            th.rank,
+            th.tb,
+            a.execution
+        )
+    }
+
+    pub(super) fn span_of(&self, a: &Access) -> Option<crate::diag::Span> {
+        let th = self.threads.get(a.by)?;
+        let span = th.ops.get(a.op)?.span();
+        (span != crate::diag::Span::default()).then_some(span)
+    }
+
+    pub(super) fn sync_epoch(&mut self, t: usize) {
+        let th = &mut self.threads[t];
+        th.epoch += 1;
+        th.clock.set(t, th.epoch);
+        for learnt in std::mem::take(&mut th.pending) {
+            th.clock.join(&learnt);
+        }
+    }
+}
