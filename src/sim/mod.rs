@@ -17,10 +17,17 @@
 //!   reads its result after the kernel ends; a second execution starts on a
 //!   rank when all its blocks finished the first.
 //!
-//! Simplifications, said where they matter: pipeline bodies run once over
-//! whole chunks; port transfers read their source when issued; packet slots
-//! are not checked for races (their flags order them); reductions other than
-//! sum are checked as sums.
+//! - pipelines run two iterations, each over its share of every chunk;
+//!   port transfers are done later by a proxy per port channel (`data.rs`);
+//!   results are checked for the plan's reduce operation (`value.rs`).
+//!
+//! Simplification, said where it matters: packet slots are not checked for
+//! races (their flags order them; a packet overwritten before it was read
+//! shows as a deadlock).
+//!
+//! Files: `data.rs` (buffer references, data ops), `user.rs` (inputs,
+//! results, expectations), `race.rs` (happens-before checks and reports),
+//! `clock.rs`, `value.rs`, `limits.rs` (executor-limit warnings).
 
 mod clock;
 mod data;
