@@ -205,6 +205,15 @@ impl<'a> At<'a> {
         self.items()?.iter().map(At::u32).collect()
     }
 
+    /// A list of ids of `what`, each below `count`.
+    fn ids_below(&self, count: usize, what: &str) -> Res<Vec<u32>> {
+        let values = self.u32s()?;
+        match values.iter().find(|v| **v as usize >= count) {
+            Some(bad) => self.fail(format!("{what} {bad} but the rank has {count}")),
+            None => Ok(values),
+        }
+    }
+
     /// One of `choices`, by name.
     fn one_of<T: Copy>(&self, what: &str, choices: &[(&str, T)]) -> Res<T> {
         let s = self.str()?;
@@ -379,36 +388,22 @@ fn threadblock(tb: &At, rank: &RankPlan) -> Res<ThreadBlock> {
         let kind = ch
             .key("channel_type")?
             .one_of("channel type", &CHANNEL_KINDS)?;
-        let ids = ch.key("channel_ids")?;
-        let values = ids.u32s()?;
         let count = match kind {
             ChannelKind::Memory => rank.memory_peers.len(),
             ChannelKind::Port => rank.port_peers.len(),
             ChannelKind::Switch => rank.switch_channels.len(),
         };
-        if let Some(bad) = values.iter().find(|v| **v as usize >= count) {
-            return ids.fail(format!(
-                "{} channel {bad} but the rank has {count}",
-                kind.name()
-            ));
-        }
+        let what = format!("{} channel", kind.name());
+        let values = ch.key("channel_ids")?.ids_below(count, &what)?;
         block.channels.push((kind, values));
     }
     for refs in tb.key("remote_buffer_refs")?.items()? {
         let kind = refs
             .key("access_channel_type")?
             .one_of("channel type", &CHANNEL_KINDS)?;
-        let ids = refs.key("remote_buffer_ids")?;
-        let values = ids.u32s()?;
-        if let Some(bad) = values
-            .iter()
-            .find(|v| **v as usize >= rank.remote_buffers.len())
-        {
-            return ids.fail(format!(
-                "remote buffer {bad} but the rank has {}",
-                rank.remote_buffers.len()
-            ));
-        }
+        let values = refs
+            .key("remote_buffer_ids")?
+            .ids_below(rank.remote_buffers.len(), "remote buffer")?;
         block.remote_refs.push((kind, values));
     }
     block.ops = tb
@@ -421,9 +416,8 @@ fn threadblock(tb: &At, rank: &RankPlan) -> Res<ThreadBlock> {
 }
 
 fn read_op(at: &At, rank: &RankPlan, tb: &ThreadBlock) -> Res<Op> {
-    let names: Vec<(&str, OpName)> = OpName::ALL.iter().map(|n| (n.json(), *n)).collect();
     let mut op = Op::new(
-        at.key("name")?.one_of("operation", &names)?,
+        at.key("name")?.one_of("operation", OpName::NAMES)?,
         Default::default(),
     );
     if let Some(c) = at.opt("channel_type") {

@@ -123,118 +123,65 @@ pub enum ReplicationPolicy {
     None,
 }
 
-/// The op names of the MSCCL++ executor (SEMANTICS.md §2.7).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum OpName {
-    Nop,
-    Barrier,
-    Signal,
-    Wait,
-    RelaxedSignal,
-    RelaxedWait,
-    Flush,
-    Put,
-    PutWithSignal,
-    PutWithSignalAndFlush,
-    PutPackets,
-    ReadPutPackets,
-    Get,
-    Copy,
-    CopyPackets,
-    UnpackPackets,
-    Reduce,
-    ReduceSend,
-    ReadReduce,
-    ReadReduceSend,
-    ReducePackets,
-    ReduceSendPackets,
-    ReduceCopyPackets,
-    ReduceCopySendPackets,
-    GroupLoadReduce,
-    GroupLoadReduceStore,
-    GroupStore,
-    GroupStorePackets,
-    SemAcquire,
-    SemRelease,
-    Pipeline,
+/// Declares `OpName` from one table of variants and JSON spellings, so the
+/// enum, its spelling and the reverse lookup cannot drift apart.
+macro_rules! op_names {
+    ($($variant:ident => $json:literal,)*) => {
+        /// The op names of the MSCCL++ executor (SEMANTICS.md §2.7).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum OpName {
+            $($variant,)*
+        }
+
+        impl OpName {
+            /// Every op with its JSON spelling.
+            pub const NAMES: &'static [(&'static str, OpName)] = &[$(($json, OpName::$variant),)*];
+
+            /// The name as the JSON plan spells it.
+            pub fn json(self) -> &'static str {
+                match self {
+                    $(OpName::$variant => $json,)*
+                }
+            }
+        }
+    };
+}
+
+op_names! {
+    Nop => "nop",
+    Barrier => "barrier",
+    Signal => "signal",
+    Wait => "wait",
+    RelaxedSignal => "rlxsignal",
+    RelaxedWait => "rlxwait",
+    Flush => "flush",
+    Put => "put",
+    PutWithSignal => "pws",
+    PutWithSignalAndFlush => "pwsf",
+    PutPackets => "ppkt",
+    ReadPutPackets => "rppkt",
+    Get => "get",
+    Copy => "copy",
+    CopyPackets => "cpkt",
+    UnpackPackets => "upkt",
+    Reduce => "re",
+    ReduceSend => "res",
+    ReadReduce => "rre",
+    ReadReduceSend => "rres",
+    ReducePackets => "repkt",
+    ReduceSendPackets => "respkt",
+    ReduceCopyPackets => "recpkt",
+    ReduceCopySendPackets => "recspkt",
+    GroupLoadReduce => "glre",
+    GroupLoadReduceStore => "glres",
+    GroupStore => "gstore",
+    GroupStorePackets => "gstorepkt",
+    SemAcquire => "sem_acquire",
+    SemRelease => "sem_release",
+    Pipeline => "pipeline",
 }
 
 impl OpName {
-    pub const ALL: [OpName; 31] = {
-        use OpName::*;
-        [
-            Nop,
-            Barrier,
-            Signal,
-            Wait,
-            RelaxedSignal,
-            RelaxedWait,
-            Flush,
-            Put,
-            PutWithSignal,
-            PutWithSignalAndFlush,
-            PutPackets,
-            ReadPutPackets,
-            Get,
-            Copy,
-            CopyPackets,
-            UnpackPackets,
-            Reduce,
-            ReduceSend,
-            ReadReduce,
-            ReadReduceSend,
-            ReducePackets,
-            ReduceSendPackets,
-            ReduceCopyPackets,
-            ReduceCopySendPackets,
-            GroupLoadReduce,
-            GroupLoadReduceStore,
-            GroupStore,
-            GroupStorePackets,
-            SemAcquire,
-            SemRelease,
-            Pipeline,
-        ]
-    };
-
-    /// The name as the JSON plan spells it.
-    pub fn json(self) -> &'static str {
-        use OpName::*;
-        match self {
-            Nop => "nop",
-            Barrier => "barrier",
-            Signal => "signal",
-            Wait => "wait",
-            RelaxedSignal => "rlxsignal",
-            RelaxedWait => "rlxwait",
-            Flush => "flush",
-            Put => "put",
-            PutWithSignal => "pws",
-            PutWithSignalAndFlush => "pwsf",
-            PutPackets => "ppkt",
-            ReadPutPackets => "rppkt",
-            Get => "get",
-            Copy => "copy",
-            CopyPackets => "cpkt",
-            UnpackPackets => "upkt",
-            Reduce => "re",
-            ReduceSend => "res",
-            ReadReduce => "rre",
-            ReadReduceSend => "rres",
-            ReducePackets => "repkt",
-            ReduceSendPackets => "respkt",
-            ReduceCopyPackets => "recpkt",
-            ReduceCopySendPackets => "recspkt",
-            GroupLoadReduce => "glre",
-            GroupLoadReduceStore => "glres",
-            GroupStore => "gstore",
-            GroupStorePackets => "gstorepkt",
-            SemAcquire => "sem_acquire",
-            SemRelease => "sem_release",
-            Pipeline => "pipeline",
-        }
-    }
-
     pub fn is_signal(self) -> bool {
         matches!(self, OpName::Signal | OpName::RelaxedSignal)
     }
