@@ -13,6 +13,7 @@ pub mod eval;
 pub mod front;
 pub mod ir;
 pub mod passes;
+pub mod runner;
 pub mod sim;
 pub mod syntax;
 pub mod vocab;

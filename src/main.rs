@@ -32,6 +32,16 @@ struct CompileArgs {
     /// write twice as fast and take half the space).
     #[arg(long)]
     pretty: bool,
+    /// What to write: the MSCCL++ JSON execution plan, or CUDA source
+    /// specialized for the plan (all ranks on one GPU).
+    #[arg(long, value_enum, default_value = "json")]
+    emit: Emit,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Emit {
+    Json,
+    Cuda,
 }
 
 #[derive(Debug, Subcommand)]
@@ -89,9 +99,23 @@ fn compile(args: &CompileArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let cuda = match args.emit {
+        Emit::Json => None,
+        Emit::Cuda => match msclc::back::cuda::generate(plan) {
+            Ok(source) => Some(source),
+            Err(e) => {
+                eprintln!("error: {}: {e}", input.display());
+                return ExitCode::FAILURE;
+            }
+        },
+    };
+    let write = |out: &mut dyn Write| match &cuda {
+        Some(source) => out.write_all(source.as_bytes()).and_then(|()| out.flush()),
+        None => write_plan_to(plan, args.pretty, out),
+    };
     let written = match &args.output {
-        Some(path) => std::fs::File::create(path).and_then(|f| write_plan_to(plan, args.pretty, f)),
-        None => write_plan_to(plan, args.pretty, std::io::stdout().lock()),
+        Some(path) => std::fs::File::create(path).and_then(|mut f| write(&mut f)),
+        None => write(&mut std::io::stdout().lock()),
     };
     match written {
         Ok(()) => ExitCode::SUCCESS,

@@ -50,11 +50,7 @@ impl Serialize for PlanJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let plan = self.0;
         let o = &plan.options;
-        let protocol = if o.protocol == Protocol::LL {
-            "LL"
-        } else {
-            "Simple"
-        };
+        let protocol = o.protocol.name();
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("buffer_alignment", &o.buffer_alignment)?;
         m.serialize_entry("collective", plan.collective.name)?;

@@ -1,3 +1,4 @@
 //! Back ends: turn a finished plan into what runs it.
 
+pub mod cuda;
 pub mod json;

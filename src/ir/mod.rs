@@ -16,6 +16,7 @@
 //! program text.
 
 use crate::diag::Span;
+use std::collections::HashMap;
 
 /// Which of a rank's buffers a chunk lives in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -115,6 +116,16 @@ impl ReduceOp {
 pub enum Protocol {
     Simple,
     LL,
+}
+
+impl Protocol {
+    /// The name as plans and programs spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Simple => "Simple",
+            Protocol::LL => "LL",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -445,4 +456,97 @@ pub struct Plan {
     pub collective: Collective,
     pub options: Options,
     pub ranks: Vec<RankPlan>,
+}
+
+/// One end of a memory or port channel: (rank, channel type, the rank's
+/// global channel index of that type).
+pub type Endpoint = (u32, ChannelKind, u32);
+
+impl Plan {
+    /// Which channel observes each channel's signals (SEMANTICS.md §2.3):
+    /// A's k-th channel of a type to B pairs with B's k-th channel of that
+    /// type to A. Channels left over on one side have no pair.
+    pub fn channel_pairs(&self) -> HashMap<Endpoint, Endpoint> {
+        let mut by_pair: HashMap<(u32, u32, ChannelKind), Vec<u32>> = HashMap::new();
+        for (r, rank) in self.ranks.iter().enumerate() {
+            for (kind, peers) in [
+                (ChannelKind::Memory, &rank.memory_peers),
+                (ChannelKind::Port, &rank.port_peers),
+            ] {
+                for (c, peer) in peers.iter().enumerate() {
+                    by_pair
+                        .entry((r as u32, *peer, kind))
+                        .or_default()
+                        .push(c as u32);
+                }
+            }
+        }
+        let mut pairs = HashMap::new();
+        for ((a, b, kind), ours) in &by_pair {
+            if let Some(theirs) = by_pair.get(&(*b, *a, *kind)) {
+                for (k, c) in ours.iter().enumerate() {
+                    if let Some(peer_c) = theirs.get(k) {
+                        pairs.insert((*a, *kind, *c), (*b, *kind, *peer_c));
+                    }
+                }
+            }
+        }
+        pairs
+    }
+}
+
+/// Where a result chunk's data comes from: the (rank, input chunk) pairs
+/// whose sum it holds (one pair for the collectives that only move data).
+pub type ChunkSources = Vec<(u32, u32)>;
+
+impl Plan {
+    /// The collective's definition for `rank`: for each of its output chunks,
+    /// the input chunks it must hold afterwards. `None` for the test and
+    /// custom collectives, which define nothing.
+    pub fn expected_result(&self, rank: u32) -> Option<Vec<(u32, ChunkSources)>> {
+        let c = &self.collective;
+        let n = self.ranks.len() as u32;
+        let outputs = self.ranks[rank as usize].output_chunks;
+        let each = |f: &dyn Fn(u32) -> ChunkSources| (0..outputs).map(|k| (k, f(k))).collect();
+        match c.name {
+            "allgather" => {
+                let per = c.input_chunks;
+                Some(each(&|k| vec![(k / per, k % per)]))
+            }
+            "allreduce" => Some(each(&|k| (0..n).map(|s| (s, k)).collect())),
+            "reducescatter" => Some(each(&|k| (0..n).map(|s| (s, rank * outputs + k)).collect())),
+            "alltoall" => {
+                let per = c.input_chunks / n.max(1);
+                Some(each(&|k| vec![(k / per, rank * per + k % per)]))
+            }
+            "sendrecv" => Some(each(&|k| vec![((rank + n - 1) % n, k)])),
+            _ => None,
+        }
+    }
+}
+
+/// The element types a collective's data can have at run time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dtype {
+    Float32,
+    Float16,
+    Bfloat16,
+}
+
+impl Dtype {
+    pub fn bytes(self) -> u64 {
+        match self {
+            Dtype::Float32 => 4,
+            Dtype::Float16 | Dtype::Bfloat16 => 2,
+        }
+    }
+
+    /// The name nccl-tests prints in its `type` column.
+    pub fn nccl_name(self) -> &'static str {
+        match self {
+            Dtype::Float32 => "float",
+            Dtype::Float16 => "half",
+            Dtype::Bfloat16 => "bfloat16",
+        }
+    }
 }

@@ -171,7 +171,6 @@ struct Thread {
 }
 
 /// A channel endpoint: (rank, kind, rank-level channel id).
-type Endpoint = (u32, ChannelKind, u32);
 
 struct Sim<'p> {
     plan: &'p Plan,
@@ -252,7 +251,7 @@ impl<'p> Sim<'p> {
             users,
             memory: HashMap::new(),
             inbound: HashMap::new(),
-            pairs: pair_channels(plan),
+            pairs: plan.channel_pairs(),
             semaphores: HashMap::new(),
             barriers: HashMap::new(),
             ops_run: 0,
@@ -740,35 +739,6 @@ fn group_parts(plan: &Plan) -> u32 {
         }
     }
     parts
-}
-
-/// A's k-th channel of a kind to B pairs with B's k-th channel of that kind to A.
-fn pair_channels(plan: &Plan) -> HashMap<Endpoint, Endpoint> {
-    let mut by_pair: HashMap<(u32, u32, ChannelKind), Vec<u32>> = HashMap::new();
-    for (r, rank) in plan.ranks.iter().enumerate() {
-        for (kind, peers) in [
-            (ChannelKind::Memory, &rank.memory_peers),
-            (ChannelKind::Port, &rank.port_peers),
-        ] {
-            for (c, peer) in peers.iter().enumerate() {
-                by_pair
-                    .entry((r as u32, *peer, kind))
-                    .or_default()
-                    .push(c as u32);
-            }
-        }
-    }
-    let mut pairs = HashMap::new();
-    for ((a, b, kind), ours) in &by_pair {
-        if let Some(theirs) = by_pair.get(&(*b, *a, *kind)) {
-            for (k, c) in ours.iter().enumerate() {
-                if let Some(peer_c) = theirs.get(k) {
-                    pairs.insert((*a, *kind, *c), (*b, *kind, *peer_c));
-                }
-            }
-        }
-    }
-    pairs
 }
 
 /// The reduce operation of the plan's first reduction (sum if none).

@@ -97,44 +97,22 @@ impl Sim<'_> {
         rank: u32,
         execution: u32,
     ) -> Vec<(BufferKind, u32, Option<Vec<Contribution>>)> {
-        let c = &self.plan.collective;
-        let n = self.plan.ranks.len() as u32;
-        let r = &self.plan.ranks[rank as usize];
-        let contribution = |rank: u32, chunk: u32| Contribution {
-            execution,
-            rank,
-            chunk,
+        let Some(result) = self.plan.expected_result(rank) else {
+            return Vec::new();
         };
-        let out = |chunk: u32, want: Vec<Contribution>| (BufferKind::Output, chunk, Some(want));
-        match c.name {
-            "allgather" => {
-                let per = c.input_chunks;
-                (0..r.output_chunks)
-                    .map(|k| out(k, vec![contribution(k / per, k % per)]))
-                    .collect()
-            }
-            "allreduce" => (0..r.output_chunks)
-                .map(|k| out(k, (0..n).map(|s| contribution(s, k)).collect()))
-                .collect(),
-            "reducescatter" => {
-                let per = r.output_chunks;
-                (0..per)
-                    .map(|k| out(k, (0..n).map(|s| contribution(s, rank * per + k)).collect()))
-                    .collect()
-            }
-            "alltoall" => {
-                let per = c.input_chunks / n.max(1);
-                (0..r.output_chunks)
-                    .map(|k| out(k, vec![contribution(k / per, rank * per + k % per)]))
-                    .collect()
-            }
-            "sendrecv" => {
-                let from = (rank + n - 1) % n;
-                (0..r.output_chunks)
-                    .map(|k| out(k, vec![contribution(from, k)]))
-                    .collect()
-            }
-            _ => Vec::new(),
-        }
+        result
+            .into_iter()
+            .map(|(k, sources)| {
+                let want = sources
+                    .into_iter()
+                    .map(|(rank, chunk)| Contribution {
+                        execution,
+                        rank,
+                        chunk,
+                    })
+                    .collect();
+                (BufferKind::Output, k, Some(want))
+            })
+            .collect()
     }
 }

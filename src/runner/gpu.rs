@@ -1,0 +1,275 @@
+//! Running a plan's kernel on the GPU through cudarc: every rank's buffers
+//! in the memory of one device, one grid holding every rank's thread blocks.
+
+use super::table::{Row, Table};
+use super::workload::Workload;
+use super::{nvrtc, RunOptions};
+use crate::back::cuda::{self, SyncLayout};
+use crate::ir::Plan;
+use cudarc::driver::{
+    sys, CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig,
+    PushKernelArg,
+};
+use std::sync::Arc;
+
+/// The kernel's one argument, laid out as the prelude's `MsclArgs`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct MsclArgs {
+    bufs: u64,
+    sync: u64,
+    chunk: u64,
+    soff: u64,
+    flag: u32,
+}
+
+// SAFETY: plain integers in the C layout the kernel declares.
+unsafe impl DeviceRepr for MsclArgs {}
+
+fn driver_error(what: &str) -> impl Fn(cudarc::driver::DriverError) -> String + '_ {
+    move |e| format!("{what}: {e:?}")
+}
+
+/// Runs `plan` per `opts`, writing the table to `out`; Ok(true) when every
+/// checked size came out right.
+pub fn run(plan: &Plan, opts: &RunOptions, out: &mut dyn std::io::Write) -> Result<bool, String> {
+    // SAFETY: only tries to open the library.
+    if !unsafe { sys::is_culib_present() } {
+        return Err("no NVIDIA driver found (libcuda.so): `msclc run` needs a GPU; `msclc sim` checks a plan on the CPU".into());
+    }
+    let count = CudaContext::device_count().map_err(driver_error("cannot query CUDA devices"))?;
+    if count < 1 {
+        return Err(
+            "no CUDA GPU found: `msclc run` needs one; `msclc sim` checks a plan on the CPU".into(),
+        );
+    }
+    let ctx = CudaContext::new(0).map_err(driver_error("cannot open GPU 0"))?;
+    let name = ctx
+        .name()
+        .map_err(driver_error("cannot read the GPU's name"))?;
+    let (major, minor) = ctx
+        .compute_capability()
+        .map_err(driver_error("cannot read the compute capability"))?;
+    let arch = format!("sm_{major}{minor}");
+    let source = cuda::generate(plan).map_err(|e| e.to_string())?;
+    let ptx = nvrtc::compile(&source, &arch, &cuda::dtype_define(opts.dtype))?;
+    let module = ctx
+        .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+        .map_err(driver_error("cannot load the compiled kernel"))?;
+    let kernel = module
+        .load_function(cuda::KERNEL)
+        .map_err(driver_error("the compiled module lacks its kernel"))?;
+    let blocks: u32 = plan.ranks.iter().map(|r| r.threadblocks.len() as u32).sum();
+    let threads = plan.options.num_threads_per_block;
+    resident_check(&ctx, &kernel, blocks, threads)?;
+
+    let stream = ctx.default_stream();
+    let layout = SyncLayout::new(plan);
+    let sync = stream
+        .clone_htod(&layout.initial_words())
+        .map_err(driver_error("cannot allocate the synchronization words"))?;
+    let mut gpu = Gpu {
+        ctx: ctx.clone(),
+        stream,
+        kernel,
+        sync,
+        flag: 0,
+        config: LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (threads, 1, 1),
+            shared_mem_bytes: 0,
+        },
+    };
+    let mode = format!(
+        "single-GPU emulation: all {} ranks on GPU 0 ({name}, {arch}), {blocks} blocks of {threads} threads in one grid",
+        plan.ranks.len()
+    );
+    let mut table = Table::new(plan, opts, &mode);
+    table.header(out);
+    let mut all_right = true;
+    let mut size = opts.min_size;
+    while size <= opts.max_size {
+        match Workload::new(plan, opts.dtype, size) {
+            Err(why) => table.skip(out, size, &why),
+            Ok(w) => {
+                let row = gpu.measure(&w, opts)?;
+                all_right &= row.wrong.unwrap_or(0) == 0;
+                table.row(out, &w, &row);
+            }
+        }
+        if size == 0 {
+            size = 1;
+        } else {
+            size = size.saturating_mul(2);
+        }
+    }
+    table.footer(out, all_right);
+    Ok(all_right)
+}
+
+/// Every block of the grid must be resident at once: ranks wait for each
+/// other inside one launch.
+fn resident_check(
+    ctx: &Arc<CudaContext>,
+    kernel: &CudaFunction,
+    blocks: u32,
+    threads: u32,
+) -> Result<(), String> {
+    let per_sm = kernel
+        .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
+        .map_err(driver_error("cannot query occupancy"))?;
+    let sms = ctx
+        .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        .map_err(driver_error("cannot read the multiprocessor count"))? as u32;
+    if blocks > per_sm * sms {
+        return Err(format!(
+            "the plan needs {blocks} thread blocks of {threads} threads resident at once, and this GPU holds {} ({per_sm} per multiprocessor x {sms}); run fewer ranks or fewer thread blocks per rank",
+            per_sm * sms
+        ));
+    }
+    Ok(())
+}
+
+struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    kernel: CudaFunction,
+    sync: CudaSlice<u64>,
+    /// Launches so far: the packet flag of the next is one more.
+    flag: u32,
+    config: LaunchConfig,
+}
+
+/// One size's buffers on the device.
+struct Buffers {
+    users: Vec<CudaSlice<u8>>,
+    _scratch: Vec<CudaSlice<u8>>,
+    table: CudaSlice<u64>,
+}
+
+impl Gpu {
+    fn measure(&mut self, w: &Workload, opts: &RunOptions) -> Result<Row, String> {
+        let alloc = driver_error("cannot allocate device memory");
+        let mut users = Vec::new();
+        let mut scratch = Vec::new();
+        let mut pointers = Vec::new();
+        for b in &w.ranks {
+            let user = self
+                .stream
+                .alloc_zeros::<u8>(b.user_bytes.max(16) as usize)
+                .map_err(&alloc)?;
+            let s = self
+                .stream
+                .alloc_zeros::<u8>(w.scratch_bytes as usize)
+                .map_err(&alloc)?;
+            let base = user.device_ptr(&self.stream).0;
+            pointers.extend([
+                base + b.input_offset,
+                base + b.output_offset,
+                s.device_ptr(&self.stream).0,
+            ]);
+            users.push(user);
+            scratch.push(s);
+        }
+        let table = self.stream.clone_htod(&pointers).map_err(&alloc)?;
+        let mut bufs = Buffers {
+            users,
+            _scratch: scratch,
+            table,
+        };
+
+        // Correctness: fresh inputs, one launch, every rank's result checked.
+        let seed = self.flag + 1;
+        let copy = driver_error("cannot copy to the GPU");
+        for (r, b) in w.ranks.iter().enumerate() {
+            let input = w.input(r as u32, seed);
+            let range = b.input_offset as usize..(b.input_offset + w.input_bytes) as usize;
+            let mut view = bufs.users[r].slice_mut(range);
+            self.stream.memcpy_htod(&input, &mut view).map_err(&copy)?;
+        }
+        self.launch(w, &bufs)?;
+        self.stream
+            .synchronize()
+            .map_err(driver_error("the kernel failed"))?;
+        let mut wrong = None;
+        if w.checkable() {
+            let mut total = 0;
+            for (r, user) in bufs.users.iter().enumerate() {
+                let host = self
+                    .stream
+                    .clone_dtoh(user)
+                    .map_err(driver_error("cannot copy from the GPU"))?;
+                total += w.wrong_elements(r as u32, &host, seed).unwrap_or(0);
+            }
+            wrong = Some(total);
+        }
+
+        // Timing: warm-up launches, then `iters` launches between events.
+        for _ in 0..opts.warmup {
+            self.launch(w, &bufs)?;
+        }
+        let seconds = self.time(opts.iters, |g| g.launch(w, &bufs))?;
+
+        // The roofline: one device-to-device copy of every rank's output.
+        let bytes = (w.output_bytes * w.ranks.len() as u64).max(16) as usize;
+        let src = self.stream.alloc_zeros::<u8>(bytes).map_err(&alloc)?;
+        let mut dst = self.stream.alloc_zeros::<u8>(bytes).map_err(&alloc)?;
+        let copy_seconds = self.time(opts.iters, |g| {
+            g.stream
+                .memcpy_dtod(&src, &mut dst)
+                .map_err(driver_error("device copy failed"))
+        })?;
+        bufs.users.clear();
+        Ok(Row {
+            seconds,
+            copy_seconds,
+            wrong,
+        })
+    }
+
+    fn launch(&mut self, w: &Workload, bufs: &Buffers) -> Result<(), String> {
+        self.flag += 1;
+        let args = MsclArgs {
+            bufs: bufs.table.device_ptr(&self.stream).0,
+            sync: self.sync.device_ptr(&self.stream).0,
+            chunk: w.chunk,
+            soff: w.scratch_offset(self.flag),
+            flag: self.flag,
+        };
+        let mut launch = self.stream.launch_builder(&self.kernel);
+        launch.arg(&args);
+        // SAFETY: the kernel takes one MsclArgs; its pointers are live
+        // device allocations sized by the workload.
+        unsafe { launch.launch(self.config) }.map_err(driver_error("cannot launch the kernel"))?;
+        Ok(())
+    }
+
+    /// Seconds per call of `f`, over `iters` calls between two events.
+    fn time(
+        &mut self,
+        iters: u32,
+        mut f: impl FnMut(&mut Self) -> Result<(), String>,
+    ) -> Result<f64, String> {
+        let event = || {
+            self.ctx
+                .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(driver_error("cannot create an event"))
+        };
+        let (start, stop) = (event()?, event()?);
+        start
+            .record(&self.stream)
+            .map_err(driver_error("cannot record an event"))?;
+        for _ in 0..iters.max(1) {
+            f(self)?;
+        }
+        stop.record(&self.stream)
+            .map_err(driver_error("cannot record an event"))?;
+        self.stream
+            .synchronize()
+            .map_err(driver_error("the kernel failed"))?;
+        let ms = start
+            .elapsed_ms(&stop)
+            .map_err(driver_error("cannot read the timer"))?;
+        Ok(f64::from(ms) / 1000.0 / f64::from(iters.max(1)))
+    }
+}

@@ -1,0 +1,171 @@
+//! The results table, in the form nccl-tests prints (its `writeResultHeader`
+//! and row formats), with two columns more: the time of a device-to-device
+//! copy of the same bytes and how close the kernel comes to it.
+
+use super::workload::Workload;
+use super::RunOptions;
+use crate::ir::Plan;
+use std::io::Write;
+
+/// What one size measured.
+pub struct Row {
+    pub seconds: f64,
+    pub copy_seconds: f64,
+    /// Wrong elements over all ranks; `None` when nothing defines the result.
+    pub wrong: Option<u64>,
+}
+
+pub struct Table {
+    intro: Vec<String>,
+    placement: &'static str,
+    redop: &'static str,
+    bus_bandwidths: Vec<f64>,
+    wrong: u64,
+}
+
+impl Table {
+    pub fn new(plan: &Plan, opts: &RunOptions, mode: &str) -> Table {
+        let c = &plan.collective;
+        let intro = vec![
+            format!(
+                "# msclc run: plan {} ({}, {} ranks), type {}, warmup iters: {} iters: {}",
+                plan.name,
+                c.name,
+                plan.ranks.len(),
+                opts.dtype.nccl_name(),
+                opts.warmup,
+                opts.iters
+            ),
+            format!("# mode: {mode}"),
+        ];
+        let reduces = matches!(c.name, "allreduce" | "reducescatter");
+        Table {
+            intro,
+            placement: if c.inplace {
+                "in-place"
+            } else {
+                "out-of-place"
+            },
+            redop: if reduces { "sum" } else { "none" },
+            bus_bandwidths: Vec::new(),
+            wrong: 0,
+        }
+    }
+
+    pub fn header(&self, out: &mut dyn Write) {
+        for line in &self.intro {
+            let _ = writeln!(out, "{line}");
+        }
+        let _ = writeln!(out, "#");
+        let _ = writeln!(
+            out,
+            "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>31}  {:>16}",
+            "", "", "", "", "", self.placement, "d2d copy"
+        );
+        let _ = writeln!(
+            out,
+            "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>7}",
+            "size",
+            "count",
+            "type",
+            "redop",
+            "root",
+            "time",
+            "algbw",
+            "busbw",
+            "#wrong",
+            "time",
+            "of d2d"
+        );
+        let _ = writeln!(
+            out,
+            "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>7}",
+            "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(%)"
+        );
+    }
+
+    pub fn row(&mut self, out: &mut dyn Write, w: &Workload, row: &Row) {
+        let algbw = w.size() as f64 / 1e9 / row.seconds;
+        let busbw = algbw * w.bus_factor();
+        self.bus_bandwidths.push(busbw);
+        let wrong = match row.wrong {
+            Some(n) => {
+                self.wrong += n;
+                n.to_string()
+            }
+            None => "N/A".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>7}",
+            w.size(),
+            w.count(),
+            w.dtype.nccl_name(),
+            self.redop,
+            -1,
+            float_str(row.seconds * 1e6, 7),
+            float_str(algbw, 6),
+            float_str(busbw, 6),
+            wrong,
+            float_str(row.copy_seconds * 1e6, 7),
+            float_str(100.0 * row.copy_seconds / row.seconds, 7),
+        );
+    }
+
+    pub fn skip(&self, out: &mut dyn Write, size: u64, why: &str) {
+        let _ = writeln!(out, "# size {size} B skipped: {why}");
+    }
+
+    pub fn footer(&self, out: &mut dyn Write, all_right: bool) {
+        let avg = if self.bus_bandwidths.is_empty() {
+            0.0
+        } else {
+            self.bus_bandwidths.iter().sum::<f64>() / self.bus_bandwidths.len() as f64
+        };
+        let verdict = if all_right { "OK" } else { "FAILED" };
+        let _ = writeln!(
+            out,
+            "# {:<20} : {} {verdict}",
+            "Out of bounds values", self.wrong
+        );
+        let _ = writeln!(
+            out,
+            "# {:<20} : {}",
+            "Avg bus bandwidth",
+            float_str(avg, 1).trim()
+        );
+        let _ = writeln!(out, "#");
+    }
+}
+
+/// nccl-tests' `getFloatStr`: the most decimals that fit `width`.
+pub fn float_str(value: f64, width: usize) -> String {
+    for s in [
+        format!("{value:.2}"),
+        format!("{value:.1}"),
+        format!("{value:.0}"),
+    ] {
+        if s.len() <= width {
+            return s;
+        }
+    }
+    if width >= 7 {
+        format!("{value:.1e}")
+    } else {
+        format!("{value:.0e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::float_str;
+
+    #[test]
+    fn numbers_take_the_most_decimals_that_fit() {
+        assert_eq!(float_str(25.3149, 7), "25.31");
+        assert_eq!(float_str(1024.5, 7), "1024.50");
+        assert_eq!(float_str(131.006, 6), "131.01");
+        assert_eq!(float_str(12345.6, 6), "12346");
+        assert_eq!(float_str(0.0, 6), "0.00");
+    }
+}

@@ -1,0 +1,243 @@
+//! One message size of a run: how big each rank's buffers are and where
+//! input and output sit in them (the in-place layouts of SEMANTICS.md §7),
+//! the input every rank starts from, and the check of every rank's result
+//! against the collective's definition.
+
+use crate::ir::{Dtype, Plan};
+
+/// Where one rank's buffers sit: one user allocation holding input and
+/// output (overlapping for in-place collectives), and its scratch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RankBuffers {
+    pub user_bytes: u64,
+    pub input_offset: u64,
+    pub output_offset: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Workload<'p> {
+    plan: &'p Plan,
+    pub dtype: Dtype,
+    /// Bytes per chunk (`B`).
+    pub chunk: u64,
+    pub input_bytes: u64,
+    pub output_bytes: u64,
+    pub ranks: Vec<RankBuffers>,
+    /// Each rank's scratch allocation, both halves when double-buffered.
+    pub scratch_bytes: u64,
+    /// Offset of the second scratch half (0 when not double-buffered).
+    pub scratch_half: u64,
+}
+
+impl<'p> Workload<'p> {
+    /// The workload whose larger buffer is at most `size` bytes (the size
+    /// column of nccl-tests), rounded down to whole chunks of the plan's
+    /// alignment. Errors say why a size cannot run.
+    pub fn new(plan: &'p Plan, dtype: Dtype, size: u64) -> Result<Workload<'p>, String> {
+        let first = plan.ranks.first().ok_or("the plan has no ranks")?;
+        let (ins, outs) = (first.input_chunks as u64, first.output_chunks as u64);
+        let align = (plan.options.buffer_alignment as u64).max(16);
+        let most = ins.max(outs);
+        if most == 0 {
+            return Err("the plan's input and output have no chunks".into());
+        }
+        let chunk = size / most / align * align;
+        if chunk == 0 {
+            return Err(format!(
+                "{size} B is below the smallest size this plan runs at, {} B ({most} chunks of {align} B)",
+                most * align
+            ));
+        }
+        let (input_bytes, output_bytes) = (chunk * ins, chunk * outs);
+        let o = &plan.options;
+        let checked = if plan.collective.name == "allgather" {
+            output_bytes
+        } else {
+            input_bytes
+        };
+        if checked < o.min_message_size || checked > o.max_message_size {
+            return Err(format!(
+                "{checked} B is outside the plan's message sizes [{}, {}]",
+                o.min_message_size, o.max_message_size
+            ));
+        }
+        let n = plan.ranks.len() as u64;
+        let ranks = (0..n)
+            .map(|r| rank_buffers(plan, r, input_bytes, output_bytes))
+            .collect();
+        // Packets take twice the bytes of their data (SEMANTICS.md §3.6).
+        let scratch_chunks = plan
+            .ranks
+            .iter()
+            .map(|r| r.scratch_chunks as u64)
+            .max()
+            .unwrap_or(0);
+        let half = (2 * chunk * scratch_chunks).max(16);
+        let double = o.use_double_scratch_buffer;
+        Ok(Workload {
+            plan,
+            dtype,
+            chunk,
+            input_bytes,
+            output_bytes,
+            ranks,
+            scratch_bytes: if double { 2 * half } else { half },
+            scratch_half: if double { half } else { 0 },
+        })
+    }
+
+    /// The size column: the larger of the two buffers.
+    pub fn size(&self) -> u64 {
+        self.input_bytes.max(self.output_bytes)
+    }
+
+    /// The count column: nccl-tests' per-call element count.
+    pub fn count(&self) -> u64 {
+        let n = self.plan.ranks.len() as u64;
+        let elements = self.input_bytes.min(self.output_bytes) / self.dtype.bytes();
+        match self.plan.collective.name {
+            "alltoall" => elements / n.max(1),
+            _ => elements,
+        }
+    }
+
+    /// busbw / algbw (nccl-tests' PERFORMANCE.md).
+    pub fn bus_factor(&self) -> f64 {
+        let n = self.plan.ranks.len() as f64;
+        match self.plan.collective.name {
+            "allreduce" => 2.0 * (n - 1.0) / n,
+            "allgather" | "reducescatter" | "alltoall" => (n - 1.0) / n,
+            _ => 1.0,
+        }
+    }
+
+    /// Whether the collective defines a result to check.
+    pub fn checkable(&self) -> bool {
+        self.plan.expected_result(0).is_some()
+    }
+
+    /// The scratch offset of launch number `launch` (1, 2, ...), the packet
+    /// flag: even launches use the second half.
+    pub fn scratch_offset(&self, launch: u32) -> u64 {
+        if launch % 2 == 0 {
+            self.scratch_half
+        } else {
+            0
+        }
+    }
+
+    /// The input bytes of `rank` for `seed`.
+    pub fn input(&self, rank: u32, seed: u32) -> Vec<u8> {
+        let elements = self.input_bytes / self.dtype.bytes();
+        let mut bytes = Vec::with_capacity(self.input_bytes as usize);
+        for e in 0..elements {
+            let v = fill_value(rank, e, seed);
+            match self.dtype {
+                Dtype::Float32 => bytes.extend_from_slice(&v.to_le_bytes()),
+                Dtype::Float16 => bytes.extend_from_slice(&half::f16::from_f32(v).to_le_bytes()),
+                Dtype::Bfloat16 => bytes.extend_from_slice(&half::bf16::from_f32(v).to_le_bytes()),
+            }
+        }
+        bytes
+    }
+
+    /// How many elements of `rank`'s output are wrong, given its user
+    /// allocation after the kernel ran on inputs of `seed`; `None` when the
+    /// collective defines no result.
+    pub fn wrong_elements(&self, rank: u32, user: &[u8], seed: u32) -> Option<u64> {
+        let result = self.plan.expected_result(rank)?;
+        let size = self.dtype.bytes();
+        let per_chunk = self.chunk / size;
+        let out = &user[self.ranks[rank as usize].output_offset as usize..];
+        let n = self.plan.ranks.len() as f64;
+        let eps = match self.dtype {
+            Dtype::Float32 => f64::from(f32::EPSILON),
+            Dtype::Float16 => 1.0 / 1024.0,
+            Dtype::Bfloat16 => 1.0 / 128.0,
+        };
+        let mut wrong = 0;
+        for (k, sources) in result {
+            for e in 0..per_chunk {
+                let at = ((k as u64 * per_chunk + e) * size) as usize;
+                let got = self.decode(&out[at..at + size as usize]);
+                let want: f64 = sources
+                    .iter()
+                    .map(|&(s, c)| {
+                        let v = fill_value(s, c as u64 * per_chunk + e, seed);
+                        f64::from(self.round(v))
+                    })
+                    .sum();
+                let ok = if sources.len() == 1 {
+                    f64::from(got) == want
+                } else {
+                    (f64::from(got) - want).abs() <= eps * n * (1.0 + want.abs())
+                };
+                if !ok {
+                    wrong += 1;
+                }
+            }
+        }
+        Some(wrong)
+    }
+
+    fn decode(&self, b: &[u8]) -> f32 {
+        match self.dtype {
+            Dtype::Float32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            Dtype::Float16 => half::f16::from_le_bytes([b[0], b[1]]).to_f32(),
+            Dtype::Bfloat16 => half::bf16::from_le_bytes([b[0], b[1]]).to_f32(),
+        }
+    }
+
+    /// `v` as the element type holds it.
+    fn round(&self, v: f32) -> f32 {
+        match self.dtype {
+            Dtype::Float32 => v,
+            Dtype::Float16 => half::f16::from_f32(v).to_f32(),
+            Dtype::Bfloat16 => half::bf16::from_f32(v).to_f32(),
+        }
+    }
+}
+
+/// In-place collectives share one allocation between input and output, as
+/// the MSCCL++ test harness lays them out (SEMANTICS.md §7).
+fn rank_buffers(plan: &Plan, rank: u64, input: u64, output: u64) -> RankBuffers {
+    let c = &plan.collective;
+    let separate = RankBuffers {
+        user_bytes: input + output,
+        input_offset: 0,
+        output_offset: input,
+    };
+    if !c.inplace {
+        return separate;
+    }
+    match c.name {
+        "allgather" => RankBuffers {
+            user_bytes: output,
+            input_offset: rank * input,
+            output_offset: 0,
+        },
+        "allreduce" | "alltoall" => RankBuffers {
+            user_bytes: input,
+            input_offset: 0,
+            output_offset: 0,
+        },
+        "reducescatter" => RankBuffers {
+            user_bytes: input,
+            input_offset: 0,
+            output_offset: rank * output,
+        },
+        _ => separate,
+    }
+}
+
+/// Element `e` of `rank`'s input for `seed`: a multiple of 1/64 in [0, 1),
+/// exact in every element type, from a hash so that no two nearby chunks
+/// or ranks look alike.
+pub fn fill_value(rank: u32, e: u64, seed: u32) -> f32 {
+    let mut x = (u64::from(rank) << 40) ^ e ^ (u64::from(seed) << 56);
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^= x >> 31;
+    (x % 64) as f32 / 64.0
+}

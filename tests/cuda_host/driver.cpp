@@ -1,0 +1,65 @@
+// Runs a kernel that msclc generated on the CPU: the generated file is
+// compiled as plain C++ (its prelude's MSCL_HOST branch) and included
+// first with `-include`, and every thread block runs as one host thread.
+//
+//   driver IN OUT
+// IN (little-endian u64s): nranks, chunk, scratch_bytes, scratch_half,
+// launches, sync word count, the sync words, then per rank: user_bytes,
+// input_offset, output_offset, input_bytes, the input bytes. Before each launch every
+// rank's input is written again; launch l (1, 2, ...) uses packet flag l
+// and the second scratch half when l is even. OUT: each rank's user
+// allocation after the last launch.
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+static u64 read_u64(FILE* f) {
+  u64 v = 0;
+  if (fread(&v, 8, 1, f) != 1) { fprintf(stderr, "driver: short input\n"); exit(2); }
+  return v;
+}
+
+int main(int argc, char** argv) {
+  if (argc != 3) { fprintf(stderr, "usage: driver IN OUT\n"); return 2; }
+  FILE* in = fopen(argv[1], "rb");
+  if (!in) { perror(argv[1]); return 2; }
+  u64 nranks = read_u64(in), chunk = read_u64(in), scratch = read_u64(in), half = read_u64(in);
+  u64 launches = read_u64(in), words = read_u64(in);
+  if (nranks != MSCL_NRANKS || words != MSCL_SYNC_WORDS) {
+    fprintf(stderr, "driver: input is for another plan\n");
+    return 2;
+  }
+  std::vector<u64> sync(words);
+  for (auto& w : sync) w = read_u64(in);
+  struct Rank { std::vector<char> user, scratch, input; u64 input_offset, output_offset; };
+  std::vector<Rank> ranks(nranks);
+  std::vector<char*> bufs(3 * nranks);
+  for (u64 r = 0; r < nranks; r++) {
+    Rank& k = ranks[r];
+    k.user.assign(read_u64(in) + 16, 0);
+    k.input_offset = read_u64(in);
+    k.output_offset = read_u64(in);
+    k.input.resize(read_u64(in));
+    if (fread(k.input.data(), 1, k.input.size(), in) != k.input.size()) return 2;
+    k.scratch.assign(scratch + 16, 0);
+    bufs[3 * r + 2] = k.scratch.data();
+  }
+  fclose(in);
+  for (u64 r = 0; r < nranks; r++) {
+    // Input and output pointers as the runner lays them out.
+    bufs[3 * r + 0] = ranks[r].user.data() + ranks[r].input_offset;
+    bufs[3 * r + 1] = ranks[r].user.data() + ranks[r].output_offset;
+  }
+  for (u64 l = 1; l <= launches; l++) {
+    for (auto& k : ranks) std::copy(k.input.begin(), k.input.end(), k.user.begin() + k.input_offset);
+    MsclArgs a{bufs.data(), sync.data(), chunk, l % 2 == 0 ? half : 0, (u32)l};
+    std::vector<std::thread> blocks;
+    for (u32 b = 0; b < MSCL_NBLOCKS; b++) blocks.emplace_back([a, b] { mscl_run_block(a, b); });
+    for (auto& t : blocks) t.join();
+  }
+  FILE* out = fopen(argv[2], "wb");
+  for (auto& k : ranks) fwrite(k.user.data(), 1, k.user.size() - 16, out);
+  fclose(out);
+  return 0;
+}
