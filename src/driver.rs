@@ -53,6 +53,61 @@ fn compile_into(
     compile_text(sources, path, text, defines, crate::eval::MAX_ITERATIONS)
 }
 
+/// Compiles `path` for `nranks` ranks: as it is when it already has that
+/// many, else with the one int param that, set to `nranks`, gives that many
+/// (`num_gpus`, say). No such param, or several, is an error that says so.
+pub fn compile_for_ranks(path: &Path, defines: &[(String, String)], nranks: u32) -> Compilation {
+    let first = compile(path, defines);
+    let has = match &first.result {
+        Ok(plan) if plan.ranks.len() == nranks as usize => return first,
+        Ok(plan) => plan.ranks.len(),
+        Err(_) => return first,
+    };
+    let mut sources = SourceMap::default();
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let stmts = match load(&mut sources, path, text) {
+        Ok(program) => program.stmts,
+        Err(f) => {
+            return Compilation {
+                sources,
+                result: Err(f),
+            }
+        }
+    };
+    let mut fits = Vec::new();
+    for (name, ty, _) in declared_params(&stmts) {
+        if ty != "int" || defines.iter().any(|(d, _)| *d == name) {
+            continue;
+        }
+        let mut with = defines.to_vec();
+        with.push((name.clone(), nranks.to_string()));
+        let c = compile(path, &with);
+        if matches!(&c.result, Ok(plan) if plan.ranks.len() == nranks as usize) {
+            fits.push((name, c));
+        }
+    }
+    if fits.len() == 1 {
+        return fits.pop().map(|(_, c)| c).unwrap_or(first);
+    }
+    let message = if fits.is_empty() {
+        format!(
+            "--nranks {nranks}: no single param of {} makes it run on {nranks} ranks (it runs on {has} as set); set its params with -D",
+            path.display()
+        )
+    } else {
+        let names: Vec<String> = fits.into_iter().map(|(n, _)| format!("`{n}`")).collect();
+        format!(
+            "--nranks {nranks}: several params of {} give {nranks} ranks ({}); choose with -D",
+            path.display(),
+            names.join(", ")
+        )
+    };
+    Compilation {
+        sources: first.sources,
+        result: Err(Failure::Plain(message, Vec::new())),
+    }
+}
+
 /// Compiles source text as if read from `path` (imports resolve next to it).
 pub fn compile_source(path: &Path, text: String, defines: &[(String, String)]) -> Compilation {
     compile_source_limited(path, text, defines, crate::eval::MAX_ITERATIONS)

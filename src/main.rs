@@ -54,6 +54,42 @@ enum Command {
     /// back, and say whether it is correct, deadlocks or races. Exit code 0:
     /// verified; 1: a problem found; 2: unusable input.
     Sim(CheckArgs),
+    /// Compile FILE (or take PLAN.json) to CUDA, build it with NVRTC, run
+    /// every rank on this machine's GPU, check each result against the
+    /// collective and print an nccl-tests table. Exit code 1 when a result
+    /// is wrong or no GPU can run it.
+    Run(RunArgs),
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// The .mscl program or a .json execution plan.
+    input: PathBuf,
+    /// Sets a `param` the program declares (repeatable).
+    #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
+    define: Vec<(String, String)>,
+    /// Number of ranks: sets the program's param that decides it.
+    #[arg(long, value_name = "N")]
+    nranks: Option<u32>,
+    /// Message sizes in bytes, doubling from MIN to MAX (K, M, G suffixes).
+    #[arg(long, value_name = "MIN:MAX", default_value = "1K:256M", value_parser = msclc::runner::parse_size_range)]
+    size: (u64, u64),
+    /// Element type of the data.
+    #[arg(long, value_enum, default_value = "float32")]
+    dtype: DtypeArg,
+    /// Timed launches per size.
+    #[arg(long, default_value_t = 20)]
+    iters: u32,
+    /// Untimed launches before them.
+    #[arg(long, default_value_t = 5)]
+    warmup: u32,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum DtypeArg {
+    Float32,
+    Float16,
+    Bfloat16,
 }
 
 #[derive(Debug, Args)]
@@ -140,32 +176,13 @@ fn write_plan_to(plan: &msclc::ir::Plan, pretty: bool, out: impl Write) -> std::
 /// `msclc sim`: simulate a .mscl program or a JSON plan.
 fn sim(args: &CheckArgs) -> ExitCode {
     let unusable = ExitCode::from(2);
-    let is_json = args.input.extension().is_some_and(|e| e == "json");
     let compiled;
-    let (plan, sources) = if is_json {
-        let text = match std::fs::read_to_string(&args.input) {
-            Ok(t) => t,
-            Err(e) => {
-                eprintln!("error: cannot read {}: {e}", args.input.display());
-                return unusable;
-            }
-        };
-        match msclc::front::plan_json::read_plan(&text) {
-            Ok(plan) => (plan, None),
-            Err(e) => {
-                eprintln!("error: {}: {e}", args.input.display());
-                return unusable;
-            }
+    let (plan, sources) = match load_plan(&args.input, &args.define, None) {
+        Ok((plan, c)) => {
+            compiled = c;
+            (plan, compiled.as_ref().map(|c| &c.sources))
         }
-    } else {
-        compiled = driver::compile(&args.input, &args.define);
-        match &compiled.result {
-            Ok(plan) => (plan.clone(), Some(&compiled.sources)),
-            Err(f) => {
-                report(&compiled.sources, f);
-                return unusable;
-            }
-        }
+        Err(()) => return unusable,
     };
     let report = msclc::sim::simulate(&plan, 2);
     for w in &report.warnings {
@@ -220,12 +237,78 @@ fn sim(args: &CheckArgs) -> ExitCode {
     }
 }
 
+/// A program compiled (for `nranks` ranks, when given) or a JSON plan
+/// read; problems are reported here.
+fn load_plan(
+    input: &std::path::Path,
+    defines: &[(String, String)],
+    nranks: Option<u32>,
+) -> Result<(msclc::ir::Plan, Option<driver::Compilation>), ()> {
+    if input.extension().is_some_and(|e| e == "json") {
+        let text = std::fs::read_to_string(input).map_err(|e| {
+            eprintln!("error: cannot read {}: {e}", input.display());
+        })?;
+        let plan = msclc::front::plan_json::read_plan(&text).map_err(|e| {
+            eprintln!("error: {}: {e}", input.display());
+        })?;
+        if let Some(n) = nranks.filter(|n| *n as usize != plan.ranks.len()) {
+            eprintln!(
+                "error: --nranks {n}: {} is a plan for {} ranks; a JSON plan's rank count is fixed (compile the program for {n} ranks instead)",
+                input.display(),
+                plan.ranks.len()
+            );
+            return Err(());
+        }
+        return Ok((plan, None));
+    }
+    let compiled = match nranks {
+        Some(n) => driver::compile_for_ranks(input, defines, n),
+        None => driver::compile(input, defines),
+    };
+    match &compiled.result {
+        Ok(plan) => Ok((plan.clone(), Some(compiled))),
+        Err(f) => {
+            report(&compiled.sources, f);
+            Err(())
+        }
+    }
+}
+
+/// `msclc run`: the plan on this machine's GPU.
+fn run(args: &RunArgs) -> ExitCode {
+    let Ok((plan, _)) = load_plan(&args.input, &args.define, args.nranks) else {
+        return ExitCode::FAILURE;
+    };
+    let opts = msclc::runner::RunOptions {
+        dtype: match args.dtype {
+            DtypeArg::Float32 => msclc::ir::Dtype::Float32,
+            DtypeArg::Float16 => msclc::ir::Dtype::Float16,
+            DtypeArg::Bfloat16 => msclc::ir::Dtype::Bfloat16,
+        },
+        min_size: args.size.0,
+        max_size: args.size.1,
+        iters: args.iters,
+        warmup: args.warmup,
+    };
+    let mut out = std::io::stdout().lock();
+    match msclc::runner::gpu::run(&plan, &opts, &mut out) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            let _ = out.flush();
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         None => compile(&cli.compile),
         Some(Command::Compile(args)) => compile(&args),
         Some(Command::Sim(args)) => sim(&args),
+        Some(Command::Run(args)) => run(&args),
         Some(Command::Check(args)) => {
             let c = driver::compile(&args.input, &args.define);
             match &c.result {

@@ -85,3 +85,73 @@ fn sim_rejects_a_malformed_plan_with_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing field `protocol`"));
 }
+
+#[test]
+fn emit_cuda_writes_one_kernel_for_every_rank_and_block() {
+    let out = msclc(&["examples/simple_allgather.mscl", "--emit", "cuda"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    assert!(text.contains("#define MSCL_NRANKS 2"));
+    assert!(text.contains("void rank0_tb0(const MsclArgs& a)"));
+    assert!(text.contains("void rank1_tb0(const MsclArgs& a)"));
+    assert!(text.contains("extern \"C\" __global__"));
+    assert!(!text.contains("#include <cuda"), "needs no CUDA header");
+}
+
+#[test]
+fn emit_cuda_of_a_plan_the_executor_rejects_is_an_error() {
+    let out = msclc(&[
+        "examples/mscclpp/unit_tests/switch_reduce_test.mscl",
+        "--emit",
+        "cuda",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("glre"), "{err}");
+}
+
+/// Whether this machine has the NVIDIA driver library.
+fn has_cuda_driver() -> bool {
+    ["libcuda.so", "libcuda.so.1"].iter().any(|lib| {
+        // SAFETY: only opens and closes the library.
+        unsafe { libloading::Library::new(*lib) }.is_ok()
+    })
+}
+
+#[test]
+fn run_without_a_gpu_says_so_in_one_line() {
+    if has_cuda_driver() {
+        eprintln!("skipped: this machine has a CUDA driver (tests/gpu.rs runs the GPU)");
+        return;
+    }
+    let out = msclc(&["run", "examples/simple_allgather.mscl", "--nranks", "2"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("error: no NVIDIA driver found"), "{err}");
+}
+
+#[test]
+fn run_says_when_no_param_sets_the_rank_count() {
+    let out = msclc(&[
+        "run",
+        "examples/mscclpp/multi_node/allgather.mscl",
+        "--nranks",
+        "4",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no single param"), "{err}");
+    let plan = std::env::temp_dir().join(format!("msclc-cli-{}.json", std::process::id()));
+    let made = msclc(&[
+        "examples/simple_allgather.mscl",
+        "-o",
+        plan.to_str().unwrap(),
+    ]);
+    assert!(made.status.success());
+    let out = msclc(&["run", plan.to_str().unwrap(), "--nranks", "8"]);
+    let _ = std::fs::remove_file(&plan);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("a plan for 2 ranks"), "{err}");
+}
