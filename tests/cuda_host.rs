@@ -22,12 +22,6 @@ fn compiler() -> Option<String> {
     ok.then_some(cxx)
 }
 
-fn compile_plan(path: &Path) -> Plan {
-    let c = msclc::driver::compile(path, &[]);
-    c.result
-        .unwrap_or_else(|_| panic!("{} does not compile", path.display()))
-}
-
 /// Builds the driver for `plan`'s kernel in `dir`; returns its path.
 fn build(cxx: &str, plan: &Plan, dtype: Dtype, dir: &Path) -> PathBuf {
     let source = dir.join("kernel.cu");

@@ -1,0 +1,57 @@
+//! `msclc run` on a real GPU: examples at 8 ranks (or as they are) over a
+//! few sizes must come out right. Skips, saying why, where this machine
+//! has no CUDA driver or GPU (CI has none).
+
+use std::process::Command;
+
+fn gpu_missing() -> Option<String> {
+    // SAFETY: only opens and closes the library.
+    let driver = ["libcuda.so", "libcuda.so.1"]
+        .iter()
+        .any(|lib| unsafe { libloading::Library::new(*lib) }.is_ok());
+    if !driver {
+        return Some("no CUDA driver (libcuda.so) on this machine".into());
+    }
+    if let Err(why) = msclc::runner::nvrtc::load() {
+        return Some(why);
+    }
+    None
+}
+
+#[test]
+fn examples_run_right_on_the_gpu() {
+    if let Some(why) = gpu_missing() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let examples = [
+        ("examples/simple_allgather.mscl", None),
+        ("examples/mscclpp/single_node/allreduce.mscl", Some("8")),
+        ("examples/mscclpp/single_node/allreduce_pkt.mscl", Some("8")),
+        ("examples/mscclpp/single_node/allgather.mscl", Some("8")),
+        (
+            "examples/mscclpp/single_node/alltoall/alltoall.mscl",
+            Some("8"),
+        ),
+    ];
+    for (file, nranks) in examples {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_msclc"));
+        cmd.current_dir(env!("CARGO_MANIFEST_DIR")).args([
+            "run", file, "--size", "4K:1M", "--iters", "3", "--warmup", "1",
+        ]);
+        if let Some(n) = nranks {
+            cmd.args(["--nranks", n]);
+        }
+        let out = cmd.output().expect("msclc runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{file}:\n{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            text.contains("Out of bounds values : 0 OK"),
+            "{file}:\n{text}"
+        );
+    }
+}
