@@ -1,26 +1,13 @@
 //! Every program under examples/ compiles (the rejected conformance case aside).
 
 use msclc::driver;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn mscl_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("examples dir").flatten() {
-        let p = entry.path();
-        if p.is_dir() {
-            mscl_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "mscl") {
-            out.push(p);
-        }
-    }
-}
+mod common;
 
 #[test]
 fn every_example_compiles() {
-    let mut files = Vec::new();
-    mscl_files(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples"),
-        &mut files,
-    );
+    let files = common::example_files();
     assert!(files.len() >= 39, "found only {} examples", files.len());
     for f in files {
         let expect_failure = f.ends_with("put/put_with_signal_fuse_test.mscl");
@@ -35,8 +22,9 @@ fn every_example_compiles() {
 #[test]
 fn ports_compile_at_other_sizes() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mscclpp");
-    let mut files = Vec::new();
-    mscl_files(&root, &mut files);
+    let files = common::example_files()
+        .into_iter()
+        .filter(|f| f.starts_with(&root));
     let mut checked = 0;
     for f in files {
         let text = std::fs::read_to_string(&f).expect("readable");

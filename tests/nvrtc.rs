@@ -2,27 +2,7 @@
 //! code. NVRTC needs no GPU: CI installs it from PyPI (.ci/run) and there
 //! this test must run; elsewhere, without NVRTC, it says so and passes.
 
-use std::path::PathBuf;
-
-fn examples() -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut dirs = vec![PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/examples"
-    ))];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "mscl") {
-                found.push(p);
-            }
-        }
-    }
-    found.sort();
-    found
-}
+mod common;
 
 #[test]
 fn every_example_compiles_to_sm_90_with_nvrtc() {
@@ -32,7 +12,7 @@ fn every_example_compiles_to_sm_90_with_nvrtc() {
         eprintln!("skipped: {why}");
         return;
     }
-    let sources: Vec<(String, String)> = examples()
+    let sources: Vec<(String, String)> = common::example_files()
         .into_iter()
         .filter_map(|path| {
             let plan = msclc::driver::compile(&path, &[]).result.ok()?;
