@@ -1,5 +1,7 @@
 //! The command line as a user runs it.
 
+mod common;
+
 use std::process::Command;
 
 fn msclc(args: &[&str]) -> std::process::Output {
@@ -110,17 +112,9 @@ fn emit_cuda_of_a_plan_the_executor_rejects_is_an_error() {
     assert!(err.contains("glre"), "{err}");
 }
 
-/// Whether this machine has the NVIDIA driver library.
-fn has_cuda_driver() -> bool {
-    ["libcuda.so", "libcuda.so.1"].iter().any(|lib| {
-        // SAFETY: only opens and closes the library.
-        unsafe { libloading::Library::new(*lib) }.is_ok()
-    })
-}
-
 #[test]
 fn run_without_a_gpu_says_so_in_one_line() {
-    if has_cuda_driver() {
+    if common::has_cuda_driver() {
         eprintln!("skipped: this machine has a CUDA driver (tests/gpu.rs runs the GPU)");
         return;
     }

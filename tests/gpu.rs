@@ -2,14 +2,12 @@
 //! few sizes must come out right. Skips, saying why, where this machine
 //! has no CUDA driver or GPU (CI has none).
 
+mod common;
+
 use std::process::Command;
 
 fn gpu_missing() -> Option<String> {
-    // SAFETY: only opens and closes the library.
-    let driver = ["libcuda.so", "libcuda.so.1"]
-        .iter()
-        .any(|lib| unsafe { libloading::Library::new(*lib) }.is_ok());
-    if !driver {
+    if !common::has_cuda_driver() {
         return Some("no CUDA driver (libcuda.so) on this machine".into());
     }
     if let Err(why) = msclc::runner::nvrtc::load() {

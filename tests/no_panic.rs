@@ -1,6 +1,8 @@
 //! No input makes msclc panic: truncated and randomly mutated versions of
 //! every example must yield a plan or diagnostics, never a crash.
 
+mod common;
+
 use msclc::driver::{self, Failure};
 use std::path::{Path, PathBuf};
 
@@ -60,23 +62,13 @@ const FRAGMENTS: &[&str] = &[
 ];
 
 fn examples() -> Vec<(PathBuf, String)> {
-    fn walk(dir: &Path, out: &mut Vec<(PathBuf, String)>) {
-        for e in std::fs::read_dir(dir).expect("examples").flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|x| x == "mscl") {
-                let text = std::fs::read_to_string(&p).expect("readable example");
-                out.push((p, text));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples"),
-        &mut out,
-    );
-    out
+    common::example_files()
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).expect("readable example");
+            (p, text)
+        })
+        .collect()
 }
 
 fn compile_must_not_panic(path: &Path, text: String) {

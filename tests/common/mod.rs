@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 /// Every `.mscl` file under examples/, sorted.
+#[allow(dead_code)]
 pub fn example_files() -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         for entry in std::fs::read_dir(dir).expect("examples dir").flatten() {
@@ -21,4 +22,13 @@ pub fn example_files() -> Vec<PathBuf> {
     );
     files.sort();
     files
+}
+
+/// Whether this machine has the NVIDIA driver library.
+#[allow(dead_code)] // not every test file that shares this module needs it
+pub fn has_cuda_driver() -> bool {
+    ["libcuda.so", "libcuda.so.1"].iter().any(|lib| {
+        // SAFETY: only opens and closes the library.
+        unsafe { libloading::Library::new(*lib) }.is_ok()
+    })
 }

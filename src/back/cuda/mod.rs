@@ -201,11 +201,7 @@ impl<'p> Generator<'p> {
                     let _ = writeln!(s, "{pad}mscl_barrier({}, {k});", sync(w));
                 }
             }
-            OpName::Signal | OpName::RelaxedSignal => {
-                for (thread, word) in self.signal_words(at, op)? {
-                    let _ = writeln!(s, "{pad}if (MSCL_LANE({thread})) mscl_signal({});", sync(word));
-                }
-            }
+            OpName::Signal | OpName::RelaxedSignal => s.push_str(&self.signals(at, op, &pad)?),
             OpName::Wait | OpName::RelaxedWait => {
                 let kind = channel_kind(op)?;
                 for (thread, channel) in self.channels(at, op, kind)? {
@@ -238,9 +234,7 @@ impl<'p> Generator<'p> {
                     let _ = writeln!(s, "{pad}MSCL_SYNC();");
                 }
                 if matches!(op.name, OpName::PutWithSignal | OpName::PutWithSignalAndFlush) {
-                    for (thread, word) in self.signal_words(at, op)? {
-                        let _ = writeln!(s, "{pad}if (MSCL_LANE({thread})) mscl_signal({});", sync(word));
-                    }
+                    s.push_str(&self.signals(at, op, &pad)?);
                 }
             }
             OpName::Copy => {
@@ -414,23 +408,22 @@ impl<'p> Generator<'p> {
             .collect()
     }
 
-    /// (thread, word) of the counters the op's signals increment: the
-    /// paired channel's inbound counter on the peer.
-    fn signal_words(&self, at: &At, op: &Op) -> Res<Vec<(usize, usize)>> {
+    /// The op's signals: thread k adds one to the inbound counter of the
+    /// channel paired with the op's k-th channel, on the peer.
+    fn signals(&self, at: &At, op: &Op, pad: &str) -> Res<String> {
         let kind = channel_kind(op)?;
-        Ok(self
-            .channels(at, op, kind)?
-            .into_iter()
-            .map(|(thread, channel)| {
-                let word = match self.pairs.get(&(at.rank, kind, channel)) {
-                    Some(&(peer, kind, peer_channel)) => {
-                        self.layout.inbound(peer, kind, peer_channel)
-                    }
-                    None => self.layout.unpaired,
-                };
-                (thread, word)
-            })
-            .collect())
+        let mut s = String::new();
+        for (thread, channel) in self.channels(at, op, kind)? {
+            let word = match self.pairs.get(&(at.rank, kind, channel)) {
+                Some(&(peer, kind, peer_channel)) => self.layout.inbound(peer, kind, peer_channel),
+                None => self.layout.unpaired,
+            };
+            let _ = writeln!(
+                s,
+                "{pad}if (MSCL_LANE({thread})) mscl_signal(a.sync + {word});"
+            );
+        }
+        Ok(s)
     }
 
     /// Every reference's pointers (switch refs give one per member), and the
