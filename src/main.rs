@@ -83,6 +83,23 @@ struct RunArgs {
     /// Untimed launches before them.
     #[arg(long, default_value_t = 5)]
     warmup: u32,
+    /// Compile the kernel afresh and keep no copy: skip the cubin cache
+    /// ($MSCLC_CACHE_DIR, else $XDG_CACHE_HOME/msclc, else ~/.cache/msclc).
+    #[arg(long)]
+    no_cache: bool,
+    /// Seconds any one wait of the kernel (signal, barrier, semaphore,
+    /// packet) may spin: then the kernel stops, and msclc says which rank,
+    /// thread block and op waited for what, and exits 1.
+    #[arg(long, value_name = "SECONDS", default_value = "5", value_parser = parse_seconds)]
+    timeout: std::time::Duration,
+}
+
+fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0 && *v < 1e9)
+        .map(std::time::Duration::from_secs_f64)
+        .ok_or_else(|| format!("`{s}` is not a positive number of seconds"))
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -276,7 +293,7 @@ fn load_plan(
 
 /// `msclc run`: the plan on this machine's GPU.
 fn run(args: &RunArgs) -> ExitCode {
-    let Ok((plan, _)) = load_plan(&args.input, &args.define, args.nranks) else {
+    let Ok((plan, compiled)) = load_plan(&args.input, &args.define, args.nranks) else {
         return ExitCode::FAILURE;
     };
     let opts = msclc::runner::RunOptions {
@@ -289,14 +306,38 @@ fn run(args: &RunArgs) -> ExitCode {
         max_size: args.size.1,
         iters: args.iters,
         warmup: args.warmup,
+        cache: if args.no_cache {
+            None
+        } else {
+            msclc::runner::cache::default_dir()
+        },
+        timeout: args.timeout,
     };
     let mut out = std::io::stdout().lock();
-    match msclc::runner::gpu::run(&plan, &opts, &mut out) {
+    let result = msclc::runner::gpu::run(&plan, &opts, &mut out);
+    let _ = out.flush();
+    match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
-        Err(e) => {
-            let _ = out.flush();
+        Err(msclc::runner::RunError::Message(e)) => {
             eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+        Err(msclc::runner::RunError::Stuck(gave_up)) => {
+            eprintln!("error: the kernel stopped waiting: {gave_up}");
+            // Point at the op in the program, where it was compiled here.
+            if let (Some(c), Some(span)) = (&compiled, gave_up.span) {
+                let d = msclc::diag::Diagnostic::error(
+                    span,
+                    "the kernel stopped waiting here",
+                    "this op waited",
+                )
+                .with_note(gave_up.to_string());
+                eprint!("{}", c.sources.render(&[d]));
+            }
+            eprintln!(
+                "  `msclc sim` shows why a plan deadlocks; `--timeout` gives slow waits longer"
+            );
             ExitCode::FAILURE
         }
     }

@@ -89,13 +89,15 @@ fn sim_rejects_a_malformed_plan_with_exit_2() {
 }
 
 #[test]
-fn emit_cuda_writes_one_kernel_for_every_rank_and_block() {
+fn emit_cuda_writes_one_function_per_block_shape_and_a_table_row_per_block() {
     let out = msclc(&["examples/simple_allgather.mscl", "--emit", "cuda"]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).expect("utf-8");
     assert!(text.contains("#define MSCL_NRANKS 2"));
-    assert!(text.contains("void rank0_tb0(const MsclArgs& a)"));
-    assert!(text.contains("void rank1_tb0(const MsclArgs& a)"));
+    // The two ranks' blocks differ only in their numbers: one shape.
+    assert!(text.contains("void mscl_shape0(const MsclArgs& a, const u64* P)"));
+    assert!(!text.contains("void mscl_shape1("));
+    assert!(text.contains("mscl_block_shape[] = {\n  0, 0,\n};"), "{text}");
     assert!(text.contains("extern \"C\" __global__"));
     assert!(!text.contains("#include <cuda"), "needs no CUDA header");
 }

@@ -1,15 +1,49 @@
 //! NVRTC compiles the CUDA emitted for every example to sm_90 (Hopper)
-//! code. NVRTC needs no GPU: CI installs it from PyPI (.ci/run) and there
-//! this test must run; elsewhere, without NVRTC, it says so and passes.
+//! cubins, and the cubin cache hits, misses and mends itself as it should.
+//! NVRTC needs no GPU: CI installs it from PyPI (.ci/run) and there these
+//! tests must run; elsewhere, without NVRTC, they say so and pass.
 
 mod common;
 
+use msclc::runner::nvrtc;
+
+/// Whether NVRTC can be loaded; when not, prints why and the test passes,
+/// except under CI=true, where it fails.
+fn nvrtc_available() -> bool {
+    match nvrtc::load() {
+        Ok(()) => true,
+        Err(why) => {
+            let in_ci = std::env::var("CI").is_ok_and(|v| v == "true");
+            assert!(!in_ci, "CI must have NVRTC (.ci/run installs it): {why}");
+            eprintln!("skipped: {why}");
+            false
+        }
+    }
+}
+
+fn is_cubin(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"\x7fELF")
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// The kernel's cubin, checked to be one and to hold the kernel.
+fn kernel_cubin(compiled: Result<nvrtc::Compiled, String>) -> Result<Vec<u8>, String> {
+    let cubin = compiled?.cubin;
+    if !is_cubin(&cubin) {
+        return Err("NVRTC's output is not a cubin (no ELF magic)".into());
+    }
+    if !contains(&cubin, msclc::back::cuda::KERNEL.as_bytes()) {
+        return Err(format!("no {} in the cubin", msclc::back::cuda::KERNEL));
+    }
+    Ok(cubin)
+}
+
 #[test]
 fn every_example_compiles_to_sm_90_with_nvrtc() {
-    if let Err(why) = msclc::runner::nvrtc::load() {
-        let in_ci = std::env::var("CI").is_ok_and(|v| v == "true");
-        assert!(!in_ci, "CI must have NVRTC (.ci/run installs it): {why}");
-        eprintln!("skipped: {why}");
+    if !nvrtc_available() {
         return;
     }
     let sources: Vec<(String, String)> = common::example_files()
@@ -33,7 +67,12 @@ fn every_example_compiles_to_sm_90_with_nvrtc() {
         .1;
     for dtype in [msclc::ir::Dtype::Float16, msclc::ir::Dtype::Bfloat16] {
         let define = msclc::back::cuda::dtype_define(dtype);
-        if let Err(e) = msclc::runner::nvrtc::compile(small, "sm_90", &define) {
+        if let Err(e) = kernel_cubin(nvrtc::compile(
+            small,
+            "sm_90",
+            std::slice::from_ref(&define),
+            None,
+        )) {
             panic!("allreduce_pkt with {define}: {e}");
         }
     }
@@ -47,13 +86,9 @@ fn every_example_compiles_to_sm_90_with_nvrtc() {
                 let Some((path, source)) = sources.get(i) else {
                     break;
                 };
-                match msclc::runner::nvrtc::compile(source, "sm_90", &define) {
-                    Ok(ptx) if ptx.contains(".entry msclc_kernel") => {}
-                    Ok(_) => failures
-                        .lock()
-                        .unwrap()
-                        .push(format!("{path}: no kernel in the PTX")),
-                    Err(e) => failures.lock().unwrap().push(format!("{path}: {e}")),
+                let compiled = nvrtc::compile(source, "sm_90", std::slice::from_ref(&define), None);
+                if let Err(e) = kernel_cubin(compiled) {
+                    failures.lock().unwrap().push(format!("{path}: {e}"));
                 }
             });
         }
@@ -61,4 +96,111 @@ fn every_example_compiles_to_sm_90_with_nvrtc() {
     let failures = failures.into_inner().unwrap();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     eprintln!("NVRTC compiled {} examples to sm_90", sources.len());
+}
+
+/// A fresh folder under the system's temporary one, removed when dropped
+/// (on a failed assertion too).
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let dir = std::env::temp_dir().join(format!("msclc-{tag}-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    /// The cache entries in the folder.
+    fn cubins(&self) -> Vec<std::path::PathBuf> {
+        let mut files: Vec<_> = std::fs::read_dir(&self.0)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "cubin"))
+            .collect();
+        files.sort();
+        files
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn cubin_cache_hits_misses_and_mends() {
+    if !nvrtc_available() {
+        return;
+    }
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/simple_allgather.mscl");
+    let Ok(plan) = msclc::driver::compile(&path, &[]).result else {
+        panic!("{} does not compile", path.display());
+    };
+    let source = msclc::back::cuda::generate(&plan).unwrap();
+    let cache = TempDir::new("nvrtc-cache");
+    let f32 = [msclc::back::cuda::dtype_define(msclc::ir::Dtype::Float32)];
+    let compile = |extra: &[String]| {
+        let start = std::time::Instant::now();
+        let compiled = nvrtc::compile(&source, "sm_90", extra, Some(&cache.0)).unwrap();
+        eprintln!(
+            "{extra:?}: {} in {:?}",
+            if compiled.from_cache { "hit" } else { "miss" },
+            start.elapsed()
+        );
+        compiled
+    };
+
+    let first = compile(&f32);
+    assert!(!first.from_cache, "an empty cache cannot hit");
+    assert!(is_cubin(&first.cubin));
+    let entries = cache.cubins();
+    assert_eq!(
+        entries.len(),
+        1,
+        "one entry after one compilation: {entries:?}"
+    );
+    assert_eq!(std::fs::read(&entries[0]).unwrap(), first.cubin);
+
+    let second = compile(&f32);
+    assert!(second.from_cache, "the same compilation again must hit");
+    assert_eq!(second.cubin, first.cubin);
+
+    let f16 = [msclc::back::cuda::dtype_define(msclc::ir::Dtype::Float16)];
+    let other = compile(&f16);
+    assert!(!other.from_cache, "another define must miss");
+    assert_eq!(cache.cubins().len(), 2);
+
+    // A corrupted entry is compiled again and replaced.
+    std::fs::write(&entries[0], b"not a cubin at all").unwrap();
+    let mended = compile(&f32);
+    assert!(!mended.from_cache, "a corrupted entry must not be used");
+    assert!(is_cubin(&mended.cubin));
+    assert_eq!(std::fs::read(&entries[0]).unwrap(), mended.cubin);
+    assert!(compile(&f32).from_cache);
+
+    // No temporary files are left behind.
+    let all = std::fs::read_dir(&cache.0).unwrap().count();
+    assert_eq!(all, 2, "only the two entries are left");
+}
+
+#[test]
+fn bad_sources_are_errors() {
+    if !nvrtc_available() {
+        return;
+    }
+    let e = nvrtc::compile("int x;\0", "sm_90", &[], None)
+        .err()
+        .expect("a NUL byte must be rejected");
+    assert!(e.contains("NUL"), "{e}");
+    let e = nvrtc::compile("this is not C++", "sm_90", &[], None)
+        .err()
+        .expect("NVRTC must reject it");
+    assert!(
+        e.starts_with("NVRTC rejected the generated source:\n") && e.contains("error"),
+        "{e}"
+    );
 }

@@ -3,7 +3,7 @@
 
 use super::table::{Row, Table};
 use super::workload::Workload;
-use super::{nvrtc, RunOptions};
+use super::{nvrtc, RunError, RunOptions};
 use crate::back::cuda::{self, SyncLayout};
 use crate::ir::Plan;
 use cudarc::driver::{
@@ -20,6 +20,7 @@ struct MsclArgs {
     sync: u64,
     chunk: u64,
     soff: u64,
+    budget: u64,
     flag: u32,
 }
 
@@ -32,7 +33,7 @@ fn driver_error(what: &str) -> impl Fn(cudarc::driver::DriverError) -> String + 
 
 /// Runs `plan` per `opts`, writing the table to `out`; Ok(true) when every
 /// checked size came out right.
-pub fn run(plan: &Plan, opts: &RunOptions, out: &mut dyn std::io::Write) -> Result<bool, String> {
+pub fn run(plan: &Plan, opts: &RunOptions, out: &mut dyn std::io::Write) -> Result<bool, RunError> {
     // SAFETY: only tries to open the library.
     if !unsafe { sys::is_culib_present() } {
         return Err("no NVIDIA driver found (libcuda.so): `msclc run` needs a GPU; `msclc sim` checks a plan on the CPU".into());
@@ -52,16 +53,21 @@ pub fn run(plan: &Plan, opts: &RunOptions, out: &mut dyn std::io::Write) -> Resu
         .map_err(driver_error("cannot read the compute capability"))?;
     let arch = format!("sm_{major}{minor}");
     let source = cuda::generate(plan).map_err(|e| e.to_string())?;
-    let ptx = nvrtc::compile(&source, &arch, &cuda::dtype_define(opts.dtype))?;
+    let compiled = nvrtc::compile(
+        &source,
+        &arch,
+        &[cuda::dtype_define(opts.dtype)],
+        opts.cache.as_deref(),
+    )?;
     let module = ctx
-        .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+        .load_module(cudarc::nvrtc::Ptx::from_binary(compiled.cubin))
         .map_err(driver_error("cannot load the compiled kernel"))?;
     let kernel = module
         .load_function(cuda::KERNEL)
         .map_err(driver_error("the compiled module lacks its kernel"))?;
     let blocks: u32 = plan.ranks.iter().map(|r| r.threadblocks.len() as u32).sum();
-    let threads = plan.options.num_threads_per_block;
-    resident_check(&ctx, &kernel, blocks, threads)?;
+    let wanted = plan.options.num_threads_per_block;
+    let threads = resident_width(&ctx, &kernel, blocks, wanted)?;
 
     let stream = ctx.default_stream();
     let layout = SyncLayout::new(plan);
@@ -72,17 +78,26 @@ pub fn run(plan: &Plan, opts: &RunOptions, out: &mut dyn std::io::Write) -> Resu
         ctx: ctx.clone(),
         stream,
         kernel,
+        plan,
+        layout,
         sync,
         flag: 0,
+        budget: opts.timeout,
         config: LaunchConfig {
             grid_dim: (blocks, 1, 1),
             block_dim: (threads, 1, 1),
             shared_mem_bytes: 0,
         },
     };
+    let narrower = if threads < wanted {
+        format!(" (the plan's {wanted} do not fit: its meaning does not depend on the width)")
+    } else {
+        String::new()
+    };
     let mode = format!(
-        "single-GPU emulation: all {} ranks on GPU 0 ({name}, {arch}), {blocks} blocks of {threads} threads in one grid",
-        plan.ranks.len()
+        "single-GPU emulation: all {} ranks on GPU 0 ({name}, {arch}), {blocks} blocks of {threads} threads{narrower} in one cooperative grid; kernel {}",
+        plan.ranks.len(),
+        if compiled.from_cache { "from the cache" } else { "compiled by NVRTC" }
     );
     let mut table = Table::new(plan, opts, &mode);
     table.header(out);
@@ -107,36 +122,47 @@ pub fn run(plan: &Plan, opts: &RunOptions, out: &mut dyn std::io::Write) -> Resu
     Ok(all_right)
 }
 
-/// Every block of the grid must be resident at once: ranks wait for each
-/// other inside one launch.
-fn resident_check(
+/// Threads per block for a grid whose blocks must all be resident at once
+/// (ranks wait for each other inside one launch): the plan's width, or the
+/// widest multiple of 32 below it at which the grid fits this GPU.
+fn resident_width(
     ctx: &Arc<CudaContext>,
     kernel: &CudaFunction,
     blocks: u32,
-    threads: u32,
-) -> Result<(), String> {
-    let per_sm = kernel
-        .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
-        .map_err(driver_error("cannot query occupancy"))?;
+    wanted: u32,
+) -> Result<u32, String> {
     let sms = ctx
         .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
         .map_err(driver_error("cannot read the multiprocessor count"))? as u32;
-    if blocks > per_sm * sms {
-        return Err(format!(
-            "the plan needs {blocks} thread blocks of {threads} threads resident at once, and this GPU holds {} ({per_sm} per multiprocessor x {sms}); run fewer ranks or fewer thread blocks per rank",
-            per_sm * sms
-        ));
+    let mut threads = wanted;
+    loop {
+        let per_sm = kernel
+            .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
+            .map_err(driver_error("cannot query occupancy"))?;
+        if blocks <= per_sm * sms {
+            return Ok(threads);
+        }
+        if threads <= 32 {
+            return Err(format!(
+                "the plan needs {blocks} thread blocks resident at once, and this GPU holds {} even at 32 threads per block ({per_sm} per multiprocessor x {sms}); run fewer ranks or fewer thread blocks per rank",
+                per_sm * sms
+            ));
+        }
+        threads = (threads / 2).max(32) / 32 * 32;
     }
-    Ok(())
 }
 
-struct Gpu {
+struct Gpu<'p> {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     kernel: CudaFunction,
+    plan: &'p Plan,
+    layout: SyncLayout,
     sync: CudaSlice<u64>,
     /// Launches so far: the packet flag of the next is one more.
     flag: u32,
+    /// How long one wait may spin.
+    budget: std::time::Duration,
     config: LaunchConfig,
 }
 
@@ -147,8 +173,8 @@ struct Buffers {
     table: CudaSlice<u64>,
 }
 
-impl Gpu {
-    fn measure(&mut self, w: &Workload, opts: &RunOptions) -> Result<Row, String> {
+impl Gpu<'_> {
+    fn measure(&mut self, w: &Workload, opts: &RunOptions) -> Result<Row, RunError> {
         let alloc = driver_error("cannot allocate device memory");
         let mut users = Vec::new();
         let mut scratch = Vec::new();
@@ -188,9 +214,7 @@ impl Gpu {
             self.stream.memcpy_htod(&input, &mut view).map_err(&copy)?;
         }
         self.launch(w, &bufs)?;
-        self.stream
-            .synchronize()
-            .map_err(driver_error("the kernel failed"))?;
+        self.finished()?;
         let mut wrong = None;
         if w.checkable() {
             let mut total = 0;
@@ -209,6 +233,7 @@ impl Gpu {
             self.launch(w, &bufs)?;
         }
         let seconds = self.time(opts.iters, |g| g.launch(w, &bufs))?;
+        self.finished()?;
 
         // The roofline: one device-to-device copy of every rank's output.
         let bytes = (w.output_bytes * w.ranks.len() as u64).max(16) as usize;
@@ -234,14 +259,33 @@ impl Gpu {
             sync: self.sync.device_ptr(&self.stream).0,
             chunk: w.chunk,
             soff: w.scratch_offset(self.flag),
+            budget: self.budget.as_nanos().min(u64::MAX as u128) as u64,
             flag: self.flag,
         };
         let mut launch = self.stream.launch_builder(&self.kernel);
         launch.arg(&args);
         // SAFETY: the kernel takes one MsclArgs; its pointers are live
-        // device allocations sized by the workload.
-        unsafe { launch.launch(self.config) }.map_err(driver_error("cannot launch the kernel"))?;
+        // device allocations sized by the workload. Cooperative: a grid
+        // that cannot be resident at once is refused, not left to hang.
+        unsafe { launch.launch_cooperative(self.config) }
+            .map_err(driver_error("cannot launch the kernel"))?;
         Ok(())
+    }
+
+    /// Waits for the launches so far; a spin that gave up is the error.
+    fn finished(&mut self) -> Result<(), RunError> {
+        self.stream
+            .synchronize()
+            .map_err(driver_error("the kernel failed"))?;
+        let words = self
+            .stream
+            .clone_dtoh(&self.sync)
+            .map_err(driver_error("cannot copy from the GPU"))?;
+        let budget_ms = self.budget.as_millis() as u64;
+        match cuda::report::read(self.plan, &self.layout, &words, budget_ms) {
+            Some(gave_up) => Err(RunError::Stuck(Box::new(gave_up))),
+            None => Ok(()),
+        }
     }
 
     /// Seconds per call of `f`, over `iters` calls between two events.

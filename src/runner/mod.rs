@@ -3,14 +3,17 @@
 //! times the kernel per message size, printing an nccl-tests table.
 //!
 //! `workload` sizes buffers and checks results, `nvrtc` finds and calls
-//! NVRTC, `gpu` drives the device through cudarc, `table` prints.
+//! NVRTC, `cache` keeps the cubins it makes on disk, `gpu` drives the
+//! device through cudarc, `table` prints.
 
+pub mod cache;
 pub mod gpu;
 pub mod nvrtc;
 pub mod table;
 pub mod workload;
 
 use crate::ir::Dtype;
+use std::path::PathBuf;
 
 /// What `msclc run` was asked for.
 #[derive(Debug, Clone)]
@@ -21,6 +24,31 @@ pub struct RunOptions {
     pub max_size: u64,
     pub iters: u32,
     pub warmup: u32,
+    /// The cubin cache folder (`cache::default_dir()`); None: no cache.
+    pub cache: Option<PathBuf>,
+    /// How long any one wait of the kernel may spin before it gives up.
+    pub timeout: std::time::Duration,
+}
+
+/// Why `msclc run` could not finish.
+#[derive(Debug)]
+pub enum RunError {
+    /// No GPU, NVRTC, memory, ...: one line.
+    Message(String),
+    /// A wait of the kernel gave up: the plan deadlocks (or is starved).
+    Stuck(Box<crate::back::cuda::report::GaveUp>),
+}
+
+impl From<String> for RunError {
+    fn from(message: String) -> RunError {
+        RunError::Message(message)
+    }
+}
+
+impl From<&str> for RunError {
+    fn from(message: &str) -> RunError {
+        RunError::Message(message.into())
+    }
 }
 
 /// Parses a byte count: `1024`, `1K`, `4M`, `1G` (powers of 1024).

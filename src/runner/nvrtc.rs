@@ -1,4 +1,5 @@
-//! Compiling generated CUDA source to PTX with NVRTC, loaded at run time.
+//! Compiling generated CUDA source to a CUBIN with NVRTC, loaded at run
+//! time; compiled cubins are kept in an on-disk cache (`super::cache`).
 //!
 //! NVRTC ships with the CUDA toolkit or as the `nvidia-cuda-nvrtc-cu12`
 //! wheel from PyPI. cudarc finds it on the loader's path; when it is not
@@ -79,27 +80,117 @@ fn candidate_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-/// PTX for `source`, compiled for `arch` (e.g. "sm_90") with the element
-/// type `dtype_define` selects.
-pub fn compile(source: &str, arch: &str, dtype_define: &str) -> Result<String, String> {
+/// A compiled kernel image and whether it came from the cache.
+pub struct Compiled {
+    pub cubin: Vec<u8>,
+    pub from_cache: bool,
+}
+
+/// CUBIN for `source`, compiled for `arch` (e.g. "sm_90") with NVRTC options
+/// `-std=c++17` plus `extra` (e.g. the dtype define), looked up in and stored
+/// to `cache` when given.
+///
+/// The cubin is what NVRTC's own ptxas made, so the driver loads it without
+/// compiling PTX again. The cache is keyed by `cache::key`; reading or
+/// writing it never fails a compilation.
+pub fn compile(
+    source: &str,
+    arch: &str,
+    extra: &[String],
+    cache: Option<&std::path::Path>,
+) -> Result<Compiled, String> {
     load()?;
-    let options = cudarc::nvrtc::CompileOptions {
-        options: vec![
-            format!("--gpu-architecture={arch}"),
-            "-std=c++17".into(),
-            dtype_define.into(),
-        ],
-        name: Some("msclc_kernel.cu".into()),
-        ..Default::default()
-    };
-    let ptx = cudarc::nvrtc::compile_ptx_with_opts(source, options).map_err(|e| match e {
-        cudarc::nvrtc::CompileError::CompileError { log, .. } => {
-            format!(
-                "NVRTC rejected the generated source:\n{}",
-                log.to_string_lossy()
-            )
+    let mut options = vec![
+        format!("--gpu-architecture={arch}"),
+        "-std=c++17".to_string(),
+    ];
+    options.extend(extra.iter().cloned());
+    // Without the version there is no sound key: compile without the cache.
+    let entry = cache.and_then(|dir| {
+        let v = version().ok()?;
+        Some((dir, super::cache::key(source, &options, v, arch)))
+    });
+    if let Some((dir, key)) = &entry {
+        if let Some(cubin) = super::cache::read(dir, key) {
+            return Ok(Compiled {
+                cubin,
+                from_cache: true,
+            });
         }
-        other => format!("NVRTC failed: {other:?}"),
+    }
+    let cubin = compile_cubin(source, &options)?;
+    if let Some((dir, key)) = &entry {
+        let _ = super::cache::write(dir, key, &cubin);
+    }
+    Ok(Compiled {
+        cubin,
+        from_cache: false,
+    })
+}
+
+/// The NVRTC version (major, minor), for cache keys and messages.
+pub fn version() -> Result<(i32, i32), String> {
+    load()?;
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: NVRTC is loaded; it writes two ints through valid pointers.
+    unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) }
+        .result()
+        .map_err(|e| format!("cannot read NVRTC's version: {e:?}"))?;
+    Ok((major, minor))
+}
+
+/// Destroys the NVRTC program when dropped, on every path out.
+struct Program(cudarc::nvrtc::sys::nvrtcProgram);
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        // SAFETY: made by create_program and destroyed only here.
+        let _ = unsafe { cudarc::nvrtc::result::destroy_program(self.0) };
+    }
+}
+
+/// Compiles with NVRTC and takes the CUBIN it made (NVRTC is loaded).
+fn compile_cubin(source: &str, options: &[String]) -> Result<Vec<u8>, String> {
+    use cudarc::nvrtc::{result, sys};
+    use std::ffi::CString;
+    let src = CString::new(source).map_err(|_| {
+        "the generated source contains a NUL byte; NVRTC cannot take it".to_string()
     })?;
-    Ok(ptx.to_src())
+    if let Some(bad) = options.iter().find(|o| o.contains('\0')) {
+        return Err(format!("NVRTC option {bad:?} contains a NUL byte"));
+    }
+    let name = c"msclc_kernel.cu";
+    // `src` and `name` outlive the program: it is dropped first.
+    let program = Program(
+        result::create_program(&src, Some(name))
+            .map_err(|e| format!("NVRTC cannot create a program: {e:?}"))?,
+    );
+    // SAFETY (this and the calls below): `program.0` is a live program.
+    if unsafe { result::compile_program(program.0, options) }.is_err() {
+        let log = match unsafe { result::get_program_log(program.0) } {
+            Ok(raw) => {
+                let bytes: Vec<u8> = raw
+                    .iter()
+                    .take_while(|&&c| c != 0)
+                    .map(|&c| c as u8)
+                    .collect();
+                String::from_utf8_lossy(&bytes).into_owned()
+            }
+            Err(e) => format!("(no log: {e:?})"),
+        };
+        return Err(format!("NVRTC rejected the generated source:\n{log}"));
+    }
+    let mut size = 0usize;
+    unsafe { sys::nvrtcGetCUBINSize(program.0, &mut size) }
+        .result()
+        .map_err(|e| format!("NVRTC made no CUBIN: {e:?}"))?;
+    if size == 0 {
+        return Err("NVRTC made no CUBIN (the architecture must be a real one, sm_XX)".into());
+    }
+    let mut cubin = vec![0u8; size];
+    // SAFETY: `cubin` holds the `size` bytes NVRTC said it would write.
+    unsafe { sys::nvrtcGetCUBIN(program.0, cubin.as_mut_ptr().cast()) }
+        .result()
+        .map_err(|e| format!("NVRTC cannot hand over the CUBIN: {e:?}"))?;
+    Ok(cubin)
 }

@@ -1,16 +1,19 @@
 // Runs a kernel that msclc generated on the CPU: the generated file is
 // compiled as plain C++ (its prelude's MSCL_HOST branch) and included
-// first with `-include`, and every thread block runs as one host thread.
+// first with `-include`, and every thread of every block is a host thread.
 //
 //   driver IN OUT
 // IN (little-endian u64s): nranks, chunk, scratch_bytes, scratch_half,
-// launches, sync word count, the sync words, then per rank: user_bytes,
-// input_offset, output_offset, input_bytes, the input bytes. Before each launch every
-// rank's input is written again; launch l (1, 2, ...) uses packet flag l
-// and the second scratch half when l is even. OUT: each rank's user
-// allocation after the last launch.
+// launches, threads per block, spin budget (ns), sync word count, the sync
+// words, then per rank: user_bytes, input_offset, output_offset,
+// input_bytes, the input bytes. Before each launch every rank's input is
+// written again; launch l (1, 2, ...) uses packet flag l and the second
+// scratch half when l is even (as src/runner/gpu.rs launches). A launch
+// whose report says a spin gave up is the last. OUT: each rank's user
+// allocation, then the sync words.
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -25,8 +28,8 @@ int main(int argc, char** argv) {
   FILE* in = fopen(argv[1], "rb");
   if (!in) { perror(argv[1]); return 2; }
   u64 nranks = read_u64(in), chunk = read_u64(in), scratch = read_u64(in), half = read_u64(in);
-  u64 launches = read_u64(in), words = read_u64(in);
-  if (nranks != MSCL_NRANKS || words != MSCL_SYNC_WORDS) {
+  u64 launches = read_u64(in), width = read_u64(in), budget = read_u64(in), words = read_u64(in);
+  if (nranks != MSCL_NRANKS || words != MSCL_SYNC_WORDS || width == 0) {
     fprintf(stderr, "driver: input is for another plan\n");
     return 2;
   }
@@ -51,15 +54,29 @@ int main(int argc, char** argv) {
     bufs[3 * r + 0] = ranks[r].user.data() + ranks[r].input_offset;
     bufs[3 * r + 1] = ranks[r].user.data() + ranks[r].output_offset;
   }
-  for (u64 l = 1; l <= launches; l++) {
+  for (u64 l = 1; l <= launches && sync[MSCL_REPORT] == 0; l++) {
     for (auto& k : ranks) std::copy(k.input.begin(), k.input.end(), k.user.begin() + k.input_offset);
-    MsclArgs a{bufs.data(), sync.data(), chunk, l % 2 == 0 ? half : 0, (u32)l};
-    std::vector<std::thread> blocks;
-    for (u32 b = 0; b < MSCL_NBLOCKS; b++) blocks.emplace_back([a, b] { mscl_run_block(a, b); });
-    for (auto& t : blocks) t.join();
+    MsclArgs a{bufs.data(), sync.data(), chunk, l % 2 == 0 ? half : 0, budget, (u32)l};
+    std::vector<std::unique_ptr<mscl_host_barrier>> barriers;
+    std::vector<std::thread> threads;
+    for (u32 b = 0; b < MSCL_NBLOCKS; b++) {
+      barriers.emplace_back(new mscl_host_barrier());
+      mscl_host_barrier* bar = barriers.back().get();
+      bar->width = (u32)width;
+      for (u32 t = 0; t < width; t++)
+        threads.emplace_back([a, b, t, width, bar] {
+          mscl_host_tid = t;
+          mscl_host_nt = (u32)width;
+          mscl_host_block = b;
+          mscl_host_bar = bar;
+          mscl_run_block(a, b);
+        });
+    }
+    for (auto& t : threads) t.join();
   }
   FILE* out = fopen(argv[2], "wb");
   for (auto& k : ranks) fwrite(k.user.data(), 1, k.user.size() - 16, out);
+  fwrite(sync.data(), 8, sync.size(), out);
   fclose(out);
   return 0;
 }

@@ -1,7 +1,8 @@
 //! Where each synchronization word of a plan lives in the kernel's `sync`
 //! array: per rank, an inbound and an expected counter for every memory and
-//! port channel, a counter per barrier id, a word per semaphore, and one
-//! word that absorbs signals sent on channels with no pair. The generator
+//! port channel, a counter per barrier id, a word per semaphore, one word
+//! that absorbs signals sent on channels with no pair, and the words of the
+//! report a spin leaves when it gives up (see `report`). The generator
 //! bakes these indices into the code; the runner sizes and initialises the
 //! array from the same layout.
 
@@ -21,6 +22,8 @@ pub struct SyncLayout {
     ranks: Vec<RankWords>,
     /// Signals on unpaired channels land here (nobody can wait for them).
     pub unpaired: usize,
+    /// The first of the report's words.
+    pub report: usize,
     /// Number of u64 words.
     pub words: usize,
     /// (word, initial value) of every semaphore.
@@ -56,9 +59,11 @@ impl SyncLayout {
             });
         }
         let unpaired = take(1);
+        let report = take(super::report::WORDS);
         SyncLayout {
             ranks,
             unpaired,
+            report,
             words: next,
             semaphores,
         }

@@ -1,38 +1,71 @@
 // ---- msclc device library (fixed text; the plan-specific code follows) ----
 //
 // Compiles with NVRTC and nvcc with no headers at all, and as plain C++17
-// (MSCL_HOST), where each thread block runs as one host thread of width 1:
-// msclc's tests execute generated kernels that way on machines with no GPU.
+// (MSCL_HOST), where every thread of a block is a host thread: msclc's
+// tests execute generated kernels that way, under ThreadSanitizer too, on
+// machines with no GPU.
 
 typedef unsigned long long u64;
 typedef unsigned int u32;
+typedef unsigned short u16;
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define MSCL_DEV __device__ __forceinline__
-#define MSCL_TID ((u64)threadIdx.x)
-#define MSCL_NT ((u64)blockDim.x)
+#define MSCL_TID ((u32)threadIdx.x)
+#define MSCL_NT ((u32)blockDim.x)
+#define MSCL_BLOCK_ID ((u64)blockIdx.x)
 #define MSCL_SYNC() __syncthreads()
-// Thread k serves the op's k-th channel or semaphore.
-#define MSCL_LANE(k) (threadIdx.x == (k))
-// One function per thread block, kept out of line: a plan has thousands.
-#define MSCL_BLOCK static __device__ __noinline__
+// One function per distinct block shape, kept out of line.
+#define MSCL_SHAPE static __device__ __noinline__
 // Data movers and waits stay out of line too: a plan calls them thousands
-// of times (inlined, NVRTC takes minutes on the larger examples), and a
-// call costs little next to the bytes each moves or the time each waits.
+// of times, and a call costs little next to the bytes each moves or the
+// time each waits.
 #define MSCL_MOVER __device__ __noinline__
+#define MSCL_TABLE static __device__ const
+// Every rank runs on this GPU, so device scope orders all of them; a mode
+// with one rank per GPU would need "sys".
+#define MSCL_SCOPE "gpu"
 #else
 #define MSCL_HOST 1
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <thread>
 #define MSCL_DEV inline
-#define MSCL_TID ((u64)0)
-#define MSCL_NT ((u64)1)
-#define MSCL_SYNC() ((void)0)
-// The one host thread serves every channel, in order.
-#define MSCL_LANE(k) 1
-#define MSCL_BLOCK static
 #define MSCL_MOVER inline
+#define MSCL_SHAPE static
+#define MSCL_TABLE static const
+// The threads of one host "block": each knows its index, the block's width
+// and the block's barrier (set by the driver before mscl_run_block).
+struct mscl_host_barrier {
+  std::mutex m;
+  std::condition_variable cv;
+  u32 width = 1, arrived = 0, generation = 0;
+  void sync() {
+    if (width == 1) return;
+    std::unique_lock<std::mutex> lock(m);
+    u32 g = generation;
+    if (++arrived == width) {
+      arrived = 0;
+      generation++;
+      cv.notify_all();
+    } else {
+      cv.wait(lock, [&] { return generation != g; });
+    }
+  }
+};
+static thread_local u32 mscl_host_tid = 0;
+static thread_local u32 mscl_host_nt = 1;
+static thread_local u64 mscl_host_block = 0;
+static thread_local mscl_host_barrier* mscl_host_bar = nullptr;
+#define MSCL_TID mscl_host_tid
+#define MSCL_NT mscl_host_nt
+#define MSCL_BLOCK_ID mscl_host_block
+#define MSCL_SYNC() mscl_host_bar->sync()
 #endif
 
 // The element types reductions add in. One is chosen per compilation
@@ -48,45 +81,131 @@ typedef MSCL_DTYPE mscl_T;
 struct alignas(16) mscl_v16 { u32 x, y, z, w; };
 struct alignas(8) mscl_v8 { u32 x, y; };
 
+// An op's pointers, passed by value so that they live in registers (an
+// empty list still has one slot: C++ has no empty arrays).
+template <int N> struct mscl_ptrs { char* p[N > 0 ? N : 1]; };
+template <int N> struct mscl_cptrs { const char* p[N > 0 ? N : 1]; };
+
 // What every block of a launch receives: the buffers of every rank, the
 // synchronization words, the chunk size of this message size, the packet
-// flag of this launch and the double-scratch half in use.
+// flag of this launch, the double-scratch half in use and how long any
+// one wait may spin.
 struct MsclArgs {
   char* const* bufs;  // bufs[3 * rank + k], k = 0 input, 1 output, 2 scratch
-  u64* sync;          // channel counters, barriers, semaphores (persistent)
+  u64* sync;          // channel counters, barriers, semaphores, the report
   u64 chunk;          // bytes per chunk
   u64 soff;           // byte offset of the scratch half of this launch
+  u64 budget;         // nanoseconds one wait may spin before giving up
   u32 flag;           // LL packet flag of this launch (1, 2, 3, ...)
 };
 
 #define MSCL_IN(r) (a.bufs[3 * (r) + 0])
 #define MSCL_OUT(r) (a.bufs[3 * (r) + 1])
 #define MSCL_SCR(r) (a.bufs[3 * (r) + 2] + a.soff)
+// Where an op sits in its block: top-level index, and 1 + index in its
+// pipeline's body (0 outside pipelines). Spins report it when they give up.
+#define MSCL_AT(op, body) (((u64)(op) << 32) | (u64)(body))
 
 // ---- memory ordering --------------------------------------------------------
 
 #ifdef MSCL_HOST
-MSCL_DEV void mscl_fence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
-MSCL_DEV u64 mscl_load(const u64* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-MSCL_DEV u64 mscl_add(u64* p, u64 v) { return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }
+MSCL_DEV u64 mscl_load_acquire(const u64* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+MSCL_DEV u64 mscl_load_relaxed(const u64* p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+MSCL_DEV void mscl_add_release(u64* p, u64 v) { __atomic_fetch_add(p, v, __ATOMIC_RELEASE); }
+MSCL_DEV u64 mscl_add_acq_rel(u64* p, u64 v) { return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }
+MSCL_DEV u64 mscl_add_relaxed(u64* p, u64 v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+MSCL_DEV bool mscl_claim(u64* p, u64 v) {
+  u64 zero = 0;
+  return __atomic_compare_exchange_n(p, &zero, v, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+MSCL_DEV u64 mscl_now() {
+  return (u64)std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 MSCL_DEV void mscl_pause() { std::this_thread::yield(); }
 #else
-// Every rank runs on this GPU, so device scope orders all of them.
-MSCL_DEV void mscl_fence() { __threadfence(); }
-MSCL_DEV u64 mscl_load(const u64* p) {
+MSCL_DEV u64 mscl_load_acquire(const u64* p) {
   u64 v;
-  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  asm volatile("ld.acquire." MSCL_SCOPE ".global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
 }
-MSCL_DEV u64 mscl_add(u64* p, u64 v) {
+MSCL_DEV u64 mscl_load_relaxed(const u64* p) {
+  u64 v;
+  asm volatile("ld.relaxed." MSCL_SCOPE ".global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+// One release reduction: publishes this thread's writes and what the block
+// synchronized into it (a nop before the op), with no separate fence.
+MSCL_DEV void mscl_add_release(u64* p, u64 v) {
+  asm volatile("red.release." MSCL_SCOPE ".global.add.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
+}
+MSCL_DEV u64 mscl_add_acq_rel(u64* p, u64 v) {
   u64 old;
-  asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
+  asm volatile("atom.acq_rel." MSCL_SCOPE ".global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
   return old;
+}
+MSCL_DEV u64 mscl_add_relaxed(u64* p, u64 v) {
+  u64 old;
+  asm volatile("atom.relaxed." MSCL_SCOPE ".global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
+  return old;
+}
+MSCL_DEV bool mscl_claim(u64* p, u64 v) {
+  u64 old;
+  asm volatile("atom.acq_rel." MSCL_SCOPE ".global.cas.b64 %0, [%1], 0, %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
+  return old == 0;
+}
+MSCL_DEV u64 mscl_now() {
+  u64 t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
 }
 MSCL_DEV void mscl_pause() {}
 #endif
 
-// ---- element arithmetic: one 32-bit word of lanes at a time ------------------
+// ---- never hang: every spin has a budget --------------------------------------
+//
+// The report, words MSCL_REPORT.. of `sync`: what gave up (0 nothing yet,
+// then one of the MSCL_GAVE_UP_* below), the grid block, MSCL_AT of the op,
+// the lane (channel or semaphore of the op, or packet index), the value seen
+// and the value waited for. The first spin to run out claims it; every
+// other spin then stops waiting, so the launch ends and the host reads it.
+
+#define MSCL_GAVE_UP_WAIT 1
+#define MSCL_GAVE_UP_BARRIER 2
+#define MSCL_GAVE_UP_SEMAPHORE 3
+#define MSCL_GAVE_UP_PACKET 4
+#define MSCL_GAVE_UP_MISALIGNED 5
+
+MSCL_DEV bool mscl_given_up(const MsclArgs& a) { return mscl_load_relaxed(a.sync + MSCL_REPORT) != 0; }
+
+MSCL_DEV void mscl_give_up(const MsclArgs& a, u64 what, u64 at, u64 lane, u64 seen, u64 wanted) {
+  u64* r = a.sync + MSCL_REPORT;
+  if (!mscl_claim(r + 6, 1)) return;  // another spin reported first
+  r[1] = MSCL_BLOCK_ID;
+  r[2] = at;
+  r[3] = lane;
+  r[4] = seen;
+  r[5] = wanted;
+  mscl_add_release(r, what);
+}
+
+// Until *word >= want (signed); false when it gave up instead.
+MSCL_MOVER bool mscl_await(const MsclArgs& a, const u64* word, long long want, u64 what, u64 at, u64 lane) {
+  if ((long long)mscl_load_acquire(word) >= want) return true;
+  const u64 start = mscl_now();
+  for (;;) {
+    long long seen = (long long)mscl_load_acquire(word);
+    if (seen >= want) return true;
+    if (mscl_given_up(a)) return false;
+    if (mscl_now() - start > a.budget) {
+      mscl_give_up(a, what, at, lane, (u64)seen, (u64)want);
+      return false;
+    }
+    mscl_pause();
+  }
+}
+
+// ---- element arithmetic --------------------------------------------------------
 
 #ifdef MSCL_HOST
 MSCL_DEV u32 mscl_bits(float f) { u32 u; std::memcpy(&u, &f, 4); return u; }
@@ -96,11 +215,15 @@ MSCL_DEV u32 mscl_bits(float f) { return __float_as_uint(f); }
 MSCL_DEV float mscl_float(u32 u) { return __uint_as_float(u); }
 #endif
 
-template <typename T> MSCL_DEV u32 mscl_add_word(u32 a, u32 b);
+// Per element type: the scalar element E, adding two of them, and adding
+// two 32-bit words of packed elements.
+template <typename T> struct mscl_elem;
 
-template <> MSCL_DEV u32 mscl_add_word<mscl_f32>(u32 a, u32 b) {
-  return mscl_bits(mscl_float(a) + mscl_float(b));
-}
+template <> struct mscl_elem<mscl_f32> {
+  typedef u32 E;
+  static MSCL_DEV u32 add(u32 a, u32 b) { return mscl_bits(mscl_float(a) + mscl_float(b)); }
+  static MSCL_DEV u32 add_word(u32 a, u32 b) { return add(a, b); }
+};
 
 #ifdef MSCL_HOST
 // IEEE half and bfloat16 through float, rounding to nearest even.
@@ -128,65 +251,190 @@ MSCL_DEV u32 mscl_float_to_f16(float f) {
   u32 r = absu + 0xfffu + ((absu >> 13) & 1);
   return sign | ((r - 0x38000000u) >> 13);
 }
-MSCL_DEV u32 mscl_half_add(u32 a, u32 b) {
-  return mscl_float_to_f16(mscl_f16_to_float(a) + mscl_f16_to_float(b));
-}
-MSCL_DEV u32 mscl_bf16_add(u32 a, u32 b) {
-  u32 s = mscl_bits(mscl_float(a << 16) + mscl_float(b << 16));
-  if ((s & 0x7fffffffu) > 0x7f800000u) return (s >> 16) | 0x40u;  // NaN stays NaN
-  return (s + 0x7fffu + ((s >> 16) & 1)) >> 16;
-}
-template <> MSCL_DEV u32 mscl_add_word<mscl_f16>(u32 a, u32 b) {
-  return mscl_half_add(a & 0xffff, b & 0xffff) | (mscl_half_add(a >> 16, b >> 16) << 16);
-}
-template <> MSCL_DEV u32 mscl_add_word<mscl_bf16>(u32 a, u32 b) {
-  return mscl_bf16_add(a & 0xffff, b & 0xffff) | (mscl_bf16_add(a >> 16, b >> 16) << 16);
-}
+template <> struct mscl_elem<mscl_f16> {
+  typedef u16 E;
+  static MSCL_DEV u16 add(u16 a, u16 b) {
+    return (u16)mscl_float_to_f16(mscl_f16_to_float(a) + mscl_f16_to_float(b));
+  }
+  static MSCL_DEV u32 add_word(u32 a, u32 b) {
+    return add(a & 0xffff, b & 0xffff) | ((u32)add(a >> 16, b >> 16) << 16);
+  }
+};
+template <> struct mscl_elem<mscl_bf16> {
+  typedef u16 E;
+  static MSCL_DEV u16 add(u16 a, u16 b) {
+    u32 s = mscl_bits(mscl_float((u32)a << 16) + mscl_float((u32)b << 16));
+    if ((s & 0x7fffffffu) > 0x7f800000u) return (u16)((s >> 16) | 0x40u);  // NaN stays NaN
+    return (u16)((s + 0x7fffu + ((s >> 16) & 1)) >> 16);
+  }
+  static MSCL_DEV u32 add_word(u32 a, u32 b) {
+    return add(a & 0xffff, b & 0xffff) | ((u32)add(a >> 16, b >> 16) << 16);
+  }
+};
 #else
-template <> MSCL_DEV u32 mscl_add_word<mscl_f16>(u32 a, u32 b) {
-  u32 d;
-  asm("add.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-  return d;
-}
-template <> MSCL_DEV u32 mscl_add_word<mscl_bf16>(u32 a, u32 b) {
-  // a * 1.0 + b: fma.bf16x2 runs on sm_80 and later.
-  u32 d;
-  asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(0x3f803f80u), "r"(b));
-  return d;
-}
+template <> struct mscl_elem<mscl_f16> {
+  typedef u16 E;
+  static MSCL_DEV u16 add(u16 a, u16 b) {
+    u16 d;
+    asm("add.rn.f16 %0, %1, %2;" : "=h"(d) : "h"(a), "h"(b));
+    return d;
+  }
+  static MSCL_DEV u32 add_word(u32 a, u32 b) {
+    u32 d;
+    asm("add.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+    return d;
+  }
+};
+template <> struct mscl_elem<mscl_bf16> {
+  // a * 1.0 + b: fma.bf16(x2) runs on sm_80 and later.
+  typedef u16 E;
+  static MSCL_DEV u16 add(u16 a, u16 b) {
+    u16 d;
+    asm("fma.rn.bf16 %0, %1, %2, %3;" : "=h"(d) : "h"(a), "h"((u16)0x3f80u), "h"(b));
+    return d;
+  }
+  static MSCL_DEV u32 add_word(u32 a, u32 b) {
+    u32 d;
+    asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(0x3f803f80u), "r"(b));
+    return d;
+  }
+};
 #endif
 
 template <typename T> MSCL_DEV mscl_v16 mscl_add16(mscl_v16 a, mscl_v16 b) {
-  return {mscl_add_word<T>(a.x, b.x), mscl_add_word<T>(a.y, b.y), mscl_add_word<T>(a.z, b.z),
-          mscl_add_word<T>(a.w, b.w)};
+  typedef mscl_elem<T> A;
+  return {A::add_word(a.x, b.x), A::add_word(a.y, b.y), A::add_word(a.z, b.z), A::add_word(a.w, b.w)};
 }
 template <typename T> MSCL_DEV mscl_v8 mscl_add8(mscl_v8 a, mscl_v8 b) {
-  return {mscl_add_word<T>(a.x, b.x), mscl_add_word<T>(a.y, b.y)};
+  typedef mscl_elem<T> A;
+  return {A::add_word(a.x, b.x), A::add_word(a.y, b.y)};
 }
 
-// ---- Simple transfers and reductions (16-byte vectors, 4-byte tail) -----------
+// ---- 16-byte global loads and stores --------------------------------------------
 
-MSCL_MOVER void mscl_copy(char* dst, const char* src, u64 bytes) {
-  u64 n16 = bytes / 16;
-  for (u64 i = MSCL_TID; i < n16; i += MSCL_NT)
-    ((mscl_v16*)dst)[i] = ((const mscl_v16*)src)[i];
-  for (u64 i = n16 * 4 + MSCL_TID; i < bytes / 4; i += MSCL_NT) ((u32*)dst)[i] = ((const u32*)src)[i];
+#ifdef MSCL_HOST
+// A GPU traps on a misaligned vector access; the host stops the same way.
+MSCL_DEV void mscl_aligned16(const char* p) {
+  if ((u64)p & 15) {
+    std::fprintf(stderr, "msclc host kernel: misaligned 16-byte access at %p\n", (const void*)p);
+    std::abort();
+  }
+}
+MSCL_DEV mscl_v16 mscl_ld16(const char* p) { mscl_aligned16(p); mscl_v16 v; std::memcpy(&v, p, 16); return v; }
+MSCL_DEV void mscl_st16(char* p, mscl_v16 v) { mscl_aligned16(p); std::memcpy(p, &v, 16); }
+#else
+// Global, not generic, and kept in the written order: a thread's loads are
+// all issued before its stores, so several are in flight at once.
+MSCL_DEV mscl_v16 mscl_ld16(const char* p) {
+  mscl_v16 v;
+  asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
+MSCL_DEV void mscl_st16(char* p, mscl_v16 v) {
+  asm volatile("st.global.v4.u32 [%0], {%1,%2,%3,%4};" :: "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+}
+#endif
+
+// Bytes a vector path can start from: 16 when every pointer has the same
+// offset modulo 16 (the bytes before the first boundary go one unit at a
+// time), else none.
+MSCL_DEV u64 mscl_head(u64 first, u64 mixed, u64 bytes) {
+  if (mixed & 15) return bytes;
+  u64 head = (16 - (first & 15)) & 15;
+  return head < bytes ? head : bytes;
 }
 
-// dst[k] = ((src[0] + src[1]) + src[2]) + ... for every k < ND.
+// ---- Simple transfers and reductions --------------------------------------------
+
+// Copies units of U bytes [from, to) of dst/src, thread-strided.
+template <typename U>
+MSCL_DEV void mscl_copy_units(char* dst, const char* src, u64 from, u64 to) {
+  for (u64 i = from / sizeof(U) + MSCL_TID; i < to / sizeof(U); i += MSCL_NT)
+    ((U*)dst)[i] = ((const U*)src)[i];
+}
+
+// Any alignment: a head up to the first 16-byte boundary, 16-byte vectors
+// with four loads in flight per thread, then a tail. Source and destination
+// that disagree modulo 16 go by 4-byte words (or bytes).
+MSCL_MOVER void mscl_copy(char* __restrict__ dst, const char* __restrict__ src, u64 bytes) {
+  const u64 head = mscl_head((u64)dst, (u64)dst ^ (u64)src, bytes);
+  if (head == bytes) {
+    if ((((u64)dst | (u64)src) & 3) == 0) {
+      mscl_copy_units<u32>(dst, src, 0, bytes);
+      mscl_copy_units<char>(dst, src, bytes & ~(u64)3, bytes);
+    } else {
+      mscl_copy_units<char>(dst, src, 0, bytes);
+    }
+    return;
+  }
+  mscl_copy_units<char>(dst, src, 0, head);
+  char* d = dst + head;
+  const char* s = src + head;
+  const u32 n = (u32)((bytes - head) / 16), tid = MSCL_TID, nt = MSCL_NT;
+  u32 i = tid;
+  for (; i + 3 * nt < n; i += 4 * nt) {
+    mscl_v16 v0 = mscl_ld16(s + 16 * (u64)i), v1 = mscl_ld16(s + 16 * (u64)(i + nt));
+    mscl_v16 v2 = mscl_ld16(s + 16 * (u64)(i + 2 * nt)), v3 = mscl_ld16(s + 16 * (u64)(i + 3 * nt));
+    mscl_st16(d + 16 * (u64)i, v0);
+    mscl_st16(d + 16 * (u64)(i + nt), v1);
+    mscl_st16(d + 16 * (u64)(i + 2 * nt), v2);
+    mscl_st16(d + 16 * (u64)(i + 3 * nt), v3);
+  }
+  for (; i < n; i += nt) mscl_st16(d + 16 * (u64)i, mscl_ld16(s + 16 * (u64)i));
+  mscl_copy_units<char>(d, s, 16 * (u64)n, bytes - head);
+}
+
+// dst[k] = ((src[0] + src[1]) + src[2]) + ... for every k < ND, in elements
+// of T: vectors where all pointers agree modulo 16, single elements before
+// and after (and everywhere when they do not).
 template <typename T, int NS, int ND>
-MSCL_MOVER void mscl_reduce(char* const* dst, const char* const* src, u64 bytes) {
-  u64 n16 = bytes / 16;
-  for (u64 i = MSCL_TID; i < n16; i += MSCL_NT) {
-    mscl_v16 acc = ((const mscl_v16*)src[0])[i];
-    for (int s = 1; s < NS; s++) acc = mscl_add16<T>(acc, ((const mscl_v16*)src[s])[i]);
-    for (int d = 0; d < ND; d++) ((mscl_v16*)dst[d])[i] = acc;
+MSCL_DEV void mscl_reduce_elems(const mscl_ptrs<ND>& d, const mscl_cptrs<NS>& s, u64 from, u64 to) {
+  typedef typename mscl_elem<T>::E E;
+  for (u64 i = from / sizeof(E) + MSCL_TID; i < to / sizeof(E); i += MSCL_NT) {
+    E acc = ((const E*)s.p[0])[i];
+#pragma unroll
+    for (int k = 1; k < NS; k++) acc = mscl_elem<T>::add(acc, ((const E*)s.p[k])[i]);
+#pragma unroll
+    for (int k = 0; k < ND; k++) ((E*)d.p[k])[i] = acc;
   }
-  for (u64 i = n16 * 4 + MSCL_TID; i < bytes / 4; i += MSCL_NT) {
-    u32 acc = ((const u32*)src[0])[i];
-    for (int s = 1; s < NS; s++) acc = mscl_add_word<T>(acc, ((const u32*)src[s])[i]);
-    for (int d = 0; d < ND; d++) ((u32*)dst[d])[i] = acc;
+}
+
+template <typename T, int NS, int ND>
+MSCL_MOVER void mscl_reduce(mscl_ptrs<ND> d, mscl_cptrs<NS> s, u64 bytes) {
+  u64 mixed = 0;
+#pragma unroll
+  for (int k = 1; k < NS; k++) mixed |= (u64)s.p[k] ^ (u64)s.p[0];
+#pragma unroll
+  for (int k = 0; k < ND; k++) mixed |= (u64)d.p[k] ^ (u64)s.p[0];
+  const u64 head = mscl_head((u64)s.p[0], mixed, bytes);
+  mscl_reduce_elems<T, NS, ND>(d, s, 0, head);
+  if (head == bytes) return;
+  const u32 n = (u32)((bytes - head) / 16), tid = MSCL_TID, nt = MSCL_NT;
+  u32 i = tid;
+  for (; i + nt < n; i += 2 * nt) {
+    const u64 o0 = head + 16 * (u64)i, o1 = head + 16 * (u64)(i + nt);
+    mscl_v16 a0 = mscl_ld16(s.p[0] + o0), a1 = mscl_ld16(s.p[0] + o1);
+#pragma unroll
+    for (int k = 1; k < NS; k++) {
+      mscl_v16 b0 = mscl_ld16(s.p[k] + o0), b1 = mscl_ld16(s.p[k] + o1);
+      a0 = mscl_add16<T>(a0, b0);
+      a1 = mscl_add16<T>(a1, b1);
+    }
+#pragma unroll
+    for (int k = 0; k < ND; k++) {
+      mscl_st16(d.p[k] + o0, a0);
+      mscl_st16(d.p[k] + o1, a1);
+    }
   }
+  for (; i < n; i += nt) {
+    const u64 o = head + 16 * (u64)i;
+    mscl_v16 acc = mscl_ld16(s.p[0] + o);
+#pragma unroll
+    for (int k = 1; k < NS; k++) acc = mscl_add16<T>(acc, mscl_ld16(s.p[k] + o));
+#pragma unroll
+    for (int k = 0; k < ND; k++) mscl_st16(d.p[k] + o, acc);
+  }
+  mscl_reduce_elems<T, NS, ND>(d, s, head + 16 * (u64)n, bytes);
 }
 
 // ---- LL16 packets: 16 bytes = {data_lo, flag, data_hi, flag}, 8 payload bytes --
@@ -197,113 +445,168 @@ MSCL_DEV void mscl_store_packet(char* p, mscl_v8 v, u32 flag) {
   __atomic_store_n(&w[0], (u64)v.x | ((u64)flag << 32), __ATOMIC_RELEASE);
   __atomic_store_n(&w[1], (u64)v.y | ((u64)flag << 32), __ATOMIC_RELEASE);
 }
-MSCL_DEV mscl_v8 mscl_load_packet(const char* p, u32 flag) {
+MSCL_DEV bool mscl_try_packet(const char* p, u32 flag, mscl_v8* v, u32* seen) {
   const u64* w = (const u64*)p;
-  u64 lo, hi;
-  while ((u32)((lo = __atomic_load_n(&w[0], __ATOMIC_ACQUIRE)) >> 32) != flag) mscl_pause();
-  while ((u32)((hi = __atomic_load_n(&w[1], __ATOMIC_ACQUIRE)) >> 32) != flag) mscl_pause();
-  return {(u32)lo, (u32)hi};
+  u64 lo = __atomic_load_n(&w[0], __ATOMIC_ACQUIRE), hi = __atomic_load_n(&w[1], __ATOMIC_ACQUIRE);
+  *v = {(u32)lo, (u32)hi};
+  *seen = (u32)(lo >> 32) != flag ? (u32)(lo >> 32) : (u32)(hi >> 32);
+  return (u32)(lo >> 32) == flag && (u32)(hi >> 32) == flag;
 }
 #else
 MSCL_DEV void mscl_store_packet(char* p, mscl_v8 v, u32 flag) {
   asm volatile("st.volatile.global.v4.u32 [%0], {%1,%2,%3,%4};"
                :: "l"(p), "r"(v.x), "r"(flag), "r"(v.y), "r"(flag) : "memory");
 }
-MSCL_DEV mscl_v8 mscl_load_packet(const char* p, u32 flag) {
+MSCL_DEV bool mscl_try_packet(const char* p, u32 flag, mscl_v8* v, u32* seen) {
   u32 x, f1, y, f2;
-  do {
-    asm volatile("ld.volatile.global.v4.u32 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(x), "=r"(f1), "=r"(y), "=r"(f2) : "l"(p) : "memory");
-  } while (f1 != flag || f2 != flag);
-  return {x, y};
+  asm volatile("ld.volatile.global.v4.u32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(x), "=r"(f1), "=r"(y), "=r"(f2) : "l"(p) : "memory");
+  *v = {x, y};
+  *seen = f1 != flag ? f1 : f2;
+  return f1 == flag && f2 == flag;
 }
 #endif
 
+// Packet j of `p`, once its flags say this launch wrote it.
+MSCL_DEV mscl_v8 mscl_load_packet(const MsclArgs& a, const char* p, u64 j, u64 at) {
+  mscl_v8 v;
+  u32 seen;
+  if (mscl_try_packet(p + 16 * j, a.flag, &v, &seen)) return v;
+  const u64 start = mscl_now();
+  while (!mscl_try_packet(p + 16 * j, a.flag, &v, &seen)) {
+    if (mscl_given_up(a)) break;
+    if (mscl_now() - start > a.budget) {
+      mscl_give_up(a, MSCL_GAVE_UP_PACKET, at, j, seen, a.flag);
+      break;
+    }
+    mscl_pause();
+  }
+  return v;
+}
+
+// Packets are whole 16-byte slots carrying 8-byte payloads: a region that
+// starts elsewhere (an alignment or split the plan chose) is reported, not
+// trapped on.
+MSCL_DEV bool mscl_packets_aligned(const MsclArgs& a, u64 packets, u64 raw, u64 bytes, u64 at) {
+  if (bytes == 0 || ((packets & 15) == 0 && (raw & 7) == 0)) return true;
+  mscl_give_up(a, MSCL_GAVE_UP_MISALIGNED, at, 0, (packets & 15) | (raw & 7) << 8, 0);
+  return false;
+}
+
 // Raw data -> packets in every destination (copy_packets, put_packets).
 template <int ND>
-MSCL_MOVER void mscl_put_packets(char* const* dst, const char* src, u64 bytes, u32 flag) {
-  for (u64 j = MSCL_TID; j < bytes / 8; j += MSCL_NT) {
+MSCL_MOVER void mscl_put_packets(const MsclArgs& a, mscl_ptrs<ND> d, const char* src, u64 bytes, u64 at) {
+  u64 mixed = 0;
+#pragma unroll
+  for (int k = 0; k < ND; k++) mixed |= (u64)d.p[k];
+  if (!mscl_packets_aligned(a, mixed, (u64)src, bytes, at)) return;
+  for (u32 j = MSCL_TID; j < bytes / 8; j += MSCL_NT) {
     mscl_v8 v = ((const mscl_v8*)src)[j];
-    for (int d = 0; d < ND; d++) mscl_store_packet(dst[d] + 16 * j, v, flag);
+#pragma unroll
+    for (int k = 0; k < ND; k++) mscl_store_packet(d.p[k] + 16 * (u64)j, v, a.flag);
   }
 }
 
 // Packets -> packets re-stamped in every destination (read_put_packets, gstorepkt).
 template <int ND>
-MSCL_MOVER void mscl_forward_packets(char* const* dst, const char* src, u64 bytes, u32 flag) {
-  for (u64 j = MSCL_TID; j < bytes / 8; j += MSCL_NT) {
-    mscl_v8 v = mscl_load_packet(src + 16 * j, flag);
-    for (int d = 0; d < ND; d++) mscl_store_packet(dst[d] + 16 * j, v, flag);
+MSCL_MOVER void mscl_forward_packets(const MsclArgs& a, mscl_ptrs<ND> d, const char* src, u64 bytes, u64 at) {
+  u64 mixed = (u64)src;
+#pragma unroll
+  for (int k = 0; k < ND; k++) mixed |= (u64)d.p[k];
+  if (!mscl_packets_aligned(a, mixed, 0, bytes, at)) return;
+  for (u32 j = MSCL_TID; j < bytes / 8; j += MSCL_NT) {
+    mscl_v8 v = mscl_load_packet(a, src, j, at);
+#pragma unroll
+    for (int k = 0; k < ND; k++) mscl_store_packet(d.p[k] + 16 * (u64)j, v, a.flag);
   }
 }
 
 // Packets -> raw data (unpack_packets).
-MSCL_MOVER void mscl_unpack_packets(char* dst, const char* src, u64 bytes, u32 flag) {
-  for (u64 j = MSCL_TID; j < bytes / 8; j += MSCL_NT)
-    ((mscl_v8*)dst)[j] = mscl_load_packet(src + 16 * j, flag);
+MSCL_MOVER void mscl_unpack_packets(const MsclArgs& a, char* dst, const char* src, u64 bytes, u64 at) {
+  if (!mscl_packets_aligned(a, (u64)src, (u64)dst, bytes, at)) return;
+  for (u32 j = MSCL_TID; j < bytes / 8; j += MSCL_NT) ((mscl_v8*)dst)[j] = mscl_load_packet(a, src, j, at);
 }
 
 // acc = pkt[0] + pkt[1] + ... + raw; raw result to `dst`, packets of it to `out`
 // (the repkt family: re, res, rec and recs packets).
 template <typename T, int NP, int NO>
-MSCL_MOVER void mscl_reduce_packets(char* dst, char* const* out, const char* raw,
-                                  const char* const* pkt, u64 bytes, u32 flag) {
-  for (u64 j = MSCL_TID; j < bytes / 8; j += MSCL_NT) {
-    mscl_v8 acc = mscl_load_packet(pkt[0] + 16 * j, flag);
-    for (int k = 1; k < NP; k++) acc = mscl_add8<T>(acc, mscl_load_packet(pkt[k] + 16 * j, flag));
+MSCL_MOVER void mscl_reduce_packets(const MsclArgs& a, char* dst, mscl_ptrs<NO> out, const char* raw,
+                                    mscl_cptrs<NP> pkt, u64 bytes, u64 at) {
+  u64 packets = 0;
+#pragma unroll
+  for (int k = 0; k < NP; k++) packets |= (u64)pkt.p[k];
+#pragma unroll
+  for (int k = 0; k < NO; k++) packets |= (u64)out.p[k];
+  if (!mscl_packets_aligned(a, packets, (u64)dst | (u64)raw, bytes, at)) return;
+  for (u32 j = MSCL_TID; j < bytes / 8; j += MSCL_NT) {
+    mscl_v8 acc = mscl_load_packet(a, pkt.p[0], j, at);
+#pragma unroll
+    for (int k = 1; k < NP; k++) acc = mscl_add8<T>(acc, mscl_load_packet(a, pkt.p[k], j, at));
     acc = mscl_add8<T>(acc, ((const mscl_v8*)raw)[j]);
     ((mscl_v8*)dst)[j] = acc;
-    for (int o = 0; o < NO; o++) mscl_store_packet(out[o] + 16 * j, acc, flag);
+#pragma unroll
+    for (int k = 0; k < NO; k++) mscl_store_packet(out.p[k] + 16 * (u64)j, acc, a.flag);
   }
 }
 
 // ---- synchronization -------------------------------------------------------------
+//
+// An op over n channels or semaphores runs them in n lanes at once (thread
+// k serves the k-th; a block narrower than n goes round), each lane one
+// release or one acquire, as the executor's `if (tid < n)` does. `words`
+// are the sync words of the lanes, from the block's parameter table.
 
-// Memory channel signal: publishes the block's writes (after a nop) and counts
-// one on the peer's inbound word.
-MSCL_MOVER void mscl_signal(u64* inbound) {
-  mscl_fence();
-  mscl_add(inbound, 1);
+// Counts one on each peer's inbound word of the paired channel.
+template <int N>
+MSCL_MOVER void mscl_signal(const MsclArgs& a, const u64* words) {
+  for (u32 k = MSCL_TID; k < N; k += MSCL_NT) mscl_add_release(a.sync + words[k], 1);
 }
 
-// Waits for one more signal than this channel has consumed so far.
-MSCL_MOVER void mscl_wait(const u64* inbound, u64* expected) {
-  u64 want = mscl_add(expected, 1) + 1;
-  while (mscl_load(inbound) < want) mscl_pause();
-  mscl_fence();
+// Waits for one more signal than each channel has consumed so far. The
+// count consumed is the word after the inbound one; a relaxed add takes the
+// ticket, because two ops of a block may wait on one channel in different
+// lanes with no nop between them.
+template <int N>
+MSCL_MOVER void mscl_wait(const MsclArgs& a, const u64* words, u64 at) {
+  for (u32 k = MSCL_TID; k < N; k += MSCL_NT) {
+    u64* inbound = a.sync + words[k];
+    const u64 want = mscl_add_relaxed(inbound + 1, 1) + 1;
+    mscl_await(a, inbound, (long long)want, MSCL_GAVE_UP_WAIT, at, k);
+  }
 }
 
 // Barrier of k blocks over one monotonic counter: each use adds k arrivals.
-MSCL_MOVER void mscl_barrier(u64* counter, u64 k) {
+MSCL_MOVER void mscl_barrier(const MsclArgs& a, u64 word, u64 k, u64 at) {
   MSCL_SYNC();
   if (MSCL_TID == 0) {
-    mscl_fence();
-    u64 target = (mscl_add(counter, 1) / k + 1) * k;
-    while (mscl_load(counter) < target) mscl_pause();
-    mscl_fence();
+    u64* counter = a.sync + word;
+    const u64 target = (mscl_add_acq_rel(counter, 1) / k + 1) * k;
+    mscl_await(a, counter, (long long)target, MSCL_GAVE_UP_BARRIER, at, 0);
   }
   MSCL_SYNC();
 }
 
-// Counting semaphore: passes = initial value + releases (SEMANTICS.md §5.5).
-MSCL_MOVER void mscl_sem_release(u64* sem) {
-  mscl_fence();
-  mscl_add(sem, 1);
+// Counting semaphores: passes = initial value + releases (SEMANTICS.md §5.5).
+template <int N>
+MSCL_MOVER void mscl_sem_release(const MsclArgs& a, const u64* words) {
+  for (u32 k = MSCL_TID; k < N; k += MSCL_NT) mscl_add_release(a.sync + words[k], 1);
 }
-MSCL_MOVER void mscl_sem_acquire(u64* sem) {
-  long long old = (long long)mscl_add(sem, (u64)-1);
-  if (old <= 0)
-    while ((long long)mscl_load(sem) < old) mscl_pause();
-  mscl_fence();
+template <int N>
+MSCL_MOVER void mscl_sem_acquire(const MsclArgs& a, const u64* words, u64 at) {
+  for (u32 k = MSCL_TID; k < N; k += MSCL_NT) {
+    u64* sem = a.sync + words[k];
+    const long long old = (long long)mscl_add_acq_rel(sem, (u64)-1);
+    if (old <= 0) mscl_await(a, sem, old, MSCL_GAVE_UP_SEMAPHORE, at, k);
+  }
 }
 
 // Part `j` of `g` of a byte range, in units of the plan's buffer alignment.
-MSCL_DEV u64 mscl_tbg_start(u64 bytes, u64 j, u64 g, u64 align) {
-  u64 n = bytes / align;
-  return (j * (n / g) + (j < n % g ? j : n % g)) * align;
+MSCL_DEV u64 mscl_tbg_start(u64 bytes, u64 j, u64 g) {
+  const u64 n = bytes / MSCL_ALIGN;
+  return (j * (n / g) + (j < n % g ? j : n % g)) * MSCL_ALIGN;
 }
-MSCL_DEV u64 mscl_tbg_size(u64 bytes, u64 j, u64 g, u64 align) {
-  return mscl_tbg_start(bytes, j + 1, g, align) - mscl_tbg_start(bytes, j, g, align);
+MSCL_DEV u64 mscl_tbg_size(u64 bytes, u64 j, u64 g) {
+  return mscl_tbg_start(bytes, j + 1, g) - mscl_tbg_start(bytes, j, g);
 }
 
 // Bytes a pipeline iteration at `offset` covers of a `bytes`-long region.
