@@ -97,7 +97,10 @@ fn emit_cuda_writes_one_function_per_block_shape_and_a_table_row_per_block() {
     // The two ranks' blocks differ only in their numbers: one shape.
     assert!(text.contains("void mscl_shape0(const MsclArgs& a, const u64* P)"));
     assert!(!text.contains("void mscl_shape1("));
-    assert!(text.contains("mscl_block_shape[] = {\n  0, 0,\n};"), "{text}");
+    assert!(
+        text.contains("mscl_block_shape[] = {\n  0, 0,\n};"),
+        "{text}"
+    );
     assert!(text.contains("extern \"C\" __global__"));
     assert!(!text.contains("#include <cuda"), "needs no CUDA header");
 }

@@ -52,6 +52,15 @@ fn compiler(sanitize: bool) -> Option<String> {
     ok.then_some(cxx)
 }
 
+/// The C++ compiler, or None after saying that the test skips.
+fn plain_compiler() -> Option<String> {
+    let cxx = compiler(false);
+    if cxx.is_none() {
+        eprintln!("skipped: no C++ compiler (set CXX) to run generated kernels on the CPU");
+    }
+    cxx
+}
+
 /// A plan's kernel built as a host program.
 struct HostKernel<'p> {
     plan: &'p Plan,
@@ -231,8 +240,7 @@ fn temp_dir(what: &str) -> PathBuf {
 
 #[test]
 fn verified_examples_compute_their_collective_as_generated_cuda() {
-    let Some(cxx) = compiler(false) else {
-        eprintln!("skipped: no C++ compiler (set CXX) to run generated kernels on the CPU");
+    let Some(cxx) = plain_compiler() else {
         return;
     };
     let tmp = temp_dir("plain");
@@ -309,8 +317,7 @@ fn verified_examples_are_race_free_under_thread_sanitizer_but_the_known_plan_rac
 /// who waited for what, at the program line, instead of hanging.
 #[test]
 fn a_deadlocking_plan_stops_with_a_report_not_a_hang() {
-    let Some(cxx) = compiler(false) else {
-        eprintln!("skipped: no C++ compiler (set CXX) to run generated kernels on the CPU");
+    let Some(cxx) = plain_compiler() else {
         return;
     };
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/simple_allgather.mscl");
@@ -338,6 +345,7 @@ fn a_deadlocking_plan_stops_with_a_report_not_a_hang() {
         "{gave_up}"
     );
     let text = gave_up.to_string();
+    eprintln!("{text}");
     assert!(
         text.contains("memory channel from rank 1") && text.contains("no progress in 200 ms"),
         "{text}"
@@ -352,8 +360,7 @@ fn a_deadlocking_plan_stops_with_a_report_not_a_hang() {
 /// boundaries, pipeline units that are not multiples of 16.
 #[test]
 fn odd_alignments_and_unit_sizes_compute_right() {
-    let Some(cxx) = compiler(false) else {
-        eprintln!("skipped: no C++ compiler (set CXX) to run generated kernels on the CPU");
+    let Some(cxx) = plain_compiler() else {
         return;
     };
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mscclpp");
@@ -435,8 +442,7 @@ fn set_unit_size(plan: &mut Plan, unit: u64) {
 /// code (here a line that would stop every compilation).
 #[test]
 fn user_text_in_the_generated_source_stays_text() {
-    let Some(cxx) = compiler(false) else {
-        eprintln!("skipped: no C++ compiler (set CXX) to run generated kernels on the CPU");
+    let Some(cxx) = plain_compiler() else {
         return;
     };
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/simple_allgather.mscl");

@@ -53,3 +53,52 @@ fn examples_run_right_on_the_gpu() {
         );
     }
 }
+
+/// A plan that waits for a signal nobody sends: `msclc run` stops it after
+/// `--timeout` and says who waited for what, exit code 1.
+#[test]
+fn a_deadlocking_plan_stops_with_a_report_on_the_gpu() {
+    if let Some(why) = gpu_missing() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/simple_allgather.mscl");
+    let Ok(mut plan) = msclc::driver::compile(&path, &[]).result else {
+        panic!("the quick start compiles");
+    };
+    // Rank 1 never signals: rank 0's waits starve.
+    for tb in &mut plan.ranks[1].threadblocks {
+        tb.ops.retain(|op| {
+            !matches!(
+                op.name,
+                msclc::ir::OpName::Signal | msclc::ir::OpName::RelaxedSignal
+            )
+        });
+    }
+    let file = std::env::temp_dir().join(format!("msclc-gpu-deadlock-{}.json", std::process::id()));
+    let mut json = Vec::new();
+    msclc::back::json::write_plan(&plan, false, &mut json).expect("writes");
+    std::fs::write(&file, json).unwrap();
+    let started = std::time::Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .args([
+            "run",
+            file.to_str().unwrap(),
+            "--size",
+            "4K",
+            "--timeout",
+            "0.5",
+            "--no-cache",
+        ])
+        .output()
+        .expect("msclc runs");
+    let _ = std::fs::remove_file(&file);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the kernel stopped waiting: rank 0 thread block 0"),
+        "{stderr}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}

@@ -331,18 +331,7 @@ impl<'p> BlockWriter<'p> {
                 self.line(depth, "// (nothing in flight)");
             }
             OpName::Put | OpName::PutWithSignal | OpName::PutWithSignalAndFlush | OpName::Get => {
-                for (src, dst) in op.src.iter().zip(&op.dst) {
-                    let (src, dst) = (self.range(op, src, place)?, self.range(op, dst, place)?);
-                    self.line(
-                        depth,
-                        &format!(
-                            "mscl_copy({}, {}, {});",
-                            dst.one_data(),
-                            src.one_data(),
-                            dst.bytes
-                        ),
-                    );
-                }
+                self.copies(op, place, depth)?;
                 if is_port(op) || op.name != OpName::Put && op.name != OpName::Get {
                     // A port transfer is done when its thread's trigger
                     // would be: the whole block's copy precedes the signal.
@@ -352,21 +341,7 @@ impl<'p> BlockWriter<'p> {
                     self.signals(op, depth)?;
                 }
             }
-            OpName::Copy => {
-                let (src, dst) = (
-                    self.range(op, &op.src[0], place)?,
-                    self.range(op, &op.dst[0], place)?,
-                );
-                self.line(
-                    depth,
-                    &format!(
-                        "mscl_copy({}, {}, {});",
-                        dst.one_data(),
-                        src.one_data(),
-                        dst.bytes
-                    ),
-                );
-            }
+            OpName::Copy => self.copies(op, place, depth)?,
             OpName::CopyPackets => self.put_packets(op, place, depth)?,
             OpName::PutPackets if !is_port(op) => self.put_packets(op, place, depth)?,
             OpName::PutPackets | OpName::ReadPutPackets | OpName::GroupStorePackets => {
@@ -463,7 +438,7 @@ impl<'p> BlockWriter<'p> {
                     &if op.name == OpName::SemAcquire {
                         format!("mscl_sem_acquire<{n}>(a, {list}, {at});")
                     } else {
-                        format!("mscl_sem_release<{n}>(a, {list});")
+                        format!("mscl_release<{n}>(a, {list});")
                     },
                 );
             }
@@ -478,6 +453,23 @@ impl<'p> BlockWriter<'p> {
                     "a switch reduce that no broadcast follows (glre) has no CUDA form: the MSCCL++ executor rejects it too; follow it by a broadcast of the same chunks".into(),
                 ))
             }
+        }
+        Ok(())
+    }
+
+    /// Source i to destination i, raw data (copy, put, get).
+    fn copies(&mut self, op: &Op, place: Place, depth: usize) -> Res<()> {
+        for (src, dst) in op.src.iter().zip(&op.dst) {
+            let (src, dst) = (self.range(op, src, place)?, self.range(op, dst, place)?);
+            self.line(
+                depth,
+                &format!(
+                    "mscl_copy({}, {}, {});",
+                    dst.one_data(),
+                    src.one_data(),
+                    dst.bytes
+                ),
+            );
         }
         Ok(())
     }
@@ -558,7 +550,7 @@ impl<'p> BlockWriter<'p> {
             .collect();
         let n = words.len();
         let list = self.param_list(words);
-        self.line(depth, &format!("mscl_signal<{n}>(a, {list});"));
+        self.line(depth, &format!("mscl_release<{n}>(a, {list});"));
         Ok(())
     }
 

@@ -556,9 +556,10 @@ MSCL_MOVER void mscl_reduce_packets(const MsclArgs& a, char* dst, mscl_ptrs<NO> 
 // release or one acquire, as the executor's `if (tid < n)` does. `words`
 // are the sync words of the lanes, from the block's parameter table.
 
-// Counts one on each peer's inbound word of the paired channel.
+// Adds one to each lane's word with release: a signal (the word is the
+// peer's inbound counter of the paired channel) or a semaphore release.
 template <int N>
-MSCL_MOVER void mscl_signal(const MsclArgs& a, const u64* words) {
+MSCL_MOVER void mscl_release(const MsclArgs& a, const u64* words) {
   for (u32 k = MSCL_TID; k < N; k += MSCL_NT) mscl_add_release(a.sync + words[k], 1);
 }
 
@@ -586,11 +587,7 @@ MSCL_MOVER void mscl_barrier(const MsclArgs& a, u64 word, u64 k, u64 at) {
   MSCL_SYNC();
 }
 
-// Counting semaphores: passes = initial value + releases (SEMANTICS.md §5.5).
-template <int N>
-MSCL_MOVER void mscl_sem_release(const MsclArgs& a, const u64* words) {
-  for (u32 k = MSCL_TID; k < N; k += MSCL_NT) mscl_add_release(a.sync + words[k], 1);
-}
+// Counting semaphores: passes = initial value + releases (mscl_release).
 template <int N>
 MSCL_MOVER void mscl_sem_acquire(const MsclArgs& a, const u64* words, u64 at) {
   for (u32 k = MSCL_TID; k < N; k += MSCL_NT) {

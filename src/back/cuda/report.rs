@@ -65,7 +65,7 @@ pub fn read(
         1 => {
             let peer = peer_of(plan, rank, tb, op, lane as usize);
             format!(
-                "{} on its channel {lane}{peer} got {seen} signal(s) in all and waits for signal {wanted}: {waited}",
+                "{} on the op's channel {lane}{peer} waits for signal number {wanted}, and {seen} arrived: {waited}",
                 op.name.json()
             )
         }
