@@ -58,6 +58,11 @@ const FINDINGS: &[(&str, &str)] = &[
     ("multi_node/reducescatter.g8.json", "race"),
     ("multi_node/send_recv.n2g8.json", "race"),
     ("unit/put_with_signal_test.json", "race"),
+    // A group copy of two chunks gives block 0 all of chunk 0 and block 1
+    // all of chunk 1 (the executor splits a group op over its whole range),
+    // while the one-chunk group ops after it give block j half j of one
+    // chunk; the handshakes pair block j with block j only.
+    ("executor/reduce_tbg.json", "race"),
     // Unit tests that are not algorithms: both ranks read and write each
     // other's chunks at once, or a switch store with no handshake at all.
     ("unit/put_fuse_test.json", "race"),
@@ -364,4 +369,30 @@ fn plans_relying_on_executor_bugs_get_warnings() {
         warnings("single_node/allreduce.n8.json"),
         Vec::<String>::new()
     );
+}
+
+/// A thread block group splits an op's whole range, as the executor does:
+/// in reduce_tbg, block 1 of a two-block group copies all of chunk 1 of a
+/// two-chunk range, which the peer's block 0 then reads with nothing
+/// ordering the two. Both accesses are named, at their program lines.
+#[test]
+fn a_group_op_is_split_over_its_whole_range() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/mscclpp/executor_tests/reduce_tbg.mscl");
+    let Ok(plan) = msclc::driver::compile(&path, &[]).result else {
+        panic!("reduce_tbg compiles");
+    };
+    let Verdict::Race(race) = simulate(&plan, 2).verdict else {
+        panic!("reduce_tbg races");
+    };
+    assert!(race.location.contains("scratch chunk"), "{race:?}");
+    assert!(
+        race.first.contains("write by copy") && race.first.contains("thread block 1"),
+        "{race:?}"
+    );
+    assert!(
+        race.second.contains("read by get") && race.second.contains("thread block 0"),
+        "{race:?}"
+    );
+    assert!(race.spans.iter().all(|s| s.is_some()), "{race:?}");
 }

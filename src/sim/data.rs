@@ -9,24 +9,38 @@ use super::value::Contents;
 use super::*;
 
 impl Sim<'_> {
-    /// The parts of a chunk that thread `t`'s current op handles: its
-    /// group's share, and of that the current pipeline iteration's share.
-    pub(super) fn part_range(&self, t: usize, op: &Op) -> std::ops::Range<u32> {
-        let whole = match op.tbg {
-            Some(g) if g.size > 1 && self.parts.is_multiple_of(g.size) => {
-                let each = self.parts / g.size;
-                g.tb_id * each..(g.tb_id + 1) * each
-            }
-            _ => 0..self.parts,
+    /// The share of its op's range that thread `t` handles, `size` chunks
+    /// long, as indices into the range cut in parts: index e is part
+    /// `e % parts` of the range's chunk `e / parts`. As the executor does
+    /// it, a thread block group splits the op's whole range (all its chunks
+    /// together, not each chunk), and a pipeline iteration takes the next
+    /// piece of that share.
+    pub(super) fn share(&self, t: usize, op: &Op, size: u32) -> std::ops::Range<u32> {
+        let whole = 0..size * self.parts;
+        let grouped = match op.tbg {
+            Some(g) if g.size > 1 => split(whole, g.tb_id, g.size),
+            _ => whole,
         };
         let th = &self.threads[t];
         match th.iterations.get(th.pc).copied().flatten() {
-            Some(it) => {
-                let each = (whole.end - whole.start) / PIPELINE_ITERATIONS;
-                whole.start + it * each..whole.start + (it + 1) * each
-            }
-            None => whole,
+            Some(it) => split(grouped, it, PIPELINE_ITERATIONS),
+            None => grouped,
         }
+    }
+
+    /// The locations of `share` in a reference's places (one per chunk).
+    pub(super) fn locs<'a>(
+        &self,
+        places: &'a [Place],
+        share: std::ops::Range<u32>,
+    ) -> impl Iterator<Item = Loc> + 'a {
+        let parts = self.parts;
+        share.filter_map(move |e| {
+            places.get((e / parts) as usize).map(|place| Loc {
+                place: *place,
+                part: e % parts,
+            })
+        })
     }
 
     /// Resolves a buffer reference of thread `th`'s op to places (one per chunk).
@@ -84,10 +98,12 @@ impl Sim<'_> {
             }
             _ => return Vec::new(),
         };
-        let parts = self.part_range(t, op);
         refs.iter()
-            .flat_map(|r| self.places(th, op, r))
-            .flat_map(|place| parts.clone().map(move |part| Loc { place, part }))
+            .flat_map(|r| {
+                let places = self.places(th, op, r);
+                self.locs(&places, self.share(t, op, r.size))
+                    .collect::<Vec<_>>()
+            })
             .collect()
     }
 
@@ -181,7 +197,6 @@ impl Sim<'_> {
                 raise(&mut clock.exec, writer, epoch, width);
             }
         }
-        let parts = self.part_range(t, op);
         let th = &self.threads[t];
         let switch_src = op
             .src
@@ -213,8 +228,10 @@ impl Sim<'_> {
             PutPackets | ReadPutPackets | CopyPackets | GroupStorePackets
         );
         let size = op.src.first().or(op.dst.first()).map_or(0, |r| r.size);
-        for chunk in 0..size as usize {
-            for part in parts.clone() {
+        let parts = self.parts;
+        for e in self.share(t, op, size) {
+            let (chunk, part) = ((e / parts) as usize, e % parts);
+            {
                 let at = |p: &Vec<Place>| {
                     p.get(chunk).map(|place| Loc {
                         place: *place,
@@ -301,4 +318,12 @@ fn combine(sum: Option<Contents>, v: Option<Contents>, op: ReduceOp) -> Option<C
         (Some(a), Some(b)) => Some(a.reduce(&b, op)),
         (a, b) => a.or(b),
     }
+}
+
+/// Part `j` of `g` of `range`, as the executor cuts a byte range in units:
+/// the first `len % g` parts get one unit more.
+pub(super) fn split(range: std::ops::Range<u32>, j: u32, g: u32) -> std::ops::Range<u32> {
+    let (len, g) = (range.end - range.start, g.max(1));
+    let start = |j: u32| range.start + j * (len / g) + j.min(len % g);
+    start(j)..start(j + 1)
 }

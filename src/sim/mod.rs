@@ -237,12 +237,7 @@ impl<'p> Sim<'p> {
         for t in &mut threads {
             t.clock = Clocks::zero(width);
         }
-        let pipelined = plan.ranks.iter().any(|r| {
-            r.threadblocks
-                .iter()
-                .any(|tb| tb.ops.iter().any(|o| o.name == OpName::Pipeline))
-        });
-        let parts = group_parts(plan) * if pipelined { PIPELINE_ITERATIONS } else { 1 };
+        let parts = parts_per_chunk(plan);
         let mut sim = Sim {
             plan,
             executions,
@@ -710,35 +705,46 @@ enum Step {
     Problem(Verdict),
 }
 
-/// Parts per chunk: enough for every thread block group to own whole parts.
-fn group_parts(plan: &Plan) -> u32 {
-    fn gcd(a: u32, b: u32) -> u32 {
+/// Parts per chunk: enough for every share of every op (its thread block
+/// group's part of its range, and of that each pipeline iteration's) to be
+/// whole parts, within reason: past 4,096 parts a share's ends round to
+/// parts.
+fn parts_per_chunk(plan: &Plan) -> u32 {
+    fn gcd(a: u64, b: u64) -> u64 {
         if b == 0 {
             a
         } else {
             gcd(b, a % b)
         }
     }
-    let mut parts = 1u32;
-    fn walk(ops: &[Op], parts: &mut u32) {
+    fn walk(ops: &[Op], iterations: u64, parts: &mut u64) {
         for op in ops {
-            if let Some(g) = op.tbg {
-                // Least common multiple of the group sizes, within reason:
-                // groups that do not divide it cover whole chunks.
-                let lcm = u64::from(*parts / gcd(*parts, g.size.max(1))) * u64::from(g.size);
-                if g.size > 1 && lcm <= 4096 {
-                    *parts = lcm as u32;
-                }
+            if op.name == OpName::Pipeline {
+                walk(&op.body, u64::from(PIPELINE_ITERATIONS), parts);
+                continue;
             }
-            walk(&op.body, parts);
+            // The range (size chunks of `parts` parts) must divide into
+            // groups x iterations shares.
+            let pieces = u64::from(op.tbg.map_or(1, |g| g.size.max(1))) * iterations;
+            let size = op
+                .src
+                .first()
+                .or(op.dst.first())
+                .map_or(1, |r| r.size.max(1));
+            let need = pieces / gcd(pieces, u64::from(size));
+            let lcm = *parts / gcd(*parts, need) * need;
+            if lcm <= 4096 {
+                *parts = lcm;
+            }
         }
     }
+    let mut parts = 1;
     for r in &plan.ranks {
         for tb in &r.threadblocks {
-            walk(&tb.ops, &mut parts);
+            walk(&tb.ops, 1, &mut parts);
         }
     }
-    parts
+    parts as u32
 }
 
 /// The reduce operation of the plan's first reduction (sum if none).
