@@ -101,6 +101,15 @@ impl SourceMap {
             .unwrap_or("")
     }
 
+    /// The file name, line and column (1-based) where `span` starts.
+    pub fn location(&self, span: Span) -> Option<(String, usize, usize)> {
+        use codespan_reporting::files::Files;
+        let file = span.file as usize;
+        let name = self.files.name(file).ok()?;
+        let at = self.files.location(file, span.start as usize).ok()?;
+        Some((name, at.line_number, at.column_number))
+    }
+
     /// Renders diagnostics as text, the way the terminal shows them (without colour).
     pub fn render(&self, diags: &[Diagnostic]) -> String {
         let mut out = String::new();

@@ -53,7 +53,7 @@ enum Command {
     /// Execute a program or a JSON plan on the CPU, two executions back to
     /// back, and say whether it is correct, deadlocks or races. Exit code 0:
     /// verified; 1: a problem found; 2: unusable input.
-    Sim(CheckArgs),
+    Sim(SimArgs),
     /// Compile FILE (or take PLAN.json) to CUDA, build it with NVRTC, run
     /// every rank on this machine's GPU, check each result against the
     /// collective and print an nccl-tests table. Exit code 1 when a result
@@ -100,6 +100,49 @@ fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
         .filter(|v| v.is_finite() && *v > 0.0 && *v < 1e9)
         .map(std::time::Duration::from_secs_f64)
         .ok_or_else(|| format!("`{s}` is not a positive number of seconds"))
+}
+
+#[derive(Debug, Args)]
+struct SimArgs {
+    /// The .mscl program or a .json execution plan.
+    input: PathBuf,
+    /// Sets a `param` the program declares (repeatable).
+    #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
+    define: Vec<(String, String)>,
+    /// The buffers to run with: as the plan declares, in-place (output
+    /// aliasing input, as the MSCCL++ test harness lays them out),
+    /// out-of-place, or both (a plan that works in one mode only says so).
+    #[arg(long, value_enum, default_value = "declared")]
+    buffers: BuffersArg,
+    /// Warn when a rank's thread blocks cannot all be resident at once on
+    /// this GPU (a known cause of hangs in the executor).
+    #[arg(long, value_name = "GPU", value_parser = parse_target)]
+    target: Option<&'static msclc::sim::Target>,
+    /// Print the verdict line only (no details, no warnings).
+    #[arg(long)]
+    quiet: bool,
+    /// Print one JSON object: the verdict, each problem with its locations,
+    /// the warnings.
+    #[arg(long, conflicts_with = "quiet")]
+    json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum BuffersArg {
+    Declared,
+    InPlace,
+    OutOfPlace,
+    Both,
+}
+
+fn parse_target(s: &str) -> Result<&'static msclc::sim::Target, String> {
+    msclc::sim::TARGETS
+        .iter()
+        .find(|t| t.name == s.to_ascii_lowercase())
+        .ok_or_else(|| {
+            let names: Vec<&str> = msclc::sim::TARGETS.iter().map(|t| t.name).collect();
+            format!("`{s}` is not a GPU msclc knows: {}", names.join(", "))
+        })
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -191,7 +234,8 @@ fn write_plan_to(plan: &msclc::ir::Plan, pretty: bool, out: impl Write) -> std::
 }
 
 /// `msclc sim`: simulate a .mscl program or a JSON plan.
-fn sim(args: &CheckArgs) -> ExitCode {
+fn sim(args: &SimArgs) -> ExitCode {
+    use msclc::sim::output::{details, json_report, verdict_line, Run};
     let unusable = ExitCode::from(2);
     let compiled;
     let (plan, sources) = match load_plan(&args.input, &args.define, None) {
@@ -201,57 +245,79 @@ fn sim(args: &CheckArgs) -> ExitCode {
         }
         Err(()) => return unusable,
     };
-    let report = msclc::sim::simulate(&plan, 2);
-    for w in &report.warnings {
-        println!("warning: {w}");
-    }
-    let summary = format!(
-        "{} on {} ranks, {} executions, {} ops run",
-        plan.collective.name,
-        plan.ranks.len(),
-        report.executions,
-        report.ops_run
-    );
-    match &report.verdict {
-        msclc::sim::Verdict::Verified => {
-            println!("verified: {summary}");
-            ExitCode::SUCCESS
-        }
-        msclc::sim::Verdict::WrongResult(what) => {
-            println!("wrong result: {what}");
-            ExitCode::FAILURE
-        }
-        msclc::sim::Verdict::Deadlock(blocked) => {
-            println!("deadlock: no thread block can go on ({summary}):");
-            for b in blocked {
-                println!("  {b}");
-            }
-            ExitCode::FAILURE
-        }
-        msclc::sim::Verdict::Race(race) => {
-            println!("data race on {}:", race.location);
-            println!("  {}", race.first);
-            println!("  {}", race.second);
-            println!("  and no synchronisation orders the two");
-            // Point at the ops in the program, where it was compiled here.
-            let message = format!("data race on {}", race.location);
-            let d = match race.spans {
-                [Some(a), Some(b)] => Some(
-                    msclc::diag::Diagnostic::error(b, message, "this access")
-                        .with_secondary(a, "races with this one"),
-                ),
-                [Some(one), None] | [None, Some(one)] => Some(
-                    msclc::diag::Diagnostic::error(one, message, "this access")
-                        .with_note("races with the user's access to the buffer around the kernel"),
-                ),
-                [None, None] => None,
+    let declared = plan.collective.inplace;
+    let modes = match args.buffers {
+        BuffersArg::Declared => vec![declared],
+        BuffersArg::InPlace => vec![true],
+        BuffersArg::OutOfPlace => vec![false],
+        BuffersArg::Both => vec![declared, !declared],
+    };
+    let residency = args
+        .target
+        .and_then(|target| msclc::sim::residency(&plan, target));
+    let runs: Vec<Run> = modes
+        .into_iter()
+        .map(|inplace| {
+            let options = msclc::sim::SimOptions {
+                executions: 2,
+                inplace: Some(inplace),
             };
-            if let (Some(sources), Some(d)) = (sources, d) {
-                print!("{}", sources.render(&[d]));
+            let mut report = msclc::sim::simulate_with(&plan, &options);
+            report.warnings.extend(residency.clone());
+            Run {
+                buffers: if inplace { "in-place" } else { "out-of-place" },
+                declared: inplace == declared,
+                report,
             }
-            ExitCode::FAILURE
+        })
+        .collect();
+    let verified = |run: &Run| run.report.verdict == msclc::sim::Verdict::Verified;
+    let code = if runs.iter().all(verified) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    };
+    if args.json {
+        println!("{}", json_report(&plan, &runs, sources));
+        return code;
+    }
+    let several = runs.len() > 1;
+    for run in &runs {
+        let line = verdict_line(&plan, &run.report);
+        if several {
+            let declared = if run.declared { " (declared)" } else { "" };
+            println!("{}{declared}: {line}", run.buffers);
+        } else {
+            println!("{line}");
+        }
+        if !args.quiet {
+            print!("{}", details(&run.report, sources));
         }
     }
+    if let [first, second] = &runs[..] {
+        if verified(first) != verified(second) {
+            let (works, fails) = if verified(first) {
+                (first, second)
+            } else {
+                (second, first)
+            };
+            println!(
+                "note: the plan works {} only, not {}; it declares {}",
+                works.buffers,
+                fails.buffers,
+                if declared { "in-place" } else { "out-of-place" }
+            );
+        }
+    }
+    if !args.quiet {
+        let mut warnings: Vec<&String> = runs.iter().flat_map(|r| &r.report.warnings).collect();
+        warnings.sort();
+        warnings.dedup();
+        for w in warnings {
+            eprintln!("warning: {w}");
+        }
+    }
+    code
 }
 
 /// A program compiled (for `nranks` ranks, when given) or a JSON plan

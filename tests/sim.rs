@@ -322,7 +322,10 @@ fn reductions_are_checked_for_the_plans_operation() {
     let mixed = simulate(&compile(&two_rank_allreduce("max", "sum")), 2);
     match mixed.verdict {
         Verdict::WrongResult(what) => {
-            assert!(what.contains("was reduced with sum, not max"), "{what}")
+            assert!(
+                what.text.contains("was reduced with sum, not max"),
+                "{what:?}"
+            )
         }
         other => panic!("{other:?}"),
     }
@@ -394,5 +397,10 @@ fn a_group_op_is_split_over_its_whole_range() {
         race.second.contains("read by get") && race.second.contains("thread block 0"),
         "{race:?}"
     );
-    assert!(race.spans.iter().all(|s| s.is_some()), "{race:?}");
+    assert!(
+        race.ops
+            .iter()
+            .all(|o| o.as_ref().is_some_and(|o| o.span.is_some())),
+        "{race:?}"
+    );
 }

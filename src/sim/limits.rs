@@ -92,3 +92,108 @@ fn skips_double_scratch(op: &Op) -> bool {
         _ => !packet && touches_scratch(true),
     }
 }
+
+/// A GPU the executor may run on, for the residency check: per SM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Target {
+    pub name: &'static str,
+    pub sms: u32,
+    pub threads_per_sm: u32,
+    pub registers_per_sm: u32,
+    pub shared_memory_per_sm: u32,
+    pub blocks_per_sm: u32,
+}
+
+/// The GPUs `--target` knows (NVIDIA's published figures per SM; shared
+/// memory as usable by blocks).
+pub const TARGETS: &[Target] = &[
+    Target {
+        name: "a100",
+        sms: 108,
+        threads_per_sm: 2048,
+        registers_per_sm: 65536,
+        shared_memory_per_sm: 164 * 1024,
+        blocks_per_sm: 32,
+    },
+    Target {
+        name: "h100",
+        sms: 132,
+        threads_per_sm: 2048,
+        registers_per_sm: 65536,
+        shared_memory_per_sm: 228 * 1024,
+        blocks_per_sm: 32,
+    },
+    Target {
+        name: "h200",
+        sms: 132,
+        threads_per_sm: 2048,
+        registers_per_sm: 65536,
+        shared_memory_per_sm: 228 * 1024,
+        blocks_per_sm: 32,
+    },
+    Target {
+        name: "b200",
+        sms: 148,
+        threads_per_sm: 2048,
+        registers_per_sm: 65536,
+        shared_memory_per_sm: 228 * 1024,
+        blocks_per_sm: 32,
+    },
+];
+
+/// What the MSCCL++ executor's kernel takes per block: it is compiled with
+/// `__launch_bounds__(1024, 1)`, which lets it use up to 64 registers a
+/// thread, and each block copies its share of the plan (up to 64 ops of
+/// about 200 bytes, plus channel tables: about 15 KB) into shared memory.
+const EXECUTOR_REGISTERS_PER_THREAD: u32 = 64;
+const EXECUTOR_SHARED_MEMORY_PER_BLOCK: u32 = 15 * 1024;
+
+/// How many of a rank's blocks of `threads` threads one GPU holds at once.
+pub fn resident_blocks(target: &Target, threads: u32) -> u32 {
+    let threads = threads.clamp(1, 1024).next_multiple_of(32);
+    let by_threads = target.threads_per_sm / threads;
+    let by_registers = target.registers_per_sm / (EXECUTOR_REGISTERS_PER_THREAD * threads);
+    let by_shared = target.shared_memory_per_sm / EXECUTOR_SHARED_MEMORY_PER_BLOCK;
+    let per_sm = by_threads
+        .min(by_registers)
+        .min(by_shared)
+        .min(target.blocks_per_sm);
+    per_sm * target.sms
+}
+
+/// A warning when some rank's thread blocks cannot all be resident at once
+/// on `target`: the executor launches them in one grid per GPU and they
+/// wait for each other, so the blocks left out never start and the rest
+/// hang.
+pub fn residency(plan: &Plan, target: &Target) -> Option<String> {
+    let threads = plan.options.num_threads_per_block;
+    let most = plan
+        .ranks
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, r)| r.threadblocks.len())?;
+    let (rank, blocks) = (most.0, most.1.threadblocks.len() as u32);
+    let fits = resident_blocks(target, threads);
+    (blocks > fits).then(|| {
+        format!(
+            "rank {rank} has {blocks} thread blocks of {threads} threads; the {} holds {fits} of the executor's blocks at once ({} SMs; at most 64 registers a thread and about 15 KB of shared memory a block), so blocks that wait for ones that never start can hang: use fewer thread blocks or fewer threads per block",
+            target.name.to_uppercase(),
+            target.sms
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_h100_holds_one_1024_thread_executor_block_per_sm() {
+        let h100 = TARGETS.iter().find(|t| t.name == "h100").unwrap();
+        assert_eq!(resident_blocks(h100, 1024), 132);
+        // 512 threads: two by registers (64 x 512 = 32K each).
+        assert_eq!(resident_blocks(h100, 512), 264);
+        // 128 threads: eight by registers, fifteen by shared memory.
+        assert_eq!(resident_blocks(h100, 128), 8 * 132);
+    }
+}

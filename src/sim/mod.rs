@@ -32,13 +32,18 @@
 mod clock;
 mod data;
 mod limits;
+pub mod output;
 mod race;
+mod report;
 mod user;
+pub use report::{OpAt, Stuck, WrongResult};
+pub use user::describe_sendrecv;
 mod value;
 
 use crate::ir::*;
 use clock::{at, Clocks};
 use limits::check_limits;
+pub use limits::{residency, Target, TARGETS};
 use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 use value::Contents;
@@ -48,8 +53,9 @@ use value::Contents;
 pub enum Verdict {
     /// The result is right on every rank, in every execution.
     Verified,
-    WrongResult(String),
-    Deadlock(Vec<String>),
+    WrongResult(WrongResult),
+    /// Every thread block that cannot go on, and why.
+    Deadlock(Vec<Stuck>),
     Race(Race),
 }
 
@@ -59,8 +65,8 @@ pub struct Race {
     pub location: String,
     pub first: String,
     pub second: String,
-    /// Source spans of the two ops, when the plan was compiled here.
-    pub spans: [Option<crate::diag::Span>; 2],
+    /// The two accesses' ops (none for the user's accesses around a kernel).
+    pub ops: [Option<OpAt>; 2],
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -70,21 +76,53 @@ pub struct Report {
     pub warnings: Vec<String>,
     pub ops_run: u64,
     pub executions: u32,
+    /// For a verified SendRecv: the rank each rank receives from.
+    pub sendrecv_sources: Option<Vec<u32>>,
 }
 
-/// Simulates `executions` back-to-back executions of `plan`.
+/// How to simulate a plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SimOptions {
+    /// Back-to-back executions.
+    pub executions: u32,
+    /// Run with in-place (true) or out-of-place (false) buffers; `None`:
+    /// the mode the plan declares.
+    pub inplace: Option<bool>,
+}
+
+/// Simulates `executions` back-to-back executions of `plan`, in the buffer
+/// mode it declares.
 pub fn simulate(plan: &Plan, executions: u32) -> Report {
+    simulate_with(
+        plan,
+        &SimOptions {
+            executions,
+            inplace: None,
+        },
+    )
+}
+
+/// Simulates `plan` as `options` say.
+pub fn simulate_with(plan: &Plan, options: &SimOptions) -> Report {
+    let executions = options.executions;
     let mut warnings = check_limits(plan);
     let mut sim = Sim::new(plan, executions);
-    let verdict = sim.run();
+    sim.inplace = options.inplace.unwrap_or(plan.collective.inplace);
+    let mut verdict = sim.run();
+    let mut sendrecv_sources = None;
     if verdict == Verdict::Verified {
         warnings.extend(sim.unconsumed_signals());
+        match sim.sendrecv_permutation() {
+            Ok(sources) => sendrecv_sources = sources,
+            Err(wrong) => verdict = wrong,
+        }
     }
     Report {
         verdict,
         warnings,
         ops_run: sim.ops_run,
         executions,
+        sendrecv_sources,
     }
 }
 
@@ -197,6 +235,10 @@ struct Sim<'p> {
     port_transfer: Option<(usize, u32)>,
     /// The reduction the plan's results are checked for (its first one).
     reduce_op: ReduceOp,
+    /// SendRecv: the rank each rank's result came from.
+    sendrecv_sources: Vec<Option<u32>>,
+    /// Whether input and output alias, as the test harness lays them out.
+    inplace: bool,
 }
 
 impl<'p> Sim<'p> {
@@ -254,6 +296,8 @@ impl<'p> Sim<'p> {
             reduce_op: first_reduce_op(plan),
             proxies,
             port_transfer: None,
+            sendrecv_sources: vec![None; plan.ranks.len()],
+            inplace: plan.collective.inplace,
         };
         for (r, rank) in plan.ranks.iter().enumerate() {
             for (s, init) in rank.semaphores.iter().enumerate() {
@@ -276,7 +320,7 @@ impl<'p> Sim<'p> {
     fn place(&self, rank: u32, kind: BufferKind, chunk: u32) -> Place {
         let c = &self.plan.collective;
         let per_rank = c.input_chunks;
-        let aliased = c.inplace && c.name != "test";
+        let aliased = self.inplace && c.name != "test";
         match (kind, c.name) {
             (BufferKind::Input, "allgather") if aliased => Place {
                 rank,
@@ -437,75 +481,6 @@ impl<'p> Sim<'p> {
             .collect();
         out.sort();
         out
-    }
-
-    fn blocked_threads(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        for th in &self.threads {
-            if th.done {
-                continue;
-            }
-            let what = if th.pc == th.ops.len() {
-                "waits for the other thread blocks of its rank to finish".to_string()
-            } else {
-                let op = &th.ops[th.pc];
-                format!(
-                    "is stuck at op {} ({}){}",
-                    th.pc,
-                    op.name.json(),
-                    self.why_blocked(th, op)
-                )
-            };
-            out.push(format!(
-                "rank {} thread block {} (execution {}) {what}",
-                th.rank, th.tb, th.execution
-            ));
-        }
-        out
-    }
-
-    fn why_blocked(&self, th: &Thread, op: &Op) -> String {
-        match op.name {
-            OpName::Wait | OpName::RelaxedWait => {
-                let eps = self.endpoints(th, op);
-                let starving: Vec<String> = eps
-                    .iter()
-                    .filter(|e| self.inbound.get(e).is_none_or(|q| q.is_empty()))
-                    .map(|e| {
-                        let peer = self.peer_of(*e);
-                        match self.pairs.get(e) {
-                            Some(_) => format!(
-                                "no signal from rank {peer} on {} channel {}",
-                                e.1.name(),
-                                e.2
-                            ),
-                            None => format!(
-                                "{} channel {} to rank {peer} has no paired channel on that rank",
-                                e.1.name(),
-                                e.2
-                            ),
-                        }
-                    })
-                    .collect();
-                format!(": {}", starving.join("; "))
-            }
-            OpName::SemAcquire => ": the semaphore is never released".to_string(),
-            OpName::Barrier => {
-                let (id, n) = op.barrier.unwrap_or((0, 0));
-                format!(": barrier {id} waits for {n} thread blocks")
-            }
-            _ => ": its packets never arrive".to_string(),
-        }
-    }
-
-    fn peer_of(&self, e: Endpoint) -> u32 {
-        let r = &self.plan.ranks[e.0 as usize];
-        let peers = if e.1 == ChannelKind::Port {
-            &r.port_peers
-        } else {
-            &r.memory_peers
-        };
-        peers.get(e.2 as usize).copied().unwrap_or(u32::MAX)
     }
 
     // -- ops --------------------------------------------------------------------

@@ -52,7 +52,7 @@ impl Sim<'_> {
             ),
             first: self.describe_access(a),
             second: self.describe_access(b),
-            spans: [self.span_of(a), self.span_of(b)],
+            ops: [a, b].map(|x| self.op_at(x.by, x.op)),
         }
     }
 
@@ -86,12 +86,6 @@ impl Sim<'_> {
             th.tb,
             a.execution
         )
-    }
-
-    pub(super) fn span_of(&self, a: &Access) -> Option<crate::diag::Span> {
-        let th = self.threads.get(a.by)?;
-        let span = th.ops.get(a.op)?.span();
-        (span != crate::diag::Span::default()).then_some(span)
     }
 
     pub(super) fn sync_epoch(&mut self, t: usize) {

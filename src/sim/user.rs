@@ -80,10 +80,17 @@ impl Sim<'_> {
                     } else {
                         String::new()
                     };
-                    return Some(Verdict::WrongResult(format!(
-                        "execution {execution}: rank {rank} {} chunk {chunk}{part_note} {p}",
-                        kind.name()
-                    )));
+                    let last_write = cell
+                        .last_write
+                        .filter(|w| !self.is_user(w.thread))
+                        .and_then(|w| self.op_at(w.by, w.op));
+                    return Some(Verdict::WrongResult(WrongResult {
+                        text: format!(
+                            "execution {execution}: rank {rank} {} chunk {chunk}{part_note} {p}",
+                            kind.name()
+                        ),
+                        last_write,
+                    }));
                 }
             }
         }
@@ -93,10 +100,13 @@ impl Sim<'_> {
     /// What the user expects in each result chunk of `rank` after
     /// `execution` (`None`: anything, for the test collective).
     pub(super) fn expected(
-        &self,
+        &mut self,
         rank: u32,
         execution: u32,
     ) -> Vec<(BufferKind, u32, Option<Vec<Contribution>>)> {
+        if self.plan.collective.name == "sendrecv" {
+            return self.expected_sendrecv(rank, execution);
+        }
         let Some(result) = self.plan.expected_result(rank) else {
             return Vec::new();
         };
@@ -114,5 +124,98 @@ impl Sim<'_> {
                 (BufferKind::Output, k, Some(want))
             })
             .collect()
+    }
+}
+
+impl Sim<'_> {
+    /// SendRecv does not say who sends to whom: a rank's output must be
+    /// one other rank's whole input, the one whose input chunk 0 landed in
+    /// its output chunk 0 (the rank before it when nothing did). The
+    /// source found is kept for the permutation check at the end.
+    fn expected_sendrecv(
+        &mut self,
+        rank: u32,
+        execution: u32,
+    ) -> Vec<(BufferKind, u32, Option<Vec<Contribution>>)> {
+        let n = self.plan.ranks.len() as u32;
+        let first = Loc {
+            place: self.place(rank, BufferKind::Output, 0),
+            part: 0,
+        };
+        let landed = self
+            .memory
+            .get(&first)
+            .and_then(|cell| cell.value.as_ref())
+            .and_then(|v| v.single())
+            .filter(|c| c.chunk == 0 && c.execution == execution && c.rank != rank);
+        let source = landed.map_or((rank + n - 1) % n, |c| c.rank);
+        self.sendrecv_sources[rank as usize] = Some(source);
+        (0..self.plan.ranks[rank as usize].output_chunks)
+            .map(|k| {
+                let want = vec![Contribution {
+                    execution,
+                    rank: source,
+                    chunk: k,
+                }];
+                (BufferKind::Output, k, Some(want))
+            })
+            .collect()
+    }
+
+    /// After a SendRecv: every rank's source, when no rank is the source of
+    /// two (each rank's input goes to one rank), else the wrong result.
+    pub(super) fn sendrecv_permutation(&self) -> Result<Option<Vec<u32>>, Verdict> {
+        if self.plan.collective.name != "sendrecv" {
+            return Ok(None);
+        }
+        let sources: Vec<u32> = self.sendrecv_sources.iter().flatten().copied().collect();
+        let mut receiver = vec![None; self.plan.ranks.len()];
+        for (rank, source) in sources.iter().enumerate() {
+            if let Some(other) = receiver[*source as usize].replace(rank) {
+                return Err(Verdict::WrongResult(WrongResult {
+                    text: format!(
+                        "ranks {other} and {rank} both receive rank {source}'s input: a SendRecv sends each rank's input to one rank"
+                    ),
+                    last_write: None,
+                }));
+            }
+        }
+        Ok(Some(sources))
+    }
+}
+
+/// How a SendRecv's ranks pair up, in words: one shift for all
+/// ("each rank r receives rank r - 4's input"), else each rank's source.
+pub fn describe_sendrecv(sources: &[u32]) -> String {
+    let n = sources.len() as u32;
+    let shift = |r: usize| (r as u32 + n - sources[r]) % n;
+    if n > 0 && (0..sources.len()).all(|r| shift(r) == shift(0)) {
+        return format!(
+            "each rank r receives rank (r - {}) mod {n}'s input",
+            shift(0)
+        );
+    }
+    let pairs: Vec<String> = sources
+        .iter()
+        .enumerate()
+        .map(|(r, s)| format!("{r} <- {s}"))
+        .collect();
+    format!("rank <- source: {}", pairs.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::describe_sendrecv;
+
+    #[test]
+    fn sendrecv_pairings_read_as_a_shift_or_a_list() {
+        assert_eq!(
+            describe_sendrecv(&[12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]),
+            "each rank r receives rank (r - 4) mod 16's input"
+        );
+        assert_eq!(
+            describe_sendrecv(&[1, 2, 0, 3]),
+            "rank <- source: 0 <- 1, 1 <- 2, 2 <- 0, 3 <- 3"
+        );
     }
 }

@@ -38,6 +38,14 @@ impl Contents {
         }
     }
 
+    /// The one contribution this holds, if it holds exactly one.
+    pub fn single(&self) -> Option<Contribution> {
+        match self.items.as_slice() {
+            [one] => Some(*one),
+            _ => None,
+        }
+    }
+
     /// `self` and `other` combined with `op`.
     pub fn reduce(&self, other: &Contents, op: ReduceOp) -> Contents {
         let reduced = match (self.reduced, other.reduced) {

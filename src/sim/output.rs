@@ -1,0 +1,180 @@
+//! How `msclc sim` tells its findings: a verdict line, then the problem
+//! with the ops involved at their program lines (for a plan compiled here)
+//! or JSON paths (for a JSON plan); or all of it as one JSON object for CI
+//! pipelines.
+
+use super::{describe_sendrecv, OpAt, Report, Verdict};
+use crate::diag::{Diagnostic, SourceMap};
+use crate::ir::Plan;
+use serde_json::{json, Value};
+
+/// One simulation of a plan, in one buffer mode.
+pub struct Run {
+    /// "in-place" or "out-of-place".
+    pub buffers: &'static str,
+    /// Whether that is the mode the plan declares.
+    pub declared: bool,
+    pub report: Report,
+}
+
+/// Rendered program lines shown per deadlock: enough to see the pattern.
+const STUCK_SHOWN: usize = 4;
+
+/// The verdict in one line.
+pub fn verdict_line(plan: &Plan, report: &Report) -> String {
+    let summary = format!(
+        "{} on {} ranks, {} executions, {} ops run",
+        plan.collective.name,
+        plan.ranks.len(),
+        report.executions,
+        report.ops_run
+    );
+    match &report.verdict {
+        Verdict::Verified => match &report.sendrecv_sources {
+            Some(sources) => format!("verified: {summary}; {}", describe_sendrecv(sources)),
+            None => format!("verified: {summary}"),
+        },
+        Verdict::WrongResult(w) => format!("wrong result: {}", w.text),
+        Verdict::Deadlock(_) => format!("deadlock: no thread block can go on ({summary}):"),
+        Verdict::Race(race) => format!("data race on {}:", race.location),
+    }
+}
+
+/// What follows the verdict line: each stuck block or the two racing
+/// accesses, hints, and the ops at their program lines.
+pub fn details(report: &Report, sources: Option<&SourceMap>) -> String {
+    let mut out = String::new();
+    let mut diagnostics = Vec::new();
+    match &report.verdict {
+        Verdict::Verified => {}
+        Verdict::WrongResult(w) => {
+            if let Some(op) = &w.last_write {
+                out.push_str(&format!("  last written by the op at {}\n", op.path));
+                diagnostics.extend(op.span.map(|span| {
+                    Diagnostic::error(span, "wrong result", "the chunk was last written here")
+                        .with_note(w.text.clone())
+                }));
+            }
+        }
+        Verdict::Deadlock(stuck) => {
+            for s in stuck {
+                out.push_str(&format!("  {s}\n"));
+                if let Some(hint) = &s.hint {
+                    out.push_str(&format!("    hint: {hint}\n"));
+                }
+            }
+            let located = stuck.iter().filter_map(|s| Some((s, s.op.as_ref()?.span?)));
+            for (s, span) in located.take(STUCK_SHOWN) {
+                let mut d = Diagnostic::error(span, "deadlock", "this op waits forever")
+                    .with_note(s.text.clone());
+                if let Some(hint) = &s.hint {
+                    d = d.with_note(format!("hint: {hint}"));
+                }
+                diagnostics.push(d);
+            }
+        }
+        Verdict::Race(race) => {
+            out.push_str(&format!("  {}\n  {}\n", race.first, race.second));
+            out.push_str("  and no synchronisation orders the two\n");
+            for op in race.ops.iter().flatten() {
+                out.push_str(&format!("  op at {}\n", op.path));
+            }
+            let message = format!("data race on {}", race.location);
+            let spans = race.ops.clone().map(|op| op.and_then(|o| o.span));
+            diagnostics.extend(match spans {
+                [Some(a), Some(b)] => Some(
+                    Diagnostic::error(b, message, "this access")
+                        .with_secondary(a, "races with this one"),
+                ),
+                [Some(one), None] | [None, Some(one)] => Some(
+                    Diagnostic::error(one, message, "this access")
+                        .with_note("races with the user's access to the buffer around the kernel"),
+                ),
+                [None, None] => None,
+            });
+        }
+    }
+    if let Some(sources) = sources {
+        out.push_str(&sources.render(&diagnostics));
+    }
+    out
+}
+
+fn kind(verdict: &Verdict) -> &'static str {
+    match verdict {
+        Verdict::Verified => "verified",
+        Verdict::WrongResult(_) => "wrong result",
+        Verdict::Deadlock(_) => "deadlock",
+        Verdict::Race(_) => "race",
+    }
+}
+
+fn location(op: &OpAt, sources: Option<&SourceMap>) -> Value {
+    let mut at = json!({
+        "rank": op.rank,
+        "thread_block": op.tb,
+        "json_path": op.path,
+    });
+    if let Some((file, line, column)) = op.span.zip(sources).and_then(|(s, m)| m.location(s)) {
+        at["file"] = json!(file);
+        at["line"] = json!(line);
+        at["column"] = json!(column);
+    }
+    at
+}
+
+fn problems(report: &Report, sources: Option<&SourceMap>) -> Vec<Value> {
+    let at = |op: &OpAt| location(op, sources);
+    match &report.verdict {
+        Verdict::Verified => Vec::new(),
+        Verdict::WrongResult(w) => vec![json!({
+            "kind": "wrong result",
+            "message": w.text,
+            "locations": w.last_write.iter().map(at).collect::<Vec<_>>(),
+        })],
+        Verdict::Deadlock(stuck) => stuck
+            .iter()
+            .map(|s| {
+                json!({
+                    "kind": "deadlock",
+                    "message": s.text,
+                    "hint": s.hint,
+                    "locations": s.op.iter().map(at).collect::<Vec<_>>(),
+                })
+            })
+            .collect(),
+        Verdict::Race(race) => vec![json!({
+            "kind": "race",
+            "message": format!("data race on {}: {}; {}", race.location, race.first, race.second),
+            "locations": race.ops.iter().flatten().map(at).collect::<Vec<_>>(),
+        })],
+    }
+}
+
+/// The machine-readable report: the plan, and per buffer mode simulated
+/// the verdict, each problem with its locations, and the warnings.
+pub fn json_report(plan: &Plan, runs: &[Run], sources: Option<&SourceMap>) -> Value {
+    let runs: Vec<Value> = runs
+        .iter()
+        .map(|run| {
+            json!({
+                "buffers": run.buffers,
+                "declared": run.declared,
+                "verdict": kind(&run.report.verdict),
+                "summary": verdict_line(plan, &run.report),
+                "executions": run.report.executions,
+                "ops_run": run.report.ops_run,
+                "sendrecv_sources": run.report.sendrecv_sources,
+                "problems": problems(&run.report, sources),
+                "warnings": run.report.warnings,
+            })
+        })
+        .collect();
+    json!({
+        "plan": plan.name,
+        "collective": plan.collective.name,
+        "ranks": plan.ranks.len(),
+        "verified": runs.iter().all(|r| r["verdict"] == "verified"),
+        "runs": runs,
+    })
+}

@@ -1,0 +1,235 @@
+//! What the simulator tells a user about a problem: which ops of the plan
+//! are involved (rank, thread block, the op's JSON path in the plan and,
+//! for a plan compiled here, its program line), and, where it can, why.
+
+use super::*;
+use crate::diag::Span;
+
+/// An op of the plan, located for a report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpAt {
+    pub rank: u32,
+    pub tb: u32,
+    /// `gpus[r].threadblocks[t].ops[i]` (`.ops[j]` inside a pipeline).
+    pub path: String,
+    /// The call that made it, when the plan was compiled here.
+    pub span: Option<Span>,
+}
+
+/// A thread block that can go no further.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stuck {
+    pub text: String,
+    /// The op it is stuck at (none when it waits for its rank's other
+    /// blocks to finish).
+    pub op: Option<OpAt>,
+    /// Why, where the simulator can tell more than what is missing.
+    pub hint: Option<String>,
+}
+
+/// A result chunk that is not what the collective defines.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WrongResult {
+    pub text: String,
+    /// The op that last wrote the chunk, if an op did.
+    pub last_write: Option<OpAt>,
+}
+
+impl std::fmt::Display for Stuck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)?;
+        if let Some(op) = &self.op {
+            write!(f, " [{}]", op.path)?;
+        }
+        Ok(())
+    }
+}
+
+/// The JSON path of the `flat`-th op of a block whose pipelines are run
+/// `PIPELINE_ITERATIONS` times (the simulator's flattened op list), and the op.
+fn op_path(ops: &[Op], flat: usize) -> Option<(String, &Op)> {
+    let mut i = flat;
+    for (k, op) in ops.iter().enumerate() {
+        if op.name == OpName::Pipeline && !op.body.is_empty() {
+            let n = op.body.len() * PIPELINE_ITERATIONS as usize;
+            if i < n {
+                let j = i % op.body.len();
+                return Some((format!("ops[{k}].ops[{j}]"), &op.body[j]));
+            }
+            i -= n;
+        } else if op.name != OpName::Pipeline {
+            if i == 0 {
+                return Some((format!("ops[{k}]"), op));
+            }
+            i -= 1;
+        }
+    }
+    None
+}
+
+impl Sim<'_> {
+    /// Where thread `t`'s `flat`-th op is in the plan.
+    pub(super) fn op_at(&self, t: usize, flat: usize) -> Option<OpAt> {
+        let th = self.threads.get(t)?;
+        let tb = &self.plan.ranks[th.rank as usize].threadblocks[th.tb as usize];
+        let (path, op) = op_path(&tb.ops, flat)?;
+        Some(OpAt {
+            rank: th.rank,
+            tb: th.tb,
+            path: format!("gpus[{}].threadblocks[{}].{path}", th.rank, th.tb),
+            span: (op.span != Span::default()).then_some(op.span),
+        })
+    }
+
+    pub(super) fn blocked_threads(&self) -> Vec<Stuck> {
+        let mut out = Vec::new();
+        for (t, th) in self.threads.iter().enumerate() {
+            if th.done {
+                continue;
+            }
+            let at = format!(
+                "rank {} thread block {} (execution {})",
+                th.rank, th.tb, th.execution
+            );
+            if th.pc == th.ops.len() {
+                out.push(Stuck {
+                    text: format!("{at} waits for the other thread blocks of its rank to finish"),
+                    op: None,
+                    hint: None,
+                });
+                continue;
+            }
+            let op = &th.ops[th.pc];
+            let (why, hint) = self.why_blocked(t, op);
+            out.push(Stuck {
+                text: format!("{at} is stuck at op {} ({}){why}", th.pc, op.name.json()),
+                op: self.op_at(t, th.pc),
+                hint,
+            });
+        }
+        out
+    }
+
+    /// What `t`'s op waits for, and a hint where the cause is clear.
+    fn why_blocked(&self, t: usize, op: &Op) -> (String, Option<String>) {
+        let th = &self.threads[t];
+        match op.name {
+            OpName::Wait | OpName::RelaxedWait => {
+                let starving: Vec<Endpoint> = self
+                    .endpoints(th, op)
+                    .into_iter()
+                    .filter(|e| self.inbound.get(e).is_none_or(|q| q.is_empty()))
+                    .collect();
+                let text: Vec<String> = starving
+                    .iter()
+                    .map(|e| {
+                        let peer = self.peer_of(*e);
+                        match self.pairs.get(e) {
+                            Some(_) => format!(
+                                "no signal from rank {peer} on {} channel {}",
+                                e.1.name(),
+                                e.2
+                            ),
+                            None => format!(
+                                "{} channel {} to rank {peer} has no paired channel on that rank",
+                                e.1.name(),
+                                e.2
+                            ),
+                        }
+                    })
+                    .collect();
+                (
+                    format!(": {}", text.join("; ")),
+                    self.signalled_elsewhere(&starving),
+                )
+            }
+            OpName::SemAcquire => (": the semaphore is never released".to_string(), None),
+            OpName::Barrier => {
+                let (id, n) = op.barrier.unwrap_or((0, 0));
+                (format!(": barrier {id} waits for {n} thread blocks"), None)
+            }
+            _ => {
+                let overwritten = self.packet_sources(t, op).into_iter().find_map(|loc| {
+                    let cell = self.memory.get(&loc)?;
+                    cell.packet.filter(|e| *e > th.execution)
+                });
+                let hint = overwritten.map(|later| {
+                    format!(
+                        "the packets it reads were overwritten by execution {later} before execution {} read them: a faster rank started its next launch in the same scratch; `use_double_scratch_buffer = true` gives alternate launches their own half",
+                        th.execution
+                    )
+                });
+                (": its packets never arrive".to_string(), hint)
+            }
+        }
+    }
+
+    /// When channels starve while their peer's signals sit unwaited on
+    /// other channels of this rank to that peer: which, in the pairing's
+    /// terms (one hint, for the first such peer).
+    fn signalled_elsewhere(&self, starving: &[Endpoint]) -> Option<String> {
+        starving.iter().find_map(|e| {
+            let (rank, kind, _) = *e;
+            let peer = self.peer_of(*e);
+            let to_peer = |o: &Endpoint| o.0 == rank && o.1 == kind && self.peer_of(*o) == peer;
+            let mut signalled: Vec<u32> = self
+                .inbound
+                .iter()
+                .filter(|(o, q)| to_peer(o) && !q.is_empty())
+                .map(|(o, _)| o.2)
+                .collect();
+            if signalled.is_empty() {
+                return None;
+            }
+            signalled.sort();
+            let waited: Vec<u32> = starving.iter().filter(|o| to_peer(o)).map(|o| o.2).collect();
+            let list = |ids: &[u32]| {
+                ids.iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            Some(format!(
+                "rank {peer}'s signals arrive on rank {rank}'s {} channel(s) {} (nobody waits there), but this op waits on channel(s) {}: a rank's k-th channel of a type to a peer pairs with the peer's k-th channel back, so signal and wait on channels of the same number",
+                kind.name(),
+                list(&signalled),
+                list(&waited)
+            ))
+        })
+    }
+
+    pub(super) fn peer_of(&self, e: Endpoint) -> u32 {
+        let r = &self.plan.ranks[e.0 as usize];
+        let peers = if e.1 == ChannelKind::Port {
+            &r.port_peers
+        } else {
+            &r.memory_peers
+        };
+        peers.get(e.2 as usize).copied().unwrap_or(u32::MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flattened_pipeline_ops_map_back_to_their_json_paths() {
+        let span = Span::default();
+        let mut pipeline = Op::new(OpName::Pipeline, span);
+        pipeline.body = vec![Op::new(OpName::Copy, span), Op::new(OpName::Nop, span)];
+        let ops = vec![
+            Op::new(OpName::Wait, span),
+            pipeline,
+            Op::new(OpName::Signal, span),
+        ];
+        let path = |flat| op_path(&ops, flat).map(|(p, op)| (p, op.name));
+        assert_eq!(path(0), Some(("ops[0]".into(), OpName::Wait)));
+        assert_eq!(path(1), Some(("ops[1].ops[0]".into(), OpName::Copy)));
+        assert_eq!(path(2), Some(("ops[1].ops[1]".into(), OpName::Nop)));
+        // The second iteration repeats the body.
+        assert_eq!(path(3), Some(("ops[1].ops[0]".into(), OpName::Copy)));
+        assert_eq!(path(5), Some(("ops[2]".into(), OpName::Signal)));
+        assert_eq!(path(6), None);
+    }
+}

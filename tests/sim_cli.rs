@@ -1,0 +1,170 @@
+//! `msclc sim` as a user runs it: verdicts, the ops at their program lines,
+//! hints, buffer modes, GPU residency, `--quiet` and `--json`.
+
+use std::process::{Command, Output};
+
+fn sim(args: &[&str]) -> (Output, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .arg("sim")
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("msclc runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    (out, stdout, stderr)
+}
+
+/// A SendRecv need not send to the next rank: any pairing where each rank
+/// receives one other rank's whole input is right, and the pairing found
+/// is reported.
+#[test]
+fn a_sendrecv_is_right_for_any_pairing_and_says_which() {
+    let (out, stdout, _) = sim(&["tests/sim_cli/shift.mscl"]);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("verified: sendrecv on 16 ranks")
+            && stdout.contains("each rank r receives rank (r - 4) mod 16's input"),
+        "{stdout}"
+    );
+}
+
+/// A deadlock names each stuck op at its program line and JSON path, and
+/// says why where it can: here the peer signals on channels of another
+/// number than the ones waited on.
+#[test]
+fn a_deadlock_points_at_the_waits_and_the_channel_numbers() {
+    let file = "examples/mscclpp/unit_tests/signal_wait/signal_wait_fuse_test.mscl";
+    let (out, stdout, _) = sim(&[file]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout.starts_with("deadlock:"), "{stdout}");
+    assert!(
+        stdout.contains("[gpus[0].threadblocks[0].ops[3]]"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("rank 1's signals arrive on rank 0's memory channel(s) 0, 1 (nobody waits there), but this op waits on channel(s) 2, 3"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("signal_wait_fuse_test.mscl:12:5"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("this op waits forever"), "{stdout}");
+}
+
+/// Packets that a faster rank's next launch overwrote before they were
+/// read: the report suggests the double scratch buffer.
+#[test]
+fn overwritten_packets_suggest_a_double_scratch_buffer() {
+    let (out, stdout, _) = sim(&["tests/sim_cli/overwrite.mscl"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout.contains("overwritten by execution 2 before execution 1 read them")
+            && stdout.contains("use_double_scratch_buffer = true"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("overwrite.mscl:9:1"), "{stdout}");
+}
+
+/// A race on a JSON plan names both ops by their JSON paths.
+#[test]
+fn a_race_in_a_json_plan_names_the_ops_json_paths() {
+    let dir = std::env::temp_dir().join(format!("msclc-sim-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan = dir.join("reduce_tbg.json");
+    let compiled = Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["examples/mscclpp/executor_tests/reduce_tbg.mscl", "-o"])
+        .arg(&plan)
+        .status()
+        .unwrap();
+    assert!(compiled.success());
+    let (out, stdout, _) = sim(&[plan.to_str().unwrap()]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout.starts_with("data race on rank 1 scratch chunk 1"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("op at gpus[1].threadblocks[1].ops[0]")
+            && stdout.contains("op at gpus[0].threadblocks[0].ops[7]"),
+        "{stdout}"
+    );
+}
+
+/// Checked in both buffer modes, an in-place plan says it works in-place
+/// only, and the run fails.
+#[test]
+fn both_buffer_modes_say_which_one_a_plan_works_in() {
+    let (out, stdout, _) = sim(&["examples/simple_allgather.mscl", "--buffers", "both"]);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("in-place (declared): verified:"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "out-of-place: wrong result: execution 1: rank 0 output chunk 0 was never written"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .contains("note: the plan works in-place only, not out-of-place; it declares in-place"),
+        "{stdout}"
+    );
+    let (declared, _, _) = sim(&["examples/simple_allgather.mscl", "--buffers", "in-place"]);
+    assert!(declared.status.success());
+}
+
+/// More thread blocks on one rank than an H100 holds at once: a warning on
+/// stderr, the verdict alone on stdout; `--quiet` drops the warning.
+#[test]
+fn residency_on_a_target_gpu_is_a_warning_on_stderr() {
+    let (out, stdout, stderr) = sim(&["tests/sim_cli/wide.mscl", "--target", "h100"]);
+    assert!(out.status.success());
+    assert_eq!(
+        stdout,
+        "verified: test on 1 ranks, 2 executions, 400 ops run\n"
+    );
+    assert!(
+        stderr.contains("rank 0 has 200 thread blocks of 1024 threads; the H100 holds 132"),
+        "{stderr}"
+    );
+    let (_, _, quiet) = sim(&["tests/sim_cli/wide.mscl", "--target", "h100", "--quiet"]);
+    assert_eq!(quiet, "");
+    let (_, _, roomy) = sim(&["tests/sim_cli/wide.mscl", "--target", "b200"]);
+    assert!(roomy.contains("the B200 holds 148"), "{roomy}");
+    let (bad, _, err) = sim(&["tests/sim_cli/wide.mscl", "--target", "h300"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(err.contains("a100, h100, h200, b200"), "{err}");
+}
+
+/// `--json`: one object a CI pipeline can read, with each problem's
+/// locations (file, line, JSON path) and the warnings.
+#[test]
+fn json_reports_carry_the_verdict_problems_and_locations() {
+    let file = "examples/mscclpp/executor_tests/reduce_tbg.mscl";
+    let (out, stdout, stderr) = sim(&[file, "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stderr, "");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
+    assert_eq!(report["verified"], false);
+    let run = &report["runs"][0];
+    assert_eq!(run["verdict"], "race");
+    let locations = run["problems"][0]["locations"].as_array().unwrap();
+    assert_eq!(locations.len(), 2);
+    assert_eq!(locations[0]["json_path"], "gpus[1].threadblocks[1].ops[0]");
+    assert_eq!(locations[0]["line"], 40);
+    assert!(locations[0]["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("reduce_tbg.mscl"));
+    let (ok, verified, _) = sim(&["examples/simple_allgather.mscl", "--json"]);
+    assert!(ok.status.success());
+    let report: serde_json::Value = serde_json::from_str(&verified).unwrap();
+    assert_eq!(report["runs"][0]["verdict"], "verified");
+    assert_eq!(report["runs"][0]["problems"], serde_json::json!([]));
+}
