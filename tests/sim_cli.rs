@@ -51,6 +51,12 @@ fn a_deadlock_points_at_the_waits_and_the_channel_numbers() {
         "{stdout}"
     );
     assert!(stdout.contains("this op waits forever"), "{stdout}");
+    // Where the starving channel and its pair on the peer were made.
+    assert!(
+        stdout.contains("rank 0's memory channel 2 to rank 1, made here")
+            && stdout.contains("rank 1's memory channel 2 to rank 0, made here: the pair of rank 0's channel 2, which must signal"),
+        "{stdout}"
+    );
 }
 
 /// Packets that a faster rank's next launch overwrote before they were

@@ -439,12 +439,14 @@ pub fn call_builtin(
                     ChannelKind::Memory,
                     dst,
                     src,
+                    span,
                 )))
             } else {
                 Ok(Value::PortChannel(ev.rec().new_channel(
                     ChannelKind::Port,
                     dst,
                     src,
+                    span,
                 )))
             }
         }

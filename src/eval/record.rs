@@ -54,14 +54,15 @@ impl Recorder {
         Some(offset)
     }
 
-    pub fn new_channel(&mut self, kind: ChannelKind, dst: u32, src: u32) -> ChannelVal {
+    pub fn new_channel(&mut self, kind: ChannelKind, dst: u32, src: u32, span: Span) -> ChannelVal {
         let r = &mut self.plan.ranks[src as usize];
-        let peers = if kind == ChannelKind::Memory {
-            &mut r.memory_peers
+        let (peers, spans) = if kind == ChannelKind::Memory {
+            (&mut r.memory_peers, &mut r.memory_spans)
         } else {
-            &mut r.port_peers
+            (&mut r.port_peers, &mut r.port_spans)
         };
         peers.push(dst);
+        spans.push(span);
         ChannelVal {
             id: peers.len() as u32 - 1,
             src,

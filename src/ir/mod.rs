@@ -397,6 +397,10 @@ pub struct RankPlan {
     pub memory_peers: Vec<u32>,
     /// Peer of each port channel, by rank-level port channel id.
     pub port_peers: Vec<u32>,
+    /// The program line that made each memory and port channel, parallel to
+    /// `memory_peers` and `port_peers`; empty for plans read from JSON.
+    pub memory_spans: Vec<Span>,
+    pub port_spans: Vec<Span>,
     pub switch_channels: Vec<SwitchChannelDecl>,
     pub remote_buffers: Vec<RemoteBuffer>,
     /// Initial value of each device semaphore.
@@ -466,6 +470,16 @@ impl Plan {
     /// Which channel observes each channel's signals (SEMANTICS.md §2.3):
     /// A's k-th channel of a type to B pairs with B's k-th channel of that
     /// type to A. Channels left over on one side have no pair.
+    /// Where `rank`'s channel `channel` of `kind` was made, if known.
+    pub fn channel_span(&self, rank: u32, kind: ChannelKind, channel: u32) -> Option<Span> {
+        let r = self.ranks.get(rank as usize)?;
+        let spans = match kind {
+            ChannelKind::Port => &r.port_spans,
+            _ => &r.memory_spans,
+        };
+        spans.get(channel as usize).copied()
+    }
+
     pub fn channel_pairs(&self) -> HashMap<Endpoint, Endpoint> {
         let mut by_pair: HashMap<(u32, u32, ChannelKind), Vec<u32>> = HashMap::new();
         for (r, rank) in self.ranks.iter().enumerate() {

@@ -106,6 +106,8 @@ fn replicate_rank(rank: &RankPlan, layout: Layout) -> RankPlan {
         scratch_chunks: rank.scratch_chunks,
         memory_peers: repeat(&rank.memory_peers, layout),
         port_peers: repeat(&rank.port_peers, layout),
+        memory_spans: repeat(&rank.memory_spans, layout),
+        port_spans: repeat(&rank.port_spans, layout),
         switch_channels: repeat(&rank.switch_channels, layout),
         remote_buffers: rank.remote_buffers.clone(),
         semaphores: repeat(&rank.semaphores, layout),

@@ -67,6 +67,9 @@ pub fn details(report: &Report, sources: Option<&SourceMap>) -> String {
             for (s, span) in located.take(STUCK_SHOWN) {
                 let mut d = Diagnostic::error(span, "deadlock", "this op waits forever")
                     .with_note(s.text.clone());
+                for (made, what) in &s.channels {
+                    d = d.with_secondary(*made, what.clone());
+                }
                 if let Some(hint) = &s.hint {
                     d = d.with_note(format!("hint: {hint}"));
                 }
@@ -135,11 +138,20 @@ fn problems(report: &Report, sources: Option<&SourceMap>) -> Vec<Value> {
         Verdict::Deadlock(stuck) => stuck
             .iter()
             .map(|s| {
+                let related: Vec<Value> = s
+                    .channels
+                    .iter()
+                    .filter_map(|(span, what)| {
+                        let (file, line, column) = sources?.location(*span)?;
+                        Some(json!({"message": what, "file": file, "line": line, "column": column}))
+                    })
+                    .collect();
                 json!({
                     "kind": "deadlock",
                     "message": s.text,
                     "hint": s.hint,
                     "locations": s.op.iter().map(at).collect::<Vec<_>>(),
+                    "related": related,
                 })
             })
             .collect(),

@@ -25,6 +25,8 @@ pub struct Stuck {
     pub op: Option<OpAt>,
     /// Why, where the simulator can tell more than what is missing.
     pub hint: Option<String>,
+    /// Program lines that made the channels it waits on, and their pairs.
+    pub channels: Vec<(Span, String)>,
 }
 
 /// A result chunk that is not what the collective defines.
@@ -96,6 +98,7 @@ impl Sim<'_> {
                     text: format!("{at} waits for the other thread blocks of its rank to finish"),
                     op: None,
                     hint: None,
+                    channels: Vec::new(),
                 });
                 continue;
             }
@@ -105,6 +108,7 @@ impl Sim<'_> {
                 text: format!("{at} is stuck at op {} ({}){why}", th.pc, op.name.json()),
                 op: self.op_at(t, th.pc),
                 hint,
+                channels: self.starving_channel_lines(t, op),
             });
         }
         out
@@ -162,6 +166,45 @@ impl Sim<'_> {
                 (": its packets never arrive".to_string(), hint)
             }
         }
+    }
+
+    /// For a stuck wait: where its starving channels and their pairs on
+    /// the peers were made (the first two channels).
+    fn starving_channel_lines(&self, t: usize, op: &Op) -> Vec<(Span, String)> {
+        if !matches!(op.name, OpName::Wait | OpName::RelaxedWait) {
+            return Vec::new();
+        }
+        let th = &self.threads[t];
+        let starving = self
+            .endpoints(th, op)
+            .into_iter()
+            .filter(|e| self.inbound.get(e).is_none_or(|q| q.is_empty()));
+        let mut lines = Vec::new();
+        for e in starving.take(2) {
+            let (rank, kind, c) = e;
+            let peer = self.peer_of(e);
+            if let Some(span) = self.plan.channel_span(rank, kind, c) {
+                lines.push((
+                    span,
+                    format!(
+                        "rank {rank}'s {} channel {c} to rank {peer}, made here",
+                        kind.name()
+                    ),
+                ));
+            }
+            if let Some(&(p, kind, pc)) = self.pairs.get(&e) {
+                if let Some(span) = self.plan.channel_span(p, kind, pc) {
+                    lines.push((
+                        span,
+                        format!(
+                            "rank {p}'s {} channel {pc} to rank {rank}, made here: the pair of rank {rank}'s channel {c}, which must signal",
+                            kind.name()
+                        ),
+                    ));
+                }
+            }
+        }
+        lines
     }
 
     /// When channels starve while their peer's signals sit unwaited on
