@@ -51,10 +51,15 @@ fn a_deadlock_points_at_the_waits_and_the_channel_numbers() {
         "{stdout}"
     );
     assert!(stdout.contains("this op waits forever"), "{stdout}");
-    // Where the starving channel and its pair on the peer were made.
+    // Where the starving channel and its pair on the peer were made, with
+    // the loop values then, as compile diagnostics give them.
     assert!(
-        stdout.contains("rank 0's memory channel 2 to rank 1, made here")
-            && stdout.contains("rank 1's memory channel 2 to rank 0, made here: the pair of rank 0's channel 2, which must signal"),
+        stdout.contains("[gpus[0].threadblocks[0].ops[3]] (when r = 0)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("rank 0's memory channel 2 to rank 1, made here (when r = 0)")
+            && stdout.contains("rank 1's memory channel 2 to rank 0, made here (when r = 1): the pair of rank 0's channel 2, which must signal"),
         "{stdout}"
     );
 }

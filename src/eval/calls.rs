@@ -360,10 +360,20 @@ impl Evaluator {
         }
     }
 
+    /// The recorder, told the loop values first if they changed since it
+    /// last recorded (ops and channels keep them for reports).
     pub(super) fn rec(&mut self) -> &mut super::record::Recorder {
-        self.recorder
+        let values = std::mem::take(&mut self.loop_values_changed).then(|| self.loop_values());
+        let rec = self
+            .recorder
             .as_mut()
-            .expect("builtins that record run after the program block")
+            .expect("builtins that record run after the program block");
+        match values {
+            Some(v) if v.is_empty() => rec.leave_loops(),
+            Some(v) => rec.enter_loop_context(v),
+            None => {}
+        }
+        rec
     }
 }
 

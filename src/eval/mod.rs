@@ -42,6 +42,8 @@ pub struct Evaluator {
     recorder: Option<Recorder>,
     /// The loop variables in scope, outermost first, for error notes.
     loop_vars: Vec<(String, Value)>,
+    /// Whether `loop_vars` changed since the recorder last heard of them.
+    loop_values_changed: bool,
     depth: usize,
     iterations: u64,
     max_iterations: u64,
@@ -69,6 +71,7 @@ pub fn evaluate(
         overrides,
         recorder: None,
         loop_vars: Vec::new(),
+        loop_values_changed: false,
         depth: 0,
         iterations: 0,
         max_iterations,
@@ -101,12 +104,17 @@ impl Evaluator {
         if self.loop_vars.is_empty() {
             return d;
         }
+        d.with_note(format!("when {}", self.loop_values()))
+    }
+
+    /// The loop variables' current values: "i = 2, peer = 3".
+    fn loop_values(&self) -> String {
         let vars: Vec<String> = self
             .loop_vars
             .iter()
             .map(|(n, v)| format!("{n} = {v}"))
             .collect();
-        d.with_note(format!("when {}", vars.join(", ")))
+        vars.join(", ")
     }
 
     fn lookup(&self, name: &str) -> Option<Value> {
@@ -293,10 +301,12 @@ impl Evaluator {
                     self.record_loop_var(p, &v);
                     self.bind_pattern(p, v)?;
                 }
+                self.loop_values_changed = true;
                 self.for_each(loops, i + 1, body)
             })();
             self.scopes.pop();
             self.loop_vars.truncate(marks);
+            self.loop_values_changed = true;
             if !result? {
                 return Ok(false);
             }

@@ -17,6 +17,8 @@ pub struct Recorder {
     pipelines_opened: u32,
     /// Per (rank, tb): the serial number of the pipeline its last op belongs to.
     last_pipeline: HashMap<(u32, u32), u32>,
+    /// The loop values what is made now is made in (`Plan::loop_contexts`).
+    context: u32,
 }
 
 impl Recorder {
@@ -28,6 +30,7 @@ impl Recorder {
             pipeline: None,
             pipelines_opened: 0,
             last_pipeline: HashMap::new(),
+            context: 0,
         }
     }
 
@@ -55,14 +58,18 @@ impl Recorder {
     }
 
     pub fn new_channel(&mut self, kind: ChannelKind, dst: u32, src: u32, span: Span) -> ChannelVal {
+        let origin = Origin {
+            span,
+            context: self.context,
+        };
         let r = &mut self.plan.ranks[src as usize];
-        let (peers, spans) = if kind == ChannelKind::Memory {
-            (&mut r.memory_peers, &mut r.memory_spans)
+        let (peers, origins) = if kind == ChannelKind::Memory {
+            (&mut r.memory_peers, &mut r.memory_origins)
         } else {
-            (&mut r.port_peers, &mut r.port_spans)
+            (&mut r.port_peers, &mut r.port_origins)
         };
         peers.push(dst);
-        spans.push(span);
+        origins.push(origin);
         ChannelVal {
             id: peers.len() as u32 - 1,
             src,
@@ -152,8 +159,21 @@ impl Recorder {
         *ids.entry(tbs.to_vec()).or_insert(next)
     }
 
+    /// From now on, ops and channels are made with these loop values.
+    pub fn enter_loop_context(&mut self, values: String) {
+        self.plan.loop_contexts.push(values);
+        self.context = self.plan.loop_contexts.len() as u32 - 1;
+    }
+
+    /// Ops and channels are made outside any loop.
+    pub fn leave_loops(&mut self) {
+        self.context = 0;
+    }
+
     /// Appends `op` to thread block `tb` of `rank`, inside the open pipeline if any.
-    pub fn add_op(&mut self, rank: u32, tb: u32, op: Op) {
+    pub fn add_op(&mut self, rank: u32, tb: u32, mut op: Op) {
+        op.context = self.context;
+        let context = self.context;
         let pipeline = self.pipeline.clone();
         let last = self.last_pipeline.get(&(rank, tb)).copied();
         let block = self.threadblock(rank, tb);
@@ -168,6 +188,7 @@ impl Recorder {
                     }
                 } else {
                     let mut p = Op::new(OpName::Pipeline, span);
+                    p.context = context;
                     p.iter = Some(iter);
                     p.body.push(op);
                     block.ops.push(p);

@@ -305,6 +305,7 @@ fn plan(doc: &At) -> Res<Plan> {
         collective,
         options,
         ranks,
+        loop_contexts: Vec::new(),
     })
 }
 

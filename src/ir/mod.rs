@@ -287,6 +287,9 @@ pub struct Op {
     pub body: Vec<Op>,
     /// The source call this op came from (the first one, for a fused op).
     pub span: Span,
+    /// The loop values when it was made: an index into
+    /// `Plan::loop_contexts` (0: outside any loop, or unknown).
+    pub context: u32,
 }
 
 impl Op {
@@ -306,6 +309,7 @@ impl Op {
             iter: None,
             body: Vec::new(),
             span,
+            context: 0,
         }
     }
 
@@ -387,6 +391,14 @@ pub struct SwitchChannelDecl {
 /// and the executor keeps every block resident, so a larger id is a mistake.
 pub const MAX_THREAD_BLOCKS: u32 = 4096;
 
+/// Where a plan element was made: the call, and the loop values then (an
+/// index into `Plan::loop_contexts`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Origin {
+    pub span: Span,
+    pub context: u32,
+}
+
 /// Everything one rank runs.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RankPlan {
@@ -397,10 +409,11 @@ pub struct RankPlan {
     pub memory_peers: Vec<u32>,
     /// Peer of each port channel, by rank-level port channel id.
     pub port_peers: Vec<u32>,
-    /// The program line that made each memory and port channel, parallel to
-    /// `memory_peers` and `port_peers`; empty for plans read from JSON.
-    pub memory_spans: Vec<Span>,
-    pub port_spans: Vec<Span>,
+    /// The program line (and loop values) that made each memory and port
+    /// channel, parallel to `memory_peers` and `port_peers`; empty for
+    /// plans read from JSON.
+    pub memory_origins: Vec<Origin>,
+    pub port_origins: Vec<Origin>,
     pub switch_channels: Vec<SwitchChannelDecl>,
     pub remote_buffers: Vec<RemoteBuffer>,
     /// Initial value of each device semaphore.
@@ -460,6 +473,10 @@ pub struct Plan {
     pub collective: Collective,
     pub options: Options,
     pub ranks: Vec<RankPlan>,
+    /// The loop values ops and channels were made in, for reports
+    /// ("i = 2, peer = 3"); entry 0 is outside any loop. Empty for plans
+    /// read from JSON.
+    pub loop_contexts: Vec<String>,
 }
 
 /// One end of a memory or port channel: (rank, channel type, the rank's
@@ -471,13 +488,21 @@ impl Plan {
     /// A's k-th channel of a type to B pairs with B's k-th channel of that
     /// type to A. Channels left over on one side have no pair.
     /// Where `rank`'s channel `channel` of `kind` was made, if known.
-    pub fn channel_span(&self, rank: u32, kind: ChannelKind, channel: u32) -> Option<Span> {
+    pub fn channel_origin(&self, rank: u32, kind: ChannelKind, channel: u32) -> Option<Origin> {
         let r = self.ranks.get(rank as usize)?;
-        let spans = match kind {
-            ChannelKind::Port => &r.port_spans,
-            _ => &r.memory_spans,
+        let origins = match kind {
+            ChannelKind::Port => &r.port_origins,
+            _ => &r.memory_origins,
         };
-        spans.get(channel as usize).copied()
+        origins.get(channel as usize).copied()
+    }
+
+    /// The loop values of context `context` ("i = 2, peer = 3"), if any.
+    pub fn loop_values(&self, context: u32) -> Option<&str> {
+        (context > 0)
+            .then(|| self.loop_contexts.get(context as usize))
+            .flatten()
+            .map(String::as_str)
     }
 
     pub fn channel_pairs(&self) -> HashMap<Endpoint, Endpoint> {

@@ -51,8 +51,11 @@ pub fn details(report: &Report, sources: Option<&SourceMap>) -> String {
             if let Some(op) = &w.last_write {
                 out.push_str(&format!("  last written by the op at {}\n", op.path));
                 diagnostics.extend(op.span.map(|span| {
-                    Diagnostic::error(span, "wrong result", "the chunk was last written here")
-                        .with_note(w.text.clone())
+                    when(
+                        Diagnostic::error(span, "wrong result", "the chunk was last written here")
+                            .with_note(w.text.clone()),
+                        op,
+                    )
                 }));
             }
         }
@@ -67,6 +70,9 @@ pub fn details(report: &Report, sources: Option<&SourceMap>) -> String {
             for (s, span) in located.take(STUCK_SHOWN) {
                 let mut d = Diagnostic::error(span, "deadlock", "this op waits forever")
                     .with_note(s.text.clone());
+                if let Some(op) = &s.op {
+                    d = when(d, op);
+                }
                 for (made, what) in &s.channels {
                     d = d.with_secondary(*made, what.clone());
                 }
@@ -83,16 +89,26 @@ pub fn details(report: &Report, sources: Option<&SourceMap>) -> String {
                 out.push_str(&format!("  op at {}\n", op.path));
             }
             let message = format!("data race on {}", race.location);
-            let spans = race.ops.clone().map(|op| op.and_then(|o| o.span));
-            diagnostics.extend(match spans {
-                [Some(a), Some(b)] => Some(
-                    Diagnostic::error(b, message, "this access")
-                        .with_secondary(a, "races with this one"),
-                ),
-                [Some(one), None] | [None, Some(one)] => Some(
+            let located = race
+                .ops
+                .clone()
+                .map(|op| op.and_then(|o| Some((o.span?, o))));
+            diagnostics.extend(match located {
+                [Some((a, first)), Some((b, second))] => {
+                    let mut d = Diagnostic::error(b, message, "this access")
+                        .with_secondary(a, "races with this one");
+                    for (op, which) in [(&second, "this access"), (&first, "the other")] {
+                        if let Some(v) = &op.when {
+                            d = d.with_note(format!("{which} when {v}"));
+                        }
+                    }
+                    Some(d)
+                }
+                [Some((one, op)), None] | [None, Some((one, op))] => Some(when(
                     Diagnostic::error(one, message, "this access")
                         .with_note("races with the user's access to the buffer around the kernel"),
-                ),
+                    &op,
+                )),
                 [None, None] => None,
             });
         }
@@ -101,6 +117,14 @@ pub fn details(report: &Report, sources: Option<&SourceMap>) -> String {
         out.push_str(&sources.render(&diagnostics));
     }
     out
+}
+
+/// `d` with the loop values `op` was made in, as compile diagnostics note them.
+fn when(d: Diagnostic, op: &OpAt) -> Diagnostic {
+    match &op.when {
+        Some(v) => d.with_note(format!("when {v}")),
+        None => d,
+    }
 }
 
 fn kind(verdict: &Verdict) -> &'static str {
@@ -117,6 +141,7 @@ fn location(op: &OpAt, sources: Option<&SourceMap>) -> Value {
         "rank": op.rank,
         "thread_block": op.tb,
         "json_path": op.path,
+        "when": op.when,
     });
     if let Some((file, line, column)) = op.span.zip(sources).and_then(|(s, m)| m.location(s)) {
         at["file"] = json!(file);

@@ -14,6 +14,8 @@ pub struct OpAt {
     pub path: String,
     /// The call that made it, when the plan was compiled here.
     pub span: Option<Span>,
+    /// The loop values it was made in ("i = 2, peer = 3").
+    pub when: Option<String>,
 }
 
 /// A thread block that can go no further.
@@ -42,6 +44,9 @@ impl std::fmt::Display for Stuck {
         f.write_str(&self.text)?;
         if let Some(op) = &self.op {
             write!(f, " [{}]", op.path)?;
+            if let Some(when) = &op.when {
+                write!(f, " (when {when})")?;
+            }
         }
         Ok(())
     }
@@ -80,6 +85,7 @@ impl Sim<'_> {
             tb: th.tb,
             path: format!("gpus[{}].threadblocks[{}].{path}", th.rank, th.tb),
             span: (op.span != Span::default()).then_some(op.span),
+            when: self.plan.loop_values(op.context).map(String::from),
         })
     }
 
@@ -183,28 +189,37 @@ impl Sim<'_> {
         for e in starving.take(2) {
             let (rank, kind, c) = e;
             let peer = self.peer_of(e);
-            if let Some(span) = self.plan.channel_span(rank, kind, c) {
+            if let Some(made) = self.plan.channel_origin(rank, kind, c) {
                 lines.push((
-                    span,
+                    made.span,
                     format!(
-                        "rank {rank}'s {} channel {c} to rank {peer}, made here",
-                        kind.name()
+                        "rank {rank}'s {} channel {c} to rank {peer}, made here{}",
+                        kind.name(),
+                        self.when(made.context)
                     ),
                 ));
             }
             if let Some(&(p, kind, pc)) = self.pairs.get(&e) {
-                if let Some(span) = self.plan.channel_span(p, kind, pc) {
+                if let Some(made) = self.plan.channel_origin(p, kind, pc) {
                     lines.push((
-                        span,
+                        made.span,
                         format!(
-                            "rank {p}'s {} channel {pc} to rank {rank}, made here: the pair of rank {rank}'s channel {c}, which must signal",
-                            kind.name()
+                            "rank {p}'s {} channel {pc} to rank {rank}, made here{}: the pair of rank {rank}'s channel {c}, which must signal",
+                            kind.name(),
+                            self.when(made.context)
                         ),
                     ));
                 }
             }
         }
         lines
+    }
+
+    /// " (when i = 2)" for loop context `context`, or nothing.
+    fn when(&self, context: u32) -> String {
+        self.plan
+            .loop_values(context)
+            .map_or(String::new(), |v| format!(" (when {v})"))
     }
 
     /// When channels starve while their peer's signals sit unwaited on
