@@ -104,40 +104,34 @@ pub struct Target {
     pub blocks_per_sm: u32,
 }
 
+/// Hopper: the H100 and the H200 differ in memory, not in their SMs.
+const HOPPER: Target = Target {
+    name: "h100",
+    sms: 132,
+    threads_per_sm: 2048,
+    registers_per_sm: 65536,
+    shared_memory_per_sm: 228 * 1024,
+    blocks_per_sm: 32,
+};
+
 /// The GPUs `--target` knows (NVIDIA's published figures per SM; shared
 /// memory as usable by blocks).
 pub const TARGETS: &[Target] = &[
     Target {
         name: "a100",
         sms: 108,
-        threads_per_sm: 2048,
-        registers_per_sm: 65536,
         shared_memory_per_sm: 164 * 1024,
-        blocks_per_sm: 32,
+        ..HOPPER
     },
-    Target {
-        name: "h100",
-        sms: 132,
-        threads_per_sm: 2048,
-        registers_per_sm: 65536,
-        shared_memory_per_sm: 228 * 1024,
-        blocks_per_sm: 32,
-    },
+    HOPPER,
     Target {
         name: "h200",
-        sms: 132,
-        threads_per_sm: 2048,
-        registers_per_sm: 65536,
-        shared_memory_per_sm: 228 * 1024,
-        blocks_per_sm: 32,
+        ..HOPPER
     },
     Target {
         name: "b200",
         sms: 148,
-        threads_per_sm: 2048,
-        registers_per_sm: 65536,
-        shared_memory_per_sm: 228 * 1024,
-        blocks_per_sm: 32,
+        ..HOPPER
     },
 ];
 
