@@ -39,7 +39,17 @@ pub struct Compilation {
 /// stage up to and including the passes; the back ends are the caller's.
 pub fn compile(path: &Path, defines: &[(String, String)]) -> Compilation {
     let mut sources = SourceMap::default();
-    let result = compile_into(&mut sources, path, defines);
+    let result = compile_into(&mut sources, path, defines, false);
+    Compilation { sources, result }
+}
+
+/// `compile`, keeping with every op and channel the loop values it was
+/// made in (`Plan::loop_contexts`), for reports that point into the
+/// program (`msclc sim`). It costs time per loop iteration, so plain
+/// compilation does without.
+pub fn compile_for_reports(path: &Path, defines: &[(String, String)]) -> Compilation {
+    let mut sources = SourceMap::default();
+    let result = compile_into(&mut sources, path, defines, true);
     Compilation { sources, result }
 }
 
@@ -47,10 +57,15 @@ fn compile_into(
     sources: &mut SourceMap,
     path: &Path,
     defines: &[(String, String)],
+    loop_values: bool,
 ) -> Result<Plan, Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::Plain(format!("cannot read {}: {e}", path.display()), Vec::new()))?;
-    compile_text(sources, path, text, defines, crate::eval::MAX_ITERATIONS)
+    let limits = crate::eval::Limits {
+        max_iterations: crate::eval::MAX_ITERATIONS,
+        loop_values,
+    };
+    compile_text(sources, path, text, defines, limits)
 }
 
 /// Compiles `path` for `nranks` ranks: as it is when it already has that
@@ -122,7 +137,11 @@ pub fn compile_source_limited(
     max_iterations: u64,
 ) -> Compilation {
     let mut sources = SourceMap::default();
-    let result = compile_text(&mut sources, path, text, defines, max_iterations);
+    let limits = crate::eval::Limits {
+        max_iterations,
+        loop_values: false,
+    };
+    let result = compile_text(&mut sources, path, text, defines, limits);
     Compilation { sources, result }
 }
 
@@ -131,14 +150,13 @@ fn compile_text(
     path: &Path,
     text: String,
     defines: &[(String, String)],
-    max_iterations: u64,
+    limits: crate::eval::Limits,
 ) -> Result<Plan, Failure> {
     let program = load(sources, path, text)?;
     crate::check::check(&program).map_err(Failure::Diagnostics)?;
     let overrides = parse_defines(sources, &program.stmts, defines)?;
-    let mut plan =
-        crate::eval::evaluate(&program.stmts, &program.imported, overrides, max_iterations)
-            .map_err(|d| Failure::Diagnostics(vec![d]))?;
+    let mut plan = crate::eval::evaluate(&program.stmts, &program.imported, overrides, limits)
+        .map_err(|d| Failure::Diagnostics(vec![d]))?;
     crate::passes::run(&mut plan).map_err(|d| Failure::Diagnostics(vec![d]))?;
     Ok(plan)
 }

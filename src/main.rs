@@ -238,7 +238,7 @@ fn sim(args: &SimArgs) -> ExitCode {
     use msclc::sim::output::{details, json_report, verdict_line, Run};
     let unusable = ExitCode::from(2);
     let compiled;
-    let (plan, sources) = match load_plan(&args.input, &args.define, None) {
+    let (plan, sources) = match load_plan(&args.input, &args.define, Compile::ForReports) {
         Ok((plan, c)) => {
             compiled = c;
             (plan, compiled.as_ref().map(|c| &c.sources))
@@ -320,13 +320,28 @@ fn sim(args: &SimArgs) -> ExitCode {
     code
 }
 
-/// A program compiled (for `nranks` ranks, when given) or a JSON plan
-/// read; problems are reported here.
+/// How `load_plan` compiles a program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Compile {
+    /// As it is.
+    Plain,
+    /// For this many ranks (`--nranks`).
+    ForRanks(u32),
+    /// Keeping loop values for reports (`msclc sim`).
+    ForReports,
+}
+
+/// A program compiled as `how` says, or a JSON plan read; problems are
+/// reported here.
 fn load_plan(
     input: &std::path::Path,
     defines: &[(String, String)],
-    nranks: Option<u32>,
+    how: Compile,
 ) -> Result<(msclc::ir::Plan, Option<driver::Compilation>), ()> {
+    let nranks = match how {
+        Compile::ForRanks(n) => Some(n),
+        _ => None,
+    };
     if input.extension().is_some_and(|e| e == "json") {
         let text = std::fs::read_to_string(input).map_err(|e| {
             eprintln!("error: cannot read {}: {e}", input.display());
@@ -344,9 +359,10 @@ fn load_plan(
         }
         return Ok((plan, None));
     }
-    let compiled = match nranks {
-        Some(n) => driver::compile_for_ranks(input, defines, n),
-        None => driver::compile(input, defines),
+    let compiled = match how {
+        Compile::ForRanks(n) => driver::compile_for_ranks(input, defines, n),
+        Compile::ForReports => driver::compile_for_reports(input, defines),
+        Compile::Plain => driver::compile(input, defines),
     };
     match &compiled.result {
         Ok(plan) => Ok((plan.clone(), Some(compiled))),
@@ -359,7 +375,8 @@ fn load_plan(
 
 /// `msclc run`: the plan on this machine's GPU.
 fn run(args: &RunArgs) -> ExitCode {
-    let Ok((plan, compiled)) = load_plan(&args.input, &args.define, args.nranks) else {
+    let how = args.nranks.map_or(Compile::Plain, Compile::ForRanks);
+    let Ok((plan, compiled)) = load_plan(&args.input, &args.define, how) else {
         return ExitCode::FAILURE;
     };
     let opts = msclc::runner::RunOptions {

@@ -363,7 +363,8 @@ impl Evaluator {
     /// The recorder, told the loop values first if they changed since it
     /// last recorded (ops and channels keep them for reports).
     pub(super) fn rec(&mut self) -> &mut super::record::Recorder {
-        let values = std::mem::take(&mut self.loop_values_changed).then(|| self.loop_values());
+        let changed = std::mem::take(&mut self.loop_values_changed);
+        let values = (changed && self.track_loop_values).then(|| self.loop_values());
         let rec = self
             .recorder
             .as_mut()

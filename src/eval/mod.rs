@@ -44,19 +44,29 @@ pub struct Evaluator {
     loop_vars: Vec<(String, Value)>,
     /// Whether `loop_vars` changed since the recorder last heard of them.
     loop_values_changed: bool,
+    /// Whether the recorder keeps loop values at all (`Limits::loop_values`).
+    track_loop_values: bool,
     depth: usize,
     iterations: u64,
     max_iterations: u64,
 }
 
+/// How far evaluation may go, and what it keeps for reports.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Loop iterations the program may run.
+    pub max_iterations: u64,
+    /// Keep with every op and channel the loop values it was made in.
+    pub loop_values: bool,
+}
+
 /// Runs `stmts` (the main file, with imported functions in `functions`) and
-/// returns the recorded plan. `overrides` are the `-D` values of params;
-/// the program may run at most `max_iterations` loop iterations.
+/// returns the recorded plan. `overrides` are the `-D` values of params.
 pub fn evaluate(
     stmts: &[Stmt],
     functions: &[Rc<FnDef>],
     overrides: HashMap<String, Value>,
-    max_iterations: u64,
+    limits: Limits,
 ) -> Res<Plan> {
     let mut ev = Evaluator {
         scopes: vec![FnvMap::default()],
@@ -72,9 +82,10 @@ pub fn evaluate(
         recorder: None,
         loop_vars: Vec::new(),
         loop_values_changed: false,
+        track_loop_values: limits.loop_values,
         depth: 0,
         iterations: 0,
-        max_iterations,
+        max_iterations: limits.max_iterations,
     };
     for stmt in stmts {
         if let StmtKind::Fn(f) = &stmt.kind {
