@@ -636,20 +636,20 @@ pub fn signatures() -> Vec<Signature> {
             switch_broadcast(false),
             unit(),
         ),
-        // A semaphore is acquired before reading what another block wrote, and
-        // released after writing: the thread block syncs on that side by default.
+        // As in the reference DSL, a semaphore's acquire and release sync
+        // the thread block on both sides by default.
         sig(
             B::SemAcquire,
             R::Semaphore,
             "acquire",
-            sync_params("after", false),
+            sync_params("both", false),
             unit(),
         ),
         sig(
             B::SemRelease,
             R::Semaphore,
             "release",
-            sync_params("before", false),
+            sync_params("both", false),
             unit(),
         ),
     ]

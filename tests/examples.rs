@@ -58,3 +58,31 @@ fn ports_compile_at_other_sizes() {
     }
     assert!(checked >= 60, "only {checked} port/size pairs checked");
 }
+
+/// Defaults follow the reference DSL: a semaphore's acquire and release
+/// sync their thread block on both sides unless told otherwise.
+#[test]
+fn semaphore_ops_sync_both_sides_by_default() {
+    let program = r#"
+program "sem" {
+    collective = test_collective(1, input_size: 0, output_size: 0)
+    protocol = Simple
+}
+let sem = semaphore(0, initial_value: 0)
+sem.acquire(tb: 0)
+sem.release(tb: 1)
+"#;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sem.mscl");
+    let Ok(plan) = msclc::driver::compile_source(&path, program.into(), &[]).result else {
+        panic!("the program compiles");
+    };
+    let names = |tb: usize| -> Vec<&str> {
+        plan.ranks[0].threadblocks[tb]
+            .ops
+            .iter()
+            .map(|op| op.name.json())
+            .collect()
+    };
+    assert_eq!(names(0), ["nop", "sem_acquire", "nop"]);
+    assert_eq!(names(1), ["nop", "sem_release", "nop"]);
+}
