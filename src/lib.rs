@@ -11,6 +11,7 @@ pub mod diag;
 pub mod driver;
 pub mod eval;
 pub mod front;
+pub mod install;
 pub mod ir;
 pub mod passes;
 pub mod runner;

@@ -59,6 +59,18 @@ enum Command {
     /// collective and print an nccl-tests table. Exit code 1 when a result
     /// is wrong or no GPU can run it.
     Run(RunArgs),
+    /// Write the default plans the MSCCL++ runtime loads (four multi-node
+    /// AllReduce plans), as `python3 -m mscclpp --install` does, with no
+    /// Python. The folder is CLEARED first, as the reference does.
+    Install(InstallArgs),
+}
+
+#[derive(Debug, Args)]
+struct InstallArgs {
+    /// The folder to clear and fill (default: $MSCCLPP_CACHE_DIR/default,
+    /// else ~/.cache/mscclpp/default, where the runtime looks).
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -426,6 +438,27 @@ fn run(args: &RunArgs) -> ExitCode {
     }
 }
 
+/// `msclc install`: the runtime's default plans.
+fn install(args: &InstallArgs) -> ExitCode {
+    let Some(dir) = args.cache_dir.clone().or_else(msclc::install::default_dir) else {
+        eprintln!("error: no --cache-dir given, and neither MSCCLPP_CACHE_DIR nor HOME is set");
+        return ExitCode::FAILURE;
+    };
+    match msclc::install::install(&dir) {
+        Ok(files) => {
+            println!("cleared {} and wrote:", dir.display());
+            for f in files {
+                println!("  {}", f.display());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -433,6 +466,7 @@ fn main() -> ExitCode {
         Some(Command::Compile(args)) => compile(&args),
         Some(Command::Sim(args)) => sim(&args),
         Some(Command::Run(args)) => run(&args),
+        Some(Command::Install(args)) => install(&args),
         Some(Command::Check(args)) => {
             let c = driver::compile(&args.input, &args.define);
             match &c.result {

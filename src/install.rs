@@ -1,0 +1,169 @@
+//! `msclc install`: the default plans the MSCCL++ runtime loads, written
+//! where it looks for them, as `python3 -m mscclpp --install` writes them:
+//! four multi-node AllReduce plans compiled from the port of the DSL's
+//! default algorithm, which is built into msclc, so no Python is needed.
+
+use crate::ir::{Op, Plan};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// The port the default plans come from (its `import "std/peers"` resolves
+/// to the built-in standard library).
+const ALLREDUCE_MULTI_NODES: &str =
+    include_str!("../examples/mscclpp/default_algos/allreduce_multi_nodes.mscl");
+
+/// One default plan: its file, and the port's params that make it.
+struct DefaultPlan {
+    file: &'static str,
+    num_gpus: u32,
+    thread_block_group: u32,
+    min_message_size: u64,
+    max_message_size: u64,
+}
+
+/// The plans the reference installs, in its order (which matters: see
+/// `BarrierIds`).
+const DEFAULT_PLANS: &[DefaultPlan] = &[
+    DefaultPlan {
+        file: "allreduce_2nodes_1K_64K",
+        num_gpus: 16,
+        thread_block_group: 1,
+        min_message_size: 1 << 10,
+        max_message_size: 64 << 10,
+    },
+    DefaultPlan {
+        file: "allreduce_2nodes_128K_2M",
+        num_gpus: 16,
+        thread_block_group: 4,
+        min_message_size: 128 << 10,
+        max_message_size: 2 << 20,
+    },
+    DefaultPlan {
+        file: "allreduce_4nodes_1K_64K",
+        num_gpus: 32,
+        thread_block_group: 1,
+        min_message_size: 1 << 10,
+        max_message_size: 64 << 10,
+    },
+    DefaultPlan {
+        file: "allreduce_4nodes_128K_2M",
+        num_gpus: 32,
+        thread_block_group: 4,
+        min_message_size: 128 << 10,
+        max_message_size: 2 << 20,
+    },
+];
+
+/// Where the runtime loads default plans from: `$MSCCLPP_CACHE_DIR/default`,
+/// else `~/.cache/mscclpp/default`.
+pub fn default_dir() -> Option<PathBuf> {
+    let base = match std::env::var_os("MSCCLPP_CACHE_DIR").filter(|v| !v.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(std::env::var_os("HOME")?).join(".cache/mscclpp"),
+    };
+    Some(base.join("default"))
+}
+
+/// Clears `dir` and writes the default plans into it; returns the files
+/// written.
+pub fn install(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let mut barrier_ids = BarrierIds::default();
+    let mut written = Vec::new();
+    for spec in DEFAULT_PLANS {
+        let mut plan = compile(spec)?;
+        barrier_ids.continue_numbering(&mut plan);
+        let path = dir.join(format!("{}.json", spec.file));
+        let mut out = Vec::new();
+        crate::back::json::write_plan(&plan, false, &mut out)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        std::fs::write(&path, out).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+fn compile(spec: &DefaultPlan) -> Result<Plan, String> {
+    let defines: Vec<(String, String)> = [
+        ("name", spec.file.to_string()),
+        ("num_gpus", spec.num_gpus.to_string()),
+        ("gpus_per_node", "8".to_string()),
+        ("tbg", spec.thread_block_group.to_string()),
+        ("min_message_size", spec.min_message_size.to_string()),
+        ("max_message_size", spec.max_message_size.to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let path = Path::new("allreduce_multi_nodes.mscl");
+    let compiled = crate::driver::compile_source(path, ALLREDUCE_MULTI_NODES.into(), &defines);
+    compiled
+        .result
+        .map_err(|_| format!("the built-in port does not compile for {}", spec.file))
+}
+
+/// The reference numbers barriers per rank in one registry for the whole
+/// Python process: a thread-block list seen before (in an earlier plan of
+/// the same install) keeps its id, a new one takes the next. Plans written
+/// together therefore number their barriers after the ones before them,
+/// and so do we.
+#[derive(Default)]
+struct BarrierIds {
+    /// Per rank: thread-block list -> id.
+    ranks: Vec<HashMap<Vec<u32>, u32>>,
+}
+
+impl BarrierIds {
+    fn continue_numbering(&mut self, plan: &mut Plan) {
+        if self.ranks.len() < plan.ranks.len() {
+            self.ranks.resize_with(plan.ranks.len(), HashMap::new);
+        }
+        for (rank, registry) in plan.ranks.iter_mut().zip(&mut self.ranks) {
+            // This plan's own ids, in the order it made them, with their
+            // thread blocks.
+            let mut lists: Vec<(u32, Vec<u32>)> = Vec::new();
+            for (t, tb) in rank.threadblocks.iter().enumerate() {
+                for_each_barrier(
+                    &tb.ops,
+                    &mut |id| match lists.iter_mut().find(|(i, _)| *i == id) {
+                        Some((_, tbs)) if tbs.last() != Some(&(t as u32)) => tbs.push(t as u32),
+                        Some(_) => {}
+                        None => lists.push((id, vec![t as u32])),
+                    },
+                );
+            }
+            lists.sort();
+            let renumber: HashMap<u32, u32> = lists
+                .into_iter()
+                .map(|(id, tbs)| {
+                    let next = registry.len() as u32;
+                    (id, *registry.entry(tbs).or_insert(next))
+                })
+                .collect();
+            for tb in &mut rank.threadblocks {
+                renumber_barriers(&mut tb.ops, &renumber);
+            }
+        }
+    }
+}
+
+fn for_each_barrier(ops: &[Op], f: &mut dyn FnMut(u32)) {
+    for op in ops {
+        if let Some((id, _)) = op.barrier {
+            f(id);
+        }
+        for_each_barrier(&op.body, f);
+    }
+}
+
+fn renumber_barriers(ops: &mut [Op], renumber: &HashMap<u32, u32>) {
+    for op in ops {
+        if let Some((id, k)) = op.barrier {
+            op.barrier = Some((renumber.get(&id).copied().unwrap_or(id), k));
+        }
+        renumber_barriers(&mut op.body, renumber);
+    }
+}
