@@ -201,6 +201,7 @@ pub enum Builtin {
     SendRecv,
     TestCollective,
     Len,
+    Assert,
     Min,
     Max,
     Str,
@@ -468,6 +469,17 @@ pub fn signatures() -> Vec<Signature> {
             "min",
             vec![req("a", Type::Int), req("b", Type::Int)],
             Type::Int,
+        ),
+        // Stops compilation with `message` at the call when `condition` is
+        // false: a program's own checks of its params, as a Python DSL
+        // program raises (for example, a message size too small for the
+        // number of instances).
+        sig(
+            B::Assert,
+            R::Free,
+            "assert",
+            vec![req("condition", Type::Bool), req("message", Type::Str)],
+            unit(),
         ),
         sig(
             B::Max,

@@ -355,3 +355,19 @@ fn unknown_define_lists_params() {
     };
     assert!(message.contains("`four` is not a valid int"), "{message}");
 }
+
+#[test]
+fn failed_assertion_of_the_program() {
+    expect(
+        &with_header("let n = 3\n@assert(n % 2 == 0, \"n must be even, not \" + str(n))"),
+        "n must be even, not 3",
+    );
+}
+
+#[test]
+fn reduce_with_no_other_chunk() {
+    expect(
+        &with_header("rank(0).reduce(rank(0).input[0], @[], tb: 0)"),
+        "a reduce needs at least one other chunk",
+    );
+}

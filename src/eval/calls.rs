@@ -407,6 +407,14 @@ pub fn call_builtin(
         B::Min => Ok(Value::Int(args.v(0).as_int().min(args.v(1).as_int()))),
         B::Max => Ok(Value::Int(args.v(0).as_int().max(args.v(1).as_int()))),
         B::Str => Ok(Value::Str(Rc::from(args.v(0).to_string().as_str()))),
+        B::Assert if args.v(0).as_bool() => Ok(Value::Unit),
+        B::Assert => {
+            let message = match args.v(1) {
+                Value::Str(text) => text.to_string(),
+                other => other.to_string(),
+            };
+            Err(ev.error(args.call, message, "the program's assertion fails here"))
+        }
         B::AllGather
         | B::AllReduce
         | B::ReduceScatter

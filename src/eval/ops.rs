@@ -51,6 +51,13 @@ pub(super) fn method(ev: &mut Evaluator, which: Builtin, recv: Value, args: &Arg
             ev.expect_rank(args, 0, src, *r, "the source chunk")?;
             ev.expect_rank(args, 4, dst, *r, "the destination chunk")?;
             ev.expect_same_size(args, 4, src, dst)?;
+            if others.is_empty() {
+                return Err(ev.error(
+                    args.span(1),
+                    "a reduce needs at least one other chunk",
+                    "this list is empty",
+                ));
+            }
             for o in &others {
                 ev.expect_rank(args, 1, *o, *r, "every other chunk")?;
                 ev.expect_same_size(args, 1, src, *o)?;

@@ -12,7 +12,7 @@ syn keyword msclConstant Simple LL none before after both sum input output scrat
 syn match msclConstant "\(:\s*\)\@<=\<\(min\|max\)\>\(\s*(\)\@!"
 syn match msclCollective "\<\(allgather\|allreduce\|reducescatter\|alltoall\|sendrecv\|test_collective\)\>\(\s*(\)\@="
 syn match msclChannel "\<\(memory_channel\|port_channel\|switch_channel\)\>\(\s*(\)\@="
-syn match msclBuiltin "\<\(rank\|scratch\|tb_group\|semaphore\|len\|min\|max\|str\)\>\(\s*(\)\@="
+syn match msclBuiltin "\<\(rank\|scratch\|tb_group\|semaphore\|len\|assert\|min\|max\|str\)\>\(\s*(\)\@="
 syn match msclOperation "\.\@<=\<\(copy\|copy_packets\|unpack_packets\|reduce\|barrier\|signal\|wait\|put\|get\|put_packets\|read_put_packets\|flush\|put_with_signal\|put_with_signal_and_flush\|at_rank\|broadcast\|broadcast_packets\|acquire\|release\)\>"
 syn match msclOption "^\s*\zs\(collective\|num_ranks\|instances\|protocol\|instr_fusion\|auto_sync\|replication_policy\|reuse_resources\|num_threads_per_block\|use_double_scratch_buffer\|buffer_alignment\|min_message_size\|max_message_size\)\ze\s*="
 syn match msclParamName "\(\<param\s\+\)\@<=\h\w*"
