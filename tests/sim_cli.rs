@@ -47,7 +47,7 @@ fn a_deadlock_points_at_the_waits_and_the_channel_numbers() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("signal_wait_fuse_test.mscl:12:5"),
+        stdout.contains("signal_wait_fuse_test.mscl:19:5"),
         "{stdout}"
     );
     assert!(stdout.contains("this op waits forever"), "{stdout}");
