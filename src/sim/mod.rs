@@ -37,10 +37,9 @@ mod user;
 mod value;
 
 use crate::ir::*;
-use clock::{at, Clocks};
+use clock::{Clocks, VClock};
 use limits::check_limits;
 use std::collections::{HashMap, VecDeque};
-use std::rc::Rc;
 use value::Contents;
 
 /// What the simulator found.
@@ -146,7 +145,7 @@ struct Cell {
     /// What the packet's writer had done when it wrote it (execution order
     /// only), and the writer and its epoch: a reader that sees the packet's
     /// flag is after all of that.
-    packet_clock: Option<(Rc<Vec<u32>>, usize, u32)>,
+    packet_clock: Option<(VClock, usize, u32)>,
     last_write: Option<Access>,
     reads: Vec<Access>,
 }
@@ -215,7 +214,7 @@ impl<'p> Sim<'p> {
                     pc: 0,
                     execution: 1,
                     epoch: 0,
-                    clock: Clocks::zero(0),
+                    clock: Clocks::zero(),
                     pending: Vec::new(),
                     barrier_count: HashMap::new(),
                     done: false,
@@ -233,10 +232,6 @@ impl<'p> Sim<'p> {
                 proxies.insert((r as u32, c as u32), (index, 0));
             }
         }
-        let width = users + plan.ranks.len() + proxies.len();
-        for t in &mut threads {
-            t.clock = Clocks::zero(width);
-        }
         let parts = parts_per_chunk(plan);
         let mut sim = Sim {
             plan,
@@ -250,7 +245,7 @@ impl<'p> Sim<'p> {
             semaphores: HashMap::new(),
             barriers: HashMap::new(),
             ops_run: 0,
-            user_clocks: vec![Clocks::zero(width); plan.ranks.len()],
+            user_clocks: vec![Clocks::zero(); plan.ranks.len()],
             reduce_op: first_reduce_op(plan),
             proxies,
             port_transfer: None,
@@ -262,10 +257,6 @@ impl<'p> Sim<'p> {
             }
         }
         sim
-    }
-
-    fn width(&self) -> usize {
-        self.users + self.plan.ranks.len() + self.proxies.len()
     }
 
     fn is_user(&self, thread: usize) -> bool {
@@ -386,23 +377,26 @@ impl<'p> Sim<'p> {
         }
         // The user's thread learns everything the kernel did.
         let user = self.users + rank as usize;
-        let mut clock = Clocks::zero(self.width());
+        let mut clock = Clocks::zero();
+        clock.join_all(mine.iter().map(|&i| &self.threads[i].clock));
         for &i in &mine {
-            clock.join(&self.threads[i].clock);
             clock.set(i, self.threads[i].epoch + 1);
         }
         clock.set(user, 2 * execution);
         if let Some(v) = self.user_reads_result(rank, execution, &clock) {
             return Step::Problem(v);
         }
-        self.user_clocks[rank as usize] = clock.clone();
         if execution == self.executions {
             for &i in &mine {
                 self.threads[i].done = true;
             }
             return Step::Ran;
         }
+        // (Kept for the next execution only: after the last, a thousand
+        // ranks' clocks of everything would be held for nothing.)
+        self.user_clocks[rank as usize] = clock.clone();
         clock.set(user, 2 * execution + 1);
+        clock.compact();
         for &i in &mine {
             let th = &mut self.threads[i];
             th.clock = clock.clone();
@@ -672,7 +666,6 @@ impl<'p> Sim<'p> {
         let rank = self.threads[t].rank;
         let generation = *self.threads[t].barrier_count.get(&id).unwrap_or(&0);
         let key = (rank, id, generation);
-        let width = self.width();
         let arrivals = self.barriers.entry(key).or_default();
         if !arrivals.iter().any(|(who, _)| *who == t) {
             // A barrier syncs the block first: its epoch ends, and what it
@@ -680,22 +673,24 @@ impl<'p> Sim<'p> {
             let th = &mut self.threads[t];
             th.epoch += 1;
             th.clock.set(t, th.epoch);
-            for learnt in std::mem::take(&mut th.pending) {
-                th.clock.join(&learnt);
-            }
+            th.clock.join_all(&std::mem::take(&mut th.pending));
             arrivals.push((t, th.clock.clone()));
         }
         if (arrivals.len() as u32) < n {
             return false;
         }
-        let mut joined = Clocks::zero(width);
-        for (_, c) in arrivals.iter() {
-            joined.join(c);
-        }
+        let mut joined = Clocks::zero();
+        joined.join_all(arrivals.iter().map(|(_, c)| c));
         self.threads[t].pending.push(joined);
         self.sync_epoch(t);
         *self.threads[t].barrier_count.entry(id).or_insert(0) += 1;
         true
+    }
+}
+
+impl Drop for Sim<'_> {
+    fn drop(&mut self) {
+        clock::forget_folds();
     }
 }
 
