@@ -96,14 +96,14 @@ const PIPELINE_ITERATIONS: u32 = 2;
 
 /// A thread block's flattened op list: a pipeline's body repeated once per
 /// iteration, each op with its iteration.
-fn flatten(ops: &[Op], out: &mut Vec<(Op, Option<u32>)>) {
+fn flatten<'p>(ops: &'p [Op], out: &mut Vec<(&'p Op, Option<u32>)>) {
     for op in ops {
         if op.name == OpName::Pipeline {
             for it in 0..PIPELINE_ITERATIONS {
-                out.extend(op.body.iter().map(|inner| (inner.clone(), Some(it))));
+                out.extend(op.body.iter().map(|inner| (inner, Some(it))));
             }
         } else {
-            out.push((op.clone(), None));
+            out.push((op, None));
         }
     }
 }
@@ -150,10 +150,11 @@ struct Cell {
     reads: Vec<Access>,
 }
 
-struct Thread {
+struct Thread<'p> {
     rank: u32,
     tb: u32,
-    ops: Vec<Op>,
+    /// The block's ops in the plan, pipelines unrolled.
+    ops: Vec<&'p Op>,
     /// The pipeline iteration of each op, if it is in a pipeline.
     iterations: Vec<Option<u32>>,
     pc: usize,
@@ -175,7 +176,7 @@ struct Sim<'p> {
     plan: &'p Plan,
     executions: u32,
     parts: u32,
-    threads: Vec<Thread>,
+    threads: Vec<Thread<'p>>,
     /// One user thread per rank, after the block threads.
     users: usize,
     memory: HashMap<Loc, Cell>,
@@ -346,8 +347,8 @@ impl<'p> Sim<'p> {
         if th.pc == th.ops.len() {
             return self.end_of_kernel(t);
         }
-        let op = th.ops[th.pc].clone();
-        match self.execute(t, &op) {
+        let op = th.ops[th.pc];
+        match self.execute(t, op) {
             Ok(true) => {
                 self.threads[t].pc += 1;
                 self.ops_run += 1;
