@@ -179,6 +179,10 @@ struct Sim<'p> {
     threads: Vec<Thread<'p>>,
     /// One user thread per rank, after the block threads.
     users: usize,
+    /// Each rank's block threads: `rank_threads[r]..rank_threads[r + 1]`.
+    rank_threads: Vec<usize>,
+    /// Per rank: its blocks at the end of the current execution.
+    at_end: Vec<usize>,
     memory: HashMap<Loc, Cell>,
     /// Signals in flight to each endpoint: the signaller's clock, or
     /// `None` for a relaxed signal.
@@ -202,7 +206,9 @@ struct Sim<'p> {
 impl<'p> Sim<'p> {
     fn new(plan: &'p Plan, executions: u32) -> Sim<'p> {
         let mut threads = Vec::new();
+        let mut rank_threads = vec![0];
         for (r, rank) in plan.ranks.iter().enumerate() {
+            rank_threads.push(rank_threads[r] + rank.threadblocks.len());
             for (t, tb) in rank.threadblocks.iter().enumerate() {
                 let mut flat = Vec::new();
                 flatten(&tb.ops, &mut flat);
@@ -240,6 +246,8 @@ impl<'p> Sim<'p> {
             parts,
             threads,
             users,
+            rank_threads,
+            at_end: vec![0; plan.ranks.len()],
             memory: HashMap::new(),
             inbound: HashMap::new(),
             pairs: plan.channel_pairs(),
@@ -364,23 +372,25 @@ impl<'p> Sim<'p> {
     /// next execution.
     fn end_of_kernel(&mut self, t: usize) -> Step {
         let rank = self.threads[t].rank;
-        self.threads[t].at_kernel_end = true;
-        let mine: Vec<usize> = (0..self.threads.len())
-            .filter(|&i| self.threads[i].rank == rank)
-            .collect();
-        if !mine.iter().all(|&i| self.threads[i].at_kernel_end) {
+        if !self.threads[t].at_kernel_end {
+            self.threads[t].at_kernel_end = true;
+            self.at_end[rank as usize] += 1;
+        }
+        let mine = self.rank_threads[rank as usize]..self.rank_threads[rank as usize + 1];
+        if self.at_end[rank as usize] < mine.len() {
             return Step::Blocked;
         }
+        self.at_end[rank as usize] = 0;
         let execution = self.threads[t].execution;
         // The kernel's end syncs every block: what they learnt now counts.
-        for &i in &mine {
+        for i in mine.clone() {
             self.sync_epoch(i);
         }
         // The user's thread learns everything the kernel did.
         let user = self.users + rank as usize;
         let mut clock = Clocks::zero();
-        clock.join_all(mine.iter().map(|&i| &self.threads[i].clock));
-        for &i in &mine {
+        clock.join_all(self.threads[mine.clone()].iter().map(|th| &th.clock));
+        for i in mine.clone() {
             clock.set(i, self.threads[i].epoch + 1);
         }
         clock.set(user, 2 * execution);
@@ -388,7 +398,7 @@ impl<'p> Sim<'p> {
             return Step::Problem(v);
         }
         if execution == self.executions {
-            for &i in &mine {
+            for i in mine {
                 self.threads[i].done = true;
             }
             return Step::Ran;
@@ -398,7 +408,7 @@ impl<'p> Sim<'p> {
         self.user_clocks[rank as usize] = clock.clone();
         clock.set(user, 2 * execution + 1);
         clock.compact();
-        for &i in &mine {
+        for i in mine {
             let th = &mut self.threads[i];
             th.clock = clock.clone();
             th.epoch += 1;
