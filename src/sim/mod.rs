@@ -32,6 +32,7 @@
 mod clock;
 mod data;
 mod limits;
+mod memory;
 mod race;
 mod user;
 mod value;
@@ -183,7 +184,7 @@ struct Sim<'p> {
     rank_threads: Vec<usize>,
     /// Per rank: its blocks at the end of the current execution.
     at_end: Vec<usize>,
-    memory: HashMap<Loc, Cell>,
+    memory: memory::Memory,
     /// Signals in flight to each endpoint: the signaller's clock, or
     /// `None` for a relaxed signal.
     inbound: HashMap<Endpoint, VecDeque<Clocks>>,
@@ -248,7 +249,7 @@ impl<'p> Sim<'p> {
             users,
             rank_threads,
             at_end: vec![0; plan.ranks.len()],
-            memory: HashMap::new(),
+            memory: memory::Memory::new(plan, parts),
             inbound: HashMap::new(),
             pairs: plan.channel_pairs(),
             semaphores: HashMap::new(),
