@@ -71,6 +71,16 @@ struct Part {
 }
 
 impl Part {
+    /// Whether this part covers part `id` (a part covers only older ones).
+    fn covers_id(&self, id: u64) -> bool {
+        match (self.covers.first(), self.covers.last()) {
+            (Some(&lo), Some(&hi)) if lo <= id && id <= hi => {
+                self.covers.binary_search(&id).is_ok()
+            }
+            _ => false,
+        }
+    }
+
     fn bytes(&self) -> usize {
         std::mem::size_of::<Part>() + self.covers.len() * 8 + self.entries.bytes()
     }
@@ -148,9 +158,7 @@ fn own_at(own: &[(u32, u32)], i: u32) -> u32 {
 
 /// Whether `p` adds nothing to `parts`.
 fn covered(parts: &[Rc<Part>], p: &Part) -> bool {
-    parts
-        .iter()
-        .any(|q| q.id == p.id || q.covers.binary_search(&p.id).is_ok())
+    parts.iter().any(|q| q.id == p.id || q.covers_id(p.id))
 }
 
 impl Inner {
@@ -353,7 +361,7 @@ impl VClock {
             self.0 = Some(first.clone());
         }
         let me = self.0.as_ref().expect("set above");
-        let mut parts: Option<Vec<Rc<Part>>> = None;
+        let mut candidates: Vec<&Rc<Part>> = Vec::new();
         let mut own: Vec<(u32, u32)> = Vec::new();
         for o in others {
             if Rc::ptr_eq(me, o) {
@@ -368,18 +376,36 @@ impl VClock {
                     })
                 })
             });
-            for p in o.parts.iter().chain(shared_own) {
-                let current = parts.as_deref().unwrap_or(&me.parts);
-                if !covered(current, p) {
-                    let list = parts.get_or_insert_with(|| me.parts.clone());
-                    list.retain(|q| p.covers.binary_search(&q.id).is_err());
-                    list.push(p.clone());
-                }
-            }
+            candidates.extend(o.parts.iter().chain(shared_own));
             if shared_own.is_none() {
                 own.extend_from_slice(&o.own);
             }
         }
+        // The parts that are news: not known, not covered by a known part
+        // or by another new one.
+        candidates.sort_unstable_by_key(|p| p.id);
+        candidates.dedup_by_key(|p| p.id);
+        candidates.retain(|p| !covered(&me.parts, p));
+        let folds: Vec<&Rc<Part>> = candidates
+            .iter()
+            .filter(|p| !p.covers.is_empty())
+            .copied()
+            .collect();
+        // (Skipped for large joins: they fold anyway, and the fold is the
+        // same with a redundant part.)
+        if !folds.is_empty() && candidates.len() > 1 && folds.len() * candidates.len() <= 4096 {
+            candidates.retain(|p| !folds.iter().any(|q| q.covers_id(p.id)));
+        }
+        let parts = (!candidates.is_empty()).then(|| {
+            let mut list: Vec<Rc<Part>> = me
+                .parts
+                .iter()
+                .filter(|q| !candidates.iter().any(|p| p.covers_id(q.id)))
+                .cloned()
+                .collect();
+            list.extend(candidates.into_iter().cloned());
+            list
+        });
         if parts.is_none() && own.is_empty() {
             return;
         }
