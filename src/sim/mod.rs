@@ -31,6 +31,7 @@
 
 mod clock;
 mod data;
+mod hash;
 mod limits;
 mod memory;
 mod race;
@@ -39,8 +40,9 @@ mod value;
 
 use crate::ir::*;
 use clock::{Clocks, VClock};
+use hash::HashMap;
 use limits::check_limits;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use value::Contents;
 
 /// What the simulator found.
@@ -224,7 +226,7 @@ impl<'p> Sim<'p> {
                     epoch: 0,
                     clock: Clocks::zero(),
                     pending: Vec::new(),
-                    barrier_count: HashMap::new(),
+                    barrier_count: HashMap::default(),
                     done: false,
                     at_kernel_end: false,
                 });
@@ -233,7 +235,7 @@ impl<'p> Sim<'p> {
         let users = threads.len();
         // Port transfers run on a host proxy, one per port channel, which
         // reads the source some time after the block pushed the request.
-        let mut proxies = HashMap::new();
+        let mut proxies = HashMap::default();
         for (r, rank) in plan.ranks.iter().enumerate() {
             for c in 0..rank.port_peers.len() {
                 let index = users + plan.ranks.len() + proxies.len();
@@ -250,10 +252,10 @@ impl<'p> Sim<'p> {
             rank_threads,
             at_end: vec![0; plan.ranks.len()],
             memory: memory::Memory::new(plan, parts),
-            inbound: HashMap::new(),
-            pairs: plan.channel_pairs(),
-            semaphores: HashMap::new(),
-            barriers: HashMap::new(),
+            inbound: HashMap::default(),
+            pairs: plan.channel_pairs().into_iter().collect(),
+            semaphores: HashMap::default(),
+            barriers: HashMap::default(),
             ops_run: 0,
             user_clocks: vec![Clocks::zero(); plan.ranks.len()],
             reduce_op: first_reduce_op(plan),
