@@ -36,7 +36,7 @@ const SHARE_OWN: usize = 32;
 /// Parts kept before they are folded into one.
 const PARTS_MAX: usize = 32;
 /// Part ids a folded part remembers covering.
-const COVERS_MAX: usize = 1024;
+const COVERS_MAX: usize = 256;
 
 /// One vector clock: epoch per thread, zero where absent. Cheap to clone
 /// (a reference count); copy-on-write.
@@ -181,10 +181,29 @@ impl Inner {
                 entries: Entries::Sparse(own.into_boxed_slice()),
             }));
         }
-        if self.parts.len() > PARTS_MAX {
+        if too_many(&self.parts) {
             self.parts = vec![fold(&self.parts)];
         }
     }
+}
+
+/// Whether `parts` should be folded into one: more than [`PARTS_MAX`], or
+/// a few that mostly repeat each other (more entries in all than four
+/// times the largest holds: the knowledge a ring of blocks passes on
+/// grows by a little at each step, and each step would add a part).
+fn too_many(parts: &[Rc<Part>]) -> bool {
+    if parts.len() > PARTS_MAX {
+        return true;
+    }
+    if parts.len() < 4 {
+        return false;
+    }
+    let (mut total, mut largest) = (0, 0);
+    for p in parts {
+        total += p.entries.len();
+        largest = largest.max(p.entries.len());
+    }
+    total > 4 * largest
 }
 
 /// Bytes of recent folds kept alive for reuse.
@@ -254,7 +273,8 @@ fn fold_covers(parts: &[Rc<Part>]) -> Box<[u64]> {
         .iter()
         .flat_map(|p| std::iter::once(p.id).chain(p.covers.iter().copied()))
         .collect();
-    covers.sort_unstable();
+    // (Sorted runs, one per part: a stable sort merges them.)
+    covers.sort();
     covers.dedup();
     if covers.len() > COVERS_MAX {
         covers.drain(..covers.len() - COVERS_MAX);
@@ -299,7 +319,8 @@ fn fold_entries(parts: &[Rc<Part>]) -> Entries {
             ),
         }
     }
-    all.sort_unstable();
+    // (Sorted runs, one per part: a stable sort merges them.)
+    all.sort();
     Entries::Sparse(max_per_thread(all).into_boxed_slice())
 }
 
@@ -414,11 +435,11 @@ impl VClock {
             own: me.own.clone(),
             own_part: Default::default(),
         };
-        if next.parts.len() > PARTS_MAX {
+        if too_many(&next.parts) {
             next.parts = vec![fold(&next.parts)];
         }
         // The own entries that are news.
-        own.sort_unstable();
+        own.sort(); // runs, one per clock
         let news: Vec<(u32, u32)> = max_per_thread(own)
             .into_iter()
             .filter(|&(i, v)| next.at(i) < v)
