@@ -29,6 +29,7 @@
 //! results, expectations), `race.rs` (happens-before checks and reports),
 //! `clock.rs`, `value.rs`, `limits.rs` (executor-limit warnings).
 
+mod budget;
 mod clock;
 mod data;
 mod hash;
@@ -39,6 +40,7 @@ mod user;
 mod value;
 
 use crate::ir::*;
+pub use budget::memory_estimate;
 use clock::{Clocks, VClock};
 use hash::HashMap;
 use limits::check_limits;
