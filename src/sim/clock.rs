@@ -1,69 +1,683 @@
 //! Vector clocks for the simulator's happens-before order.
+//!
+//! A plan with a thousand ranks has a million thread blocks. Most of them
+//! only ever learn of a few hundred others, and what they learn they learn
+//! in shared snapshots: every block of a rank starts its second execution
+//! knowing what the rank's first kernel did; every reader of a packet
+//! learns its writer's clock. A dense clock per block (one entry per
+//! thread of the plan) is threads x threads; instead a clock is built from
+//! shared pieces:
+//!
+//! - a few immutable *parts*, each a sorted list of (thread, epoch) pairs
+//!   or a dense array where that is smaller, held by `Rc` and shared by
+//!   every clock that learnt them;
+//! - a short sorted list of the clock's *own* entries on top (its thread's
+//!   epoch, its user's, the packet writers it read from).
+//!
+//! A lookup takes the largest of the parts' and own entries (a binary
+//! search each). A join adds the other clock's parts by reference and
+//! merges its own entries where they are news; a clock with many own
+//! entries is learnt as one part, made once and shared by all its
+//! learners. Past [`OWN_MAX`] own entries a clock turns them into a part,
+//! past [`PARTS_MAX`] parts it folds its parts into one. A fold is looked
+//! up by the parts folded before it is made, so the blocks that learn the
+//! same parts (each rank's block that reads one peer's packets) share one
+//! fold; a folded part remembers the parts it covers, so that learning one
+//! of those again adds nothing. The rank's clock at a kernel's end is
+//! compacted into one part before its blocks start from it.
 
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Own entries kept as a list before they become a part.
+const OWN_MAX: usize = 256;
+/// Own entries of a learnt clock copied; past that, they are shared as a part.
+const SHARE_OWN: usize = 32;
+/// Parts kept before they are folded into one.
+const PARTS_MAX: usize = 32;
+/// Part ids a folded part remembers covering.
+const COVERS_MAX: usize = 256;
+
+/// One vector clock: epoch per thread, zero where absent. Cheap to clone
+/// (a reference count); copy-on-write.
+#[derive(Clone, Default)]
+pub struct VClock(Option<Rc<Inner>>);
+
+#[derive(Default)]
+struct Inner {
+    parts: Vec<Rc<Part>>,
+    /// Sorted by thread.
+    own: Vec<(u32, u32)>,
+    /// `own` as a part, made the first time a clock learns this one, so
+    /// that every clock that learns it shares one copy. Reset on change.
+    own_part: std::cell::OnceCell<Rc<Part>>,
+}
+
+impl Clone for Inner {
+    fn clone(&self) -> Inner {
+        Inner {
+            parts: self.parts.clone(),
+            own: self.own.clone(),
+            own_part: Default::default(),
+        }
+    }
+}
+
+struct Part {
+    id: u64,
+    /// Sorted ids of parts this one is at least as large as.
+    covers: Box<[u64]>,
+    entries: Entries,
+}
+
+impl Part {
+    /// Whether this part covers part `id` (a part covers only older ones).
+    fn covers_id(&self, id: u64) -> bool {
+        match (self.covers.first(), self.covers.last()) {
+            (Some(&lo), Some(&hi)) if lo <= id && id <= hi => {
+                self.covers.binary_search(&id).is_ok()
+            }
+            _ => false,
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        std::mem::size_of::<Part>() + self.covers.len() * 8 + self.entries.bytes()
+    }
+}
+
+enum Entries {
+    /// Sorted by thread.
+    Sparse(Box<[(u32, u32)]>),
+    /// Indexed by thread.
+    Dense(Box<[u32]>),
+}
+
+impl Entries {
+    fn at(&self, i: u32) -> u32 {
+        match self {
+            Entries::Sparse(list) => match list.binary_search_by_key(&i, |e| e.0) {
+                Ok(k) => list[k].1,
+                Err(_) => 0,
+            },
+            Entries::Dense(list) => list.get(i as usize).copied().unwrap_or(0),
+        }
+    }
+
+    /// Entries stored (slots, for a dense array).
+    fn len(&self) -> usize {
+        match self {
+            Entries::Sparse(list) => list.len(),
+            Entries::Dense(list) => list.len(),
+        }
+    }
+
+    /// One past the largest thread index.
+    fn span(&self) -> usize {
+        match self {
+            Entries::Sparse(list) => list.last().map_or(0, |e| e.0 as usize + 1),
+            Entries::Dense(list) => list.len(),
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        match self {
+            Entries::Sparse(list) => list.len() * 8,
+            Entries::Dense(list) => list.len() * 4,
+        }
+    }
+
+    /// The smaller representation of a dense array.
+    fn from_dense(list: Vec<u32>) -> Entries {
+        let nonzero = list.iter().filter(|v| **v != 0).count();
+        if nonzero * 2 >= list.len() {
+            Entries::Dense(list.into_boxed_slice())
+        } else {
+            Entries::Sparse(
+                list.iter()
+                    .enumerate()
+                    .filter(|(_, v)| **v != 0)
+                    .map(|(i, v)| (i as u32, *v))
+                    .collect(),
+            )
+        }
+    }
+}
+
+fn new_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+fn own_at(own: &[(u32, u32)], i: u32) -> u32 {
+    match own.binary_search_by_key(&i, |e| e.0) {
+        Ok(k) => own[k].1,
+        Err(_) => 0,
+    }
+}
+
+/// Whether `p` adds nothing to `parts`.
+fn covered(parts: &[Rc<Part>], p: &Part) -> bool {
+    parts.iter().any(|q| q.id == p.id || q.covers_id(p.id))
+}
+
+impl Inner {
+    fn at(&self, i: u32) -> u32 {
+        let mut best = own_at(&self.own, i);
+        for p in &self.parts {
+            best = best.max(p.entries.at(i));
+        }
+        best
+    }
+
+    /// Keeps the own list and the parts short.
+    fn normalize(&mut self) {
+        self.own_part = Default::default();
+        if self.own.len() > OWN_MAX {
+            let own = std::mem::take(&mut self.own);
+            self.parts.push(Rc::new(Part {
+                id: new_id(),
+                covers: Box::new([]),
+                entries: Entries::Sparse(own.into_boxed_slice()),
+            }));
+        }
+        if too_many(&self.parts) {
+            self.parts = vec![fold(&self.parts)];
+        }
+    }
+}
+
+/// Whether `parts` should be folded into one: more than [`PARTS_MAX`], or
+/// a few that mostly repeat each other (more entries in all than four
+/// times the largest holds: the knowledge a ring of blocks passes on
+/// grows by a little at each step, and each step would add a part).
+fn too_many(parts: &[Rc<Part>]) -> bool {
+    if parts.len() > PARTS_MAX {
+        return true;
+    }
+    if parts.len() < 4 {
+        return false;
+    }
+    let (mut total, mut largest) = (0, 0);
+    for p in parts {
+        total += p.entries.len();
+        largest = largest.max(p.entries.len());
+    }
+    total > 4 * largest
+}
+
+/// Bytes of recent folds kept alive for reuse.
+const RECENT_FOLD_BYTES: usize = 64 << 20;
+
+/// Folds made, by the ids of the parts folded: blocks that learn the same
+/// parts (every block of a rank reading one peer's packets) share one fold.
+/// The most recent folds are kept alive a while even when no clock holds
+/// them (a rank's blocks may drop theirs at the kernel's end before the
+/// next rank's blocks fold the same parts); the map's other entries are
+/// swept now and then.
+#[derive(Default)]
+struct FoldCache {
+    map: std::collections::HashMap<Box<[u64]>, std::rc::Weak<Part>>,
+    swept: usize,
+    recent: std::collections::VecDeque<Rc<Part>>,
+    recent_bytes: usize,
+}
+
+thread_local! {
+    static FOLDS: std::cell::RefCell<FoldCache> = Default::default();
+}
+
+/// Lets go of the recent folds (at the end of a simulation).
+pub fn forget_folds() {
+    FOLDS.with(|f| *f.borrow_mut() = FoldCache::default());
+}
+
+/// One part as large as all of `parts`, shared with an earlier fold of the
+/// same parts if one is still alive.
+fn fold(parts: &[Rc<Part>]) -> Rc<Part> {
+    let mut key: Vec<u64> = parts.iter().map(|p| p.id).collect();
+    key.sort_unstable();
+    key.dedup();
+    let key = key.into_boxed_slice();
+    if let Some(hit) = FOLDS.with(|f| f.borrow().map.get(&key).and_then(|w| w.upgrade())) {
+        return hit;
+    }
+    let part = Rc::new(Part {
+        id: new_id(),
+        covers: fold_covers(parts),
+        entries: fold_entries(parts),
+    });
+    FOLDS.with(|f| {
+        let cache = &mut *f.borrow_mut();
+        cache.map.insert(key, Rc::downgrade(&part));
+        if cache.map.len() > 2 * cache.swept.max(1024) {
+            cache.map.retain(|_, w| w.strong_count() > 0);
+            cache.swept = cache.map.len();
+        }
+        cache.recent_bytes += part.bytes();
+        cache.recent.push_back(part.clone());
+        while cache.recent_bytes > RECENT_FOLD_BYTES {
+            let Some(old) = cache.recent.pop_front() else {
+                break;
+            };
+            cache.recent_bytes -= old.bytes();
+        }
+    });
+    part
+}
+
+/// The ids a fold of `parts` covers: theirs and what they cover, the
+/// newest [`COVERS_MAX`].
+fn fold_covers(parts: &[Rc<Part>]) -> Box<[u64]> {
+    let mut covers: Vec<u64> = parts
+        .iter()
+        .flat_map(|p| std::iter::once(p.id).chain(p.covers.iter().copied()))
+        .collect();
+    // (Sorted runs, one per part: a stable sort merges them.)
+    covers.sort();
+    covers.dedup();
+    if covers.len() > COVERS_MAX {
+        covers.drain(..covers.len() - COVERS_MAX);
+    }
+    covers.into_boxed_slice()
+}
+
+/// Each thread's largest epoch in `parts`.
+fn fold_entries(parts: &[Rc<Part>]) -> Entries {
+    let span = parts.iter().map(|p| p.entries.span()).max().unwrap_or(0);
+    let stored: usize = parts.iter().map(|p| p.entries.len()).sum();
+    if stored * 8 >= span {
+        // Dense enough: take the maximum slot by slot.
+        let mut list = vec![0u32; span];
+        for p in parts {
+            match &p.entries {
+                Entries::Sparse(l) => {
+                    for &(i, v) in l.iter() {
+                        let slot = &mut list[i as usize];
+                        *slot = (*slot).max(v);
+                    }
+                }
+                Entries::Dense(l) => {
+                    for (a, b) in list.iter_mut().zip(l.iter()) {
+                        *a = (*a).max(*b);
+                    }
+                }
+            }
+        }
+        return Entries::from_dense(list);
+    }
+    // Sparse: sort all entries, keep each thread's largest.
+    let mut all: Vec<(u32, u32)> = Vec::with_capacity(stored);
+    for p in parts {
+        match &p.entries {
+            Entries::Sparse(l) => all.extend_from_slice(l),
+            Entries::Dense(l) => all.extend(
+                l.iter()
+                    .enumerate()
+                    .filter(|(_, v)| **v != 0)
+                    .map(|(i, v)| (i as u32, *v)),
+            ),
+        }
+    }
+    // (Sorted runs, one per part: a stable sort merges them.)
+    all.sort();
+    Entries::Sparse(max_per_thread(all).into_boxed_slice())
+}
+
+/// A list sorted by (thread, epoch) cut to each thread's last (largest).
+fn max_per_thread(sorted: Vec<(u32, u32)>) -> Vec<(u32, u32)> {
+    let mut out: Vec<(u32, u32)> = Vec::with_capacity(sorted.len());
+    for e in sorted {
+        match out.last_mut() {
+            Some(last) if last.0 == e.0 => last.1 = e.1,
+            _ => out.push(e),
+        }
+    }
+    out
+}
+
+impl VClock {
+    /// Thread `i`'s epoch in this clock.
+    pub fn at(&self, i: usize) -> u32 {
+        match &self.0 {
+            Some(inner) => inner.at(i as u32),
+            None => 0,
+        }
+    }
+
+    fn make_mut(&mut self) -> &mut Inner {
+        Rc::make_mut(self.0.get_or_insert_with(Default::default))
+    }
+
+    /// Raises thread `i`'s entry to at least `epoch`.
+    pub fn raise(&mut self, i: usize, epoch: u32) {
+        if self.at(i) >= epoch {
+            return;
+        }
+        let i = u32::try_from(i).expect("thread index fits in u32");
+        let inner = self.make_mut();
+        inner.own_part = Default::default();
+        match inner.own.binary_search_by_key(&i, |e| e.0) {
+            Ok(k) => inner.own[k].1 = epoch,
+            Err(k) => inner.own.insert(k, (i, epoch)),
+        }
+        inner.normalize();
+    }
+
+    /// Raises `self` to at least `other`.
+    pub fn join(&mut self, other: &VClock) {
+        self.join_all(std::iter::once(other));
+    }
+
+    /// Raises `self` to at least each of `others`: their parts are added
+    /// by reference (folded once if there are too many), their own entries
+    /// merged where they are news.
+    pub fn join_all<'a>(&mut self, others: impl IntoIterator<Item = &'a VClock>) {
+        let mut others = others.into_iter().filter_map(|o| o.0.as_ref());
+        if self.0.is_none() {
+            // Nothing known yet: share the first clock as it is.
+            let Some(first) = others.next() else {
+                return;
+            };
+            self.0 = Some(first.clone());
+        }
+        let me = self.0.as_ref().expect("set above");
+        let mut candidates: Vec<&Rc<Part>> = Vec::new();
+        let mut own: Vec<(u32, u32)> = Vec::new();
+        for o in others {
+            if Rc::ptr_eq(me, o) {
+                continue;
+            }
+            let shared_own = (o.own.len() > SHARE_OWN).then(|| {
+                o.own_part.get_or_init(|| {
+                    Rc::new(Part {
+                        id: new_id(),
+                        covers: Box::new([]),
+                        entries: Entries::Sparse(o.own.clone().into_boxed_slice()),
+                    })
+                })
+            });
+            candidates.extend(o.parts.iter().chain(shared_own));
+            if shared_own.is_none() {
+                own.extend_from_slice(&o.own);
+            }
+        }
+        // The parts that are news: not known, not covered by a known part
+        // or by another new one.
+        candidates.sort_unstable_by_key(|p| p.id);
+        candidates.dedup_by_key(|p| p.id);
+        candidates.retain(|p| !covered(&me.parts, p));
+        let folds: Vec<&Rc<Part>> = candidates
+            .iter()
+            .filter(|p| !p.covers.is_empty())
+            .copied()
+            .collect();
+        // (Skipped for large joins: they fold anyway, and the fold is the
+        // same with a redundant part.)
+        if !folds.is_empty() && candidates.len() > 1 && folds.len() * candidates.len() <= 4096 {
+            candidates.retain(|p| !folds.iter().any(|q| q.covers_id(p.id)));
+        }
+        let parts = (!candidates.is_empty()).then(|| {
+            let mut list: Vec<Rc<Part>> = me
+                .parts
+                .iter()
+                .filter(|q| !candidates.iter().any(|p| p.covers_id(q.id)))
+                .cloned()
+                .collect();
+            list.extend(candidates.into_iter().cloned());
+            list
+        });
+        if parts.is_none() && own.is_empty() {
+            return;
+        }
+        let mut next = Inner {
+            parts: parts.unwrap_or_else(|| me.parts.clone()),
+            own: me.own.clone(),
+            own_part: Default::default(),
+        };
+        if too_many(&next.parts) {
+            next.parts = vec![fold(&next.parts)];
+        }
+        // The own entries that are news.
+        own.sort(); // runs, one per clock
+        let news: Vec<(u32, u32)> = max_per_thread(own)
+            .into_iter()
+            .filter(|&(i, v)| next.at(i) < v)
+            .collect();
+        if news.is_empty()
+            && next.parts.len() == me.parts.len()
+            && next
+                .parts
+                .iter()
+                .zip(&me.parts)
+                .all(|(a, b)| Rc::ptr_eq(a, b))
+        {
+            return;
+        }
+        next.own = merge_max(&next.own, &news);
+        next.normalize();
+        self.0 = Some(Rc::new(next));
+    }
+
+    /// Folds everything into one part: for a clock that many clocks start
+    /// from (a rank's kernel end), so that what they learn later meets one
+    /// shared part rather than a copy of its own entries in each.
+    pub fn compact(&mut self) {
+        let Some(inner) = &self.0 else {
+            return;
+        };
+        if inner.own.is_empty() && inner.parts.len() <= 1 {
+            return;
+        }
+        let mut parts = inner.parts.clone();
+        if !inner.own.is_empty() {
+            parts.push(Rc::new(Part {
+                id: new_id(),
+                covers: Box::new([]),
+                entries: Entries::Sparse(inner.own.clone().into_boxed_slice()),
+            }));
+        }
+        self.0 = Some(Rc::new(Inner {
+            parts: vec![fold(&parts)],
+            own: Vec::new(),
+            own_part: Default::default(),
+        }));
+    }
+
+    /// Bytes this clock holds on its own (parts counted in full; shared
+    /// ones are counted once per clock that holds them).
+    #[cfg(test)]
+    pub fn bytes(&self) -> usize {
+        self.0.as_ref().map_or(0, |inner| {
+            inner.own.len() * 8 + inner.parts.iter().map(|p| p.entries.bytes()).sum::<usize>()
+        })
+    }
+}
+
+/// Two sorted lists merged, each thread's larger epoch kept.
+fn merge_max(a: &[(u32, u32)], b: &[(u32, u32)]) -> Vec<(u32, u32)> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].0.cmp(&b[j].0) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j]);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push((a[i].0, a[i].1.max(b[j].1)));
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
+impl std::fmt::Debug for VClock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Some(inner) = &self.0 else {
+            return f.write_str("{}");
+        };
+        let span = inner
+            .parts
+            .iter()
+            .map(|p| p.entries.span())
+            .chain(inner.own.last().map(|e| e.0 as usize + 1))
+            .max()
+            .unwrap_or(0);
+        f.debug_map()
+            .entries(
+                (0..span as u32)
+                    .map(|i| (i, inner.at(i)))
+                    .filter(|(_, v)| *v != 0),
+            )
+            .finish()
+    }
+}
 
 /// What a thread knows of every thread's finished epochs: `data` through
 /// release/acquire synchronisation (writes are visible), `exec` through any
 /// synchronisation, relaxed included (earlier reads are over). Shared
-/// copy-on-write: signals, packets and barriers hold snapshots, and a plan
-/// with thousands of thread blocks must not copy a clock per message. An
-/// empty list stands for all zeros.
-#[derive(Debug, Clone, PartialEq)]
+/// copy-on-write: signals, packets and barriers hold snapshots.
+#[derive(Debug, Clone, Default)]
 pub struct Clocks {
-    pub data: Rc<Vec<u32>>,
-    pub exec: Rc<Vec<u32>>,
-}
-
-pub fn at(list: &[u32], i: usize) -> u32 {
-    list.get(i).copied().unwrap_or(0)
-}
-
-/// Raises `into` to at least `other`, copying only if something changes.
-pub fn join_shared(into: &mut Rc<Vec<u32>>, other: &Rc<Vec<u32>>, width: usize) {
-    if Rc::ptr_eq(into, other) || other.iter().enumerate().all(|(i, v)| *v <= at(into, i)) {
-        return;
-    }
-    let list = Rc::make_mut(into);
-    list.resize(width.max(list.len()), 0);
-    for (a, b) in list.iter_mut().zip(other.iter()) {
-        *a = (*a).max(*b);
-    }
-}
-
-pub fn raise(list: &mut Rc<Vec<u32>>, i: usize, value: u32, width: usize) {
-    if at(list, i) >= value {
-        return;
-    }
-    let list = Rc::make_mut(list);
-    list.resize(width.max(list.len()), 0);
-    list[i] = value;
+    pub data: VClock,
+    pub exec: VClock,
 }
 
 impl Clocks {
-    pub fn zero(width: usize) -> Clocks {
-        Clocks {
-            data: Rc::new(vec![0; width]),
-            exec: Rc::new(vec![0; width]),
-        }
+    /// All zeros.
+    pub fn zero() -> Clocks {
+        Clocks::default()
     }
 
+    #[allow(dead_code)]
     pub fn join(&mut self, other: &Clocks) {
-        let width = self.exec.len().max(other.exec.len());
-        join_shared(&mut self.data, &other.data, width);
-        join_shared(&mut self.exec, &other.exec, width);
+        self.data.join(&other.data);
+        self.exec.join(&other.exec);
+    }
+
+    /// Joins every one of `others`, folding once.
+    pub fn join_all<'a>(&mut self, others: impl IntoIterator<Item = &'a Clocks> + Clone) {
+        self.data
+            .join_all(others.clone().into_iter().map(|c| &c.data));
+        self.exec.join_all(others.into_iter().map(|c| &c.exec));
     }
 
     /// Only the execution ordering of `self` (what a relaxed signal carries).
     pub fn relaxed(&self) -> Clocks {
         Clocks {
-            data: Rc::new(Vec::new()),
+            data: VClock::default(),
             exec: self.exec.clone(),
         }
     }
 
+    /// See [`VClock::compact`].
+    pub fn compact(&mut self) {
+        self.data.compact();
+        self.exec.compact();
+    }
+
     pub fn set(&mut self, thread: usize, epoch: u32) {
-        let width = self.exec.len();
-        raise(&mut self.data, thread, epoch, width);
-        raise(&mut self.exec, thread, epoch, width);
+        self.data.raise(thread, epoch);
+        self.exec.raise(thread, epoch);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn joins_and_raises_match_a_dense_clock() {
+        // A little pseudo-random walk over many clocks sharing pieces.
+        let width = 3000;
+        let mut seed = 12345u64;
+        let mut next = move |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        let mut clocks: Vec<VClock> = vec![VClock::default(); 40];
+        let mut dense: Vec<Vec<u32>> = vec![vec![0; width]; 40];
+        for step in 0..6_000 {
+            let a = next(40) as usize;
+            if next(3) == 0 {
+                let b = next(40) as usize;
+                if next(4) == 0 {
+                    // Join several at once.
+                    let c = next(40) as usize;
+                    let (cb, cc) = (clocks[b].clone(), clocks[c].clone());
+                    clocks[a].join_all([&cb, &cc]);
+                    for k in 0..width {
+                        dense[a][k] = dense[a][k].max(dense[b][k]).max(dense[c][k]);
+                    }
+                } else {
+                    let cb = clocks[b].clone();
+                    clocks[a].join(&cb);
+                    for k in 0..width {
+                        dense[a][k] = dense[a][k].max(dense[b][k]);
+                    }
+                }
+            } else {
+                let i = if next(2) == 0 {
+                    next(width as u64) as usize
+                } else {
+                    a * 7 + next(7) as usize
+                };
+                let e = step as u32 / 3 + next(5) as u32;
+                clocks[a].raise(i, e);
+                dense[a][i] = dense[a][i].max(e);
+            }
+            if step % 499 == 0 {
+                for (c, d) in clocks.iter().zip(&dense) {
+                    for (k, want) in d.iter().enumerate() {
+                        assert_eq!(c.at(k), *want, "step {step} slot {k}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn shared_parts_are_not_copied() {
+        let mut base = VClock::default();
+        for i in 0..1000 {
+            base.raise(i * 3, 5);
+        }
+        base.compact();
+        let mut a = base.clone();
+        a.raise(1, 9);
+        let mut b = base.clone();
+        b.raise(2, 9);
+        a.join(&b);
+        // a holds base's part once and a few own entries.
+        assert!(
+            a.bytes() < base.bytes() + 100,
+            "{} vs {}",
+            a.bytes(),
+            base.bytes()
+        );
+        assert_eq!(a.at(1), 9);
+        assert_eq!(a.at(2), 9);
+        assert_eq!(a.at(2997), 5);
+        assert_eq!(a.at(2998), 0);
+    }
+
+    #[test]
+    fn relaxed_keeps_only_execution_order() {
+        let mut c = Clocks::zero();
+        c.set(4, 2);
+        let r = c.relaxed();
+        assert_eq!(r.data.at(4), 0);
+        assert_eq!(r.exec.at(4), 2);
     }
 }

@@ -4,7 +4,7 @@
 //! and the transfers and reductions themselves, each access checked for
 //! races as it happens.
 
-use super::clock::{join_shared, raise, Clocks};
+use super::clock::{Clocks, VClock};
 use super::value::Contents;
 use super::*;
 
@@ -149,7 +149,12 @@ impl Sim<'_> {
             return Err(v);
         }
         let cell = self.memory.entry(loc).or_default();
-        cell.reads.push(access);
+        // A packet slot is not checked (its flags order it), and only a
+        // write, which clears the log, makes it an ordinary cell again: its
+        // reads would never be looked at.
+        if cell.packet.is_none() {
+            cell.reads.push(access);
+        }
         Ok(cell.value.clone())
     }
 
@@ -187,15 +192,18 @@ impl Sim<'_> {
         let op_index = self.threads[t].pc;
         // Each element is written after its packet was read, by the same
         // thread: the packets' writers come before this op.
-        for loc in self.packet_sources(t, op) {
-            if let Some((exec, writer, epoch)) =
-                self.memory.get(&loc).and_then(|c| c.packet_clock.clone())
-            {
-                let width = self.width();
-                let clock = &mut self.threads[t].clock;
-                join_shared(&mut clock.exec, &exec, width);
-                raise(&mut clock.exec, writer, epoch, width);
+        let sources = self.packet_sources(t, op);
+        if !sources.is_empty() {
+            let packets: Vec<&(VClock, usize, u32)> = sources
+                .iter()
+                .filter_map(|loc| self.memory.get(loc)?.packet_clock.as_ref())
+                .collect();
+            let mut exec = self.threads[t].clock.exec.clone();
+            exec.join_all(packets.iter().map(|p| &p.0));
+            for (_, writer, epoch) in packets {
+                exec.raise(*writer, *epoch);
             }
+            self.threads[t].clock.exec = exec;
         }
         let th = &self.threads[t];
         let switch_src = op

@@ -29,9 +29,12 @@
 //! results, expectations), `race.rs` (happens-before checks and reports),
 //! `clock.rs`, `value.rs`, `limits.rs` (executor-limit warnings).
 
+mod budget;
 mod clock;
 mod data;
+mod hash;
 mod limits;
+mod memory;
 pub mod output;
 mod race;
 mod report;
@@ -41,11 +44,12 @@ pub use user::describe_sendrecv;
 mod value;
 
 use crate::ir::*;
-use clock::{at, Clocks};
+pub use budget::memory_estimate;
+use clock::{Clocks, VClock};
+use hash::HashMap;
 use limits::check_limits;
 pub use limits::{residency, Target, TARGETS};
-use std::collections::{HashMap, VecDeque};
-use std::rc::Rc;
+use std::collections::VecDeque;
 use value::Contents;
 
 /// What the simulator found.
@@ -135,14 +139,14 @@ const PIPELINE_ITERATIONS: u32 = 2;
 
 /// A thread block's flattened op list: a pipeline's body repeated once per
 /// iteration, each op with its iteration.
-fn flatten(ops: &[Op], out: &mut Vec<(Op, Option<u32>)>) {
+fn flatten<'p>(ops: &'p [Op], out: &mut Vec<(&'p Op, Option<u32>)>) {
     for op in ops {
         if op.name == OpName::Pipeline {
             for it in 0..PIPELINE_ITERATIONS {
-                out.extend(op.body.iter().map(|inner| (inner.clone(), Some(it))));
+                out.extend(op.body.iter().map(|inner| (inner, Some(it))));
             }
         } else {
-            out.push((op.clone(), None));
+            out.push((op, None));
         }
     }
 }
@@ -184,15 +188,16 @@ struct Cell {
     /// What the packet's writer had done when it wrote it (execution order
     /// only), and the writer and its epoch: a reader that sees the packet's
     /// flag is after all of that.
-    packet_clock: Option<(Rc<Vec<u32>>, usize, u32)>,
+    packet_clock: Option<(VClock, usize, u32)>,
     last_write: Option<Access>,
     reads: Vec<Access>,
 }
 
-struct Thread {
+struct Thread<'p> {
     rank: u32,
     tb: u32,
-    ops: Vec<Op>,
+    /// The block's ops in the plan, pipelines unrolled.
+    ops: Vec<&'p Op>,
     /// The pipeline iteration of each op, if it is in a pipeline.
     iterations: Vec<Option<u32>>,
     pc: usize,
@@ -214,10 +219,14 @@ struct Sim<'p> {
     plan: &'p Plan,
     executions: u32,
     parts: u32,
-    threads: Vec<Thread>,
+    threads: Vec<Thread<'p>>,
     /// One user thread per rank, after the block threads.
     users: usize,
-    memory: HashMap<Loc, Cell>,
+    /// Each rank's block threads: `rank_threads[r]..rank_threads[r + 1]`.
+    rank_threads: Vec<usize>,
+    /// Per rank: its blocks at the end of the current execution.
+    at_end: Vec<usize>,
+    memory: memory::Memory,
     /// Signals in flight to each endpoint: the signaller's clock, or
     /// `None` for a relaxed signal.
     inbound: HashMap<Endpoint, VecDeque<Clocks>>,
@@ -244,7 +253,9 @@ struct Sim<'p> {
 impl<'p> Sim<'p> {
     fn new(plan: &'p Plan, executions: u32) -> Sim<'p> {
         let mut threads = Vec::new();
+        let mut rank_threads = vec![0];
         for (r, rank) in plan.ranks.iter().enumerate() {
+            rank_threads.push(rank_threads[r] + rank.threadblocks.len());
             for (t, tb) in rank.threadblocks.iter().enumerate() {
                 let mut flat = Vec::new();
                 flatten(&tb.ops, &mut flat);
@@ -257,9 +268,9 @@ impl<'p> Sim<'p> {
                     pc: 0,
                     execution: 1,
                     epoch: 0,
-                    clock: Clocks::zero(0),
+                    clock: Clocks::zero(),
                     pending: Vec::new(),
-                    barrier_count: HashMap::new(),
+                    barrier_count: HashMap::default(),
                     done: false,
                     at_kernel_end: false,
                 });
@@ -268,16 +279,12 @@ impl<'p> Sim<'p> {
         let users = threads.len();
         // Port transfers run on a host proxy, one per port channel, which
         // reads the source some time after the block pushed the request.
-        let mut proxies = HashMap::new();
+        let mut proxies = HashMap::default();
         for (r, rank) in plan.ranks.iter().enumerate() {
             for c in 0..rank.port_peers.len() {
                 let index = users + plan.ranks.len() + proxies.len();
                 proxies.insert((r as u32, c as u32), (index, 0));
             }
-        }
-        let width = users + plan.ranks.len() + proxies.len();
-        for t in &mut threads {
-            t.clock = Clocks::zero(width);
         }
         let parts = parts_per_chunk(plan);
         let mut sim = Sim {
@@ -286,13 +293,15 @@ impl<'p> Sim<'p> {
             parts,
             threads,
             users,
-            memory: HashMap::new(),
-            inbound: HashMap::new(),
-            pairs: plan.channel_pairs(),
-            semaphores: HashMap::new(),
-            barriers: HashMap::new(),
+            rank_threads,
+            at_end: vec![0; plan.ranks.len()],
+            memory: memory::Memory::new(plan, parts),
+            inbound: HashMap::default(),
+            pairs: plan.channel_pairs().into_iter().collect(),
+            semaphores: HashMap::default(),
+            barriers: HashMap::default(),
             ops_run: 0,
-            user_clocks: vec![Clocks::zero(width); plan.ranks.len()],
+            user_clocks: vec![Clocks::zero(); plan.ranks.len()],
             reduce_op: first_reduce_op(plan),
             proxies,
             port_transfer: None,
@@ -306,10 +315,6 @@ impl<'p> Sim<'p> {
             }
         }
         sim
-    }
-
-    fn width(&self) -> usize {
-        self.users + self.plan.ranks.len() + self.proxies.len()
     }
 
     fn is_user(&self, thread: usize) -> bool {
@@ -399,8 +404,8 @@ impl<'p> Sim<'p> {
         if th.pc == th.ops.len() {
             return self.end_of_kernel(t);
         }
-        let op = th.ops[th.pc].clone();
-        match self.execute(t, &op) {
+        let op = th.ops[th.pc];
+        match self.execute(t, op) {
             Ok(true) => {
                 self.threads[t].pc += 1;
                 self.ops_run += 1;
@@ -416,38 +421,43 @@ impl<'p> Sim<'p> {
     /// next execution.
     fn end_of_kernel(&mut self, t: usize) -> Step {
         let rank = self.threads[t].rank;
-        self.threads[t].at_kernel_end = true;
-        let mine: Vec<usize> = (0..self.threads.len())
-            .filter(|&i| self.threads[i].rank == rank)
-            .collect();
-        if !mine.iter().all(|&i| self.threads[i].at_kernel_end) {
+        if !self.threads[t].at_kernel_end {
+            self.threads[t].at_kernel_end = true;
+            self.at_end[rank as usize] += 1;
+        }
+        let mine = self.rank_threads[rank as usize]..self.rank_threads[rank as usize + 1];
+        if self.at_end[rank as usize] < mine.len() {
             return Step::Blocked;
         }
+        self.at_end[rank as usize] = 0;
         let execution = self.threads[t].execution;
         // The kernel's end syncs every block: what they learnt now counts.
-        for &i in &mine {
+        for i in mine.clone() {
             self.sync_epoch(i);
         }
         // The user's thread learns everything the kernel did.
         let user = self.users + rank as usize;
-        let mut clock = Clocks::zero(self.width());
-        for &i in &mine {
-            clock.join(&self.threads[i].clock);
+        let mut clock = Clocks::zero();
+        clock.join_all(self.threads[mine.clone()].iter().map(|th| &th.clock));
+        for i in mine.clone() {
             clock.set(i, self.threads[i].epoch + 1);
         }
         clock.set(user, 2 * execution);
         if let Some(v) = self.user_reads_result(rank, execution, &clock) {
             return Step::Problem(v);
         }
-        self.user_clocks[rank as usize] = clock.clone();
         if execution == self.executions {
-            for &i in &mine {
+            for i in mine {
                 self.threads[i].done = true;
             }
             return Step::Ran;
         }
+        // (Kept for the next execution only: after the last, a thousand
+        // ranks' clocks of everything would be held for nothing.)
+        self.user_clocks[rank as usize] = clock.clone();
         clock.set(user, 2 * execution + 1);
-        for &i in &mine {
+        clock.compact();
+        for i in mine {
             let th = &mut self.threads[i];
             th.clock = clock.clone();
             th.epoch += 1;
@@ -647,7 +657,6 @@ impl<'p> Sim<'p> {
         let rank = self.threads[t].rank;
         let generation = *self.threads[t].barrier_count.get(&id).unwrap_or(&0);
         let key = (rank, id, generation);
-        let width = self.width();
         let arrivals = self.barriers.entry(key).or_default();
         if !arrivals.iter().any(|(who, _)| *who == t) {
             // A barrier syncs the block first: its epoch ends, and what it
@@ -655,22 +664,24 @@ impl<'p> Sim<'p> {
             let th = &mut self.threads[t];
             th.epoch += 1;
             th.clock.set(t, th.epoch);
-            for learnt in std::mem::take(&mut th.pending) {
-                th.clock.join(&learnt);
-            }
+            th.clock.join_all(&std::mem::take(&mut th.pending));
             arrivals.push((t, th.clock.clone()));
         }
         if (arrivals.len() as u32) < n {
             return false;
         }
-        let mut joined = Clocks::zero(width);
-        for (_, c) in arrivals.iter() {
-            joined.join(c);
-        }
+        let mut joined = Clocks::zero();
+        joined.join_all(arrivals.iter().map(|(_, c)| c));
         self.threads[t].pending.push(joined);
         self.sync_epoch(t);
         *self.threads[t].barrier_count.entry(id).or_insert(0) += 1;
         true
+    }
+}
+
+impl Drop for Sim<'_> {
+    fn drop(&mut self) {
+        clock::forget_folds();
     }
 }
 

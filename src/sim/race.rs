@@ -22,7 +22,7 @@ impl Sim<'_> {
                 &clock.exec
             };
             a.op == access.op && a.thread == access.thread && a.epoch == access.epoch
-                || a.epoch < at(known, a.thread)
+                || a.epoch < known.at(a.thread)
         };
         let conflict = cell
             .last_write
@@ -92,8 +92,6 @@ impl Sim<'_> {
         let th = &mut self.threads[t];
         th.epoch += 1;
         th.clock.set(t, th.epoch);
-        for learnt in std::mem::take(&mut th.pending) {
-            th.clock.join(&learnt);
-        }
+        th.clock.join_all(&std::mem::take(&mut th.pending));
     }
 }
