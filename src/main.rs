@@ -130,6 +130,10 @@ struct SimArgs {
     /// this GPU (a known cause of hangs in the executor).
     #[arg(long, value_name = "GPU", value_parser = parse_target)]
     target: Option<&'static msclc::sim::Target>,
+    /// Refuse (exit code 2) a plan whose simulation is estimated to take
+    /// more memory than this (K, M, G suffixes).
+    #[arg(long, value_name = "BYTES", default_value = "8G", value_parser = msclc::runner::parse_size)]
+    max_memory: u64,
     /// Print the verdict line only (no details, no warnings).
     #[arg(long)]
     quiet: bool,
@@ -257,6 +261,22 @@ fn sim(args: &SimArgs) -> ExitCode {
         }
         Err(()) => return unusable,
     };
+    let needs = msclc::sim::memory_estimate(&plan);
+    if needs > args.max_memory {
+        let size = |b: u64| match b {
+            b if b >= 1 << 30 => format!("{:.1} GB", b as f64 / (1u64 << 30) as f64),
+            b if b >= 1 << 20 => format!("{} MB", b >> 20),
+            b => format!("{} KB", b.div_ceil(1 << 10)),
+        };
+        eprintln!(
+            "error: simulating this plan ({} ranks, {} thread blocks) would take about {}, more than --max-memory {}: raise --max-memory, or simulate the program at fewer ranks",
+            plan.ranks.len(),
+            plan.ranks.iter().map(|r| r.threadblocks.len()).sum::<usize>(),
+            size(needs),
+            size(args.max_memory)
+        );
+        return unusable;
+    }
     let declared = plan.collective.inplace;
     let modes = match args.buffers {
         BuffersArg::Declared => vec![declared],

@@ -179,3 +179,22 @@ fn json_reports_carry_the_verdict_problems_and_locations() {
     assert_eq!(report["runs"][0]["verdict"], "verified");
     assert_eq!(report["runs"][0]["problems"], serde_json::json!([]));
 }
+
+/// A plan whose simulation would take more memory than `--max-memory` is
+/// refused up front with the estimate (exit code 2), never killed.
+#[test]
+fn a_plan_too_large_for_the_memory_budget_is_refused_up_front() {
+    let (out, stdout, stderr) = sim(&[
+        "examples/mscclpp/single_node/allreduce.mscl",
+        "--max-memory",
+        "1M",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("would take about") && stderr.contains("raise --max-memory"),
+        "{stderr}"
+    );
+    let (fits, _, _) = sim(&["examples/mscclpp/single_node/allreduce.mscl"]);
+    assert!(fits.status.success());
+}

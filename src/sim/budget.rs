@@ -254,6 +254,7 @@ mod tests {
                 output_chunks: 4,
             },
             options: Options::default(),
+            loop_contexts: Vec::new(),
             ranks: vec![rank; ranks as usize],
         }
     }
