@@ -200,6 +200,24 @@ impl OpName {
     pub fn is_wait(self) -> bool {
         matches!(self, OpName::Wait | OpName::RelaxedWait)
     }
+
+    /// Whether the op combines its sources with a reduce operation.
+    pub fn is_reduction(self) -> bool {
+        use OpName::*;
+        matches!(
+            self,
+            Reduce
+                | ReduceSend
+                | ReadReduce
+                | ReadReduceSend
+                | ReducePackets
+                | ReduceSendPackets
+                | ReduceCopyPackets
+                | ReduceCopySendPackets
+                | GroupLoadReduce
+                | GroupLoadReduceStore
+        )
+    }
 }
 
 /// What a buffer reference points at.

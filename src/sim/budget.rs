@@ -91,7 +91,7 @@ pub fn memory_estimate(plan: &Plan) -> u64 {
                 let barrier = op.barrier.map_or(0, |(_, n)| u64::from(n));
                 let packets = if is_packet_read(op.name) { sources } else { 0 };
                 fan_in += times * (channels + packets + barrier + op.semaphore_ids.len() as u64);
-                if op.reduce_op.is_some() || is_reduce(op.name) {
+                if op.reduce_op.is_some() || op.name.is_reduction() {
                     reduce_operands += times * sources * switch_members;
                 }
                 if publishes(op.name) {
@@ -178,23 +178,6 @@ fn is_packet_read(name: OpName) -> bool {
             | ReduceSendPackets
             | ReduceCopyPackets
             | ReduceCopySendPackets
-    )
-}
-
-fn is_reduce(name: OpName) -> bool {
-    use OpName::*;
-    matches!(
-        name,
-        Reduce
-            | ReduceSend
-            | ReadReduce
-            | ReadReduceSend
-            | ReducePackets
-            | ReduceSendPackets
-            | ReduceCopyPackets
-            | ReduceCopySendPackets
-            | GroupLoadReduce
-            | GroupLoadReduceStore
     )
 }
 

@@ -218,19 +218,7 @@ impl Sim<'_> {
             .unwrap_or_default();
         let src: Vec<Vec<Place>> = op.src.iter().map(|r| self.places(th, op, r)).collect();
         let dst: Vec<Vec<Place>> = op.dst.iter().map(|r| self.places(th, op, r)).collect();
-        let reduces = matches!(
-            op.name,
-            Reduce
-                | ReduceSend
-                | ReadReduce
-                | ReadReduceSend
-                | ReducePackets
-                | ReduceSendPackets
-                | ReduceCopyPackets
-                | ReduceCopySendPackets
-                | GroupLoadReduce
-                | GroupLoadReduceStore
-        );
+        let reduces = op.name.is_reduction();
         let packet_dst = matches!(
             op.name,
             PutPackets | ReadPutPackets | CopyPackets | GroupStorePackets
