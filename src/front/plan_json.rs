@@ -26,14 +26,213 @@ impl std::fmt::Display for PlanError {
 type Res<T> = Result<T, PlanError>;
 
 /// Parses `text` as a plan.
+///
+/// The document is read rank by rank: each element of `gpus` becomes a
+/// JSON value, is read into the IR and dropped before the next is parsed,
+/// so that a plan of a million thread blocks does not exist twice, once as
+/// a tree of JSON values (ten times the text) and once as the IR. Problems
+/// are reported as if the whole document had been parsed first: a syntax
+/// error anywhere before any other problem, the top-level fields in order,
+/// then the first rank's problem.
 pub fn read_plan(text: &str) -> Res<Plan> {
+    let not_json = |e: serde_json::Error| PlanError {
+        path: String::new(),
+        message: format!("not JSON: {e}"),
+    };
+    let mut de = serde_json::Deserializer::from_str(text);
+    let doc = serde::Deserializer::deserialize_any(&mut de, stream::Top).map_err(not_json)?;
+    de.end().map_err(not_json)?;
+    let root = At::root(&doc.top);
+    let plan = plan(&root, || match doc.gpus {
+        stream::Gpus::Missing => root.key("gpus").map(|_| Vec::new()),
+        stream::Gpus::NotList => At {
+            value: &Value::Null,
+            path: "gpus".to_string(),
+        }
+        .fail("expected a list"),
+        stream::Gpus::Ranks(ranks) => Ok(ranks),
+        stream::Gpus::Failed(e) => Err(e),
+    })?;
+    check_ranges(&plan)?;
+    Ok(plan)
+}
+
+/// Parses `text` as a plan the plain way, the whole document first: what
+/// [`read_plan`] must agree with.
+#[cfg(test)]
+fn read_plan_whole(text: &str) -> Res<Plan> {
     let doc: Value = serde_json::from_str(text).map_err(|e| PlanError {
         path: String::new(),
         message: format!("not JSON: {e}"),
     })?;
-    let plan = plan(&At::root(&doc))?;
+    let root = At::root(&doc);
+    let plan = plan(&root, || {
+        let gpus = root.key("gpus")?.items()?;
+        let mut ranks = Vec::with_capacity(gpus.len());
+        for (i, gpu) in gpus.iter().enumerate() {
+            ranks.push(gpu_rank(gpu, i)?);
+        }
+        Ok(ranks)
+    })?;
     check_ranges(&plan)?;
     Ok(plan)
+}
+
+/// Reading the document's top level as it is parsed (see [`read_plan`]).
+mod stream {
+    use super::{gpu_rank, At, PlanError, RankPlan};
+    use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    use serde_json::{Map, Value};
+    use std::fmt;
+
+    /// The top-level fields but `gpus` (`Null` if the document is not an
+    /// object), and the ranks read from `gpus`.
+    pub struct Document {
+        pub top: Value,
+        pub gpus: Gpus,
+    }
+
+    pub enum Gpus {
+        Missing,
+        NotList,
+        Ranks(Vec<RankPlan>),
+        /// The first rank's problem (the rest were parsed, not read).
+        Failed(PlanError),
+    }
+
+    pub struct Top;
+
+    impl<'de> Visitor<'de> for Top {
+        type Value = Document;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a plan")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Document, A::Error> {
+            let mut top = Map::new();
+            let mut gpus = Gpus::Missing;
+            while let Some(key) = map.next_key::<String>()? {
+                if key == "gpus" {
+                    gpus = map.next_value_seed(GpusSeed)?;
+                } else {
+                    let value: Value = map.next_value()?;
+                    top.insert(key, value);
+                }
+            }
+            Ok(Document {
+                top: Value::Object(top),
+                gpus,
+            })
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Document, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(not_an_object())
+        }
+
+        fn visit_bool<E>(self, _: bool) -> Result<Document, E> {
+            Ok(not_an_object())
+        }
+
+        fn visit_i64<E>(self, _: i64) -> Result<Document, E> {
+            Ok(not_an_object())
+        }
+
+        fn visit_u64<E>(self, _: u64) -> Result<Document, E> {
+            Ok(not_an_object())
+        }
+
+        fn visit_f64<E>(self, _: f64) -> Result<Document, E> {
+            Ok(not_an_object())
+        }
+
+        fn visit_str<E>(self, _: &str) -> Result<Document, E> {
+            Ok(not_an_object())
+        }
+
+        fn visit_unit<E>(self) -> Result<Document, E> {
+            Ok(not_an_object())
+        }
+    }
+
+    fn not_an_object() -> Document {
+        Document {
+            top: Value::Null,
+            gpus: Gpus::Missing,
+        }
+    }
+
+    struct GpusSeed;
+
+    impl<'de> DeserializeSeed<'de> for GpusSeed {
+        type Value = Gpus;
+
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Gpus, D::Error> {
+            d.deserialize_any(GpusVisitor)
+        }
+    }
+
+    struct GpusVisitor;
+
+    impl<'de> Visitor<'de> for GpusVisitor {
+        type Value = Gpus;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a list of ranks")
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Gpus, A::Error> {
+            let mut ranks = Vec::new();
+            loop {
+                // One rank's value at a time; after a problem, only parse.
+                let i = ranks.len();
+                let Some(value) = seq.next_element::<Value>()? else {
+                    return Ok(Gpus::Ranks(ranks));
+                };
+                let at = At {
+                    value: &value,
+                    path: format!("gpus[{i}]"),
+                };
+                match gpu_rank(&at, i) {
+                    Ok(rank) => ranks.push(rank),
+                    Err(e) => {
+                        while seq.next_element::<IgnoredAny>()?.is_some() {}
+                        return Ok(Gpus::Failed(e));
+                    }
+                }
+            }
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Gpus, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(Gpus::NotList)
+        }
+
+        fn visit_bool<E>(self, _: bool) -> Result<Gpus, E> {
+            Ok(Gpus::NotList)
+        }
+
+        fn visit_i64<E>(self, _: i64) -> Result<Gpus, E> {
+            Ok(Gpus::NotList)
+        }
+
+        fn visit_u64<E>(self, _: u64) -> Result<Gpus, E> {
+            Ok(Gpus::NotList)
+        }
+
+        fn visit_f64<E>(self, _: f64) -> Result<Gpus, E> {
+            Ok(Gpus::NotList)
+        }
+
+        fn visit_str<E>(self, _: &str) -> Result<Gpus, E> {
+            Ok(Gpus::NotList)
+        }
+
+        fn visit_unit<E>(self) -> Result<Gpus, E> {
+            Ok(Gpus::NotList)
+        }
+    }
 }
 
 /// Every buffer reference lies within the buffer it names (the executor
@@ -254,7 +453,9 @@ const COLLECTIVES: [&str; 6] = [
     "test",
 ];
 
-fn plan(doc: &At) -> Res<Plan> {
+/// The plan, its ranks read by `gpus` where the top-level field `gpus` is
+/// read (so that problems come in document order).
+fn plan(doc: &At, gpus: impl FnOnce() -> Res<Vec<RankPlan>>) -> Res<Plan> {
     let collective_at = doc.key("collective")?;
     let name = collective_at.str()?;
     let Some(collective_name) = COLLECTIVES.iter().find(|c| **c == name) else {
@@ -280,17 +481,7 @@ fn plan(doc: &At) -> Res<Plan> {
         max_message_size: doc.key("max_message_size")?.u64()?,
         ..Options::default()
     };
-    let gpus = doc.key("gpus")?.items()?;
-    let mut ranks = Vec::with_capacity(gpus.len());
-    for (i, gpu) in gpus.iter().enumerate() {
-        let id = gpu.key("id")?;
-        if id.u64()? != i as u64 {
-            return id.fail(format!(
-                "gpu ids must be 0, 1, 2, ... in order; this one should be {i}"
-            ));
-        }
-        ranks.push(rank(gpu)?);
-    }
+    let ranks = gpus()?;
     let first = ranks.first();
     let collective = Collective {
         name: collective_name,
@@ -318,6 +509,17 @@ fn chunk_count(at: &At) -> Res<u32> {
         return at.fail(format!("{n} chunks; at most {MAX_CHUNKS} are supported"));
     }
     Ok(n)
+}
+
+/// Element `i` of `gpus`: its id must be `i`.
+fn gpu_rank(gpu: &At, i: usize) -> Res<RankPlan> {
+    let id = gpu.key("id")?;
+    if id.u64()? != i as u64 {
+        return id.fail(format!(
+            "gpu ids must be 0, 1, 2, ... in order; this one should be {i}"
+        ));
+    }
+    rank(gpu)
 }
 
 fn rank(gpu: &At) -> Res<RankPlan> {
@@ -519,4 +721,130 @@ fn buf_ref(
         size: at.key("size")?.u32()?,
         rank: at.opt("rank").map(|r| r.u32()).transpose()?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Values that stand in for a field: wrong types, and the values the
+    /// reader checks (ids, sizes).
+    fn replacements() -> Vec<Value> {
+        vec![
+            Value::Null,
+            Value::Bool(true),
+            Value::from(0),
+            Value::from(1),
+            Value::from(u64::from(u32::MAX) + 1),
+            Value::from(-1),
+            Value::from(1.5),
+            Value::from("x"),
+            Value::Array(Vec::new()),
+            serde_json::json!({}),
+        ]
+    }
+
+    /// Every field of `v` (its path as keys and indices), depth first.
+    fn fields(v: &Value, path: &mut Vec<Value>, out: &mut Vec<Vec<Value>>) {
+        match v {
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    path.push(Value::from(i));
+                    out.push(path.clone());
+                    fields(item, path, out);
+                    path.pop();
+                }
+            }
+            Value::Object(map) => {
+                for (k, item) in map {
+                    path.push(Value::from(k.clone()));
+                    out.push(path.clone());
+                    fields(item, path, out);
+                    path.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn at<'a>(mut v: &'a mut Value, path: &[Value]) -> &'a mut Value {
+        for step in path {
+            v = match (v, step) {
+                (Value::Array(items), Value::Number(i)) => &mut items[i.as_u64().unwrap() as usize],
+                (Value::Object(map), Value::String(k)) => map.get_mut(k).unwrap(),
+                _ => unreachable!(),
+            };
+        }
+        v
+    }
+
+    fn agree(text: &str, what: &str) {
+        assert_eq!(read_plan(text), read_plan_whole(text), "{what}");
+    }
+
+    /// Read rank by rank, a plan reads as the whole document does: the same
+    /// plan, or the same first problem, for plans with a field replaced,
+    /// removed or duplicated, and for truncated and odd documents.
+    #[test]
+    fn reading_rank_by_rank_agrees_with_reading_the_whole() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/conformance/single_node/allreduce_pkt.n4.json");
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            return;
+        };
+        let base: Value = serde_json::from_str(&text).unwrap();
+        agree(&text, "as is");
+        let mut all = Vec::new();
+        fields(&base, &mut Vec::new(), &mut all);
+        for (n, field) in all.iter().enumerate() {
+            // Every field near the top, every 13th deeper down.
+            if field.len() > 3 && n % 13 != 0 {
+                continue;
+            }
+            for r in replacements() {
+                let mut plan = base.clone();
+                *at(&mut plan, field) = r.clone();
+                agree(&plan.to_string(), &format!("{field:?} = {r}"));
+            }
+            let (last, parent) = field.split_last().unwrap();
+            let mut plan = base.clone();
+            match (at(&mut plan, parent), last) {
+                (Value::Array(items), Value::Number(i)) => {
+                    items.remove(i.as_u64().unwrap() as usize);
+                }
+                (Value::Object(map), Value::String(k)) => {
+                    map.remove(k);
+                }
+                _ => unreachable!(),
+            }
+            agree(&plan.to_string(), &format!("{field:?} removed"));
+        }
+        // A second `gpus` (the last one counts), and a broken one before it.
+        let top = text.trim_start().strip_prefix('{').unwrap();
+        agree(&format!("{{\"gpus\": [1], {top}"), "gpus twice");
+        agree(&format!("{{\"gpus\": 3, {top}"), "gpus twice");
+        let gpus_last = format!(
+            "{}, \"gpus\": [{{}}]}}",
+            text.trim_end().strip_suffix('}').unwrap()
+        );
+        agree(&gpus_last, "bad gpus last");
+        // Cut short, trailing text, not an object.
+        for cut in [1, 10, text.len() / 3, text.len() / 2, text.len() - 1] {
+            agree(&text[..cut], &format!("cut at {cut}"));
+        }
+        agree(&format!("{text} x"), "trailing text");
+        agree(&format!("{text} {{}}"), "two documents");
+        for odd in [
+            "",
+            "null",
+            "[]",
+            "[1, {}]",
+            "7",
+            "\"plan\"",
+            "{}",
+            "{\"gpus\": []}",
+        ] {
+            agree(odd, odd);
+        }
+    }
 }
