@@ -293,6 +293,7 @@ fn sim(args: &SimArgs) -> ExitCode {
             let options = msclc::sim::SimOptions {
                 executions: 2,
                 inplace: Some(inplace),
+                progress: !args.quiet && !args.json,
             };
             let mut report = msclc::sim::simulate_with(&plan, &options);
             report.warnings.extend(residency.clone());

@@ -92,7 +92,13 @@ pub struct SimOptions {
     /// Run with in-place (true) or out-of-place (false) buffers; `None`:
     /// the mode the plan declares.
     pub inplace: Option<bool>,
+    /// Show the ops run so far on standard error (when it is a terminal
+    /// and the run is long enough to need it).
+    pub progress: bool,
 }
+
+/// Runs shorter than this many ops show no progress bar.
+const PROGRESS_FROM_OPS: u64 = 1 << 18;
 
 /// Simulates `executions` back-to-back executions of `plan`, in the buffer
 /// mode it declares.
@@ -102,6 +108,7 @@ pub fn simulate(plan: &Plan, executions: u32) -> Report {
         &SimOptions {
             executions,
             inplace: None,
+            progress: false,
         },
     )
 }
@@ -112,7 +119,24 @@ pub fn simulate_with(plan: &Plan, options: &SimOptions) -> Report {
     let mut warnings = check_limits(plan);
     let mut sim = Sim::new(plan, executions);
     sim.inplace = options.inplace.unwrap_or(plan.collective.inplace);
+    let total: u64 =
+        sim.threads.iter().map(|t| t.ops.len() as u64).sum::<u64>() * u64::from(executions);
+    if options.progress
+        && total >= PROGRESS_FROM_OPS
+        && std::io::IsTerminal::is_terminal(&std::io::stderr())
+    {
+        let bar = indicatif::ProgressBar::new(total).with_style(
+            indicatif::ProgressStyle::with_template(
+                "simulating {bar:30} {pos}/{len} ops, {eta} left",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        sim.progress = Some(bar);
+    }
     let mut verdict = sim.run();
+    if let Some(bar) = sim.progress.take() {
+        bar.finish_and_clear();
+    }
     let mut sendrecv_sources = None;
     if verdict == Verdict::Verified {
         warnings.extend(sim.unconsumed_signals());
@@ -248,6 +272,8 @@ struct Sim<'p> {
     sendrecv_sources: Vec<Option<u32>>,
     /// Whether input and output alias, as the test harness lays them out.
     inplace: bool,
+    /// The progress bar of a long run on a terminal.
+    progress: Option<indicatif::ProgressBar>,
 }
 
 impl<'p> Sim<'p> {
@@ -307,6 +333,7 @@ impl<'p> Sim<'p> {
             port_transfer: None,
             sendrecv_sources: vec![None; plan.ranks.len()],
             inplace: plan.collective.inplace,
+            progress: None,
         };
         for (r, rank) in plan.ranks.iter().enumerate() {
             for (s, init) in rank.semaphores.iter().enumerate() {
@@ -384,6 +411,9 @@ impl<'p> Sim<'p> {
                         Step::Blocked => break,
                         Step::Problem(v) => return v,
                     }
+                }
+                if let Some(bar) = &self.progress {
+                    bar.set_position(self.ops_run);
                 }
             }
             if all_done {
