@@ -4,7 +4,7 @@
 //! source lines to point at.
 
 use crate::ir::*;
-use serde_json::Value;
+use json::Json;
 
 /// A problem with a plan: where in the document, and what.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,11 +45,9 @@ pub fn read_plan(text: &str) -> Res<Plan> {
     let root = At::root(&doc.top);
     let plan = plan(&root, || match doc.gpus {
         stream::Gpus::Missing => root.key("gpus").map(|_| Vec::new()),
-        stream::Gpus::NotList => At {
-            value: &Value::Null,
-            path: "gpus".to_string(),
-        }
-        .fail("expected a list"),
+        stream::Gpus::NotList => root
+            .child(&Json::Null, Step::Key("gpus"))
+            .fail("expected a list"),
         stream::Gpus::Ranks(ranks) => Ok(ranks),
         stream::Gpus::Failed(e) => Err(e),
     })?;
@@ -61,13 +59,14 @@ pub fn read_plan(text: &str) -> Res<Plan> {
 /// [`read_plan`] must agree with.
 #[cfg(test)]
 fn read_plan_whole(text: &str) -> Res<Plan> {
-    let doc: Value = serde_json::from_str(text).map_err(|e| PlanError {
+    let doc: Json = serde_json::from_str(text).map_err(|e| PlanError {
         path: String::new(),
         message: format!("not JSON: {e}"),
     })?;
     let root = At::root(&doc);
     let plan = plan(&root, || {
-        let gpus = root.key("gpus")?.items()?;
+        let gpus_at = root.key("gpus")?;
+        let gpus = gpus_at.items()?;
         let mut ranks = Vec::with_capacity(gpus.len());
         for (i, gpu) in gpus.iter().enumerate() {
             ranks.push(gpu_rank(gpu, i)?);
@@ -78,17 +77,210 @@ fn read_plan_whole(text: &str) -> Res<Plan> {
     Ok(plan)
 }
 
+/// JSON values as the plan reader reads them: objects as lists of fields
+/// (a plan's objects have a few fields each; a map per object cost more
+/// than the plan itself), keys borrowed from the text where they can be.
+/// Where fields repeat, the last counts, and a value prints as
+/// `serde_json` prints it, as when plans were read into its values.
+mod json {
+    use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+    use serde::Deserialize;
+    use serde_json::Number;
+    use std::borrow::Cow;
+    use std::fmt;
+
+    pub enum Json<'de> {
+        Null,
+        Bool(bool),
+        Number(Number),
+        String(Cow<'de, str>),
+        Array(Vec<Json<'de>>),
+        Object(Vec<(Cow<'de, str>, Json<'de>)>),
+    }
+
+    impl<'de> Json<'de> {
+        /// Field `key` (its last occurrence).
+        pub fn get(&self, key: &str) -> Option<&Json<'de>> {
+            match self {
+                Json::Object(fields) => fields.iter().rev().find(|(k, _)| k == key).map(|f| &f.1),
+                _ => None,
+            }
+        }
+
+        pub fn is_object(&self) -> bool {
+            matches!(self, Json::Object(_))
+        }
+
+        pub fn as_array(&self) -> Option<&[Json<'de>]> {
+            match self {
+                Json::Array(items) => Some(items),
+                _ => None,
+            }
+        }
+
+        pub fn as_u64(&self) -> Option<u64> {
+            match self {
+                Json::Number(n) => n.as_u64(),
+                _ => None,
+            }
+        }
+
+        pub fn as_bool(&self) -> Option<bool> {
+            match self {
+                Json::Bool(b) => Some(*b),
+                _ => None,
+            }
+        }
+
+        pub fn as_str(&self) -> Option<&str> {
+            match self {
+                Json::String(s) => Some(s),
+                _ => None,
+            }
+        }
+
+        /// As a `serde_json` value (for printing).
+        pub fn to_value(&self) -> serde_json::Value {
+            use serde_json::Value;
+            match self {
+                Json::Null => Value::Null,
+                Json::Bool(b) => Value::Bool(*b),
+                Json::Number(n) => Value::Number(n.clone()),
+                Json::String(s) => Value::String(s.to_string()),
+                Json::Array(items) => Value::Array(items.iter().map(Json::to_value).collect()),
+                Json::Object(fields) => Value::Object(
+                    fields
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), v.to_value()))
+                        .collect(),
+                ),
+            }
+        }
+    }
+
+    impl fmt::Display for Json<'_> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "{}", self.to_value())
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Json<'de> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Json<'de>, D::Error> {
+            d.deserialize_any(JsonVisitor)
+        }
+    }
+
+    struct JsonVisitor;
+
+    impl<'de> Visitor<'de> for JsonVisitor {
+        type Value = Json<'de>;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("any JSON value")
+        }
+
+        fn visit_bool<E>(self, b: bool) -> Result<Json<'de>, E> {
+            Ok(Json::Bool(b))
+        }
+
+        fn visit_i64<E>(self, v: i64) -> Result<Json<'de>, E> {
+            Ok(Json::Number(v.into()))
+        }
+
+        fn visit_u64<E>(self, v: u64) -> Result<Json<'de>, E> {
+            Ok(Json::Number(v.into()))
+        }
+
+        fn visit_f64<E>(self, v: f64) -> Result<Json<'de>, E> {
+            Ok(Number::from_f64(v).map_or(Json::Null, Json::Number))
+        }
+
+        fn visit_str<E>(self, s: &str) -> Result<Json<'de>, E> {
+            Ok(Json::String(Cow::Owned(s.to_string())))
+        }
+
+        fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Json<'de>, E> {
+            Ok(Json::String(Cow::Borrowed(s)))
+        }
+
+        fn visit_string<E>(self, s: String) -> Result<Json<'de>, E> {
+            Ok(Json::String(Cow::Owned(s)))
+        }
+
+        fn visit_unit<E>(self) -> Result<Json<'de>, E> {
+            Ok(Json::Null)
+        }
+
+        fn visit_none<E>(self) -> Result<Json<'de>, E> {
+            Ok(Json::Null)
+        }
+
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Json<'de>, D::Error> {
+            Json::deserialize(d)
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json<'de>, A::Error> {
+            let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+            while let Some(item) = seq.next_element()? {
+                items.push(item);
+            }
+            Ok(Json::Array(items))
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json<'de>, A::Error> {
+            let mut fields = Vec::new();
+            while let Some(key) = map.next_key_seed(KeySeed)? {
+                fields.push((key, map.next_value()?));
+            }
+            Ok(Json::Object(fields))
+        }
+    }
+
+    /// An object's key, borrowed from the text unless it has escapes.
+    pub struct KeySeed;
+
+    impl<'de> DeserializeSeed<'de> for KeySeed {
+        type Value = Cow<'de, str>;
+
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Cow<'de, str>, D::Error> {
+            d.deserialize_str(KeyVisitor)
+        }
+    }
+
+    struct KeyVisitor;
+
+    impl<'de> Visitor<'de> for KeyVisitor {
+        type Value = Cow<'de, str>;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a key")
+        }
+
+        fn visit_str<E>(self, s: &str) -> Result<Cow<'de, str>, E> {
+            Ok(Cow::Owned(s.to_string()))
+        }
+
+        fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Cow<'de, str>, E> {
+            Ok(Cow::Borrowed(s))
+        }
+
+        fn visit_string<E>(self, s: String) -> Result<Cow<'de, str>, E> {
+            Ok(Cow::Owned(s))
+        }
+    }
+}
+
 /// Reading the document's top level as it is parsed (see [`read_plan`]).
 mod stream {
-    use super::{gpu_rank, At, PlanError, RankPlan};
+    use super::json::{Json, KeySeed};
+    use super::{gpu_rank, At, PlanError, RankPlan, Step};
     use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
-    use serde_json::{Map, Value};
     use std::fmt;
 
     /// The top-level fields but `gpus` (`Null` if the document is not an
     /// object), and the ranks read from `gpus`.
-    pub struct Document {
-        pub top: Value,
+    pub struct Document<'de> {
+        pub top: Json<'de>,
         pub gpus: Gpus,
     }
 
@@ -103,62 +295,62 @@ mod stream {
     pub struct Top;
 
     impl<'de> Visitor<'de> for Top {
-        type Value = Document;
+        type Value = Document<'de>;
 
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
             f.write_str("a plan")
         }
 
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Document, A::Error> {
-            let mut top = Map::new();
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Document<'de>, A::Error> {
+            let mut top = Vec::new();
             let mut gpus = Gpus::Missing;
-            while let Some(key) = map.next_key::<String>()? {
+            while let Some(key) = map.next_key_seed(KeySeed)? {
                 if key == "gpus" {
                     gpus = map.next_value_seed(GpusSeed)?;
                 } else {
-                    let value: Value = map.next_value()?;
-                    top.insert(key, value);
+                    let value: Json = map.next_value()?;
+                    top.push((key, value));
                 }
             }
             Ok(Document {
-                top: Value::Object(top),
+                top: Json::Object(top),
                 gpus,
             })
         }
 
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Document, A::Error> {
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Document<'de>, A::Error> {
             while seq.next_element::<IgnoredAny>()?.is_some() {}
             Ok(not_an_object())
         }
 
-        fn visit_bool<E>(self, _: bool) -> Result<Document, E> {
+        fn visit_bool<E>(self, _: bool) -> Result<Document<'de>, E> {
             Ok(not_an_object())
         }
 
-        fn visit_i64<E>(self, _: i64) -> Result<Document, E> {
+        fn visit_i64<E>(self, _: i64) -> Result<Document<'de>, E> {
             Ok(not_an_object())
         }
 
-        fn visit_u64<E>(self, _: u64) -> Result<Document, E> {
+        fn visit_u64<E>(self, _: u64) -> Result<Document<'de>, E> {
             Ok(not_an_object())
         }
 
-        fn visit_f64<E>(self, _: f64) -> Result<Document, E> {
+        fn visit_f64<E>(self, _: f64) -> Result<Document<'de>, E> {
             Ok(not_an_object())
         }
 
-        fn visit_str<E>(self, _: &str) -> Result<Document, E> {
+        fn visit_str<E>(self, _: &str) -> Result<Document<'de>, E> {
             Ok(not_an_object())
         }
 
-        fn visit_unit<E>(self) -> Result<Document, E> {
+        fn visit_unit<E>(self) -> Result<Document<'de>, E> {
             Ok(not_an_object())
         }
     }
 
-    fn not_an_object() -> Document {
+    fn not_an_object<'de>() -> Document<'de> {
         Document {
-            top: Value::Null,
+            top: Json::Null,
             gpus: Gpus::Missing,
         }
     }
@@ -187,14 +379,15 @@ mod stream {
             loop {
                 // One rank's value at a time; after a problem, only parse.
                 let i = ranks.len();
-                let Some(value) = seq.next_element::<Value>()? else {
+                let Some(value) = seq.next_element::<Json>()? else {
                     return Ok(Gpus::Ranks(ranks));
                 };
-                let at = At {
-                    value: &value,
-                    path: format!("gpus[{i}]"),
+                let gpus = At {
+                    value: &Json::Null,
+                    parent: None,
+                    step: Step::Key("gpus"),
                 };
-                match gpu_rank(&at, i) {
+                match gpu_rank(&gpus.child(&value, Step::Index(i)), i) {
                     Ok(rank) => ranks.push(rank),
                     Err(e) => {
                         while seq.next_element::<IgnoredAny>()?.is_some() {}
@@ -248,49 +441,43 @@ fn check_ranges(plan: &Plan) -> Res<()> {
         }
         .into()
     };
+    // An op's place: (parent op's node or NONE, its index in its list);
+    // its path is written out only for a problem.
+    const NONE: usize = usize::MAX;
+    let mut nodes: Vec<(usize, usize)> = Vec::new();
+    let mut stack: Vec<(usize, &Op)> = Vec::new();
     for (g, rank) in plan.ranks.iter().enumerate() {
         for (t, tb) in rank.threadblocks.iter().enumerate() {
-            let mut stack: Vec<(String, &Op)> = tb
-                .ops
-                .iter()
-                .enumerate()
-                .map(|(i, op)| (format!("gpus[{g}].threadblocks[{t}].ops[{i}]"), op))
-                .collect();
-            while let Some((path, op)) = stack.pop() {
+            nodes.clear();
+            for (i, op) in tb.ops.iter().enumerate() {
+                nodes.push((NONE, i));
+                stack.push((nodes.len() - 1, op));
+            }
+            while let Some((node, op)) = stack.pop() {
                 for (i, inner) in op.body.iter().enumerate() {
-                    stack.push((format!("{path}.ops[{i}]"), inner));
+                    nodes.push((node, i));
+                    stack.push((nodes.len() - 1, inner));
                 }
+                let path = || {
+                    let mut indices = Vec::new();
+                    let mut n = node;
+                    while n != NONE {
+                        indices.push(nodes[n].1);
+                        n = nodes[n].0;
+                    }
+                    let mut path = format!("gpus[{g}].threadblocks[{t}]");
+                    for i in indices.iter().rev() {
+                        path.push_str(&format!(".ops[{i}]"));
+                    }
+                    path
+                };
                 for (key, refs) in [("src_buff", &op.src), ("dst_buff", &op.dst)] {
                     for (j, r) in refs.iter().enumerate() {
-                        // The buffers the reference lands in: (rank, kind) each.
-                        let targets: Vec<(u32, BufferKind)> = match r.target {
-                            RefTarget::Local(kind) => vec![(g as u32, kind)],
-                            RefTarget::Remote { id, kind } => {
-                                let channel = op.channel.unwrap_or(ChannelKind::Memory);
-                                let global = tb.remote_buffer_ids(channel)[id as usize];
-                                vec![(rank.remote_buffers[global as usize].rank, kind)]
-                            }
-                            RefTarget::Switch { id } => {
-                                match tb.channel_ids(ChannelKind::Switch).get(id as usize) {
-                                    Some(&c) => {
-                                        let decl = &rank.switch_channels[c as usize];
-                                        decl.ranks.iter().map(|m| (*m, decl.buffer)).collect()
-                                    }
-                                    None => {
-                                        return Err(PlanError {
-                                            path: format!("{path}.{key}[{j}].switch_channel_id"),
-                                            message: format!(
-                                                "the thread block has no switch channel {id}"
-                                            ),
-                                        })
-                                    }
-                                }
-                            }
-                        };
-                        for (owner, kind) in targets {
+                        // Each buffer the reference lands in.
+                        let check = |owner: u32, kind: BufferKind| -> Res<()> {
                             if owner as usize >= plan.ranks.len() {
                                 return Err(PlanError {
-                                    path: format!("{path}.{key}[{j}]"),
+                                    path: format!("{}.{key}[{j}]", path()),
                                     message: format!("rank {owner} is not in the plan"),
                                 });
                             }
@@ -298,13 +485,43 @@ fn check_ranges(plan: &Plan) -> Res<()> {
                             let have = chunks(owner, kind);
                             if end > have {
                                 return Err(PlanError {
-                                    path: format!("{path}.{key}[{j}]"),
+                                    path: format!("{}.{key}[{j}]", path()),
                                     message: format!(
                                         "chunks {}..{end} of rank {owner}'s {} buffer, which has {have}",
                                         r.index,
                                         kind.name()
                                     ),
                                 });
+                            }
+                            Ok(())
+                        };
+                        match r.target {
+                            RefTarget::Local(kind) => check(g as u32, kind)?,
+                            RefTarget::Remote { id, kind } => {
+                                let channel = op.channel.unwrap_or(ChannelKind::Memory);
+                                let global = tb.remote_buffer_ids(channel)[id as usize];
+                                check(rank.remote_buffers[global as usize].rank, kind)?;
+                            }
+                            RefTarget::Switch { id } => {
+                                match tb.channel_ids(ChannelKind::Switch).get(id as usize) {
+                                    Some(&c) => {
+                                        let decl = &rank.switch_channels[c as usize];
+                                        for m in decl.ranks.iter() {
+                                            check(*m, decl.buffer)?;
+                                        }
+                                    }
+                                    None => {
+                                        return Err(PlanError {
+                                            path: format!(
+                                                "{}.{key}[{j}].switch_channel_id",
+                                                path()
+                                            ),
+                                            message: format!(
+                                                "the thread block has no switch channel {id}"
+                                            ),
+                                        })
+                                    }
+                                }
                             }
                         }
                     }
@@ -315,59 +532,85 @@ fn check_ranges(plan: &Plan) -> Res<()> {
     Ok(())
 }
 
-/// A value and its path in the document.
+/// A value and where it is in the document: its parent and the key or
+/// index that leads from there. The path is written out only for a
+/// problem (a plan has millions of values, a problem one).
+#[derive(Clone, Copy)]
 struct At<'a> {
-    value: &'a Value,
-    path: String,
+    value: &'a Json<'a>,
+    parent: Option<&'a At<'a>>,
+    step: Step<'a>,
+}
+
+#[derive(Clone, Copy)]
+enum Step<'a> {
+    Root,
+    Key(&'a str),
+    Index(usize),
 }
 
 impl<'a> At<'a> {
-    fn root(value: &'a Value) -> At<'a> {
+    fn root(value: &'a Json<'a>) -> At<'a> {
         At {
             value,
-            path: String::new(),
+            parent: None,
+            step: Step::Root,
         }
+    }
+
+    /// `gpus[1].threadblocks[0].ops[5]`.
+    fn path(&self) -> String {
+        let mut out = self.parent.map_or_else(String::new, At::path);
+        match self.step {
+            Step::Root => {}
+            Step::Key(key) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            Step::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+        out
     }
 
     fn fail<T>(&self, message: impl Into<String>) -> Res<T> {
         Err(PlanError {
-            path: self.path.clone(),
+            path: self.path(),
             message: message.into(),
         })
     }
 
-    fn key(&self, key: &str) -> Res<At<'a>> {
+    fn key<'s>(&'s self, key: &'s str) -> Res<At<'s>> {
         match self.value.get(key) {
-            Some(value) => Ok(self.child_key(key, value)),
+            Some(value) => Ok(self.child(value, Step::Key(key))),
             None if self.value.is_object() => self.fail(format!("missing field `{key}`")),
             None => self.fail("expected an object"),
         }
     }
 
-    fn opt(&self, key: &str) -> Option<At<'a>> {
-        self.value.get(key).map(|value| self.child_key(key, value))
+    fn opt<'s>(&'s self, key: &'s str) -> Option<At<'s>> {
+        self.value
+            .get(key)
+            .map(|value| self.child(value, Step::Key(key)))
     }
 
-    fn child_key(&self, key: &str, value: &'a Value) -> At<'a> {
-        let path = if self.path.is_empty() {
-            key.to_string()
-        } else {
-            format!("{}.{key}", self.path)
-        };
-        At { value, path }
+    fn child<'s>(&'s self, value: &'s Json<'s>, step: Step<'s>) -> At<'s> {
+        At {
+            value,
+            parent: Some(self),
+            step,
+        }
     }
 
-    fn items(&self) -> Res<Vec<At<'a>>> {
+    fn items(&self) -> Res<Vec<At<'_>>> {
         let Some(list) = self.value.as_array() else {
             return self.fail("expected a list");
         };
         Ok(list
             .iter()
             .enumerate()
-            .map(|(i, value)| At {
-                value,
-                path: format!("{}[{i}]", self.path),
-            })
+            .map(|(i, value)| self.child(value, Step::Index(i)))
             .collect())
     }
 
@@ -537,7 +780,8 @@ fn rank(gpu: &At) -> Res<RankPlan> {
             ChannelKind::Memory => r.memory_peers.extend(ch.key("connected_to")?.u32s()?),
             ChannelKind::Port => r.port_peers.extend(ch.key("connected_to")?.u32s()?),
             ChannelKind::Switch => {
-                let groups = ch.key("rank_groups")?.items()?;
+                let groups_at = ch.key("rank_groups")?;
+                let groups = groups_at.items()?;
                 let [group] = groups.as_slice() else {
                     return ch
                         .key("rank_groups")?
@@ -554,7 +798,8 @@ fn rank(gpu: &At) -> Res<RankPlan> {
         }
     }
     for b in gpu.key("remote_buffers")?.items()? {
-        let access = b.key("access_channel_types")?.items()?;
+        let access_at = b.key("access_channel_types")?;
+        let access = access_at.items()?;
         r.remote_buffers.push(RemoteBuffer {
             rank: b.key("rank")?.u32()?,
             kind: b.key("type")?.one_of("buffer type", &BUFFER_KINDS)?,
@@ -569,7 +814,8 @@ fn rank(gpu: &At) -> Res<RankPlan> {
             r.semaphores.push(s.key("init_value")?.u64()? as i64);
         }
     }
-    let tbs = gpu.key("threadblocks")?.items()?;
+    let tbs_at = gpu.key("threadblocks")?;
+    let tbs = tbs_at.items()?;
     r.threadblocks = vec![ThreadBlock::default(); tbs.len()];
     for tb in &tbs {
         let id = tb.key("id")?;
@@ -726,6 +972,35 @@ fn buf_ref(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
+
+    /// The reader's JSON values look up and print as `serde_json`'s do.
+    #[test]
+    fn json_values_read_and_print_as_serde_json_values() {
+        let text = r#"{"b": [1, -2, 3.5, 1e300, "x\"y", null, true], "a": {"k": 1, "k": {"z": 0, "y": []}},
+            "a\u0062": "c", "n": 18446744073709551615}"#;
+        let mine: Json = serde_json::from_str(text).unwrap();
+        let theirs: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(mine.to_string(), theirs.to_string());
+        for key in ["a", "b", "ab", "n", "k", "missing"] {
+            assert_eq!(
+                mine.get(key).map(|v| v.to_string()),
+                theirs.get(key).map(|v| v.to_string()),
+                "{key}"
+            );
+        }
+        let (a, b) = (mine.get("a").unwrap(), theirs.get("a").unwrap());
+        assert_eq!(a.get("k").unwrap().to_string(), b["k"].to_string());
+        assert_eq!(mine.get("n").unwrap().as_u64(), theirs["n"].as_u64());
+        let list = mine.get("b").unwrap().as_array().unwrap();
+        let want = theirs["b"].as_array().unwrap();
+        for (x, y) in list.iter().zip(want) {
+            assert_eq!(x.as_u64(), y.as_u64());
+            assert_eq!(x.as_str(), y.as_str());
+            assert_eq!(x.as_bool(), y.as_bool());
+            assert_eq!(x.is_object(), y.is_object());
+        }
+    }
 
     /// Values that stand in for a field: wrong types, and the values the
     /// reader checks (ids, sizes).
