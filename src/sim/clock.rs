@@ -156,6 +156,20 @@ fn own_at(own: &[(u32, u32)], i: u32) -> u32 {
     }
 }
 
+/// Whether at most [`SHARE_OWN`] of `own` are news to `me`.
+fn few_news(me: &Inner, own: &[(u32, u32)]) -> bool {
+    let mut news = 0;
+    for &(i, v) in own {
+        if me.at(i) < v {
+            news += 1;
+            if news > SHARE_OWN {
+                return false;
+            }
+        }
+    }
+    true
+}
+
 /// Whether `p` adds nothing to `parts`.
 fn covered(parts: &[Rc<Part>], p: &Part) -> bool {
     parts.iter().any(|q| q.id == p.id || q.covers_id(p.id))
@@ -395,7 +409,9 @@ impl VClock {
             if Rc::ptr_eq(me, o) {
                 continue;
             }
-            let shared_own = (o.own.len() > SHARE_OWN).then(|| {
+            // Many own entries are learnt as one shared part, unless only a
+            // few of them are news (a clock much like this one).
+            let shared_own = (o.own.len() > SHARE_OWN && !few_news(me, &o.own)).then(|| {
                 o.own_part.get_or_init(|| {
                     Rc::new(Part {
                         id: new_id(),
@@ -474,7 +490,9 @@ impl VClock {
         if Rc::ptr_eq(me, o) {
             return true;
         }
-        if o.own.len() > SHARE_OWN || o.parts.iter().any(|p| !covered(&me.parts, p)) {
+        if o.own.len() > SHARE_OWN && !few_news(me, &o.own)
+            || o.parts.iter().any(|p| !covered(&me.parts, p))
+        {
             return false;
         }
         let news = o.own.iter().filter(|&&(i, v)| me.at(i) < v).count();

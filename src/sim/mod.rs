@@ -256,8 +256,8 @@ struct Sim<'p> {
     inbound: HashMap<Endpoint, VecDeque<Clocks>>,
     pairs: HashMap<Endpoint, Endpoint>,
     semaphores: HashMap<(u32, u32), (i64, VecDeque<Clocks>)>,
-    /// (rank, barrier id, generation) -> arrivals with their clocks.
-    barriers: HashMap<(u32, u32, u32), Vec<(usize, Clocks)>>,
+    /// (rank, barrier id, generation) -> arrivals and their clocks.
+    barriers: HashMap<(u32, u32, u32), Barrier>,
     ops_run: u64,
     /// Per rank: what its user knows (the clock of its last kernel's end).
     user_clocks: Vec<Clocks>,
@@ -687,21 +687,26 @@ impl<'p> Sim<'p> {
         let rank = self.threads[t].rank;
         let generation = *self.threads[t].barrier_count.get(&id).unwrap_or(&0);
         let key = (rank, id, generation);
-        let arrivals = self.barriers.entry(key).or_default();
-        if !arrivals.iter().any(|(who, _)| *who == t) {
+        let barrier = self.barriers.entry(key).or_default();
+        if !barrier.arrived.contains(&t) {
             // A barrier syncs the block first: its epoch ends, and what it
             // learnt from waits is part of what it brings.
             let th = &mut self.threads[t];
             th.epoch += 1;
             th.clock.set(t, th.epoch);
             th.clock.join_all(&std::mem::take(&mut th.pending));
-            arrivals.push((t, th.clock.clone()));
+            barrier.arrived.push(t);
+            barrier.clocks.push(th.clock.clone());
         }
-        if (arrivals.len() as u32) < n {
+        if (barrier.arrived.len() as u32) < n {
             return false;
         }
-        let mut joined = Clocks::zero();
-        joined.join_all(arrivals.iter().map(|(_, c)| c));
+        // All there: what they bring, joined once for all of them.
+        if !barrier.clocks.is_empty() {
+            let clocks = std::mem::take(&mut barrier.clocks);
+            barrier.joined.join_all(&clocks);
+        }
+        let joined = barrier.joined.clone();
         self.threads[t].pending.push(joined);
         self.sync_epoch(t);
         *self.threads[t].barrier_count.entry(id).or_insert(0) += 1;
@@ -713,6 +718,15 @@ impl Drop for Sim<'_> {
     fn drop(&mut self) {
         clock::forget_folds();
     }
+}
+
+/// A barrier's arrivals in one generation: who came, the clocks of those
+/// not yet joined, and the join of the others.
+#[derive(Default)]
+struct Barrier {
+    arrived: Vec<usize>,
+    clocks: Vec<Clocks>,
+    joined: Clocks,
 }
 
 enum Step {
