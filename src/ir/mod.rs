@@ -16,7 +16,9 @@
 //! program text.
 
 use crate::diag::Span;
-use std::collections::HashMap;
+
+mod channels;
+pub use channels::ChannelPairs;
 
 /// Which of a rank's buffers a chunk lives in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -502,9 +504,6 @@ pub struct Plan {
 pub type Endpoint = (u32, ChannelKind, u32);
 
 impl Plan {
-    /// Which channel observes each channel's signals (SEMANTICS.md §2.3):
-    /// A's k-th channel of a type to B pairs with B's k-th channel of that
-    /// type to A. Channels left over on one side have no pair.
     /// Where `rank`'s channel `channel` of `kind` was made, if known.
     pub fn channel_origin(&self, rank: u32, kind: ChannelKind, channel: u32) -> Option<Origin> {
         let r = self.ranks.get(rank as usize)?;
@@ -521,34 +520,6 @@ impl Plan {
             .then(|| self.loop_contexts.get(context as usize))
             .flatten()
             .map(String::as_str)
-    }
-
-    pub fn channel_pairs(&self) -> HashMap<Endpoint, Endpoint> {
-        let mut by_pair: HashMap<(u32, u32, ChannelKind), Vec<u32>> = HashMap::new();
-        for (r, rank) in self.ranks.iter().enumerate() {
-            for (kind, peers) in [
-                (ChannelKind::Memory, &rank.memory_peers),
-                (ChannelKind::Port, &rank.port_peers),
-            ] {
-                for (c, peer) in peers.iter().enumerate() {
-                    by_pair
-                        .entry((r as u32, *peer, kind))
-                        .or_default()
-                        .push(c as u32);
-                }
-            }
-        }
-        let mut pairs = HashMap::new();
-        for ((a, b, kind), ours) in &by_pair {
-            if let Some(theirs) = by_pair.get(&(*b, *a, *kind)) {
-                for (k, c) in ours.iter().enumerate() {
-                    if let Some(peer_c) = theirs.get(k) {
-                        pairs.insert((*a, *kind, *c), (*b, *kind, *peer_c));
-                    }
-                }
-            }
-        }
-        pairs
     }
 }
 

@@ -4,7 +4,7 @@
 //! and the transfers and reductions themselves, each access checked for
 //! races as it happens.
 
-use super::clock::{Clocks, VClock};
+use super::clock::Clocks;
 use super::value::Contents;
 use super::*;
 
@@ -128,10 +128,10 @@ impl Sim<'_> {
     pub(super) fn access(&self, t: usize, op_index: usize, write: bool) -> (Access, Clocks) {
         let (thread, epoch, clock) = self.accessor(t);
         let access = Access {
-            thread,
+            thread: thread as u32,
             epoch,
-            by: t,
-            op: op_index,
+            by: t as u32,
+            op: op_index as u32,
             execution: self.threads[t].execution,
             write,
         };
@@ -173,14 +173,18 @@ impl Sim<'_> {
                 return Err(v);
             }
         }
-        let packet_clock = packet.then(|| {
+        let packet = packet.then(|| {
             let th = &self.threads[t];
-            (th.clock.exec.clone(), t, th.epoch + 1)
+            Box::new(Packet {
+                execution,
+                clock: th.clock.exec.clone(),
+                writer: t,
+                epoch: th.epoch + 1,
+            })
         });
         let cell = self.memory.entry(loc).or_default();
         cell.value = value;
-        cell.packet = packet.then_some(execution);
-        cell.packet_clock = packet_clock;
+        cell.packet = packet;
         cell.last_write = Some(access);
         cell.reads.clear();
         Ok(())
@@ -194,14 +198,14 @@ impl Sim<'_> {
         // thread: the packets' writers come before this op.
         let sources = self.packet_sources(t, op);
         if !sources.is_empty() {
-            let packets: Vec<&(VClock, usize, u32)> = sources
+            let packets: Vec<&Packet> = sources
                 .iter()
-                .filter_map(|loc| self.memory.get(loc)?.packet_clock.as_ref())
+                .filter_map(|loc| self.memory.get(loc)?.packet.as_deref())
                 .collect();
             let mut exec = self.threads[t].clock.exec.clone();
-            exec.join_all(packets.iter().map(|p| &p.0));
-            for (_, writer, epoch) in packets {
-                exec.raise(*writer, *epoch);
+            exec.join_all(packets.iter().map(|p| &p.clock));
+            for p in packets {
+                exec.raise(p.writer, p.epoch);
             }
             self.threads[t].clock.exec = exec;
         }

@@ -38,6 +38,7 @@ mod memory;
 pub mod output;
 mod race;
 mod report;
+mod signals;
 mod user;
 pub use report::{OpAt, Stuck, WrongResult};
 pub use user::describe_sendrecv;
@@ -49,6 +50,7 @@ use clock::{Clocks, VClock};
 use hash::HashMap;
 use limits::check_limits;
 pub use limits::{residency, Target, TARGETS};
+use signals::Signals;
 use std::collections::VecDeque;
 use value::Contents;
 
@@ -192,29 +194,47 @@ struct Loc {
 }
 
 /// An access for race checks: who, in which of its epochs, by which op.
+/// Indices are u32 (a plan has fewer threads and ops than that; the
+/// reader's limits see to it): one is kept per cell, and cells are many.
 #[derive(Debug, Clone, Copy)]
 struct Access {
     /// The thread that accessed: a block, a user, or a port channel's proxy.
-    thread: usize,
+    thread: u32,
     epoch: u32,
-    /// The block thread whose op it was, and the op.
-    by: usize,
-    op: usize,
+    /// The block thread whose op it was, and the op (`u32::MAX` for the
+    /// user's accesses around a kernel).
+    by: u32,
+    op: u32,
     execution: u32,
     write: bool,
+}
+
+impl Access {
+    fn thread(&self) -> usize {
+        self.thread as usize
+    }
 }
 
 #[derive(Default)]
 struct Cell {
     value: Option<Contents>,
-    /// The execution whose packet last landed here, for LL reads.
-    packet: Option<u32>,
-    /// What the packet's writer had done when it wrote it (execution order
-    /// only), and the writer and its epoch: a reader that sees the packet's
-    /// flag is after all of that.
-    packet_clock: Option<(VClock, usize, u32)>,
+    /// The last packet that landed here (LL protocols), if the last write
+    /// was one; few cells of a plan are packet slots.
+    packet: Option<Box<Packet>>,
     last_write: Option<Access>,
-    reads: Vec<Access>,
+    /// The reads since the last write; usually one.
+    reads: smallvec::SmallVec<[Access; 1]>,
+}
+
+/// A packet as its reader finds it: the execution whose packet it is, and
+/// what its writer had done when it wrote it (execution order only), the
+/// writer and its epoch: a reader that sees the packet's flag is after all
+/// of that.
+struct Packet {
+    execution: u32,
+    clock: VClock,
+    writer: usize,
+    epoch: u32,
 }
 
 struct Thread<'p> {
@@ -251,10 +271,8 @@ struct Sim<'p> {
     /// Per rank: its blocks at the end of the current execution.
     at_end: Vec<usize>,
     memory: memory::Memory,
-    /// Signals in flight to each endpoint: the signaller's clock, or
-    /// `None` for a relaxed signal.
-    inbound: HashMap<Endpoint, VecDeque<Clocks>>,
-    pairs: HashMap<Endpoint, Endpoint>,
+    /// Signals in flight to each channel end: the signallers' clocks.
+    signals: Signals,
     semaphores: HashMap<(u32, u32), (i64, VecDeque<Clocks>)>,
     /// (rank, barrier id, generation) -> arrivals and their clocks.
     barriers: HashMap<(u32, u32, u32), Barrier>,
@@ -322,8 +340,7 @@ impl<'p> Sim<'p> {
             rank_threads,
             at_end: vec![0; plan.ranks.len()],
             memory: memory::Memory::new(plan, parts),
-            inbound: HashMap::default(),
-            pairs: plan.channel_pairs().into_iter().collect(),
+            signals: Signals::new(plan),
             semaphores: HashMap::default(),
             barriers: HashMap::default(),
             ops_run: 0,
@@ -506,13 +523,11 @@ impl<'p> Sim<'p> {
     /// let a wait there pass early.
     fn unconsumed_signals(&self) -> Vec<String> {
         let mut out: Vec<String> = self
-            .inbound
-            .iter()
-            .filter(|(_, q)| !q.is_empty())
-            .map(|(e, q)| {
+            .signals
+            .waiting()
+            .map(|(e, n)| {
                 format!(
-                    "{} signal(s) to rank {} on its {} channel {} are never waited for; they carry over into the next launch",
-                    q.len(),
+                    "{n} signal(s) to rank {} on its {} channel {} are never waited for; they carry over into the next launch",
                     e.0,
                     e.1.name(),
                     e.2
@@ -595,7 +610,7 @@ impl<'p> Sim<'p> {
             OpName::Wait | OpName::RelaxedWait => self
                 .endpoints(th, op)
                 .iter()
-                .all(|e| self.inbound.get(e).is_some_and(|q| !q.is_empty())),
+                .all(|e| self.signals.waiting_at(*e) > 0),
             OpName::SemAcquire => op.semaphore_ids.iter().all(|s| {
                 self.semaphores
                     .get(&(th.rank, *s))
@@ -604,7 +619,7 @@ impl<'p> Sim<'p> {
             _ => self.packet_sources(t, op).iter().all(|loc| {
                 self.memory
                     .get(loc)
-                    .and_then(|c| c.packet)
+                    .and_then(|c| c.packet.as_ref().map(|p| p.execution))
                     .is_some_and(|e| e == th.execution)
             }),
         }
@@ -662,18 +677,15 @@ impl<'p> Sim<'p> {
             published.relaxed()
         };
         for e in self.endpoints(&self.threads[t], op) {
-            if let Some(peer) = self.pairs.get(&e) {
-                self.inbound
-                    .entry(*peer)
-                    .or_default()
-                    .push_back(clock.clone());
+            if let Some(peer) = self.signals.pair(e) {
+                self.signals.deliver(peer, clock.clone());
             }
         }
     }
 
     fn wait(&mut self, t: usize, op: &Op, carries_data: bool) {
         for e in self.endpoints(&self.threads[t], op) {
-            if let Some(clock) = self.inbound.get_mut(&e).and_then(|q| q.pop_front()) {
+            if let Some(clock) = self.signals.take(e) {
                 // A relaxed wait learns only the execution order.
                 let learnt = if carries_data { clock } else { clock.relaxed() };
                 self.threads[t].pending.push(learnt);

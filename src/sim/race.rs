@@ -15,14 +15,14 @@ impl Sim<'_> {
         let ordered = |a: &Access| {
             // The user's copy into the input is complete before the kernel
             // starts (stream order): execution order suffices after it.
-            let by_user = self.is_user(a.thread);
+            let by_user = self.is_user(a.thread());
             let known = if a.write && !by_user {
                 &clock.data
             } else {
                 &clock.exec
             };
             a.op == access.op && a.thread == access.thread && a.epoch == access.epoch
-                || a.epoch < known.at(a.thread)
+                || a.epoch < known.at(a.thread())
         };
         let conflict = cell
             .last_write
@@ -52,14 +52,14 @@ impl Sim<'_> {
             ),
             first: self.describe_access(a),
             second: self.describe_access(b),
-            ops: [a, b].map(|x| self.op_at(x.by, x.op)),
+            ops: [a, b].map(|x| self.op_at(x.by as usize, x.op as usize)),
         }
     }
 
     pub(super) fn describe_access(&self, a: &Access) -> String {
         let verb = if a.write { "write" } else { "read" };
-        if self.is_user(a.thread) {
-            let rank = a.thread - self.users;
+        if self.is_user(a.thread()) {
+            let rank = a.thread() - self.users;
             return match a.write {
                 true => format!(
                     "the user's write of rank {rank}'s input before execution {}",
@@ -71,8 +71,8 @@ impl Sim<'_> {
                 ),
             };
         }
-        let th = &self.threads[a.by];
-        let op = &th.ops[a.op];
+        let th = &self.threads[a.by as usize];
+        let op = &th.ops[a.op as usize];
         let proxy = if a.thread != a.by {
             " (done later by the port channel's proxy)"
         } else {

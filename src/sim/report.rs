@@ -128,13 +128,13 @@ impl Sim<'_> {
                 let starving: Vec<Endpoint> = self
                     .endpoints(th, op)
                     .into_iter()
-                    .filter(|e| self.inbound.get(e).is_none_or(|q| q.is_empty()))
+                    .filter(|e| self.signals.waiting_at(*e) == 0)
                     .collect();
                 let text: Vec<String> = starving
                     .iter()
                     .map(|e| {
                         let peer = self.peer_of(*e);
-                        match self.pairs.get(e) {
+                        match self.signals.pair(*e) {
                             Some(_) => format!(
                                 "no signal from rank {peer} on {} channel {}",
                                 e.1.name(),
@@ -161,7 +161,10 @@ impl Sim<'_> {
             _ => {
                 let overwritten = self.packet_sources(t, op).into_iter().find_map(|loc| {
                     let cell = self.memory.get(&loc)?;
-                    cell.packet.filter(|e| *e > th.execution)
+                    cell.packet
+                        .as_ref()
+                        .map(|p| p.execution)
+                        .filter(|e| *e > th.execution)
                 });
                 let hint = overwritten.map(|later| {
                     format!(
@@ -184,7 +187,7 @@ impl Sim<'_> {
         let starving = self
             .endpoints(th, op)
             .into_iter()
-            .filter(|e| self.inbound.get(e).is_none_or(|q| q.is_empty()));
+            .filter(|e| self.signals.waiting_at(*e) == 0);
         let mut lines = Vec::new();
         for e in starving.take(2) {
             let (rank, kind, c) = e;
@@ -199,7 +202,7 @@ impl Sim<'_> {
                     ),
                 ));
             }
-            if let Some(&(p, kind, pc)) = self.pairs.get(&e) {
+            if let Some((p, kind, pc)) = self.signals.pair(e) {
                 if let Some(made) = self.plan.channel_origin(p, kind, pc) {
                     lines.push((
                         made.span,
@@ -231,9 +234,9 @@ impl Sim<'_> {
             let peer = self.peer_of(*e);
             let to_peer = |o: &Endpoint| o.0 == rank && o.1 == kind && self.peer_of(*o) == peer;
             let mut signalled: Vec<u32> = self
-                .inbound
-                .iter()
-                .filter(|(o, q)| to_peer(o) && !q.is_empty())
+                .signals
+                .waiting_on(rank)
+                .filter(|(o, _)| to_peer(o))
                 .map(|(o, _)| o.2)
                 .collect();
             if signalled.is_empty() {

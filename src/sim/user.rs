@@ -21,10 +21,10 @@ impl Sim<'_> {
             for part in 0..self.parts {
                 let loc = Loc { place, part };
                 let access = Access {
-                    by: user,
-                    thread: user,
+                    by: user as u32,
+                    thread: user as u32,
                     epoch: 2 * execution - 1,
-                    op: usize::MAX,
+                    op: u32::MAX,
                     execution,
                     write: true,
                 };
@@ -57,10 +57,10 @@ impl Sim<'_> {
             for part in 0..self.parts {
                 let loc = Loc { place, part };
                 let access = Access {
-                    by: user,
-                    thread: user,
+                    by: user as u32,
+                    thread: user as u32,
                     epoch: 2 * execution,
-                    op: usize::MAX,
+                    op: u32::MAX,
                     execution,
                     write: false,
                 };
@@ -82,8 +82,8 @@ impl Sim<'_> {
                     };
                     let last_write = cell
                         .last_write
-                        .filter(|w| !self.is_user(w.thread))
-                        .and_then(|w| self.op_at(w.by, w.op));
+                        .filter(|w| !self.is_user(w.thread()))
+                        .and_then(|w| self.op_at(w.by as usize, w.op as usize));
                     return Some(Verdict::WrongResult(WrongResult {
                         text: format!(
                             "execution {execution}: rank {rank} {} chunk {chunk}{part_note} {p}",

@@ -13,12 +13,29 @@ pub struct Contribution {
     pub chunk: u32,
 }
 
-/// A sorted multiset of contributions (shared, since copies are common) and
-/// the reduction that combined them, if any.
+/// A sorted multiset of contributions and the reduction that combined
+/// them, if any.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Contents {
-    items: Rc<Vec<Contribution>>,
+    items: Items,
     reduced: Reduced,
+}
+
+/// Most cells hold one contribution (every input chunk, and every copy of
+/// one): it is kept inline. Sums are shared, since copies are common.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Items {
+    One(Contribution),
+    Many(Rc<[Contribution]>),
+}
+
+impl Items {
+    fn as_slice(&self) -> &[Contribution] {
+        match self {
+            Items::One(c) => std::slice::from_ref(c),
+            Items::Many(items) => items,
+        }
+    }
 }
 
 /// How the contributions of a value were combined.
@@ -33,7 +50,7 @@ enum Reduced {
 impl Contents {
     pub fn one(c: Contribution) -> Contents {
         Contents {
-            items: Rc::new(vec![c]),
+            items: Items::One(c),
             reduced: Reduced::Not,
         }
     }
@@ -58,7 +75,7 @@ impl Contents {
             }
             _ => Reduced::Mixed,
         };
-        let (a, b) = (&self.items, &other.items);
+        let (a, b) = (self.items.as_slice(), other.items.as_slice());
         let mut out = Vec::with_capacity(a.len() + b.len());
         let (mut i, mut j) = (0, 0);
         while i < a.len() && j < b.len() {
@@ -73,7 +90,7 @@ impl Contents {
         out.extend_from_slice(&a[i..]);
         out.extend_from_slice(&b[j..]);
         Contents {
-            items: Rc::new(out),
+            items: Items::Many(out.into()),
             reduced,
         }
     }
@@ -93,7 +110,7 @@ impl Contents {
             }
             _ => {}
         }
-        let mut have: Vec<Contribution> = self.items.to_vec();
+        let mut have: Vec<Contribution> = self.items.as_slice().to_vec();
         if op != ReduceOp::Sum {
             have.dedup();
         }

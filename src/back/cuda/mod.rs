@@ -28,7 +28,8 @@ pub mod report;
 pub use layout::SyncLayout;
 
 use crate::ir::{
-    BufRef, BufferKind, ChannelKind, Endpoint, Op, OpName, Plan, RankPlan, RefTarget, ThreadBlock,
+    BufRef, BufferKind, ChannelKind, ChannelPairs, Op, OpName, Plan, RankPlan, RefTarget,
+    ThreadBlock,
 };
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -65,7 +66,7 @@ type Res<T> = Result<T, CudaError>;
 /// The CUDA source of `plan`.
 pub fn generate(plan: &Plan) -> Res<String> {
     let layout = SyncLayout::new(plan);
-    let pairs = plan.channel_pairs();
+    let pairs = ChannelPairs::new(plan);
     let mut shapes = Shapes::default();
     let mut blocks = Vec::new();
     for (r, rank) in plan.ranks.iter().enumerate() {
@@ -210,7 +211,7 @@ fn entry_point(out: &mut String, shapes: usize) {
 /// Writes one thread block: its code, with every number a parameter.
 struct BlockWriter<'p> {
     layout: &'p SyncLayout,
-    pairs: &'p HashMap<Endpoint, Endpoint>,
+    pairs: &'p ChannelPairs,
     rank: u32,
     rank_plan: &'p RankPlan,
     tb: &'p ThreadBlock,
@@ -540,8 +541,8 @@ impl<'p> BlockWriter<'p> {
             .channels(op, kind)?
             .into_iter()
             .map(
-                |channel| match self.pairs.get(&(self.rank, kind, channel)) {
-                    Some(&(peer, kind, peer_channel)) => {
+                |channel| match self.pairs.pair((self.rank, kind, channel)) {
+                    Some((peer, kind, peer_channel)) => {
                         self.layout.inbound(peer, kind, peer_channel) as u64
                     }
                     None => self.layout.unpaired as u64,

@@ -1,0 +1,185 @@
+//! Every memory and port channel end of a plan, numbered densely, and which
+//! end observes each one's signals (SEMANTICS.md §2.3): A's k-th channel of
+//! a type to B pairs with B's k-th channel of that type to A; channels left
+//! over on one side have no pair.
+//!
+//! A dense plan has a channel from every rank to every other (eight million
+//! ends for an all-pairs AllReduce on 1,024 ranks), so the table is flat
+//! arrays, not maps: the simulator keeps its signals in flight in an array
+//! numbered the same way.
+
+use super::{ChannelKind, Endpoint, Plan};
+
+/// A rank's channels: the peer of each memory channel, of each port channel.
+type Peers<'a> = (&'a [u32], &'a [u32]);
+
+const NO_PAIR: u32 = u32::MAX;
+
+pub struct ChannelPairs {
+    /// Per rank: the number of its first memory end; its port ends follow
+    /// its memory ends. One more entry: the total.
+    first: Vec<usize>,
+    /// Per rank: its number of memory channels.
+    memory: Vec<u32>,
+    /// Per end: the number of its pair, or `NO_PAIR`.
+    pair: Vec<u32>,
+}
+
+impl ChannelPairs {
+    pub fn new(plan: &Plan) -> ChannelPairs {
+        let peers: Vec<Peers> = plan
+            .ranks
+            .iter()
+            .map(|r| (&r.memory_peers[..], &r.port_peers[..]))
+            .collect();
+        ChannelPairs::from_peers(&peers)
+    }
+
+    fn from_peers(ranks: &[Peers]) -> ChannelPairs {
+        let mut first = Vec::with_capacity(ranks.len() + 1);
+        let mut memory = Vec::with_capacity(ranks.len());
+        let mut next = 0usize;
+        for (memory_peers, port_peers) in ranks {
+            first.push(next);
+            memory.push(memory_peers.len() as u32);
+            next += memory_peers.len() + port_peers.len();
+        }
+        first.push(next);
+        let mut table = ChannelPairs {
+            first,
+            memory,
+            pair: vec![NO_PAIR; next],
+        };
+        for kind in [ChannelKind::Memory, ChannelKind::Port] {
+            table.pair_up(ranks, kind);
+        }
+        table
+    }
+
+    /// Pairs the channels of `kind`: per rank, its channels sorted by peer
+    /// (then by index) put the k-th channel to each peer at a known offset
+    /// from where that peer's run starts, found by binary search.
+    fn pair_up(&mut self, ranks: &[Peers], kind: ChannelKind) {
+        let sorted: Vec<Vec<(u32, u32)>> = ranks
+            .iter()
+            .map(|(memory_peers, port_peers)| {
+                let peers = match kind {
+                    ChannelKind::Port => port_peers,
+                    _ => memory_peers,
+                };
+                let mut by_peer: Vec<(u32, u32)> = peers
+                    .iter()
+                    .enumerate()
+                    .map(|(c, peer)| (*peer, c as u32))
+                    .collect();
+                by_peer.sort_unstable();
+                by_peer
+            })
+            .collect();
+        for (a, ours) in sorted.iter().enumerate() {
+            let a = a as u32;
+            let mut run_start = 0;
+            for (i, &(b, c)) in ours.iter().enumerate() {
+                if i > 0 && ours[i - 1].0 != b {
+                    run_start = i;
+                }
+                let k = i - run_start;
+                let Some(theirs) = sorted.get(b as usize) else {
+                    continue;
+                };
+                let start = theirs.partition_point(|&(peer, _)| peer < a);
+                if let Some(&(peer, peer_c)) = theirs.get(start + k) {
+                    if peer == a {
+                        let (Some(mine), Some(other)) =
+                            (self.index((a, kind, c)), self.index((b, kind, peer_c)))
+                        else {
+                            continue;
+                        };
+                        self.pair[mine] = other as u32;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The number of channel ends.
+    pub fn len(&self) -> usize {
+        self.pair.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pair.is_empty()
+    }
+
+    /// The number of end `e`, if the plan has it.
+    pub fn index(&self, e: Endpoint) -> Option<usize> {
+        let (rank, kind, channel) = e;
+        let r = rank as usize;
+        let (first, end) = (*self.first.get(r)?, *self.first.get(r + 1)?);
+        let at = match kind {
+            ChannelKind::Memory => first + channel as usize,
+            ChannelKind::Port => first + self.memory[r] as usize + channel as usize,
+            ChannelKind::Switch => return None,
+        };
+        let own_kind_end = match kind {
+            ChannelKind::Memory => first + self.memory[r] as usize,
+            _ => end,
+        };
+        (at < own_kind_end).then_some(at)
+    }
+
+    /// The numbers of `rank`'s ends.
+    pub fn ends_of(&self, rank: u32) -> std::ops::Range<usize> {
+        let r = rank as usize;
+        match (self.first.get(r), self.first.get(r + 1)) {
+            (Some(&a), Some(&b)) => a..b,
+            _ => 0..0,
+        }
+    }
+
+    /// The end numbered `i`.
+    pub fn endpoint(&self, i: usize) -> Endpoint {
+        let rank = self.first.partition_point(|&f| f <= i) - 1;
+        let offset = (i - self.first[rank]) as u32;
+        let memory = self.memory[rank];
+        if offset < memory {
+            (rank as u32, ChannelKind::Memory, offset)
+        } else {
+            (rank as u32, ChannelKind::Port, offset - memory)
+        }
+    }
+
+    /// The end that observes `e`'s signals, if it has a pair.
+    pub fn pair(&self, e: Endpoint) -> Option<Endpoint> {
+        let p = *self.pair.get(self.index(e)?)?;
+        (p != NO_PAIR).then(|| self.endpoint(p as usize))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kth_channel_to_a_peer_pairs_with_the_peers_kth_channel_back() {
+        // Rank 0: memory channels to 1, 2, 1; port channel to 1.
+        // Rank 1: memory channels to 0, 0; port channel to 0.
+        // Rank 2: no channels back to 0.
+        let pairs = ChannelPairs::from_peers(&[(&[1, 2, 1], &[1]), (&[0, 0], &[0]), (&[], &[])]);
+        use ChannelKind::*;
+        assert_eq!(pairs.len(), 7);
+        assert_eq!(pairs.pair((0, Memory, 0)), Some((1, Memory, 0)));
+        assert_eq!(pairs.pair((0, Memory, 2)), Some((1, Memory, 1)));
+        assert_eq!(pairs.pair((1, Memory, 1)), Some((0, Memory, 2)));
+        assert_eq!(pairs.pair((0, Memory, 1)), None);
+        assert_eq!(pairs.pair((0, Port, 0)), Some((1, Port, 0)));
+        assert_eq!(pairs.pair((1, Port, 0)), Some((0, Port, 0)));
+        // Out of range, and switch channels, are no ends.
+        assert_eq!(pairs.index((0, Memory, 3)), None);
+        assert_eq!(pairs.index((1, Port, 1)), None);
+        assert_eq!(pairs.index((0, Switch, 0)), None);
+        for i in 0..pairs.len() {
+            assert_eq!(pairs.index(pairs.endpoint(i)), Some(i));
+        }
+    }
+}
