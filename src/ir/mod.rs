@@ -523,9 +523,30 @@ impl Plan {
     }
 }
 
-/// Where a result chunk's data comes from: the (rank, input chunk) pairs
-/// whose sum it holds (one pair for the collectives that only move data).
-pub type ChunkSources = Vec<(u32, u32)>;
+/// Where a result chunk's data comes from: one rank's input chunk (the
+/// collectives that only move data), or the sum of one input chunk over
+/// every rank (kept as that, not as a list: a list per chunk is cubic in
+/// the ranks for an AllReduce).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChunkSources {
+    One { rank: u32, chunk: u32 },
+    EveryRank { chunk: u32 },
+}
+
+impl ChunkSources {
+    /// The (rank, input chunk) pairs summed, in rank order, of `ranks` ranks.
+    pub fn pairs(self, ranks: u32) -> impl Iterator<Item = (u32, u32)> {
+        let (range, fixed) = match self {
+            ChunkSources::One { rank, chunk } => (rank..rank + 1, chunk),
+            ChunkSources::EveryRank { chunk } => (0..ranks, chunk),
+        };
+        range.map(move |r| (r, fixed))
+    }
+
+    pub fn is_sum(self) -> bool {
+        matches!(self, ChunkSources::EveryRank { .. })
+    }
+}
 
 impl Plan {
     /// The collective's definition for `rank`: for each of its output chunks,
@@ -539,15 +560,26 @@ impl Plan {
         match c.name {
             "allgather" => {
                 let per = c.input_chunks;
-                Some(each(&|k| vec![(k / per, k % per)]))
+                Some(each(&|k| ChunkSources::One {
+                    rank: k / per,
+                    chunk: k % per,
+                }))
             }
-            "allreduce" => Some(each(&|k| (0..n).map(|s| (s, k)).collect())),
-            "reducescatter" => Some(each(&|k| (0..n).map(|s| (s, rank * outputs + k)).collect())),
+            "allreduce" => Some(each(&|k| ChunkSources::EveryRank { chunk: k })),
+            "reducescatter" => Some(each(&|k| ChunkSources::EveryRank {
+                chunk: rank * outputs + k,
+            })),
             "alltoall" => {
                 let per = c.input_chunks / n.max(1);
-                Some(each(&|k| vec![(k / per, rank * per + k % per)]))
+                Some(each(&|k| ChunkSources::One {
+                    rank: k / per,
+                    chunk: rank * per + k % per,
+                }))
             }
-            "sendrecv" => Some(each(&|k| vec![((rank + n - 1) % n, k)])),
+            "sendrecv" => Some(each(&|k| ChunkSources::One {
+                rank: (rank + n - 1) % n,
+                chunk: k,
+            })),
             _ => None,
         }
     }

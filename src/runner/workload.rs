@@ -103,7 +103,8 @@ impl<'p> Workload<'p> {
 
     /// busbw / algbw (nccl-tests' PERFORMANCE.md).
     pub fn bus_factor(&self) -> f64 {
-        let n = self.plan.ranks.len() as f64;
+        let ranks = self.plan.ranks.len() as u32;
+        let n = f64::from(ranks);
         match self.plan.collective.name {
             "allreduce" => 2.0 * (n - 1.0) / n,
             "allgather" | "reducescatter" | "alltoall" => (n - 1.0) / n,
@@ -149,7 +150,8 @@ impl<'p> Workload<'p> {
         let size = self.dtype.bytes();
         let per_chunk = self.chunk / size;
         let out = &user[self.ranks[rank as usize].output_offset as usize..];
-        let n = self.plan.ranks.len() as f64;
+        let ranks = self.plan.ranks.len() as u32;
+        let n = f64::from(ranks);
         let eps = match self.dtype {
             Dtype::Float32 => f64::from(f32::EPSILON),
             Dtype::Float16 => 1.0 / 1024.0,
@@ -161,16 +163,16 @@ impl<'p> Workload<'p> {
                 let at = ((k as u64 * per_chunk + e) * size) as usize;
                 let got = self.decode(&out[at..at + size as usize]);
                 let want: f64 = sources
-                    .iter()
-                    .map(|&(s, c)| {
+                    .pairs(ranks)
+                    .map(|(s, c)| {
                         let v = fill_value(s, c as u64 * per_chunk + e, seed);
                         f64::from(self.round(v))
                     })
                     .sum();
-                let ok = if sources.len() == 1 {
-                    f64::from(got) == want
-                } else {
+                let ok = if sources.is_sum() {
                     (f64::from(got) - want).abs() <= eps * n * (1.0 + want.abs())
+                } else {
+                    f64::from(got) == want
                 };
                 if !ok {
                     wrong += 1;

@@ -246,14 +246,13 @@ impl Sim<'_> {
                     } else {
                         &switch_src
                     };
-                    let mut sum: Option<Contents> = None;
+                    let mut values = Vec::with_capacity(operands.len());
                     for operand in operands {
                         if let Some(loc) = at(operand) {
-                            let v = self.read(t, op_index, loc)?;
-                            sum = combine(sum, v, op.reduce_op.unwrap_or(ReduceOp::Sum));
+                            values.extend(self.read(t, op_index, loc)?);
                         }
                     }
-                    sum
+                    Contents::reduce_all(values, op.reduce_op.unwrap_or(ReduceOp::Sum))
                 } else {
                     None
                 };
@@ -310,13 +309,6 @@ impl Sim<'_> {
             }
         }
         Ok(())
-    }
-}
-
-fn combine(sum: Option<Contents>, v: Option<Contents>, op: ReduceOp) -> Option<Contents> {
-    match (sum, v) {
-        (Some(a), Some(b)) => Some(a.reduce(&b, op)),
-        (a, b) => a.or(b),
     }
 }
 

@@ -286,6 +286,9 @@ struct Sim<'p> {
     port_transfer: Option<(usize, u32)>,
     /// The reduction the plan's results are checked for (its first one).
     reduce_op: ReduceOp,
+    /// What the check of a shared sum against an expected result found
+    /// (see `user.rs`), with the sum, kept alive.
+    checked: HashMap<((usize, u8), ChunkSources, u32), (Contents, Option<String>)>,
     /// SendRecv: the rank each rank's result came from.
     sendrecv_sources: Vec<Option<u32>>,
     /// Whether input and output alias, as the test harness lays them out.
@@ -348,6 +351,7 @@ impl<'p> Sim<'p> {
             reduce_op: first_reduce_op(plan),
             proxies,
             port_transfer: None,
+            checked: HashMap::default(),
             sendrecv_sources: vec![None; plan.ranks.len()],
             inplace: plan.collective.inplace,
             progress: None,

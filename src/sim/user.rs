@@ -69,10 +69,11 @@ impl Sim<'_> {
                 }
                 let cell = self.memory.entry(loc).or_default();
                 cell.reads.push(access);
-                let problem = match (&cell.value, &want) {
+                let value = cell.value.clone();
+                let problem = match (value, want) {
                     (_, None) => None,
                     (None, Some(_)) => Some("was never written".to_string()),
-                    (Some(v), Some(want)) => v.difference(want, self.reduce_op),
+                    (Some(v), Some(want)) => self.difference(&v, want, execution),
                 };
                 if let Some(p) = problem {
                     let part_note = if self.parts > 1 {
@@ -80,8 +81,10 @@ impl Sim<'_> {
                     } else {
                         String::new()
                     };
-                    let last_write = cell
-                        .last_write
+                    let last_write = self
+                        .memory
+                        .get(&loc)
+                        .and_then(|cell| cell.last_write)
                         .filter(|w| !self.is_user(w.thread()))
                         .and_then(|w| self.op_at(w.by as usize, w.op as usize));
                     return Some(Verdict::WrongResult(WrongResult {
@@ -97,13 +100,13 @@ impl Sim<'_> {
         None
     }
 
-    /// What the user expects in each result chunk of `rank` after
-    /// `execution` (`None`: anything, for the test collective).
+    /// What the user expects in each result chunk of `rank` (`None`:
+    /// anything, for the test collective).
     pub(super) fn expected(
         &mut self,
         rank: u32,
         execution: u32,
-    ) -> Vec<(BufferKind, u32, Option<Vec<Contribution>>)> {
+    ) -> Vec<(BufferKind, u32, Option<ChunkSources>)> {
         if self.plan.collective.name == "sendrecv" {
             return self.expected_sendrecv(rank, execution);
         }
@@ -112,18 +115,40 @@ impl Sim<'_> {
         };
         result
             .into_iter()
-            .map(|(k, sources)| {
-                let want = sources
-                    .into_iter()
-                    .map(|(rank, chunk)| Contribution {
-                        execution,
-                        rank,
-                        chunk,
-                    })
-                    .collect();
-                (BufferKind::Output, k, Some(want))
-            })
+            .map(|(k, sources)| (BufferKind::Output, k, Some(sources)))
             .collect()
+    }
+
+    /// How `value` differs from the contributions of `want` in
+    /// `execution`, if it does. A sum is copied to many cells and shares
+    /// its list with them: it is compared once (the first time costs the
+    /// rank count), and what was found is remembered while it lives.
+    fn difference(
+        &mut self,
+        value: &Contents,
+        want: ChunkSources,
+        execution: u32,
+    ) -> Option<String> {
+        let key = value.shared_id().map(|id| (id, want, execution));
+        if let Some(found) = key.and_then(|k| self.checked.get(&k)) {
+            return found.1.clone();
+        }
+        let ranks = self.plan.ranks.len() as u32;
+        let contributions: Vec<Contribution> = want
+            .pairs(ranks)
+            .map(|(rank, chunk)| Contribution {
+                execution,
+                rank,
+                chunk,
+            })
+            .collect();
+        let found = value.difference(&contributions, self.reduce_op);
+        if let Some(k) = key {
+            // The value is kept with the verdict so that its list, and so
+            // the identity, cannot be reused by another.
+            self.checked.insert(k, (value.clone(), found.clone()));
+        }
+        found
     }
 }
 
@@ -136,7 +161,7 @@ impl Sim<'_> {
         &mut self,
         rank: u32,
         execution: u32,
-    ) -> Vec<(BufferKind, u32, Option<Vec<Contribution>>)> {
+    ) -> Vec<(BufferKind, u32, Option<ChunkSources>)> {
         let n = self.plan.ranks.len() as u32;
         let first = Loc {
             place: self.place(rank, BufferKind::Output, 0),
@@ -152,11 +177,10 @@ impl Sim<'_> {
         self.sendrecv_sources[rank as usize] = Some(source);
         (0..self.plan.ranks[rank as usize].output_chunks)
             .map(|k| {
-                let want = vec![Contribution {
-                    execution,
+                let want = ChunkSources::One {
                     rank: source,
                     chunk: k,
-                }];
+                };
                 (BufferKind::Output, k, Some(want))
             })
             .collect()

@@ -63,36 +63,53 @@ impl Contents {
         }
     }
 
-    /// `self` and `other` combined with `op`.
-    pub fn reduce(&self, other: &Contents, op: ReduceOp) -> Contents {
-        let reduced = match (self.reduced, other.reduced) {
-            (Reduced::Not | Reduced::With(_), Reduced::Not | Reduced::With(_))
-                if [self.reduced, other.reduced]
-                    .iter()
-                    .all(|r| matches!(r, Reduced::Not) || *r == Reduced::With(op)) =>
-            {
-                Reduced::With(op)
-            }
-            _ => Reduced::Mixed,
+    /// `operands` combined with `op`, all at once: one sort, where folding
+    /// them pairwise would merge ever longer lists (quadratic in the
+    /// operands; an all-pairs AllReduce reduces a rank's worth of them).
+    /// One operand is returned as it is.
+    pub fn reduce_all(mut operands: Vec<Contents>, op: ReduceOp) -> Option<Contents> {
+        if operands.len() <= 1 {
+            return operands.pop();
+        }
+        let uniform = operands
+            .iter()
+            .all(|v| matches!(v.reduced, Reduced::Not) || v.reduced == Reduced::With(op));
+        let reduced = if uniform {
+            Reduced::With(op)
+        } else {
+            Reduced::Mixed
         };
-        let (a, b) = (self.items.as_slice(), other.items.as_slice());
-        let mut out = Vec::with_capacity(a.len() + b.len());
-        let (mut i, mut j) = (0, 0);
-        while i < a.len() && j < b.len() {
-            if a[i] <= b[j] {
-                out.push(a[i]);
-                i += 1;
-            } else {
-                out.push(b[j]);
-                j += 1;
-            }
-        }
-        out.extend_from_slice(&a[i..]);
-        out.extend_from_slice(&b[j..]);
-        Contents {
-            items: Items::Many(out.into()),
+        let mut items: Vec<Contribution> = operands
+            .iter()
+            .flat_map(|v| v.items.as_slice())
+            .copied()
+            .collect();
+        items.sort_unstable();
+        Some(Contents {
+            items: Items::Many(items.into()),
             reduced,
-        }
+        })
+    }
+
+    /// `self` and `other` combined with `op`.
+    #[cfg(test)]
+    pub fn reduce(&self, other: &Contents, op: ReduceOp) -> Contents {
+        Contents::reduce_all(vec![self.clone(), other.clone()], op).expect("two operands")
+    }
+
+    /// An identity for the multiset this holds while it is alive, shared by
+    /// every copy of it (copies of a sum share it), with how it was reduced:
+    /// for remembering what a check of it found. `None` for one contribution.
+    pub fn shared_id(&self) -> Option<(usize, u8)> {
+        let Items::Many(items) = &self.items else {
+            return None;
+        };
+        let reduced = match self.reduced {
+            Reduced::Not => 0,
+            Reduced::With(op) => 1 + op as u8,
+            Reduced::Mixed => u8::MAX,
+        };
+        Some((Rc::as_ptr(items) as *const Contribution as usize, reduced))
     }
 
     /// Says how `self` differs from `want` (combined with `op` where it
