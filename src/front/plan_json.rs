@@ -861,6 +861,9 @@ fn threadblock(tb: &At, rank: &RankPlan) -> Res<ThreadBlock> {
         .iter()
         .map(|op| read_op(op, rank, &block))
         .collect::<Res<_>>()?;
+    // Collected through a `Result`, the list grew by doubling: a plan of
+    // millions of blocks keeps what it holds, not what it grew to.
+    block.ops.shrink_to_fit();
     Ok(block)
 }
 
@@ -878,7 +881,9 @@ fn read_op(at: &At, rank: &RankPlan, tb: &ThreadBlock) -> Res<Op> {
     let channel = op.channel;
     for (key, list) in [("src_buff", &mut op.src), ("dst_buff", &mut op.dst)] {
         if let Some(refs) = at.opt(key) {
-            for r in refs.items()? {
+            let refs = refs.items()?;
+            list.reserve_exact(refs.len());
+            for r in refs {
                 list.push(buf_ref(&r, channel, rank, tb)?);
             }
         }

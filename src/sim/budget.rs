@@ -4,10 +4,11 @@
 //!
 //! The terms, each an upper bound for its part of the simulator's state:
 //!
-//! - **blocks**: a `Thread` per thread block, with its unrolled op list;
+//! - **blocks**: a `Thread` per thread block, with its unrolled op list
+//!   where it has a pipeline (other blocks borrow the plan's);
 //! - **cells**: every chunk part of every buffer of every rank (scratch
-//!   twice with a double scratch buffer), a `Cell` each, plus one value per
-//!   cell (the user's input contribution, or a copy shared by reference);
+//!   twice with a double scratch buffer), a `Cell` each, its value inline
+//!   (one contribution, or a sum shared by reference);
 //! - **reads**: the reads logged since each cell's last write, at most one
 //!   per element an execution's ops read;
 //! - **reduced values**: each reduction operand adds its contributions to
@@ -23,7 +24,7 @@
 //!   end, the peers' clocks its blocks learn together), each of at most
 //!   the rank's knowledge: its blocks, the blocks they hear from and those
 //!   blocks' ranks' knowledge, never more than one entry per thread;
-//! - **channels**: the channel pairing and signal queues, per endpoint.
+//! - **channels**: the channel pairing and signal queue, per endpoint.
 //!
 //! What it does not bound: a plan whose blocks each learn a different
 //! large set of clocks (nothing shared) holds a fold per block; the clock
@@ -67,6 +68,7 @@ pub fn memory_estimate(plan: &Plan) -> u64 {
         let mut rank_heard = rank.threadblocks.len() as u64 + ranks + proxies.min(64);
         for tb in &rank.threadblocks {
             let mut ops = 0u64;
+            let pipelined = tb.ops.iter().any(|op| op.name == OpName::Pipeline);
             let mut fan_in = 0u64;
             let mut publishing = 0u64;
             let mut read_elements = 0u64;
@@ -109,7 +111,10 @@ pub fn memory_estimate(plan: &Plan) -> u64 {
             });
             rank_heard += fan_in;
             // The block: its Thread, unrolled ops.
-            total += size_of::<Thread>() as u64 + ops * (8 + 8) + 2 * ALLOC;
+            total += size_of::<Thread>() as u64;
+            if pipelined {
+                total += ops * size_of::<(&Op, Option<u32>)>() as u64 + ALLOC;
+            }
             // Its clocks: two, each with its own entries and a few parts;
             // a retained snapshot per publishing op and execution, with a
             // shared copy of its own entries where they are many.
@@ -136,10 +141,10 @@ pub fn memory_estimate(plan: &Plan) -> u64 {
         let chunks = u64::from(rank.input_chunks)
             + u64::from(rank.output_chunks)
             + copies * u64::from(rank.scratch_chunks);
-        total += chunks * parts * (size_of::<Cell>() as u64 + 16 + 24 + 12 + 3 * ALLOC);
+        total += chunks * parts * size_of::<Cell>() as u64;
         // Channel pairing and signal queues.
         let endpoints = (rank.memory_peers.len() + rank.port_peers.len()) as u64;
-        total += endpoints * 2 * (12 + 12 + size_of::<VecDeque<Clocks>>() as u64 + 16);
+        total += endpoints * (4 + size_of::<Clocks>() as u64 + 8);
     }
     // Folds: per rank and execution the kernel's end and the joins of the
     // peers' clocks, data and exec each; a rank's knowledge is what its

@@ -22,7 +22,7 @@ impl Sim<'_> {
             _ => whole,
         };
         let th = &self.threads[t];
-        match th.iterations.get(th.pc).copied().flatten() {
+        match th.ops.iteration(th.pc) {
             Some(it) => split(grouped, it, PIPELINE_ITERATIONS),
             None => grouped,
         }

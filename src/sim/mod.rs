@@ -163,16 +163,53 @@ pub fn simulate_with(plan: &Plan, options: &SimOptions) -> Report {
 /// each iteration is handed from one block to the next, whatever the size.
 const PIPELINE_ITERATIONS: u32 = 2;
 
-/// A thread block's flattened op list: a pipeline's body repeated once per
-/// iteration, each op with its iteration.
-fn flatten<'p>(ops: &'p [Op], out: &mut Vec<(&'p Op, Option<u32>)>) {
-    for op in ops {
-        if op.name == OpName::Pipeline {
-            for it in 0..PIPELINE_ITERATIONS {
-                out.extend(op.body.iter().map(|inner| (inner, Some(it))));
+/// A thread block's ops in the order it runs them: the plan's own list,
+/// or, where it has a pipeline, a flattened list with the pipeline's body
+/// repeated once per iteration, each op with its iteration. (Most blocks
+/// have none, and a plan can have millions of blocks: they borrow.)
+enum OpList<'p> {
+    Plan(&'p [Op]),
+    Unrolled(Vec<(&'p Op, Option<u32>)>),
+}
+
+impl<'p> OpList<'p> {
+    fn new(ops: &'p [Op]) -> OpList<'p> {
+        if !ops.iter().any(|op| op.name == OpName::Pipeline) {
+            return OpList::Plan(ops);
+        }
+        let mut out = Vec::new();
+        for op in ops {
+            if op.name == OpName::Pipeline {
+                for it in 0..PIPELINE_ITERATIONS {
+                    out.extend(op.body.iter().map(|inner| (inner, Some(it))));
+                }
+            } else {
+                out.push((op, None));
             }
-        } else {
-            out.push((op, None));
+        }
+        OpList::Unrolled(out)
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            OpList::Plan(ops) => ops.len(),
+            OpList::Unrolled(ops) => ops.len(),
+        }
+    }
+
+    /// The `i`-th op run.
+    fn op(&self, i: usize) -> &'p Op {
+        match self {
+            OpList::Plan(ops) => &ops[i],
+            OpList::Unrolled(ops) => ops[i].0,
+        }
+    }
+
+    /// The pipeline iteration of the `i`-th op run, if it is in a pipeline.
+    fn iteration(&self, i: usize) -> Option<u32> {
+        match self {
+            OpList::Plan(_) => None,
+            OpList::Unrolled(ops) => ops.get(i).and_then(|o| o.1),
         }
     }
 }
@@ -240,10 +277,8 @@ struct Packet {
 struct Thread<'p> {
     rank: u32,
     tb: u32,
-    /// The block's ops in the plan, pipelines unrolled.
-    ops: Vec<&'p Op>,
-    /// The pipeline iteration of each op, if it is in a pipeline.
-    iterations: Vec<Option<u32>>,
+    /// The block's ops, pipelines unrolled.
+    ops: OpList<'p>,
     pc: usize,
     execution: u32,
     epoch: u32,
@@ -256,8 +291,6 @@ struct Thread<'p> {
     /// Waiting for the rest of the rank to finish this execution.
     at_kernel_end: bool,
 }
-
-/// A channel endpoint: (rank, kind, rank-level channel id).
 
 struct Sim<'p> {
     plan: &'p Plan,
@@ -304,14 +337,10 @@ impl<'p> Sim<'p> {
         for (r, rank) in plan.ranks.iter().enumerate() {
             rank_threads.push(rank_threads[r] + rank.threadblocks.len());
             for (t, tb) in rank.threadblocks.iter().enumerate() {
-                let mut flat = Vec::new();
-                flatten(&tb.ops, &mut flat);
-                let (ops, iterations) = flat.into_iter().unzip();
                 threads.push(Thread {
                     rank: r as u32,
                     tb: t as u32,
-                    ops,
-                    iterations,
+                    ops: OpList::new(&tb.ops),
                     pc: 0,
                     execution: 1,
                     epoch: 0,
@@ -455,7 +484,7 @@ impl<'p> Sim<'p> {
         if th.pc == th.ops.len() {
             return self.end_of_kernel(t);
         }
-        let op = th.ops[th.pc];
+        let op = th.ops.op(th.pc);
         match self.execute(t, op) {
             Ok(true) => {
                 self.threads[t].pc += 1;

@@ -72,7 +72,7 @@ impl Sim<'_> {
             };
         }
         let th = &self.threads[a.by as usize];
-        let op = &th.ops[a.op as usize];
+        let op = th.ops.op(a.op as usize);
         let proxy = if a.thread != a.by {
             " (done later by the port channel's proxy)"
         } else {

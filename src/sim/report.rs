@@ -108,7 +108,7 @@ impl Sim<'_> {
                 });
                 continue;
             }
-            let op = &th.ops[th.pc];
+            let op = th.ops.op(th.pc);
             let (why, hint) = self.why_blocked(t, op);
             out.push(Stuck {
                 text: format!("{at} is stuck at op {} ({}){why}", th.pc, op.name.json()),
