@@ -41,6 +41,8 @@ const OWN_MAX: u64 = 256;
 const SHARE_OWN: u64 = 32;
 /// Parts a clock keeps before folding (`clock::PARTS_MAX`).
 const PARTS_MAX: u64 = 32;
+/// Part ids a fold remembers covering (`clock::COVERS_MAX`).
+const COVERS_MAX: u64 = 256;
 /// Folded clocks kept alive for reuse (`clock::RECENT_FOLD_BYTES`).
 const RECENT_FOLDS: u64 = 64 << 20;
 /// Allocator overhead per allocation, and a clock's header (Rc counts,
@@ -65,7 +67,7 @@ pub fn memory_estimate(plan: &Plan) -> u64 {
     // Per rank: the threads its blocks hear from directly.
     let mut heard: Vec<u64> = Vec::with_capacity(plan.ranks.len());
     for rank in &plan.ranks {
-        let mut rank_heard = rank.threadblocks.len() as u64 + ranks + proxies.min(64);
+        let mut rank_heard = rank.threadblocks.len() as u64 + 1 + proxies.min(64);
         for tb in &rank.threadblocks {
             let mut ops = 0u64;
             let pipelined = tb.ops.iter().any(|op| op.name == OpName::Pipeline);
@@ -153,7 +155,9 @@ pub fn memory_estimate(plan: &Plan) -> u64 {
     let mut folds = 0u64;
     for &h in &heard {
         let knowledge = width.min(2 * h);
-        let fold = CLOCK_HEADER + (8 * knowledge).min(4 * width) + 8 * 1024;
+        // Entries (sparse or dense), and the ids of the parts it covers:
+        // at most `COVERS_MAX`, and no more than the threads it knows of.
+        let fold = CLOCK_HEADER + (8 * knowledge).min(4 * width) + 8 * knowledge.min(COVERS_MAX);
         folds += EXECUTIONS * 2 * 3 * fold;
     }
     total += folds + folds.min(RECENT_FOLDS);

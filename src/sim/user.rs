@@ -38,7 +38,8 @@ impl Sim<'_> {
             }
         }
         // The kernel starts after the user's writes.
-        for th in self.threads.iter_mut().filter(|t| t.rank == rank) {
+        let blocks = self.rank_threads[rank as usize]..self.rank_threads[rank as usize + 1];
+        for th in &mut self.threads[blocks] {
             th.clock.set(user, 2 * execution);
         }
         None
