@@ -592,11 +592,12 @@ pub fn signatures() -> Vec<Signature> {
             transfer(false),
             unit(),
         ),
+        // The one port transfer the DSL also splits over a thread block group.
         sig(
             B::PortReadPutPackets,
             R::PortChannel,
             "read_put_packets",
-            transfer(false),
+            transfer(true),
             unit(),
         ),
         sig(

@@ -15,20 +15,7 @@ use std::process::Command;
 use std::sync::Mutex;
 
 /// Ports that do not yet follow their source for every value, and why.
-const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
-    (
-        "multi_node/send_recv.mscl",
-        "takes neither `instances` nor `split_mask` yet",
-    ),
-    (
-        "multi_node/allgather_tbg.mscl",
-        "follows the manifest's plans (two groups), not the program, at other sizes",
-    ),
-    (
-        "default_algos/allgather_multi_nodes.mscl",
-        "takes no `in_place`, and differs on one node",
-    ),
-];
+const KNOWN_DIFFERENCES: &[(&str, &str)] = &[];
 
 /// The values drawn for each flag the test varies.
 fn choices(flag: &str) -> &'static [&'static str] {
@@ -41,6 +28,10 @@ fn choices(flag: &str) -> &'static [&'static str] {
         "instances" => &["1", "2", "3", "4", "8"],
         "tbg" | "tbg_size" => &["1", "2", "4"],
         "nnodes" => &["1", "2", "4"],
+        // 2 is not of the form 2^k - 1: both must reject it.
+        "split_mask" => &["0", "1", "2", "3"],
+        // A switch (`--in_place` / `--no-in_place` to the reference).
+        "in_place" => &["true", "false"],
         _ => &[],
     }
 }
@@ -128,7 +119,11 @@ fn reference(
     let mut cmd = Command::new("python3");
     cmd.arg(&case.source).env("PYTHONPATH", pythonpath);
     for (k, v) in values {
-        cmd.arg(format!("--{k}")).arg(v);
+        match v.as_str() {
+            "true" => cmd.arg(format!("--{k}")),
+            "false" => cmd.arg(format!("--no-{k}")),
+            _ => cmd.arg(format!("--{k}")).arg(v),
+        };
     }
     let out = cmd.output().expect("python3 runs");
     out.status
@@ -175,8 +170,9 @@ fn first_difference(a: &serde_json::Value, b: &serde_json::Value, path: &str) ->
     }
 }
 
-#[test]
-fn ports_match_the_reference_for_random_parameter_values() {
+/// ../shared and the reference's PYTHONPATH, or `None` (said) when the
+/// reference cannot run here; CI must be able to run it.
+fn reference_setup() -> Option<(PathBuf, String)> {
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
     let mut pythonpath = shared.join("reference-dsl").display().to_string();
     if let Ok(extra) = std::env::var("MSCLC_PYTHONPATH") {
@@ -196,8 +192,16 @@ fn ports_match_the_reference_for_random_parameter_values() {
         eprintln!(
             "skipped: ../shared/reference-dsl or python3 with sortedcontainers not available"
         );
-        return;
+        return None;
     }
+    Some((shared, pythonpath))
+}
+
+#[test]
+fn ports_match_the_reference_for_random_parameter_values() {
+    let Some((shared, pythonpath)) = reference_setup() else {
+        return;
+    };
     // A fixed seed by default, so that a run is reproducible and CI's
     // verdict depends on the change, not the clock; `MSCLC_REFERENCE_SEED=now`
     // draws new values.
@@ -274,4 +278,72 @@ fn ports_match_the_reference_for_random_parameter_values() {
     let failures = failures.into_inner().unwrap();
     eprintln!("compared {} cases", compared.into_inner());
     assert!(failures.is_empty(), "seed {seed}:\n{}", failures.join("\n"));
+}
+
+/// The default ReduceScatter has no command line in the reference (only
+/// the function of an `AlgoSpec` and a keyword argument): it is called
+/// from Python with the same spec fields the port takes as params.
+#[test]
+fn reducescatter_multi_nodes_matches_the_reference_function() {
+    let Some((_, pythonpath)) = reference_setup() else {
+        return;
+    };
+    let port = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/mscclpp/default_algos/reducescatter_multi_nodes.mscl");
+    // (world size, ranks per node, thread_block_group_size, instances,
+    // num_threads_per_block): one node, many nodes, one GPU per node,
+    // groups, instances.
+    let specs = [
+        (8, 8, 1, 1, 1024),
+        (16, 8, 1, 1, 1024),
+        (16, 8, 2, 1, 512),
+        (12, 4, 3, 1, 1024),
+        (12, 4, 1, 2, 1024),
+        (8, 2, 2, 1, 1024),
+        (4, 1, 1, 1, 256),
+    ];
+    for (world, per_node, tbg, instances, threads) in specs {
+        let script = format!(
+            "from mscclpp.language.collectives import ReduceScatter\n\
+             from mscclpp.language.utils import AlgoSpec\n\
+             from mscclpp.default_algos.reducescatter_multi_nodes import reducescatter_multi_nodes\n\
+             spec = AlgoSpec(name='reducescatter_mn', collective=ReduceScatter({world}, 1, True), \
+             nranks_per_node={per_node}, world_size={world}, in_place=True, instances={instances}, \
+             protocol='LL', auto_sync=False, num_threads_per_block={threads}, reuse_resources=True, \
+             use_double_scratch_buffer=True, min_message_size=1024, max_message_size=8388608, \
+             tags={{'default': 1}})\n\
+             print(reducescatter_multi_nodes(spec, thread_block_group_size={tbg}).to_json())\n"
+        );
+        let out = Command::new("python3")
+            .args(["-c", &script])
+            .env("PYTHONPATH", &pythonpath)
+            .output()
+            .expect("python3 runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let theirs: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        let mine = Command::new(env!("CARGO_BIN_EXE_msclc"))
+            .arg(&port)
+            .args(["-D", &format!("num_gpus={world}")])
+            .args(["-D", &format!("gpus_per_node={per_node}")])
+            .args(["-D", &format!("thread_block_group_size={tbg}")])
+            .args(["-D", &format!("instances={instances}")])
+            .args(["-D", &format!("num_threads_per_block={threads}")])
+            .output()
+            .expect("msclc runs");
+        assert!(
+            mine.status.success(),
+            "{}",
+            String::from_utf8_lossy(&mine.stderr)
+        );
+        let mine: serde_json::Value = serde_json::from_slice(&mine.stdout).expect("JSON");
+        if let Some(d) = first_difference(&mine, &theirs, "plan") {
+            panic!(
+                "world {world}, {per_node} per node, groups of {tbg}, {instances} instances: {d}"
+            );
+        }
+    }
 }

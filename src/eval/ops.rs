@@ -217,7 +217,9 @@ pub(super) fn method(ev: &mut Evaluator, which: Builtin, recv: Value, args: &Arg
                 ev.expect_scratch(args, 0, dst, "the destination of a packet put")?;
             }
             ev.expect_same_size(args, 1, dst, src)?;
-            let tbs = if kind == ChannelKind::Memory {
+            // Memory transfers and the port `read_put_packets` may name a
+            // thread block group (the vocabulary says which).
+            let tbs = if kind == ChannelKind::Memory || which == B::PortReadPutPackets {
                 ev.tb_list(args, 2)?
             } else {
                 vec![(ev.tb_arg(args, 2)?, None)]
