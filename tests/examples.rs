@@ -36,10 +36,16 @@ fn ports_compile_at_other_sizes() {
                 (vec![("num_gpus", 4), ("gpus_per_node", 2)], 4),
                 (vec![("num_gpus", 8), ("gpus_per_node", 4)], 8),
             ],
-            (false, true) => vec![
-                (vec![("gpus_per_node", 2)], 4),
-                (vec![("gpus_per_node", 4)], 8),
-            ],
+            // Two nodes (the programs that take a node count default to one).
+            (false, true) => [2, 4]
+                .map(|g| {
+                    let mut set = vec![("gpus_per_node", g)];
+                    if has("nnodes") {
+                        set.push(("nnodes", 2));
+                    }
+                    (set, 2 * g)
+                })
+                .to_vec(),
             (true, false) => [2, 4, 16].map(|n| (vec![("num_gpus", n)], n)).to_vec(),
             (false, false) => Vec::new(),
         };

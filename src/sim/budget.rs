@@ -11,9 +11,7 @@
 //!   (one contribution, or a sum shared by reference);
 //! - **reads**: the reads logged since each cell's last write, at most one
 //!   per element an execution's ops read;
-//! - **reduced values**: each reduction operand adds its contributions to
-//!   a sum (a chain of `n` reductions keeps a sum of `n`; a tree keeps
-//!   more, hence a log factor);
+//! - **reduced values**: each reduction keeps a node over its operands;
 //! - **clocks**: per block two clocks (data, exec), each with its own
 //!   entries (at most [`super::clock`]'s own limit: the block's epoch, its
 //!   user's, and the blocks it hears from directly: channels and packet
@@ -60,8 +58,6 @@ pub fn memory_estimate(plan: &Plan) -> u64 {
     let threads: u64 = plan.ranks.iter().map(|r| r.threadblocks.len() as u64).sum();
     let proxies: u64 = plan.ranks.iter().map(|r| r.port_peers.len() as u64).sum();
     let width = threads + ranks + proxies;
-    let log_ranks = u64::from(64 - ranks.max(1).leading_zeros());
-    let reducing = matches!(plan.collective.name, "allreduce" | "reducescatter");
 
     let mut total = 0u64;
     // Per rank: the threads its blocks hear from directly.
@@ -76,6 +72,7 @@ pub fn memory_estimate(plan: &Plan) -> u64 {
             let mut read_elements = 0u64;
             let mut reduce_operands = 0u64;
             let mut signals = 0u64;
+            let mut barrier = 0u64;
             walk(&tb.ops, 1, &mut |op, times| {
                 ops += times;
                 let elements = |r: &BufRef| u64::from(r.size) * parts;
@@ -92,9 +89,9 @@ pub fn memory_estimate(plan: &Plan) -> u64 {
                     .unwrap_or(1);
                 read_elements += times * sources * switch_members;
                 let channels = op.channel_ids.len() as u64;
-                let barrier = op.barrier.map_or(0, |(_, n)| u64::from(n));
+                barrier = barrier.max(op.barrier.map_or(0, |(_, n)| u64::from(n)));
                 let packets = if is_packet_read(op.name) { sources } else { 0 };
-                fan_in += times * (channels + packets + barrier + op.semaphore_ids.len() as u64);
+                fan_in += times * packets;
                 if op.reduce_op.is_some() || op.name.is_reduction() {
                     reduce_operands += times * sources * switch_members;
                 }
@@ -111,6 +108,11 @@ pub fn memory_estimate(plan: &Plan) -> u64 {
                     signals += times * channels.max(1);
                 }
             });
+            // A clock holds an entry per thread heard from, however often:
+            // the block's channels, its barrier's blocks, its rank's
+            // semaphores, and its packet sources (counted per read).
+            let channels: u64 = tb.channels.iter().map(|(_, ids)| ids.len() as u64).sum();
+            fan_in += channels + barrier + rank.semaphores.len() as u64;
             rank_heard += fan_in;
             // The block: its Thread, unrolled ops.
             total += size_of::<Thread>() as u64;
@@ -129,9 +131,8 @@ pub fn memory_estimate(plan: &Plan) -> u64 {
             total += EXECUTIONS * signals * (size_of::<Clocks>() as u64 + 8);
             // Reads logged, and reduced values.
             total += read_elements * 2 * size_of::<Access>() as u64;
-            if reducing || reduce_operands > 0 {
-                total += reduce_operands * (1 + log_ranks) * 12;
-            }
+            // A reduction's value is a node over its operands.
+            total += reduce_operands * (size_of::<Contents>() as u64 + 8);
         }
         heard.push(rank_heard.min(width));
         // Cells, one value each.

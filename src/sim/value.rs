@@ -22,19 +22,49 @@ pub struct Contents {
 }
 
 /// Most cells hold one contribution (every input chunk, and every copy of
-/// one): it is kept inline. Sums are shared, since copies are common.
+/// one): it is kept inline. A sum is a node over its operands, shared by
+/// its copies: a reduction costs its operand count, not the length of the
+/// list it makes (a ring's partial sums, each one longer than the last,
+/// would cost the cube of the ranks as lists). Lists are made when a
+/// result is checked, and where nodes nest deeper than `MAX_DEPTH` (which
+/// keeps their walk and their drop shallow).
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Items {
     One(Contribution),
     Many(Rc<[Contribution]>),
+    Sum(Rc<Node>),
 }
 
+#[derive(Debug, PartialEq, Eq)]
+struct Node {
+    /// Nodes on the longest path down to a list or a contribution.
+    depth: u32,
+    operands: Vec<Contents>,
+}
+
+const MAX_DEPTH: u32 = 64;
+
 impl Items {
-    fn as_slice(&self) -> &[Contribution] {
+    fn depth(&self) -> u32 {
         match self {
-            Items::One(c) => std::slice::from_ref(c),
-            Items::Many(items) => items,
+            Items::Sum(node) => node.depth,
+            _ => 0,
         }
+    }
+
+    /// The contributions, sorted.
+    fn list(&self) -> Vec<Contribution> {
+        let mut out = Vec::new();
+        let mut stack = vec![self];
+        while let Some(items) = stack.pop() {
+            match items {
+                Items::One(c) => out.push(*c),
+                Items::Many(list) => out.extend_from_slice(list),
+                Items::Sum(node) => stack.extend(node.operands.iter().map(|v| &v.items)),
+            }
+        }
+        out.sort_unstable();
+        out
     }
 }
 
@@ -57,15 +87,14 @@ impl Contents {
 
     /// The one contribution this holds, if it holds exactly one.
     pub fn single(&self) -> Option<Contribution> {
-        match self.items.as_slice() {
-            [one] => Some(*one),
+        match &self.items {
+            Items::One(c) => Some(*c),
+            Items::Many(list) if list.len() == 1 => Some(list[0]),
             _ => None,
         }
     }
 
-    /// `operands` combined with `op`, all at once: one sort, where folding
-    /// them pairwise would merge ever longer lists (quadratic in the
-    /// operands; an all-pairs AllReduce reduces a rank's worth of them).
+    /// `operands` combined with `op`: a node over them (see [`Items`]).
     /// One operand is returned as it is.
     pub fn reduce_all(mut operands: Vec<Contents>, op: ReduceOp) -> Option<Contents> {
         if operands.len() <= 1 {
@@ -79,16 +108,14 @@ impl Contents {
         } else {
             Reduced::Mixed
         };
-        let mut items: Vec<Contribution> = operands
-            .iter()
-            .flat_map(|v| v.items.as_slice())
-            .copied()
-            .collect();
-        items.sort_unstable();
-        Some(Contents {
-            items: Items::Many(items.into()),
-            reduced,
-        })
+        let depth = 1 + operands.iter().map(|v| v.items.depth()).max().unwrap_or(0);
+        let node = Items::Sum(Rc::new(Node { depth, operands }));
+        let items = if depth > MAX_DEPTH {
+            Items::Many(node.list().into())
+        } else {
+            node
+        };
+        Some(Contents { items, reduced })
     }
 
     /// `self` and `other` combined with `op`.
@@ -101,15 +128,17 @@ impl Contents {
     /// every copy of it (copies of a sum share it), with how it was reduced:
     /// for remembering what a check of it found. `None` for one contribution.
     pub fn shared_id(&self) -> Option<(usize, u8)> {
-        let Items::Many(items) = &self.items else {
-            return None;
+        let id = match &self.items {
+            Items::One(_) => return None,
+            Items::Many(list) => Rc::as_ptr(list) as *const Contribution as usize,
+            Items::Sum(node) => Rc::as_ptr(node) as usize,
         };
         let reduced = match self.reduced {
             Reduced::Not => 0,
             Reduced::With(op) => 1 + op as u8,
             Reduced::Mixed => u8::MAX,
         };
-        Some((Rc::as_ptr(items) as *const Contribution as usize, reduced))
+        Some((id, reduced))
     }
 
     /// Says how `self` differs from `want` (combined with `op` where it
@@ -127,7 +156,7 @@ impl Contents {
             }
             _ => {}
         }
-        let mut have: Vec<Contribution> = self.items.as_slice().to_vec();
+        let mut have: Vec<Contribution> = self.items.list();
         if op != ReduceOp::Sum {
             have.dedup();
         }
