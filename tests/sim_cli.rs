@@ -187,7 +187,7 @@ fn a_plan_too_large_for_the_memory_budget_is_refused_up_front() {
     let (out, stdout, stderr) = sim(&[
         "examples/mscclpp/single_node/allreduce.mscl",
         "--max-memory",
-        "1M",
+        "64K",
     ]);
     assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
     assert!(stdout.is_empty(), "{stdout}");
