@@ -28,4 +28,5 @@ allreduce examples/mscclpp/single_node/allreduce.mscl 256
 allreduce examples/mscclpp/single_node/allreduce.mscl 1024
 allreduce_pkt examples/mscclpp/single_node/allreduce_pkt.mscl 64
 ring_allreduce benches/ring_allreduce.mscl 512
+ring_allreduce benches/ring_allreduce.mscl 1024
 PLANS

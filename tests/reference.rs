@@ -314,32 +314,30 @@ fn reducescatter_multi_nodes_matches_the_reference_function() {
              tags={{'default': 1}})\n\
              print(reducescatter_multi_nodes(spec, thread_block_group_size={tbg}).to_json())\n"
         );
-        let out = Command::new("python3")
+        let run = |cmd: &mut Command| {
+            let out = cmd.output().expect("runs");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("JSON")
+        };
+        let theirs = run(Command::new("python3")
             .args(["-c", &script])
-            .env("PYTHONPATH", &pythonpath)
-            .output()
-            .expect("python3 runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let theirs: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-        let mine = Command::new(env!("CARGO_BIN_EXE_msclc"))
-            .arg(&port)
-            .args(["-D", &format!("num_gpus={world}")])
-            .args(["-D", &format!("gpus_per_node={per_node}")])
-            .args(["-D", &format!("thread_block_group_size={tbg}")])
-            .args(["-D", &format!("instances={instances}")])
-            .args(["-D", &format!("num_threads_per_block={threads}")])
-            .output()
-            .expect("msclc runs");
-        assert!(
-            mine.status.success(),
-            "{}",
-            String::from_utf8_lossy(&mine.stderr)
-        );
-        let mine: serde_json::Value = serde_json::from_slice(&mine.stdout).expect("JSON");
+            .env("PYTHONPATH", &pythonpath));
+        let mut msclc = Command::new(env!("CARGO_BIN_EXE_msclc"));
+        msclc.arg(&port);
+        for (param, value) in [
+            ("num_gpus", world),
+            ("gpus_per_node", per_node),
+            ("thread_block_group_size", tbg),
+            ("instances", instances),
+            ("num_threads_per_block", threads),
+        ] {
+            msclc.args(["-D", &format!("{param}={value}")]);
+        }
+        let mine = run(&mut msclc);
         if let Some(d) = first_difference(&mine, &theirs, "plan") {
             panic!(
                 "world {world}, {per_node} per node, groups of {tbg}, {instances} instances: {d}"
