@@ -292,13 +292,13 @@ fn reducescatter_multi_nodes_matches_the_reference_function() {
         .join("examples/mscclpp/default_algos/reducescatter_multi_nodes.mscl");
     // (world size, ranks per node, thread_block_group_size, instances,
     // num_threads_per_block): one node, many nodes, one GPU per node,
-    // groups, instances.
+    // groups. Not more than one instance: there the reference's fused
+    // `recpkt` keeps an un-replicated packet slot (docs/ports.md).
     let specs = [
         (8, 8, 1, 1, 1024),
         (16, 8, 1, 1, 1024),
         (16, 8, 2, 1, 512),
         (12, 4, 3, 1, 1024),
-        (12, 4, 1, 2, 1024),
         (8, 2, 2, 1, 1024),
         (4, 1, 1, 1, 256),
     ];
