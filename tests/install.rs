@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
 const PLANS: [&str; 4] = [
     "allreduce_2nodes_1K_64K",
     "allreduce_2nodes_128K_2M",
@@ -57,30 +59,17 @@ fn install_clears_the_folder_and_writes_the_four_default_plans() {
 /// `sortedcontainers` are here (CI installs it: there the test must run).
 #[test]
 fn installed_plans_equal_the_reference_installs() {
-    let reference = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/reference-dsl");
-    let mut pythonpath = reference.display().to_string();
-    if let Ok(extra) = std::env::var("MSCLC_PYTHONPATH") {
-        pythonpath = format!("{pythonpath}:{extra}");
-    }
-    let theirs = temp("reference");
-    let ran = reference.exists()
-        && Command::new("python3")
-            .args(["-m", "mscclpp", "--install"])
-            .env("PYTHONPATH", &pythonpath)
-            .env("MSCCLPP_CACHE_DIR", &theirs)
-            .status()
-            .is_ok_and(|s| s.success());
-    if !ran {
-        let in_ci = std::env::var("CI").is_ok_and(|v| v == "true");
-        assert!(
-            !in_ci || !reference.exists(),
-            "CI must run the reference (.ci/run installs sortedcontainers)"
-        );
-        eprintln!(
-            "skipped: ../shared/reference-dsl or python3 with sortedcontainers not available"
-        );
+    let Some((_, pythonpath)) = common::reference_setup() else {
         return;
-    }
+    };
+    let theirs = temp("reference");
+    let ran = Command::new("python3")
+        .args(["-m", "mscclpp", "--install"])
+        .env("PYTHONPATH", &pythonpath)
+        .env("MSCCLPP_CACHE_DIR", &theirs)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ran, "python3 -m mscclpp --install failed");
     let ours = temp("ours-vs-reference");
     assert!(install(&ours).status.success());
     for name in PLANS {

@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
+mod common;
+
 /// Ports that do not yet follow their source for every value, and why.
 const KNOWN_DIFFERENCES: &[(&str, &str)] = &[];
 
@@ -170,36 +172,9 @@ fn first_difference(a: &serde_json::Value, b: &serde_json::Value, path: &str) ->
     }
 }
 
-/// ../shared and the reference's PYTHONPATH, or `None` (said) when the
-/// reference cannot run here; CI must be able to run it.
-fn reference_setup() -> Option<(PathBuf, String)> {
-    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    let mut pythonpath = shared.join("reference-dsl").display().to_string();
-    if let Ok(extra) = std::env::var("MSCLC_PYTHONPATH") {
-        pythonpath = format!("{pythonpath}:{extra}");
-    }
-    let python_ready = Command::new("python3")
-        .args(["-c", "import sortedcontainers"])
-        .env("PYTHONPATH", &pythonpath)
-        .status()
-        .is_ok_and(|s| s.success());
-    if !shared.join("reference-dsl").exists() || !python_ready {
-        let in_ci = std::env::var("CI").is_ok_and(|v| v == "true");
-        assert!(
-            !in_ci || !shared.exists(),
-            "CI must run the reference (.ci/run installs sortedcontainers)"
-        );
-        eprintln!(
-            "skipped: ../shared/reference-dsl or python3 with sortedcontainers not available"
-        );
-        return None;
-    }
-    Some((shared, pythonpath))
-}
-
 #[test]
 fn ports_match_the_reference_for_random_parameter_values() {
-    let Some((shared, pythonpath)) = reference_setup() else {
+    let Some((shared, pythonpath)) = common::reference_setup() else {
         return;
     };
     // A fixed seed by default, so that a run is reproducible and CI's
@@ -285,7 +260,7 @@ fn ports_match_the_reference_for_random_parameter_values() {
 /// from Python with the same spec fields the port takes as params.
 #[test]
 fn reducescatter_multi_nodes_matches_the_reference_function() {
-    let Some((_, pythonpath)) = reference_setup() else {
+    let Some((_, pythonpath)) = common::reference_setup() else {
         return;
     };
     let port = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// Every `.mscl` file under examples/, sorted.
 #[allow(dead_code)]
@@ -31,4 +32,32 @@ pub fn has_cuda_driver() -> bool {
         // SAFETY: only opens and closes the library.
         unsafe { libloading::Library::new(*lib) }.is_ok()
     })
+}
+
+/// ../shared and the reference's PYTHONPATH, or `None` (said) when the
+/// reference cannot run here; CI must be able to run it.
+#[allow(dead_code)]
+pub fn reference_setup() -> Option<(PathBuf, String)> {
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    let mut pythonpath = shared.join("reference-dsl").display().to_string();
+    if let Ok(extra) = std::env::var("MSCLC_PYTHONPATH") {
+        pythonpath = format!("{pythonpath}:{extra}");
+    }
+    let python_ready = Command::new("python3")
+        .args(["-c", "import sortedcontainers"])
+        .env("PYTHONPATH", &pythonpath)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !shared.join("reference-dsl").exists() || !python_ready {
+        let in_ci = std::env::var("CI").is_ok_and(|v| v == "true");
+        assert!(
+            !in_ci || !shared.exists(),
+            "CI must run the reference (.ci/run installs sortedcontainers)"
+        );
+        eprintln!(
+            "skipped: ../shared/reference-dsl or python3 with sortedcontainers not available"
+        );
+        return None;
+    }
+    Some((shared, pythonpath))
 }
