@@ -155,7 +155,7 @@ fn for_each_barrier(ops: &[Op], f: &mut dyn FnMut(u32)) {
         if let Some((id, _)) = op.barrier {
             f(id);
         }
-        for_each_barrier(&op.body, f);
+        for_each_barrier(op.body(), f);
     }
 }
 
@@ -164,6 +164,6 @@ fn renumber_barriers(ops: &mut [Op], renumber: &HashMap<u32, u32>) {
         if let Some((id, k)) = op.barrier {
             op.barrier = Some((renumber.get(&id).copied().unwrap_or(id), k));
         }
-        renumber_barriers(&mut op.body, renumber);
+        renumber_barriers(op.body_mut(), renumber);
     }
 }

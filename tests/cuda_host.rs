@@ -436,7 +436,7 @@ fn set_unit_size(plan: &mut Plan, unit: u64) {
     for rank in &mut plan.ranks {
         for tb in &mut rank.threadblocks {
             for op in &mut tb.ops {
-                if let Some(iter) = &mut op.iter {
+                if let Some(iter) = op.extra_if_any_mut().and_then(|e| e.iter.as_mut()) {
                     iter.unit_size = unit;
                     found = true;
                 }

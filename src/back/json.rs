@@ -122,11 +122,11 @@ impl Serialize for TbJson<'_> {
         let channels = || {
             tb.channels
                 .iter()
-                .map(|(k, ids)| json!({ "channel_type": k.name(), "channel_ids": ids }))
+                .map(|(k, ids)| json!({ "channel_type": k.name(), "channel_ids": &ids[..] }))
         };
         let refs = || {
             tb.remote_refs.iter().map(
-                |(k, ids)| json!({ "access_channel_type": k.name(), "remote_buffer_ids": ids }),
+                |(k, ids)| json!({ "access_channel_type": k.name(), "remote_buffer_ids": &ids[..] }),
             )
         };
         let mut m = s.serialize_map(None)?;
@@ -183,12 +183,12 @@ impl Serialize for OpJson<'_> {
         if let Some((id, _)) = op.barrier {
             m.serialize_entry("barrier_id", &id)?;
         }
-        if let Some(g) = op.group_reduce {
+        if let Some(g) = op.group_reduce() {
             m.serialize_entry("buffer_offset", &g.buffer_offset)?;
             m.serialize_entry("buffer_type", g.buffer.code())?;
         }
         if writes_channel_ids(op) {
-            m.serialize_entry("channel_ids", &op.channel_ids)?;
+            m.serialize_entry("channel_ids", &op.channel_ids[..])?;
         }
         if let Some(kind) = op.channel {
             m.serialize_entry("channel_type", kind.name())?;
@@ -197,11 +197,11 @@ impl Serialize for OpJson<'_> {
         if has_buffers {
             m.serialize_entry("dst_buff", &Seq(|| op.dst.iter().map(BufJson)))?;
         }
-        if let Some(g) = op.group_reduce {
+        if let Some(g) = op.group_reduce() {
             let chunk = json!({ "rank": g.dst_rank, "type": g.dst_kind.code(), "index": g.dst_index, "size": g.size });
             m.serialize_entry("dst_chunk", &chunk)?;
         }
-        if let Some(it) = &op.iter {
+        if let Some(it) = op.iter_context() {
             let context = json!({ "unit_size": it.unit_size, "num_chunks": it.num_chunks });
             m.serialize_entry("iter_context", &context)?;
         }
@@ -209,16 +209,16 @@ impl Serialize for OpJson<'_> {
         if let Some((_, n)) = op.barrier {
             m.serialize_entry("num_threadblocks", &n)?;
         }
-        if op.iter.is_some() {
-            m.serialize_entry("ops", &Seq(|| op.body.iter().map(OpJson)))?;
+        if op.iter_context().is_some() {
+            m.serialize_entry("ops", &Seq(|| op.body().iter().map(OpJson)))?;
         }
         if let Some(r) = op.reduce_op {
             m.serialize_entry("reduce_op", r.name())?;
         }
-        if !op.semaphore_ids.is_empty() {
-            m.serialize_entry("semaphore_ids", &op.semaphore_ids)?;
+        if !op.semaphore_ids().is_empty() {
+            m.serialize_entry("semaphore_ids", &op.semaphore_ids())?;
         }
-        if let Some(g) = op.group_reduce {
+        if let Some(g) = op.group_reduce() {
             m.serialize_entry("size", &g.size)?;
         }
         if has_buffers {

@@ -36,8 +36,8 @@ pub(super) fn method(ev: &mut Evaluator, which: Builtin, recv: Value, args: &Arg
             };
             for (tb, tbg) in ev.tb_list(args, 2)? {
                 let mut op = Op::new(name, span);
-                op.src = vec![local(src)];
-                op.dst = vec![local(dst)];
+                op.src = smallvec::smallvec![local(src)];
+                op.dst = smallvec::smallvec![local(dst)];
                 op.tbg = tbg;
                 ev.rec().add_op(*r, tb, op);
             }
@@ -81,7 +81,7 @@ pub(super) fn method(ev: &mut Evaluator, which: Builtin, recv: Value, args: &Arg
                     .chain(others.iter().copied())
                     .map(local)
                     .collect();
-                op.dst = vec![local(dst)];
+                op.dst = smallvec::smallvec![local(dst)];
                 op.tbg = tbg;
                 op.reduce_op = Some(*reduce_op);
                 ev.rec().add_op(*r, tb, op);
@@ -127,7 +127,7 @@ pub(super) fn method(ev: &mut Evaluator, which: Builtin, recv: Value, args: &Arg
             let cid = ev.rec().setup_channel(c.src, tb, kind, c.id);
             let mut op = Op::new(name, span);
             op.channel = Some(kind);
-            op.channel_ids = vec![cid];
+            op.channel_ids = smallvec::smallvec![cid];
             op.data_sync = sync_of(args.v(1));
             ev.rec().add_op(c.src, tb, op);
             Ok(Value::Unit)
@@ -160,8 +160,8 @@ pub(super) fn method(ev: &mut Evaluator, which: Builtin, recv: Value, args: &Arg
                 let cid = ev.rec().setup_channel(c.src, tb, ChannelKind::Memory, c.id);
                 let mut op = Op::new(OpName::Get, span);
                 op.channel = Some(ChannelKind::Memory);
-                op.channel_ids = vec![cid];
-                op.src = vec![BufRef {
+                op.channel_ids = smallvec::smallvec![cid];
+                op.src = smallvec::smallvec![BufRef {
                     target: RefTarget::Remote {
                         id: rb,
                         kind: src.kind,
@@ -170,7 +170,7 @@ pub(super) fn method(ev: &mut Evaluator, which: Builtin, recv: Value, args: &Arg
                     size: src.size,
                     rank: None,
                 }];
-                op.dst = vec![local(dst)];
+                op.dst = smallvec::smallvec![local(dst)];
                 op.tbg = tbg;
                 ev.rec().add_op(c.src, tb, op);
             }
@@ -231,9 +231,9 @@ pub(super) fn method(ev: &mut Evaluator, which: Builtin, recv: Value, args: &Arg
                 let cid = ev.rec().setup_channel(c.src, tb, kind, c.id);
                 let mut op = Op::new(name, span);
                 op.channel = Some(kind);
-                op.channel_ids = vec![cid];
-                op.src = vec![local(src)];
-                op.dst = vec![BufRef {
+                op.channel_ids = smallvec::smallvec![cid];
+                op.src = smallvec::smallvec![local(src)];
+                op.dst = smallvec::smallvec![BufRef {
                     target: RefTarget::Remote {
                         id: rb,
                         kind: dst.kind,
@@ -302,9 +302,9 @@ pub(super) fn method(ev: &mut Evaluator, which: Builtin, recv: Value, args: &Arg
                 let cid = ev.rec().setup_channel(c.src, tb, ChannelKind::Memory, c.id);
                 let mut op = Op::new(OpName::ReadReduce, span);
                 op.channel = Some(ChannelKind::Memory);
-                op.channel_ids = vec![cid];
-                op.src = srcs;
-                op.dst = vec![local(dst)];
+                op.channel_ids = smallvec::smallvec![cid];
+                op.src = srcs.into();
+                op.dst = smallvec::smallvec![local(dst)];
                 op.tbg = tbg;
                 op.reduce_op = Some(*reduce_op);
                 ev.rec().add_op(c.src, tb, op);
@@ -339,7 +339,7 @@ pub(super) fn method(ev: &mut Evaluator, which: Builtin, recv: Value, args: &Arg
                 },
                 span,
             );
-            op.semaphore_ids = vec![*id];
+            op.extra_mut().semaphore_ids = vec![*id];
             op.data_sync = sync_of(args.v(1));
             ev.rec().add_op(*rank, tb, op);
             Ok(Value::Unit)
@@ -418,7 +418,7 @@ fn switch_op(
         };
         op = Op::new(OpName::GroupLoadReduce, args.call);
         op.reduce_op = Some(*reduce_op);
-        op.group_reduce = Some(GroupReduce {
+        op.extra_mut().group_reduce = Some(GroupReduce {
             buffer: s.buffer,
             buffer_offset: offset,
             size,
@@ -426,7 +426,7 @@ fn switch_op(
             dst_kind: chunk.kind,
             dst_index: chunk.index,
         });
-        op.channel_ids = vec![cid];
+        op.channel_ids = smallvec::smallvec![cid];
     } else {
         op = Op::new(
             if which == B::SwitchBroadcast || which == B::ViewBroadcast {
@@ -436,19 +436,19 @@ fn switch_op(
             },
             args.call,
         );
-        op.src = vec![BufRef {
+        op.src = smallvec::smallvec![BufRef {
             target: RefTarget::Local(chunk.kind),
             index: chunk.index,
             size: chunk.size,
             rank: Some(chunk.rank),
         }];
-        op.dst = vec![BufRef {
+        op.dst = smallvec::smallvec![BufRef {
             target: RefTarget::Switch { id: cid },
             index: offset,
             size,
             rank: None,
         }];
-        op.channel_ids = vec![cid];
+        op.channel_ids = smallvec::smallvec![cid];
     }
     op.channel = Some(ChannelKind::Switch);
     ev.rec().add_op(rank, tb, op);

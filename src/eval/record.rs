@@ -184,13 +184,13 @@ impl Recorder {
                     && block.ops.last().is_some_and(|o| o.name == OpName::Pipeline);
                 if continuing {
                     if let Some(p) = block.ops.last_mut() {
-                        p.body.push(op);
+                        p.extra_mut().body.push(op);
                     }
                 } else {
                     let mut p = Op::new(OpName::Pipeline, span);
                     p.context = context;
-                    p.iter = Some(iter);
-                    p.body.push(op);
+                    p.extra_mut().iter = Some(iter);
+                    p.extra_mut().body.push(op);
                     block.ops.push(p);
                     self.last_pipeline.insert((rank, tb), serial);
                 }

@@ -454,7 +454,7 @@ fn check_ranges(plan: &Plan) -> Res<()> {
                 stack.push((nodes.len() - 1, op));
             }
             while let Some((node, op)) = stack.pop() {
-                for (i, inner) in op.body.iter().enumerate() {
+                for (i, inner) in op.body().iter().enumerate() {
                     nodes.push((node, i));
                     stack.push((nodes.len() - 1, inner));
                 }
@@ -643,13 +643,13 @@ impl<'a> At<'a> {
         }
     }
 
-    fn u32s(&self) -> Res<Vec<u32>> {
+    fn u32s<C: FromIterator<u32>>(&self) -> Res<C> {
         self.items()?.iter().map(At::u32).collect()
     }
 
     /// A list of ids of `what`, each below `count`.
-    fn ids_below(&self, count: usize, what: &str) -> Res<Vec<u32>> {
-        let values = self.u32s()?;
+    fn ids_below(&self, count: usize, what: &str) -> Res<Ids> {
+        let values: Ids = self.u32s()?;
         match values.iter().find(|v| **v as usize >= count) {
             Some(bad) => self.fail(format!("{what} {bad} but the rank has {count}")),
             None => Ok(values),
@@ -777,8 +777,12 @@ fn rank(gpu: &At) -> Res<RankPlan> {
             .key("channel_type")?
             .one_of("channel type", &CHANNEL_KINDS)?
         {
-            ChannelKind::Memory => r.memory_peers.extend(ch.key("connected_to")?.u32s()?),
-            ChannelKind::Port => r.port_peers.extend(ch.key("connected_to")?.u32s()?),
+            ChannelKind::Memory => r
+                .memory_peers
+                .extend(ch.key("connected_to")?.u32s::<Vec<u32>>()?),
+            ChannelKind::Port => r
+                .port_peers
+                .extend(ch.key("connected_to")?.u32s::<Vec<u32>>()?),
             ChannelKind::Switch => {
                 let groups_at = ch.key("rank_groups")?;
                 let groups = groups_at.items()?;
@@ -787,7 +791,7 @@ fn rank(gpu: &At) -> Res<RankPlan> {
                         .key("rank_groups")?
                         .fail("expected exactly one rank group");
                 };
-                let ranks = group.key("ranks")?.u32s()?;
+                let ranks: Vec<u32> = group.key("ranks")?.u32s()?;
                 r.switch_channels.push(SwitchChannelDecl {
                     buffer: ch
                         .key("buffer_type")?
@@ -910,11 +914,11 @@ fn read_op(at: &At, rank: &RankPlan, tb: &ThreadBlock) -> Res<Op> {
         op.barrier = Some((id.u32()?, at.key("num_threadblocks")?.u32()?));
     }
     if let Some(ids) = at.opt("semaphore_ids") {
-        op.semaphore_ids = ids.u32s()?;
+        op.extra_mut().semaphore_ids = ids.u32s()?;
     }
     if let Some(offset) = at.opt("buffer_offset") {
         let chunk = at.key("dst_chunk")?;
-        op.group_reduce = Some(GroupReduce {
+        op.extra_mut().group_reduce = Some(GroupReduce {
             buffer: at
                 .key("buffer_type")?
                 .one_of("buffer type", &BUFFER_KINDS)?,
@@ -926,11 +930,11 @@ fn read_op(at: &At, rank: &RankPlan, tb: &ThreadBlock) -> Res<Op> {
         });
     }
     if let Some(context) = at.opt("iter_context") {
-        op.iter = Some(IterContext {
+        op.extra_mut().iter = Some(IterContext {
             unit_size: context.key("unit_size")?.u64()?,
             num_chunks: context.key("num_chunks")?.u32()?,
         });
-        op.body = at
+        op.extra_mut().body = at
             .key("ops")?
             .items()?
             .iter()

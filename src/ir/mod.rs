@@ -281,30 +281,36 @@ pub struct GroupReduce {
     pub dst_index: u32,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct IterContext {
     pub unit_size: u64,
     pub num_chunks: u32,
 }
 
+/// An op's buffer references: almost always one, kept inline.
+pub type BufRefs = smallvec::SmallVec<[BufRef; 1]>;
+
+/// An op's thread-block-local channel (or semaphore) indices: a few,
+/// kept inline.
+pub type Ids = smallvec::SmallVec<[u32; 4]>;
+
 /// One executor op.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// A plan at a thousand ranks holds millions of ops, so an op keeps what
+/// most ops have inline and the fields few ops use in a box ([`OpExtra`]).
+#[derive(Debug, Clone)]
 pub struct Op {
     pub name: OpName,
     pub channel: Option<ChannelKind>,
     /// Thread-block-local channel indices.
-    pub channel_ids: Vec<u32>,
-    pub src: Vec<BufRef>,
-    pub dst: Vec<BufRef>,
+    pub channel_ids: Ids,
+    pub src: BufRefs,
+    pub dst: BufRefs,
     pub tbg: Option<TbgInfo>,
     pub reduce_op: Option<ReduceOp>,
     pub data_sync: DataSync,
     pub barrier: Option<(u32, u32)>,
-    pub semaphore_ids: Vec<u32>,
-    pub group_reduce: Option<GroupReduce>,
-    pub iter: Option<IterContext>,
-    /// The ops of a `pipeline`.
-    pub body: Vec<Op>,
+    extra: Option<Box<OpExtra>>,
     /// The source call this op came from (the first one, for a fused op).
     pub span: Span,
     /// The loop values when it was made: an index into
@@ -312,22 +318,53 @@ pub struct Op {
     pub context: u32,
 }
 
+/// The fields of an op that only semaphore, switch and pipeline ops use.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OpExtra {
+    pub semaphore_ids: Vec<u32>,
+    pub group_reduce: Option<GroupReduce>,
+    pub iter: Option<IterContext>,
+    /// The ops of a `pipeline`.
+    pub body: Vec<Op>,
+}
+
+static NO_EXTRA: OpExtra = OpExtra {
+    semaphore_ids: Vec::new(),
+    group_reduce: None,
+    iter: None,
+    body: Vec::new(),
+};
+
+impl PartialEq for Op {
+    fn eq(&self, other: &Op) -> bool {
+        self.name == other.name
+            && self.channel == other.channel
+            && self.channel_ids == other.channel_ids
+            && self.src == other.src
+            && self.dst == other.dst
+            && self.tbg == other.tbg
+            && self.reduce_op == other.reduce_op
+            && self.data_sync == other.data_sync
+            && self.barrier == other.barrier
+            && self.extra() == other.extra()
+            && self.span == other.span
+            && self.context == other.context
+    }
+}
+
 impl Op {
     pub fn new(name: OpName, span: Span) -> Op {
         Op {
             name,
             channel: None,
-            channel_ids: Vec::new(),
-            src: Vec::new(),
-            dst: Vec::new(),
+            channel_ids: Ids::new(),
+            src: BufRefs::new(),
+            dst: BufRefs::new(),
             tbg: None,
             reduce_op: None,
             data_sync: DataSync::NONE,
             barrier: None,
-            semaphore_ids: Vec::new(),
-            group_reduce: None,
-            iter: None,
-            body: Vec::new(),
+            extra: None,
             span,
             context: 0,
         }
@@ -340,6 +377,46 @@ impl Op {
     pub fn span(&self) -> Span {
         self.span
     }
+
+    /// The rarely used fields (empty ones where the op has none).
+    pub fn extra(&self) -> &OpExtra {
+        self.extra.as_deref().unwrap_or(&NO_EXTRA)
+    }
+
+    /// The rarely used fields, to set them.
+    pub fn extra_mut(&mut self) -> &mut OpExtra {
+        self.extra.get_or_insert_with(Box::default)
+    }
+
+    pub fn semaphore_ids(&self) -> &[u32] {
+        &self.extra().semaphore_ids
+    }
+
+    pub fn group_reduce(&self) -> Option<GroupReduce> {
+        self.extra().group_reduce
+    }
+
+    pub fn iter_context(&self) -> Option<IterContext> {
+        self.extra().iter
+    }
+
+    /// The ops of a `pipeline` (none for any other op).
+    pub fn body(&self) -> &[Op] {
+        &self.extra().body
+    }
+
+    /// The rarely used fields, to change them where the op has any.
+    pub fn extra_if_any_mut(&mut self) -> Option<&mut OpExtra> {
+        self.extra.as_deref_mut()
+    }
+
+    /// The ops of a `pipeline`, to change them in place.
+    pub fn body_mut(&mut self) -> &mut [Op] {
+        match &mut self.extra {
+            Some(extra) => &mut extra.body,
+            None => &mut [],
+        }
+    }
 }
 
 /// A thread block's tables and ops.
@@ -347,9 +424,9 @@ impl Op {
 pub struct ThreadBlock {
     /// Per channel type, in order of first use: the rank-level channel ids
     /// this block uses; an op's channel id is a position in its type's list.
-    pub channels: Vec<(ChannelKind, Vec<u32>)>,
+    pub channels: Table,
     /// Per access channel type, in order of first use: rank-level remote buffer ids.
-    pub remote_refs: Vec<(ChannelKind, Vec<u32>)>,
+    pub remote_refs: Table,
     pub ops: Vec<Op>,
 }
 
@@ -366,7 +443,12 @@ impl ThreadBlock {
     }
 }
 
-fn table_list(table: &[(ChannelKind, Vec<u32>)], kind: ChannelKind) -> &[u32] {
+/// A thread block's per-channel-type list of rank-level ids: most blocks
+/// use one type and a few ids, kept inline (a plan may hold millions of
+/// blocks).
+pub type Table = smallvec::SmallVec<[(ChannelKind, Ids); 1]>;
+
+fn table_list(table: &[(ChannelKind, Ids)], kind: ChannelKind) -> &[u32] {
     table
         .iter()
         .find(|(k, _)| *k == kind)
@@ -375,11 +457,11 @@ fn table_list(table: &[(ChannelKind, Vec<u32>)], kind: ChannelKind) -> &[u32] {
 
 /// Looks up `id` in the `kind` list of a per-type table, adding it if new;
 /// returns its position in that list.
-pub fn table_index(table: &mut Vec<(ChannelKind, Vec<u32>)>, kind: ChannelKind, id: u32) -> u32 {
+pub fn table_index(table: &mut Table, kind: ChannelKind, id: u32) -> u32 {
     let pos = match table.iter().position(|(k, _)| *k == kind) {
         Some(pos) => pos,
         None => {
-            table.push((kind, Vec::new()));
+            table.push((kind, Ids::new()));
             table.len() - 1
         }
     };

@@ -60,7 +60,7 @@ fn accesses(op: &Op, out: &mut Vec<Access>) {
             op.dst.get(..1).unwrap_or(&[]),
         ),
         Pipeline => {
-            op.body.iter().for_each(|inner| accesses(inner, out));
+            op.body().iter().for_each(|inner| accesses(inner, out));
             return;
         }
         _ => (&[], &[]),
@@ -96,8 +96,8 @@ mod tests {
 
     fn copy(src: u32, dst: u32) -> Op {
         let mut op = Op::new(OpName::Copy, Span::default());
-        op.src = vec![BufRef::local(BufferKind::Input, src, 1)];
-        op.dst = vec![BufRef::local(BufferKind::Output, dst, 1)];
+        op.src = smallvec::smallvec![BufRef::local(BufferKind::Input, src, 1)];
+        op.dst = smallvec::smallvec![BufRef::local(BufferKind::Output, dst, 1)];
         op
     }
 
@@ -108,7 +108,7 @@ mod tests {
     #[test]
     fn read_after_write_gets_a_nop() {
         let mut second = copy(0, 1);
-        second.src = vec![BufRef::local(BufferKind::Output, 0, 1)];
+        second.src = smallvec::smallvec![BufRef::local(BufferKind::Output, 0, 1)];
         assert_eq!(
             names(&insert(vec![copy(0, 0), second])),
             ["copy", "nop", "copy"]
@@ -126,18 +126,18 @@ mod tests {
     #[test]
     fn packets_are_exempt() {
         let mut cpkt = Op::new(OpName::CopyPackets, Span::default());
-        cpkt.src = vec![BufRef::local(BufferKind::Input, 0, 1)];
-        cpkt.dst = vec![BufRef::local(BufferKind::Scratch, 0, 1)];
+        cpkt.src = smallvec::smallvec![BufRef::local(BufferKind::Input, 0, 1)];
+        cpkt.dst = smallvec::smallvec![BufRef::local(BufferKind::Scratch, 0, 1)];
         let mut upkt = Op::new(OpName::UnpackPackets, Span::default());
-        upkt.src = vec![BufRef::local(BufferKind::Scratch, 0, 1)];
-        upkt.dst = vec![BufRef::local(BufferKind::Output, 0, 1)];
+        upkt.src = smallvec::smallvec![BufRef::local(BufferKind::Scratch, 0, 1)];
+        upkt.dst = smallvec::smallvec![BufRef::local(BufferKind::Output, 0, 1)];
         assert_eq!(names(&insert(vec![cpkt, upkt])), ["cpkt", "upkt"]);
     }
 
     #[test]
     fn only_adjacent_ops_are_compared() {
         let mut third = copy(1, 2);
-        third.src = vec![BufRef::local(BufferKind::Output, 0, 1)];
+        third.src = smallvec::smallvec![BufRef::local(BufferKind::Output, 0, 1)];
         assert_eq!(
             names(&insert(vec![copy(0, 0), copy(1, 1), third])),
             ["copy", "copy", "copy"]

@@ -11,7 +11,7 @@
 //!   `ppkt` (`respkt`), `cpkt` (`recpkt`) and both (`recspkt`);
 //! - a switch reduce followed by a broadcast of its result becomes `glres`.
 
-use crate::ir::{BufRef, ChannelKind, Op, OpName, RefTarget};
+use crate::ir::{BufRef, BufRefs, ChannelKind, Op, OpName, RefTarget};
 
 pub fn fuse(ops: Vec<Op>) -> Vec<Op> {
     let mut out: Vec<Op> = Vec::with_capacity(ops.len());
@@ -50,7 +50,7 @@ enum Merge {
 }
 
 impl Merge {
-    fn apply(&self, into: &mut Vec<BufRef>, from: &[BufRef]) {
+    fn apply(&self, into: &mut BufRefs, from: &[BufRef]) {
         match self {
             Merge::Keep => {}
             Merge::Append => into.extend_from_slice(from),
@@ -81,8 +81,10 @@ impl Fusion {
         if self.memory {
             a.channel = Some(ChannelKind::Memory);
         }
-        a.channel_ids.extend(&b.channel_ids);
-        a.semaphore_ids.extend(&b.semaphore_ids);
+        a.channel_ids.extend_from_slice(&b.channel_ids);
+        if !b.semaphore_ids().is_empty() {
+            a.extra_mut().semaphore_ids.extend(b.semaphore_ids());
+        }
         a.data_sync = a.data_sync.union(b.data_sync);
     }
 }
@@ -117,7 +119,7 @@ fn plan_fusion(a: &Op, b: &Op) -> Option<Fusion> {
             Some(Fusion::new(a.name, Keep, Keep))
         }
         (SemAcquire | SemRelease, _)
-            if a.name == b.name && disjoint(&a.semaphore_ids, &b.semaphore_ids) =>
+            if a.name == b.name && disjoint(a.semaphore_ids(), b.semaphore_ids()) =>
         {
             Some(Fusion::new(a.name, Keep, Keep))
         }
@@ -174,7 +176,7 @@ fn fuse_group(a: &Op, b: &Op) -> Option<Op> {
     if (a.name, b.name) != (OpName::GroupLoadReduce, OpName::GroupStore) || a.tbg != b.tbg {
         return None;
     }
-    let g = a.group_reduce?;
+    let g = a.group_reduce()?;
     let src = b.src.first()?;
     let dst = b.dst.first()?;
     let stored_result = src.rank == Some(g.dst_rank)
@@ -184,7 +186,10 @@ fn fuse_group(a: &Op, b: &Op) -> Option<Op> {
     let RefTarget::Switch { id } = dst.target else {
         return None;
     };
-    if !stored_result || a.channel_ids != [id] || dst.index != g.buffer_offset || dst.size != g.size
+    if !stored_result
+        || a.channel_ids[..] != [id]
+        || dst.index != g.buffer_offset
+        || dst.size != g.size
     {
         return None;
     }
@@ -196,9 +201,9 @@ fn fuse_group(a: &Op, b: &Op) -> Option<Op> {
     };
     let mut op = a.clone();
     op.name = OpName::GroupLoadReduceStore;
-    op.group_reduce = None;
+    op.extra_mut().group_reduce = None;
     op.channel_ids.clear();
-    op.src = vec![switch_ref];
-    op.dst = vec![switch_ref];
+    op.src = smallvec::smallvec![switch_ref];
+    op.dst = smallvec::smallvec![switch_ref];
     Some(op)
 }

@@ -37,8 +37,8 @@ pub fn for_each_op_list(plan: &mut Plan, f: &mut dyn FnMut(Vec<Op>) -> Vec<Op>) 
         let ops: Vec<Op> = ops
             .into_iter()
             .map(|mut op| {
-                if !op.body.is_empty() {
-                    op.body = walk(std::mem::take(&mut op.body), f);
+                if let Some(extra) = op.extra_if_any_mut() {
+                    extra.body = walk(std::mem::take(&mut extra.body), f);
                 }
                 op
             })

@@ -58,7 +58,7 @@ pub fn check(plan: &Plan) -> Result<(), Diagnostic> {
             };
             for op in &tb.ops {
                 visit(op);
-                op.body.iter().for_each(&mut visit);
+                op.body().iter().for_each(&mut visit);
             }
         }
     }

@@ -159,22 +159,20 @@ fn replicate_op(op: &Op, layout: Layout, inst: u32, counts: &ChunkCounts, sizes:
         };
         chunk(r, total);
     }
-    if let Some(g) = &mut op.group_reduce {
-        g.buffer_offset = layout.chunk(g.buffer_offset, g.size, counts.of(g.buffer), inst);
-        g.dst_index = layout.chunk(g.dst_index, g.size, counts.of(g.dst_kind), inst);
-    }
-    op.semaphore_ids = op
-        .semaphore_ids
-        .iter()
-        .map(|s| layout.id(*s, sizes.semaphores, inst))
-        .collect();
     if let Some((id, n)) = op.barrier {
         op.barrier = Some((layout.id(id, 16, inst), n));
     }
-    op.body = op
-        .body
-        .iter()
-        .map(|inner| replicate_op(inner, layout, inst, counts, sizes))
-        .collect();
+    if let Some(extra) = op.extra_if_any_mut() {
+        if let Some(g) = &mut extra.group_reduce {
+            g.buffer_offset = layout.chunk(g.buffer_offset, g.size, counts.of(g.buffer), inst);
+            g.dst_index = layout.chunk(g.dst_index, g.size, counts.of(g.dst_kind), inst);
+        }
+        for s in &mut extra.semaphore_ids {
+            *s = layout.id(*s, sizes.semaphores, inst);
+        }
+        for inner in &mut extra.body {
+            *inner = replicate_op(inner, layout, inst, counts, sizes);
+        }
+    }
     op
 }

@@ -170,7 +170,7 @@ pub fn memory_estimate(plan: &Plan) -> u64 {
 fn walk(ops: &[Op], times: u64, f: &mut dyn FnMut(&Op, u64)) {
     for op in ops {
         if op.name == OpName::Pipeline {
-            walk(&op.body, times * u64::from(PIPELINE_ITERATIONS), f);
+            walk(op.body(), times * u64::from(PIPELINE_ITERATIONS), f);
         } else {
             f(op, times);
         }
@@ -220,8 +220,8 @@ mod tests {
     fn plan(ranks: u32, blocks: u32, ops: u32) -> Plan {
         let op = |i: u32| {
             let mut op = Op::new(OpName::Copy, Default::default());
-            op.src = vec![BufRef::local(BufferKind::Input, i % 4, 1)];
-            op.dst = vec![BufRef::local(BufferKind::Output, i % 4, 1)];
+            op.src = smallvec::smallvec![BufRef::local(BufferKind::Input, i % 4, 1)];
+            op.dst = smallvec::smallvec![BufRef::local(BufferKind::Output, i % 4, 1)];
             op
         };
         let rank = RankPlan {

@@ -278,7 +278,7 @@ impl Sim<'_> {
                     }
                     continue;
                 }
-                if let (GroupLoadReduce, Some(g)) = (op.name, op.group_reduce) {
+                if let (GroupLoadReduce, Some(g)) = (op.name, op.group_reduce()) {
                     let place = self.place(g.dst_rank, g.dst_kind, g.dst_index + chunk as u32);
                     self.write(t, op_index, Loc { place, part }, value.clone(), false)?;
                     continue;

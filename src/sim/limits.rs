@@ -17,7 +17,7 @@ pub fn check_limits(plan: &Plan) -> Vec<String> {
                 .ops
                 .iter()
                 .flat_map(|op| {
-                    std::iter::once((op, false)).chain(op.body.iter().map(|inner| (inner, true)))
+                    std::iter::once((op, false)).chain(op.body().iter().map(|inner| (inner, true)))
                 })
                 .collect();
             if ops.len() > 64 {
@@ -87,7 +87,7 @@ fn skips_double_scratch(op: &Op) -> bool {
     match op.channel {
         Some(ChannelKind::Port) => touches_scratch(false),
         Some(ChannelKind::Switch) => op
-            .group_reduce
+            .group_reduce()
             .is_some_and(|g| g.buffer == BufferKind::Scratch),
         _ => !packet && touches_scratch(true),
     }

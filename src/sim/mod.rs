@@ -181,7 +181,7 @@ impl<'p> OpList<'p> {
         for op in ops {
             if op.name == OpName::Pipeline {
                 for it in 0..PIPELINE_ITERATIONS {
-                    out.extend(op.body.iter().map(|inner| (inner, Some(it))));
+                    out.extend(op.body().iter().map(|inner| (inner, Some(it))));
                 }
             } else {
                 out.push((op, None));
@@ -588,7 +588,7 @@ impl<'p> Sim<'p> {
             SemRelease => {
                 let clock = self.published(t);
                 let rank = self.threads[t].rank;
-                for s in &op.semaphore_ids {
+                for s in op.semaphore_ids() {
                     if let Some((v, q)) = self.semaphores.get_mut(&(rank, *s)) {
                         *v += 1;
                         q.push_back(clock.clone());
@@ -597,7 +597,7 @@ impl<'p> Sim<'p> {
             }
             SemAcquire => {
                 let rank = self.threads[t].rank;
-                for s in &op.semaphore_ids {
+                for s in op.semaphore_ids() {
                     if let Some((v, q)) = self.semaphores.get_mut(&(rank, *s)) {
                         *v -= 1;
                         if let Some(clock) = q.pop_front() {
@@ -644,7 +644,7 @@ impl<'p> Sim<'p> {
                 .endpoints(th, op)
                 .iter()
                 .all(|e| self.signals.waiting_at(*e) > 0),
-            OpName::SemAcquire => op.semaphore_ids.iter().all(|s| {
+            OpName::SemAcquire => op.semaphore_ids().iter().all(|s| {
                 self.semaphores
                     .get(&(th.rank, *s))
                     .is_some_and(|(v, _)| *v > 0)
@@ -795,7 +795,7 @@ fn parts_per_chunk(plan: &Plan) -> u32 {
     fn walk(ops: &[Op], iterations: u64, parts: &mut u64) {
         for op in ops {
             if op.name == OpName::Pipeline {
-                walk(&op.body, u64::from(PIPELINE_ITERATIONS), parts);
+                walk(op.body(), u64::from(PIPELINE_ITERATIONS), parts);
                 continue;
             }
             // The range (size chunks of `parts` parts) must divide into
@@ -826,7 +826,7 @@ fn parts_per_chunk(plan: &Plan) -> u32 {
 fn first_reduce_op(plan: &Plan) -> ReduceOp {
     fn find(ops: &[Op]) -> Option<ReduceOp> {
         ops.iter()
-            .find_map(|op| op.reduce_op.or_else(|| find(&op.body)))
+            .find_map(|op| op.reduce_op.or_else(|| find(op.body())))
     }
     plan.ranks
         .iter()

@@ -57,11 +57,11 @@ impl std::fmt::Display for Stuck {
 fn op_path(ops: &[Op], flat: usize) -> Option<(String, &Op)> {
     let mut i = flat;
     for (k, op) in ops.iter().enumerate() {
-        if op.name == OpName::Pipeline && !op.body.is_empty() {
-            let n = op.body.len() * PIPELINE_ITERATIONS as usize;
+        if op.name == OpName::Pipeline && !op.body().is_empty() {
+            let n = op.body().len() * PIPELINE_ITERATIONS as usize;
             if i < n {
-                let j = i % op.body.len();
-                return Some((format!("ops[{k}].ops[{j}]"), &op.body[j]));
+                let j = i % op.body().len();
+                return Some((format!("ops[{k}].ops[{j}]"), &op.body()[j]));
             }
             i -= n;
         } else if op.name != OpName::Pipeline {
@@ -278,7 +278,7 @@ mod tests {
     fn flattened_pipeline_ops_map_back_to_their_json_paths() {
         let span = Span::default();
         let mut pipeline = Op::new(OpName::Pipeline, span);
-        pipeline.body = vec![Op::new(OpName::Copy, span), Op::new(OpName::Nop, span)];
+        pipeline.extra_mut().body = vec![Op::new(OpName::Copy, span), Op::new(OpName::Nop, span)];
         let ops = vec![
             Op::new(OpName::Wait, span),
             pipeline,

@@ -113,7 +113,7 @@ fn barrier_ids(rank: &RankPlan) -> u32 {
             if let Some((id, _)) = op.barrier {
                 *most = (*most).max(id + 1);
             }
-            walk(&op.body, most);
+            walk(op.body(), most);
         }
     }
     let mut most = 0;

@@ -428,7 +428,7 @@ impl<'p> BlockWriter<'p> {
             }
             OpName::SemAcquire | OpName::SemRelease => {
                 let words: Vec<u64> = op
-                    .semaphore_ids
+                    .semaphore_ids()
                     .iter()
                     .map(|id| self.layout.semaphore(self.rank, *id) as u64)
                     .collect();
@@ -498,8 +498,7 @@ impl<'p> BlockWriter<'p> {
 
     fn pipeline(&mut self, op: &Op, index: usize, depth: usize) -> Res<()> {
         let (unit, num_chunks) = op
-            .iter
-            .as_ref()
+            .iter_context()
             .map_or((1, 1), |i| (i.unit_size.max(1), i.num_chunks));
         let (unit, num_chunks) = (self.param(unit), self.param(num_chunks as u64));
         self.line(
@@ -509,7 +508,7 @@ impl<'p> BlockWriter<'p> {
             ),
         );
         self.line(depth + 1, &format!("const u64 off = it * {unit};"));
-        for (b, body_op) in op.body.iter().enumerate() {
+        for (b, body_op) in op.body().iter().enumerate() {
             self.op(body_op, index, Some((b, unit.as_str())), depth + 1)?;
         }
         self.line(depth, "}");

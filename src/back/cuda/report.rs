@@ -58,7 +58,7 @@ pub fn read(
     let top_op = block_ops.get(top)?;
     let op = match body {
         0 => top_op,
-        b => top_op.body.get(b - 1)?,
+        b => top_op.body().get(b - 1)?,
     };
     let waited = format!("no progress in {budget_ms} ms");
     let what = match what {
@@ -76,7 +76,7 @@ pub fn read(
         ),
         3 => format!(
             "sem_acquire on semaphore {} (value {}): {waited}",
-            op.semaphore_ids.get(lane as usize).copied().unwrap_or(0),
+            op.semaphore_ids().get(lane as usize).copied().unwrap_or(0),
             seen as i64
         ),
         4 => format!(
