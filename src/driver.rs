@@ -5,6 +5,7 @@ use crate::diag::{Diagnostic, SourceMap, Span};
 use crate::eval::value::Value;
 use crate::ir::Plan;
 use crate::syntax::ast::{FnDef, Stmt, StmtKind, TypeExpr};
+use crate::vocab::{self, Type};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -294,7 +295,14 @@ fn parse_defines(
                 "false" => Some(Value::Bool(false)),
                 _ => None,
             },
-            _ => Some(Value::Str(Rc::from(raw.as_str()))),
+            "str" => Some(Value::Str(Rc::from(raw.as_str()))),
+            // A named constant of the param's type (`Simple`, `after`, ...).
+            _ => vocab::CONSTANTS
+                .iter()
+                .find(|(name, t)| {
+                    name == raw && Type::from_name(ty).is_some_and(|want| t.fits(&want))
+                })
+                .and_then(|(name, _)| crate::eval::constant(name)),
         };
         match value {
             Some(v) => {
@@ -303,7 +311,7 @@ fn parse_defines(
             None => {
                 return Err(Failure::Plain(
                     format!("-D {name}={raw}: `{raw}` is not a valid {ty}"),
-                    listing(),
+                    constants_of(ty).into_iter().chain(listing()).collect(),
                 ))
             }
         }
@@ -311,14 +319,27 @@ fn parse_defines(
     Ok(out)
 }
 
+/// An int as a literal reads (up to u64::MAX, kept as its bit pattern:
+/// `-D max_message_size=18446744073709551615`), or a negative one.
 fn parse_int(raw: &str) -> Option<i64> {
-    let (neg, digits) = match raw.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, raw),
+    if let Some(digits) = raw.strip_prefix('-') {
+        return digits.parse::<i64>().ok().map(|v| -v);
+    }
+    let v = match raw.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).ok()?,
+        None => raw.parse::<u64>().ok()?,
     };
-    let v = match digits.strip_prefix("0x") {
-        Some(hex) => i64::from_str_radix(hex, 16).ok()?,
-        None => digits.parse::<i64>().ok()?,
-    };
-    Some(if neg { -v } else { v })
+    Some(v as i64)
+}
+
+/// For a param of a named constant's type: the names it may take, as a
+/// note line (none for other types).
+fn constants_of(ty: &str) -> Option<String> {
+    let t = Type::from_name(ty)?;
+    let names: Vec<&str> = vocab::CONSTANTS
+        .iter()
+        .filter(|(_, c)| c.fits(&t))
+        .map(|(name, _)| *name)
+        .collect();
+    (!names.is_empty()).then(|| format!("a {ty} is one of: {}", names.join(", ")))
 }

@@ -717,8 +717,18 @@ pub const PROGRAM_OPTIONS: &[(&str, Type)] = &[
     ("max_message_size", Type::Int),
 ];
 
-/// The types a `param` may have (settable from the command line).
-pub const PARAM_TYPES: &[&str] = &["int", "bool", "str"];
+/// The types a `param` may have (settable from the command line: the
+/// named constants' types take a constant's name, `-D protocol=Simple`).
+pub const PARAM_TYPES: &[&str] = &[
+    "int",
+    "bool",
+    "str",
+    "protocol",
+    "sync_type",
+    "reduce_op",
+    "buffer_type",
+    "replication_policy",
+];
 
 /// Matches call arguments to parameters: positional ones in order, then
 /// `name: value` ones by name. Returns, per parameter, the index of the

@@ -154,3 +154,32 @@ fn run_says_when_no_param_sets_the_rank_count() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("a plan for 2 ranks"), "{err}");
 }
+
+/// `-D` takes what a literal may be (the largest message size) and, for a
+/// param of a named constant's type, the constant's name; a wrong name
+/// lists the ones the type takes.
+#[test]
+fn defines_take_the_largest_message_size_and_constant_names() {
+    let port = "examples/mscclpp/default_algos/allreduce_multi_nodes.mscl";
+    let out = msclc(&[
+        port,
+        "-D",
+        "max_message_size=18446744073709551615",
+        "-D",
+        "protocol=LL",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["max_message_size"], 18446744073709551615u64);
+    assert_eq!(plan["protocol"], "LL");
+
+    let out = msclc(&[port, "-D", "protocol=ll"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`ll` is not a valid protocol"), "{err}");
+    assert!(err.contains("a protocol is one of: Simple, LL"), "{err}");
+}

@@ -212,7 +212,10 @@ impl Checker {
             StmtKind::Param { name, ty, default } => {
                 top_only(self, "a `param`");
                 let t = self.resolve(ty);
-                if !matches!(t, Type::Int | Type::Bool | Type::Str | Type::Any) {
+                let settable = vocab::PARAM_TYPES
+                    .iter()
+                    .any(|p| Type::from_name(p).as_ref() == Some(&t));
+                if !settable && t != Type::Any {
                     self.err(
                         Diagnostic::error(
                             ty.span(),

@@ -3,6 +3,7 @@
 //! nothing of the source language reaches the GPU.
 
 mod calls;
+pub use calls::constant;
 mod fnv;
 mod ops;
 mod program;
