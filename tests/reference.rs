@@ -149,37 +149,9 @@ fn ours(case: &Case, values: &[(String, String)]) -> Option<serde_json::Value> {
         .flatten()
 }
 
-/// Where two plans first differ, as a JSON path.
-fn first_difference(a: &serde_json::Value, b: &serde_json::Value, path: &str) -> Option<String> {
-    use serde_json::Value::{Array, Object};
-    match (a, b) {
-        (Object(x), Object(y)) => {
-            let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
-            keys.sort();
-            keys.dedup();
-            keys.into_iter().find_map(|k| match (x.get(k), y.get(k)) {
-                (Some(u), Some(v)) => first_difference(u, v, &format!("{path}.{k}")),
-                _ => Some(format!("{path}.{k} (only in one)")),
-            })
-        }
-        (Array(x), Array(y)) if x.len() == y.len() => x
-            .iter()
-            .zip(y)
-            .enumerate()
-            .find_map(|(i, (u, v))| first_difference(u, v, &format!("{path}[{i}]"))),
-        _ if a == b => None,
-        _ => Some(format!("{path}: ours {a}, reference {b}")),
-    }
-}
-
-#[test]
-fn ports_match_the_reference_for_random_parameter_values() {
-    let Some((shared, pythonpath)) = common::reference_setup() else {
-        return;
-    };
-    // A fixed seed by default, so that a run is reproducible and CI's
-    // verdict depends on the change, not the clock; `MSCLC_REFERENCE_SEED=now`
-    // draws new values.
+/// The seed and the rounds per port this run draws (printed, so that a
+/// failure can be repeated).
+fn seed_and_rounds() -> (u64, u64) {
     let seed = match std::env::var("MSCLC_REFERENCE_SEED").ok().as_deref() {
         Some("now") => std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -194,6 +166,18 @@ fn ports_match_the_reference_for_random_parameter_values() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(3);
     eprintln!("seed {seed} (MSCLC_REFERENCE_SEED={seed} repeats this run), {rounds} rounds");
+    (seed, rounds)
+}
+
+#[test]
+fn ports_match_the_reference_for_random_parameter_values() {
+    let Some((shared, pythonpath)) = common::reference_setup() else {
+        return;
+    };
+    // A fixed seed by default, so that a run is reproducible and CI's
+    // verdict depends on the change, not the clock; `MSCLC_REFERENCE_SEED=now`
+    // draws new values.
+    let (seed, rounds) = seed_and_rounds();
     let all = cases(&shared);
     assert!(all.len() >= 70, "only {} ports in the manifest", all.len());
     let compared = std::sync::atomic::AtomicUsize::new(0);
@@ -233,7 +217,7 @@ fn ports_match_the_reference_for_random_parameter_values() {
                         (Some(_), None) => {
                             Some("the port rejects values the reference accepts".to_string())
                         }
-                        (Some(t), Some(m)) => first_difference(m, t, "plan"),
+                        (Some(t), Some(m)) => common::first_difference(m, t, "plan"),
                     };
                     compared.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     if let Some(p) = problem {
@@ -255,68 +239,153 @@ fn ports_match_the_reference_for_random_parameter_values() {
     assert!(failures.is_empty(), "seed {seed}:\n{}", failures.join("\n"));
 }
 
-/// The default ReduceScatter has no command line in the reference (only
-/// the function of an `AlgoSpec` and a keyword argument): it is called
-/// from Python with the same spec fields the port takes as params.
+/// A default algorithm: in the reference a function of an `AlgoSpec` and
+/// keyword arguments; its port takes the spec's fields and the keywords as
+/// params.
+struct DefaultAlgo {
+    function: &'static str,
+    collective: &'static str,
+    /// The keyword argument the function takes, if any, and the port's
+    /// param for it.
+    keyword: Option<(&'static str, &'static str)>,
+}
+
+const DEFAULT_ALGOS: &[DefaultAlgo] = &[
+    DefaultAlgo {
+        function: "allreduce_multi_nodes",
+        collective: "AllReduce",
+        keyword: Some(("thread_block_group_size", "tbg")),
+    },
+    DefaultAlgo {
+        function: "allgather_multi_nodes",
+        collective: "AllGather",
+        keyword: None,
+    },
+    DefaultAlgo {
+        function: "reducescatter_multi_nodes",
+        collective: "ReduceScatter",
+        keyword: Some(("thread_block_group_size", "thread_block_group_size")),
+    },
+];
+
+/// The default algorithms, called from Python with specs drawn at random,
+/// against their ports given the same fields as params. Where the
+/// reference rejects a spec (reducescatter out of place, a protocol other
+/// than LL), the port must too.
 #[test]
-fn reducescatter_multi_nodes_matches_the_reference_function() {
+fn default_algorithms_match_the_reference_functions() {
     let Some((_, pythonpath)) = common::reference_setup() else {
         return;
     };
-    let port = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples/mscclpp/default_algos/reducescatter_multi_nodes.mscl");
-    // (world size, ranks per node, thread_block_group_size, instances,
-    // num_threads_per_block): one node, many nodes, one GPU per node,
-    // groups. Not more than one instance: there the reference's fused
-    // `recpkt` keeps an un-replicated packet slot (docs/ports.md).
-    let specs = [
-        (8, 8, 1, 1, 1024),
-        (16, 8, 1, 1, 1024),
-        (16, 8, 2, 1, 512),
-        (12, 4, 3, 1, 1024),
-        (8, 2, 2, 1, 1024),
-        (4, 1, 1, 1, 256),
-    ];
-    for (world, per_node, tbg, instances, threads) in specs {
-        let script = format!(
-            "from mscclpp.language.collectives import ReduceScatter\n\
-             from mscclpp.language.utils import AlgoSpec\n\
-             from mscclpp.default_algos.reducescatter_multi_nodes import reducescatter_multi_nodes\n\
-             spec = AlgoSpec(name='reducescatter_mn', collective=ReduceScatter({world}, 1, True), \
-             nranks_per_node={per_node}, world_size={world}, in_place=True, instances={instances}, \
-             protocol='LL', auto_sync=False, num_threads_per_block={threads}, reuse_resources=True, \
-             use_double_scratch_buffer=True, min_message_size=1024, max_message_size=8388608, \
-             tags={{'default': 1}})\n\
-             print(reducescatter_multi_nodes(spec, thread_block_group_size={tbg}).to_json())\n"
-        );
-        let run = |cmd: &mut Command| {
-            let out = cmd.output().expect("runs");
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
+    let (seed, rounds) = seed_and_rounds();
+    let mut draw = Draw(seed);
+    let mut failures = Vec::new();
+    for algo in DEFAULT_ALGOS {
+        for _ in 0..rounds * 3 {
+            let (world, per_node) = *[(8, 8), (16, 8), (16, 4), (12, 4), (8, 2), (4, 1)]
+                .get((draw.next() % 6) as usize)
+                .unwrap();
+            let pick = |d: &mut Draw, from: &[&'static str]| d.pick(from);
+            let in_place = pick(&mut draw, &["true", "true", "false"]);
+            let instances = pick(&mut draw, &["1", "1", "2", "3"]);
+            let fields: Vec<(&str, String)> = vec![
+                ("name", format!("{}_{world}", algo.function)),
+                ("num_gpus", world.to_string()),
+                ("gpus_per_node", per_node.to_string()),
+                ("in_place", in_place.into()),
+                ("instances", instances.into()),
+                ("protocol", pick(&mut draw, &["LL", "LL", "Simple"]).into()),
+                ("auto_sync", pick(&mut draw, &["false", "true"]).into()),
+                (
+                    "reuse_resources",
+                    pick(&mut draw, &["true", "false"]).into(),
+                ),
+                (
+                    "use_double_scratch_buffer",
+                    pick(&mut draw, &["true", "false"]).into(),
+                ),
+                (
+                    "num_threads_per_block",
+                    pick(&mut draw, &["256", "512", "1024"]).into(),
+                ),
+                ("min_message_size", pick(&mut draw, &["0", "1024"]).into()),
+                (
+                    "max_message_size",
+                    pick(&mut draw, &["8388608", "18446744073709551615"]).into(),
+                ),
+            ];
+            let keyword = algo
+                .keyword
+                .map(|(python, param)| (python, param, pick(&mut draw, &["1", "2", "3"])));
+            let field = |k: &str| {
+                let v = &fields.iter().find(|(f, _)| *f == k).unwrap().1;
+                match v.as_str() {
+                    "true" => "True".to_string(),
+                    "false" => "False".to_string(),
+                    _ => v.clone(),
+                }
+            };
+            let script = format!(
+                "from mscclpp.language.collectives import {collective}\n\
+                 from mscclpp.language.utils import AlgoSpec\n\
+                 from mscclpp.default_algos.{function} import {function}\n\
+                 spec = AlgoSpec(name='{name}', collective={collective}({world}, 1, {in_place}), \
+                 nranks_per_node={per_node}, world_size={world}, in_place={in_place}, \
+                 instances={instances}, protocol='{protocol}', auto_sync={auto_sync}, \
+                 num_threads_per_block={threads}, reuse_resources={reuse}, \
+                 use_double_scratch_buffer={double}, min_message_size={min}, \
+                 max_message_size={max}, tags={{'default': 1}})\n\
+                 print({function}(spec{keyword}).to_json())\n",
+                collective = algo.collective,
+                function = algo.function,
+                name = field("name"),
+                in_place = field("in_place"),
+                instances = field("instances"),
+                protocol = field("protocol"),
+                auto_sync = field("auto_sync"),
+                threads = field("num_threads_per_block"),
+                reuse = field("reuse_resources"),
+                double = field("use_double_scratch_buffer"),
+                min = field("min_message_size"),
+                max = field("max_message_size"),
+                keyword = keyword.map_or(String::new(), |(k, _, v)| format!(", {k}={v}")),
             );
-            serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("JSON")
-        };
-        let theirs = run(Command::new("python3")
-            .args(["-c", &script])
-            .env("PYTHONPATH", &pythonpath));
-        let mut msclc = Command::new(env!("CARGO_BIN_EXE_msclc"));
-        msclc.arg(&port);
-        for (param, value) in [
-            ("num_gpus", world),
-            ("gpus_per_node", per_node),
-            ("thread_block_group_size", tbg),
-            ("instances", instances),
-            ("num_threads_per_block", threads),
-        ] {
-            msclc.args(["-D", &format!("{param}={value}")]);
-        }
-        let mine = run(&mut msclc);
-        if let Some(d) = first_difference(&mine, &theirs, "plan") {
-            panic!(
-                "world {world}, {per_node} per node, groups of {tbg}, {instances} instances: {d}"
+            let plan = |cmd: &mut Command| {
+                let out = cmd.output().expect("runs");
+                out.status
+                    .success()
+                    .then(|| serde_json::from_slice::<serde_json::Value>(&out.stdout).ok())
+                    .flatten()
+            };
+            let theirs = plan(
+                Command::new("python3")
+                    .args(["-c", &script])
+                    .env("PYTHONPATH", &pythonpath),
             );
+            let mut msclc = Command::new(env!("CARGO_BIN_EXE_msclc"));
+            msclc.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+                "examples/mscclpp/default_algos/{}.mscl",
+                algo.function
+            )));
+            let mut params: Vec<String> = fields.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            if let Some((_, param, v)) = keyword {
+                params.push(format!("{param}={v}"));
+            }
+            for p in &params {
+                msclc.args(["-D", p]);
+            }
+            let problem = match (plan(&mut msclc), theirs) {
+                (None, None) => None,
+                (Some(_), None) => {
+                    Some("the reference rejects this spec, the port accepts it".into())
+                }
+                (None, Some(_)) => Some("the port rejects a spec the reference accepts".into()),
+                (Some(mine), Some(theirs)) => common::first_difference(&mine, &theirs, "plan"),
+            };
+            if let Some(p) = problem {
+                failures.push(format!("{} -D {}: {p}", algo.function, params.join(" -D ")));
+            }
         }
     }
+    assert!(failures.is_empty(), "seed {seed}:\n{}", failures.join("\n"));
 }

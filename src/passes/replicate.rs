@@ -152,7 +152,27 @@ impl Sizes {
 fn replicate_op(op: &Op, layout: Layout, inst: u32, counts: &ChunkCounts, sizes: &Sizes) -> Op {
     let mut op = op.clone();
     let chunk = |r: &mut BufRef, total: u32| r.index = layout.chunk(r.index, r.size, total, inst);
-    for r in op.src.iter_mut().chain(op.dst.iter_mut()) {
+    // The reference moves every chunk of an op but the packet copies a
+    // fused reduce-and-copy (`recpkt`, `recspkt`) writes: local
+    // destinations after the reduction's own. Its plans keep those where
+    // they were for every instance, and so do ours (exact compatibility;
+    // the instances then share those scratch chunks, which `msclc sim`
+    // reports: docs/ports.md).
+    let unmoved_packet_copies = match op.name {
+        OpName::ReduceCopyPackets | OpName::ReduceCopySendPackets => op
+            .dst
+            .iter()
+            .skip(1)
+            .take_while(|r| matches!(r.target, RefTarget::Local(_)))
+            .count(),
+        _ => 0,
+    };
+    let reduced = op.dst.len().min(1);
+    let (own, rest) = op.dst.split_at_mut(reduced);
+    let moved_dst = own
+        .iter_mut()
+        .chain(rest.iter_mut().skip(unmoved_packet_copies));
+    for r in op.src.iter_mut().chain(moved_dst) {
         let total = match r.target {
             RefTarget::Local(kind) | RefTarget::Remote { kind, .. } => counts.of(kind),
             RefTarget::Switch { .. } => counts.of(BufferKind::Input),

@@ -61,3 +61,36 @@ pub fn reference_setup() -> Option<(PathBuf, String)> {
     }
     Some((shared, pythonpath))
 }
+
+/// Where two plans (ours, the reference's) first differ: the JSON path
+/// and both values.
+#[allow(dead_code)]
+pub fn first_difference(
+    a: &serde_json::Value,
+    b: &serde_json::Value,
+    path: &str,
+) -> Option<String> {
+    use serde_json::Value::{Array, Object};
+    match (a, b) {
+        (Object(x), Object(y)) => {
+            let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            keys.into_iter().find_map(|k| match (x.get(k), y.get(k)) {
+                (Some(u), Some(v)) => first_difference(u, v, &format!("{path}.{k}")),
+                (u, v) => Some(format!(
+                    "{path}.{k}: ours {}, reference {}",
+                    u.map_or("absent".into(), |u| u.to_string()),
+                    v.map_or("absent".into(), |v| v.to_string())
+                )),
+            })
+        }
+        (Array(x), Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (u, v))| first_difference(u, v, &format!("{path}[{i}]"))),
+        _ if a == b => None,
+        _ => Some(format!("{path}: ours {a}, reference {b}")),
+    }
+}
