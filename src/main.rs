@@ -480,7 +480,25 @@ fn install(args: &InstallArgs) -> ExitCode {
     }
 }
 
+/// Stack for the command's thread. The checker and the evaluator recurse
+/// over the syntax tree (up to `syntax::nesting::MAX_NESTING` levels), and
+/// a deep tree that the parser refuses is still dropped recursively: the
+/// main thread's 8 MB is too little for that in a debug build. The memory
+/// is reserved, not used, until a deep program needs it.
+const STACK_BYTES: usize = 1 << 30;
+
 fn main() -> ExitCode {
+    match std::thread::Builder::new()
+        .stack_size(STACK_BYTES)
+        .spawn(command)
+    {
+        // A panic has printed its message; exit as Rust does after one.
+        Ok(thread) => thread.join().unwrap_or(ExitCode::from(101)),
+        Err(_) => command(),
+    }
+}
+
+fn command() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         None => compile(&cli.compile),

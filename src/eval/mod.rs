@@ -672,6 +672,22 @@ impl Evaluator {
     }
 
     fn call_user(&mut self, span: Span, f: &FnDef, args: &[Arg]) -> Res<Value> {
+        // Counted from the start: a default argument may call the function
+        // again (`fn f(n: int = f())`).
+        if self.depth >= MAX_CALL_DEPTH {
+            return Err(self.error(
+                span,
+                "recursion too deep",
+                format!("more than {MAX_CALL_DEPTH} nested calls"),
+            ));
+        }
+        self.depth += 1;
+        let result = self.call_user_counted(span, f, args);
+        self.depth -= 1;
+        result
+    }
+
+    fn call_user_counted(&mut self, span: Span, f: &FnDef, args: &[Arg]) -> Res<Value> {
         let names: Vec<&str> = f.params.iter().map(|p| p.name.name.as_str()).collect();
         let required: Vec<bool> = f.params.iter().map(|p| p.default.is_none()).collect();
         let slots = vocab::match_args(&f.name.name, &names, &required, args, span)?;
@@ -684,19 +700,10 @@ impl Evaluator {
             };
             frame.insert(param.name.name.clone(), value);
         }
-        if self.depth >= MAX_CALL_DEPTH {
-            return Err(self.error(
-                span,
-                "recursion too deep",
-                format!("more than {MAX_CALL_DEPTH} nested calls"),
-            ));
-        }
         // A function sees the globals and its own parameters, not its caller's locals.
         let saved: Vec<FnvMap<String, Value>> = self.scopes.drain(1..).collect();
         self.scopes.push(frame);
-        self.depth += 1;
         let flow = self.block(&f.body);
-        self.depth -= 1;
         self.scopes.truncate(1);
         self.scopes.extend(saved);
         Ok(match flow? {

@@ -3,6 +3,7 @@
 
 pub mod ast;
 pub mod lexer;
+pub mod nesting;
 
 use crate::diag::{Diagnostic, Span};
 use ast::{BinOp, Expr, ExprKind, Stmt};
@@ -23,11 +24,14 @@ pub(crate) fn bin(file: u32, l: usize, r: usize, op: BinOp, a: Expr, b: Expr) ->
     }
 }
 
-/// Parses one file. `file` is the id its spans carry.
+/// Parses one file. `file` is the id its spans carry. A program nested
+/// too deeply for the later stages' recursion is refused here.
 pub fn parse(file: u32, src: &str) -> Result<Vec<Stmt>, Diagnostic> {
-    grammar::FileParser::new()
+    let stmts = grammar::FileParser::new()
         .parse(file, lexer::lex(src))
-        .map_err(|e| parse_error_to_diagnostic(file, src, e))
+        .map_err(|e| parse_error_to_diagnostic(file, src, e))?;
+    nesting::check(&stmts)?;
+    Ok(stmts)
 }
 
 fn describe_expected(expected: &[String]) -> String {

@@ -1,0 +1,89 @@
+//! Inputs that once crashed msclc (stack overflow, unbounded recursion)
+//! end in a located diagnostic and exit code 1, soon. Each runs the real
+//! binary, as a user would.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const HEADER: &str =
+    "program \"p\" {\n    collective = test_collective(1, input_size: 1, output_size: 1)\n}\n";
+
+/// (what, program after the header, a part of the message)
+fn cases() -> Vec<(&'static str, String, &'static str)> {
+    vec![
+        (
+            "10,000 unary minuses",
+            format!("let x = {}1\n", "-".repeat(10_000)),
+            "nested more than 1000 levels deep",
+        ),
+        (
+            "a list 10,000 deep",
+            format!("let x = {}{}\n", "[".repeat(10_000), "]".repeat(10_000)),
+            "nested more than 1000 levels deep",
+        ),
+        (
+            "a sum of 7,000 terms",
+            format!("let x = {}\n", vec!["1"; 7000].join(" + ")),
+            "nested more than 1000 levels deep",
+        ),
+        (
+            "5,000 nested ifs",
+            format!("{}{}", "if true {\n".repeat(5000), "}\n".repeat(5000)),
+            "nested more than 1000 levels deep",
+        ),
+        (
+            "10,000 nested fors",
+            format!(
+                "{}{}",
+                (0..10_000)
+                    .map(|i| format!("for i{i} in 0..1 {{\n"))
+                    .collect::<String>(),
+                "}\n".repeat(10_000)
+            ),
+            "nested more than 1000 levels deep",
+        ),
+        (
+            "recursion through a default argument",
+            "fn f(n: int = f()) -> int {\n    return n\n}\nlet x = f()\n".to_string(),
+            "recursion too deep",
+        ),
+    ]
+}
+
+#[test]
+fn pathological_programs_end_in_a_diagnostic() {
+    let dir = std::env::temp_dir().join(format!("msclc-limits-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (k, (what, body, message)) in cases().into_iter().enumerate() {
+        let path = dir.join(format!("case{k}.mscl"));
+        std::fs::write(&path, format!("{HEADER}{body}")).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_msclc"))
+            .arg("check")
+            .arg(&path)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if start.elapsed() > Duration::from_secs(60) {
+                child.kill().ok();
+                panic!("{what}: still running after 60 s");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+        assert_eq!(status.code(), Some(1), "{what}: {stderr}");
+        assert!(stderr.contains(message), "{what}: {stderr}");
+        // Located: file:line:col of the offending node.
+        assert!(
+            stderr.contains(&format!("case{k}.mscl:")),
+            "{what}: no location in {stderr}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
