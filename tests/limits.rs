@@ -1,5 +1,6 @@
-//! Inputs that once crashed msclc (stack overflow, unbounded recursion)
-//! end in a located diagnostic and exit code 1, soon. Each runs the real
+//! Inputs that once crashed msclc (stack overflow, unbounded recursion,
+//! running out of memory) end in a located diagnostic and exit code 1,
+//! soon. Each runs the real
 //! binary, as a user would.
 
 use std::process::{Command, Stdio};
@@ -41,6 +42,16 @@ fn cases() -> Vec<(&'static str, String, &'static str)> {
                 "}\n".repeat(10_000)
             ),
             "nested more than 1000 levels deep",
+        ),
+        (
+            "a list doubled 40 times",
+            "let s = [1]\nfor i in 0..40 {\n    s = s + s\n}\n".to_string(),
+            "a list too large: 33554432 elements",
+        ),
+        (
+            "a string doubled 40 times",
+            "let s = \"a\"\nfor i in 0..40 {\n    s = s + s\n}\n".to_string(),
+            "a string too large",
         ),
         (
             "recursion through a default argument",

@@ -22,6 +22,14 @@ use value::{MapBuilder, Value};
 
 /// How deep user functions may call each other before we call it runaway recursion.
 const MAX_CALL_DEPTH: usize = 256;
+/// Elements a list or map may hold, and bytes a string: far above what a
+/// collective's program builds (a list per rank of a few thousand), low
+/// enough that doubling a list in a loop ends in a diagnostic, not in
+/// running out of memory.
+pub const MAX_ELEMENTS: usize = 1 << 24;
+/// Ops a program may emit: above every example at 1,024 ranks (the ring
+/// AllReduce of benches/ has 31 million), a few GB of plan.
+pub const MAX_OPS: u64 = 1 << 25;
 /// Loop iterations a program may run in all, by default: far above what any
 /// collective needs (the largest examples at 256 ranks run a few million),
 /// low enough that a runaway loop ends in a diagnostic instead of hanging.
@@ -495,6 +503,7 @@ impl Evaluator {
             ExprKind::ListComp(item, loops) => {
                 let mut out = Vec::new();
                 self.for_each(loops, 0, &mut |ev| {
+                    ev.within_size(e.span, out.len() + 1, "a list", "elements")?;
                     out.push(ev.expr(item)?);
                     Ok(true)
                 })?;
@@ -557,8 +566,12 @@ impl Evaluator {
                     ))
                 }
             }),
-            (Add, Value::Str(s), Value::Str(t)) => Value::Str(Rc::from(format!("{s}{t}").as_str())),
+            (Add, Value::Str(s), Value::Str(t)) => {
+                self.within_size(span, s.len() + t.len(), "a string", "bytes")?;
+                Value::Str(Rc::from(format!("{s}{t}").as_str()))
+            }
             (Add, Value::List(s), Value::List(t)) => {
+                self.within_size(span, s.len() + t.len(), "a list", "elements")?;
                 Value::List(Rc::new(s.iter().chain(t.iter()).cloned().collect()))
             }
             (_, Value::Int(x), Value::Int(y)) => {
@@ -640,7 +653,9 @@ impl Evaluator {
                     ));
                 };
                 let values = self.bind_builtin(span, &sig, args)?;
-                calls::call_builtin(self, span, &sig, Some(recv), values)
+                let value = calls::call_builtin(self, span, &sig, Some(recv), values)?;
+                self.within_op_budget(span)?;
+                Ok(value)
             }
             _ => Err(self.error(callee.span, "this cannot be called", "not a function")),
         }
@@ -669,6 +684,31 @@ impl Evaluator {
             });
         }
         Ok(out)
+    }
+
+    /// Refuses the op that takes the program past [`MAX_OPS`].
+    fn within_op_budget(&self, span: Span) -> Res<()> {
+        let recorded = self.recorder.as_ref().map_or(0, Recorder::ops_recorded);
+        if recorded <= MAX_OPS {
+            return Ok(());
+        }
+        Err(self
+            .error(span, format!("too many ops: more than {MAX_OPS}"), "this op is one too many")
+            .with_note("a plan this large is several GB; compile for fewer ranks, or look for a loop that runs longer than meant".to_string()))
+    }
+
+    /// Refuses a value of `size` `unit` above [`MAX_ELEMENTS`].
+    fn within_size(&self, span: Span, size: usize, what: &str, unit: &str) -> Res<()> {
+        if size <= MAX_ELEMENTS {
+            return Ok(());
+        }
+        Err(self
+            .error(
+                span,
+                format!("{what} too large: {size} {unit}"),
+                format!("the maximum is {MAX_ELEMENTS} {unit}"),
+            )
+            .with_note("a collective's program builds lists of ranks and chunks: look for a list or string that grows in a loop".to_string()))
     }
 
     fn call_user(&mut self, span: Span, f: &FnDef, args: &[Arg]) -> Res<Value> {

@@ -19,6 +19,8 @@ pub struct Recorder {
     last_pipeline: HashMap<(u32, u32), u32>,
     /// The loop values what is made now is made in (`Plan::loop_contexts`).
     context: u32,
+    /// Ops recorded so far.
+    ops: u64,
 }
 
 impl Recorder {
@@ -31,6 +33,7 @@ impl Recorder {
             pipelines_opened: 0,
             last_pipeline: HashMap::new(),
             context: 0,
+            ops: 0,
         }
     }
 
@@ -171,7 +174,13 @@ impl Recorder {
     }
 
     /// Appends `op` to thread block `tb` of `rank`, inside the open pipeline if any.
+    /// Ops recorded so far.
+    pub fn ops_recorded(&self) -> u64 {
+        self.ops
+    }
+
     pub fn add_op(&mut self, rank: u32, tb: u32, mut op: Op) {
+        self.ops += 1;
         op.context = self.context;
         let context = self.context;
         let pipeline = self.pipeline.clone();
