@@ -167,11 +167,13 @@ fn replicate_op(op: &Op, layout: Layout, inst: u32, counts: &ChunkCounts, sizes:
             .count(),
         _ => 0,
     };
-    let reduced = op.dst.len().min(1);
-    let (own, rest) = op.dst.split_at_mut(reduced);
-    let moved_dst = own
+    let packet_copies = 1..=unmoved_packet_copies;
+    let moved_dst = op
+        .dst
         .iter_mut()
-        .chain(rest.iter_mut().skip(unmoved_packet_copies));
+        .enumerate()
+        .filter(|(i, _)| !packet_copies.contains(i))
+        .map(|(_, r)| r);
     for r in op.src.iter_mut().chain(moved_dst) {
         let total = match r.target {
             RefTarget::Local(kind) | RefTarget::Remote { kind, .. } => counts.of(kind),

@@ -125,6 +125,16 @@ mod tests {
 
     #[test]
     fn deep_programs_are_refused_and_shallow_ones_pass() {
+        // Room for a debug build's frames, as the msclc binary gives them.
+        std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(deep_and_shallow)
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    fn deep_and_shallow() {
         let deep_sum = format!("let x = {}\n", vec!["1"; 2000].join(" + "));
         let deep_ifs = format!("{}{}", "if true {\n".repeat(1500), "}\n".repeat(1500));
         for src in [deep_sum, deep_ifs] {
