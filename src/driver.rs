@@ -297,12 +297,10 @@ fn parse_defines(
             },
             "str" => Some(Value::Str(Rc::from(raw.as_str()))),
             // A named constant of the param's type (`Simple`, `after`, ...).
-            _ => vocab::CONSTANTS
-                .iter()
-                .find(|(name, t)| {
-                    name == raw && Type::from_name(ty).is_some_and(|want| t.fits(&want))
-                })
-                .and_then(|(name, _)| crate::eval::constant(name)),
+            _ => constants_of(ty)
+                .into_iter()
+                .find(|name| name == raw)
+                .and_then(crate::eval::constant),
         };
         match value {
             Some(v) => {
@@ -311,7 +309,7 @@ fn parse_defines(
             None => {
                 return Err(Failure::Plain(
                     format!("-D {name}={raw}: `{raw}` is not a valid {ty}"),
-                    constants_of(ty).into_iter().chain(listing()).collect(),
+                    constants_note(ty).into_iter().chain(listing()).collect(),
                 ))
             }
         }
@@ -332,14 +330,22 @@ fn parse_int(raw: &str) -> Option<i64> {
     Some(v as i64)
 }
 
-/// For a param of a named constant's type: the names it may take, as a
-/// note line (none for other types).
-fn constants_of(ty: &str) -> Option<String> {
-    let t = Type::from_name(ty)?;
-    let names: Vec<&str> = vocab::CONSTANTS
+/// The named constants a param of type `ty` may be set to (none for
+/// `int`, `bool` and `str`).
+fn constants_of(ty: &str) -> Vec<&'static str> {
+    let Some(t) = Type::from_name(ty) else {
+        return Vec::new();
+    };
+    vocab::CONSTANTS
         .iter()
         .filter(|(_, c)| c.fits(&t))
         .map(|(name, _)| *name)
-        .collect();
+        .collect()
+}
+
+/// For a param of a named constant's type: the names it may take, as a
+/// note line.
+fn constants_note(ty: &str) -> Option<String> {
+    let names = constants_of(ty);
     (!names.is_empty()).then(|| format!("a {ty} is one of: {}", names.join(", ")))
 }

@@ -22,7 +22,7 @@ use value::{MapBuilder, Value};
 
 /// How deep user functions may call each other before we call it runaway recursion.
 const MAX_CALL_DEPTH: usize = 256;
-/// Elements a list or map may hold, and bytes a string: far above what a
+/// Elements a list may hold, and bytes a string: far above what a
 /// collective's program builds (a list per rank of a few thousand), low
 /// enough that doubling a list in a loop ends in a diagnostic, not in
 /// running out of memory.
