@@ -3,6 +3,7 @@
 
 use crate::diag::{Diagnostic, SourceMap, Span};
 use crate::eval::value::Value;
+pub use crate::eval::Limits;
 use crate::ir::Plan;
 use crate::syntax::ast::{FnDef, Stmt, StmtKind, TypeExpr};
 use crate::vocab::{self, Type};
@@ -39,41 +40,35 @@ pub struct Compilation {
 /// Compiles `path` with the `-D NAME=VALUE` settings in `defines`: every
 /// stage up to and including the passes; the back ends are the caller's.
 pub fn compile(path: &Path, defines: &[(String, String)]) -> Compilation {
-    let mut sources = SourceMap::default();
-    let result = compile_into(&mut sources, path, defines, false);
-    Compilation { sources, result }
+    compile_with(path, defines, Limits::default())
 }
 
-/// `compile`, keeping with every op and channel the loop values it was
-/// made in (`Plan::loop_contexts`), for reports that point into the
-/// program (`msclc sim`). It costs time per loop iteration, so plain
-/// compilation does without.
-pub fn compile_for_reports(path: &Path, defines: &[(String, String)]) -> Compilation {
+/// `compile` within `limits`. With `Limits::loop_values`, every op and
+/// channel keeps the loop values it was made in (`Plan::loop_contexts`),
+/// for reports that point into the program (`msclc sim`); that costs time
+/// per loop iteration, so plain compilation does without.
+pub fn compile_with(path: &Path, defines: &[(String, String)], limits: Limits) -> Compilation {
     let mut sources = SourceMap::default();
-    let result = compile_into(&mut sources, path, defines, true);
-    Compilation { sources, result }
-}
-
-fn compile_into(
-    sources: &mut SourceMap,
-    path: &Path,
-    defines: &[(String, String)],
-    loop_values: bool,
-) -> Result<Plan, Failure> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::Plain(format!("cannot read {}: {e}", path.display()), Vec::new()))?;
-    let limits = crate::eval::Limits {
-        max_iterations: crate::eval::MAX_ITERATIONS,
-        loop_values,
+    let result = match std::fs::read_to_string(path) {
+        Ok(text) => compile_text(&mut sources, path, text, defines, limits),
+        Err(e) => Err(Failure::Plain(
+            format!("cannot read {}: {e}", path.display()),
+            Vec::new(),
+        )),
     };
-    compile_text(sources, path, text, defines, limits)
+    Compilation { sources, result }
 }
 
 /// Compiles `path` for `nranks` ranks: as it is when it already has that
 /// many, else with the one int param that, set to `nranks`, gives that many
 /// (`num_gpus`, say). No such param, or several, is an error that says so.
-pub fn compile_for_ranks(path: &Path, defines: &[(String, String)], nranks: u32) -> Compilation {
-    let first = compile(path, defines);
+pub fn compile_for_ranks(
+    path: &Path,
+    defines: &[(String, String)],
+    nranks: u32,
+    limits: Limits,
+) -> Compilation {
+    let first = compile_with(path, defines, limits);
     let has = match &first.result {
         Ok(plan) if plan.ranks.len() == nranks as usize => return first,
         Ok(plan) => plan.ranks.len(),
@@ -97,7 +92,7 @@ pub fn compile_for_ranks(path: &Path, defines: &[(String, String)], nranks: u32)
         }
         let mut with = defines.to_vec();
         with.push((name.clone(), nranks.to_string()));
-        let c = compile(path, &with);
+        let c = compile_with(path, &with, limits);
         if matches!(&c.result, Ok(plan) if plan.ranks.len() == nranks as usize) {
             fits.push((name, c));
         }
@@ -126,22 +121,18 @@ pub fn compile_for_ranks(path: &Path, defines: &[(String, String)], nranks: u32)
 
 /// Compiles source text as if read from `path` (imports resolve next to it).
 pub fn compile_source(path: &Path, text: String, defines: &[(String, String)]) -> Compilation {
-    compile_source_limited(path, text, defines, crate::eval::MAX_ITERATIONS)
+    compile_source_with(path, text, defines, Limits::default())
 }
 
-/// `compile_source` with a budget of loop iterations other than the default
-/// (tests of malformed programs use a small one).
-pub fn compile_source_limited(
+/// `compile_source` within `limits` (tests of malformed programs give a
+/// small loop budget).
+pub fn compile_source_with(
     path: &Path,
     text: String,
     defines: &[(String, String)],
-    max_iterations: u64,
+    limits: Limits,
 ) -> Compilation {
     let mut sources = SourceMap::default();
-    let limits = crate::eval::Limits {
-        max_iterations,
-        loop_values: false,
-    };
     let result = compile_text(&mut sources, path, text, defines, limits);
     Compilation { sources, result }
 }
@@ -151,7 +142,7 @@ fn compile_text(
     path: &Path,
     text: String,
     defines: &[(String, String)],
-    limits: crate::eval::Limits,
+    limits: Limits,
 ) -> Result<Plan, Failure> {
     let program = load(sources, path, text)?;
     crate::check::check(&program).map_err(Failure::Diagnostics)?;

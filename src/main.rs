@@ -36,6 +36,27 @@ struct CompileArgs {
     /// specialized for the plan (all ranks on one GPU).
     #[arg(long, value_enum, default_value = "json")]
     emit: Emit,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+/// Bounds on what compiling a program may do.
+#[derive(Debug, Args)]
+struct LimitArgs {
+    /// Stop with an error when the program emits more ops than this (a
+    /// runaway loop ends soon, not after GBs). The default admits every
+    /// example at 256 ranks twice over.
+    #[arg(long, value_name = "N", default_value_t = msclc::eval::MAX_OPS)]
+    max_ops: u64,
+}
+
+impl LimitArgs {
+    fn limits(&self) -> driver::Limits {
+        driver::Limits {
+            max_ops: self.max_ops,
+            ..driver::Limits::default()
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -104,6 +125,8 @@ struct RunArgs {
     /// thread block and op waited for what, and exits 1.
     #[arg(long, value_name = "SECONDS", default_value = "5", value_parser = parse_seconds)]
     timeout: std::time::Duration,
+    #[command(flatten)]
+    limits: LimitArgs,
 }
 
 fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
@@ -141,6 +164,8 @@ struct SimArgs {
     /// the warnings.
     #[arg(long, conflicts_with = "quiet")]
     json: bool,
+    #[command(flatten)]
+    limits: LimitArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -175,6 +200,8 @@ struct CheckArgs {
     /// Sets a `param` the program declares (repeatable).
     #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
     define: Vec<(String, String)>,
+    #[command(flatten)]
+    limits: LimitArgs,
 }
 
 fn parse_define(s: &str) -> Result<(String, String), String> {
@@ -203,7 +230,7 @@ fn compile(args: &CompileArgs) -> ExitCode {
     let Some(input) = &args.input else {
         return ExitCode::FAILURE;
     };
-    let c = driver::compile(input, &args.define);
+    let c = driver::compile_with(input, &args.define, args.limits.limits());
     let plan = match &c.result {
         Ok(plan) => plan,
         Err(f) => {
@@ -254,7 +281,12 @@ fn sim(args: &SimArgs) -> ExitCode {
     use msclc::sim::output::{details, json_report, verdict_line, Run};
     let unusable = ExitCode::from(2);
     let compiled;
-    let (plan, sources) = match load_plan(&args.input, &args.define, Compile::ForReports) {
+    let (plan, sources) = match load_plan(
+        &args.input,
+        &args.define,
+        Compile::ForReports,
+        args.limits.limits(),
+    ) {
         Ok((plan, c)) => {
             compiled = c;
             (plan, compiled.as_ref().map(|c| &c.sources))
@@ -370,6 +402,7 @@ fn load_plan(
     input: &std::path::Path,
     defines: &[(String, String)],
     how: Compile,
+    limits: driver::Limits,
 ) -> Result<(msclc::ir::Plan, Option<driver::Compilation>), ()> {
     let nranks = match how {
         Compile::ForRanks(n) => Some(n),
@@ -393,9 +426,16 @@ fn load_plan(
         return Ok((plan, None));
     }
     let compiled = match how {
-        Compile::ForRanks(n) => driver::compile_for_ranks(input, defines, n),
-        Compile::ForReports => driver::compile_for_reports(input, defines),
-        Compile::Plain => driver::compile(input, defines),
+        Compile::ForRanks(n) => driver::compile_for_ranks(input, defines, n, limits),
+        Compile::ForReports => driver::compile_with(
+            input,
+            defines,
+            driver::Limits {
+                loop_values: true,
+                ..limits
+            },
+        ),
+        Compile::Plain => driver::compile_with(input, defines, limits),
     };
     match &compiled.result {
         Ok(plan) => Ok((plan.clone(), Some(compiled))),
@@ -409,7 +449,8 @@ fn load_plan(
 /// `msclc run`: the plan on this machine's GPU.
 fn run(args: &RunArgs) -> ExitCode {
     let how = args.nranks.map_or(Compile::Plain, Compile::ForRanks);
-    let Ok((plan, compiled)) = load_plan(&args.input, &args.define, how) else {
+    let Ok((plan, compiled)) = load_plan(&args.input, &args.define, how, args.limits.limits())
+    else {
         return ExitCode::FAILURE;
     };
     let opts = msclc::runner::RunOptions {
@@ -507,7 +548,7 @@ fn command() -> ExitCode {
         Some(Command::Run(args)) => run(&args),
         Some(Command::Install(args)) => install(&args),
         Some(Command::Check(args)) => {
-            let c = driver::compile(&args.input, &args.define);
+            let c = driver::compile_with(&args.input, &args.define, args.limits.limits());
             match &c.result {
                 Ok(_) => ExitCode::SUCCESS,
                 Err(f) => {

@@ -371,3 +371,27 @@ fn reduce_with_no_other_chunk() {
         "a reduce needs at least one other chunk",
     );
 }
+
+#[test]
+fn values_too_large_say_so_and_give_the_maximum() {
+    expect(
+        "program \"t\" {\n    collective = allreduce(8, chunk_factor: @1 << 60, inplace: true)\n}\n",
+        "chunk_factor is too large: 1152921504606846976",
+    );
+    expect(
+        "program \"t\" {\n    collective = allreduce(8, chunk_factor: 1, inplace: true)\n    instances = @1 << 40\n}\n",
+        "`instances` is too large: 1099511627776",
+    );
+    expect(
+        "program \"t\" {\n    collective = allgather(@1 << 40, chunk_factor: 1, inplace: true)\n}\n",
+        "the number of ranks is too large",
+    );
+    expect(
+        "program \"t\" {\n    collective = allreduce(8, chunk_factor: 1, inplace: true)\n    num_threads_per_block = @2048\n}\n",
+        "`num_threads_per_block` is too large: 2048",
+    );
+    expect(
+        &with_header("pipeline(unit_size: 1, num_chunks: @1 << 40) {\n}\n"),
+        "pipeline num_chunks is too large",
+    );
+}

@@ -13,6 +13,12 @@ const HEADER: &str =
 fn cases() -> Vec<(&'static str, String, &'static str)> {
     vec![
         (
+            "a billion copies",
+            "for i in 0..1000000000 {\n    rank(0).copy(rank(0).output[0], rank(0).input[0], tb: 0)\n}\n"
+                .to_string(),
+            "too many ops: this call emits op 1001, and the maximum is 1000",
+        ),
+        (
             "10,000 unary minuses",
             format!("let x = {}1\n", "-".repeat(10_000)),
             "nested more than 1000 levels deep",
@@ -70,6 +76,7 @@ fn pathological_programs_end_in_a_diagnostic() {
         std::fs::write(&path, format!("{HEADER}{body}")).unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_msclc"))
             .arg("check")
+            .args(["--max-ops", "1000"])
             .arg(&path)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

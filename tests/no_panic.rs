@@ -76,7 +76,11 @@ fn compile_must_not_panic(path: &Path, text: String) {
     let result = std::panic::catch_unwind(|| {
         // Mutations blow numbers up (65535 ranks, 2^63 iterations); a small
         // loop budget keeps each run short while still ending in a diagnostic.
-        let c = driver::compile_source_limited(path, text, &[], 200_000);
+        let limits = driver::Limits {
+            max_iterations: 200_000,
+            ..driver::Limits::default()
+        };
+        let c = driver::compile_source_with(path, text, &[], limits);
         // Rendering must not panic either.
         if let Err(Failure::Diagnostics(d)) = &c.result {
             let _ = c.sources.render(d);

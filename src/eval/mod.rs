@@ -5,6 +5,9 @@
 mod calls;
 pub use calls::constant;
 mod fnv;
+mod limits;
+use limits::MAX_CALL_DEPTH;
+pub use limits::{Limits, MAX_ELEMENTS, MAX_ITERATIONS, MAX_OPS};
 mod ops;
 mod program;
 mod record;
@@ -19,21 +22,6 @@ use record::Recorder;
 use std::collections::HashMap;
 use std::rc::Rc;
 use value::{MapBuilder, Value};
-
-/// How deep user functions may call each other before we call it runaway recursion.
-const MAX_CALL_DEPTH: usize = 256;
-/// Elements a list may hold, and bytes a string: far above what a
-/// collective's program builds (a list per rank of a few thousand), low
-/// enough that doubling a list in a loop ends in a diagnostic, not in
-/// running out of memory.
-pub const MAX_ELEMENTS: usize = 1 << 24;
-/// Ops a program may emit: above every example at 1,024 ranks (the ring
-/// AllReduce of benches/ has 31 million), a few GB of plan.
-pub const MAX_OPS: u64 = 1 << 25;
-/// Loop iterations a program may run in all, by default: far above what any
-/// collective needs (the largest examples at 256 ranks run a few million),
-/// low enough that a runaway loop ends in a diagnostic instead of hanging.
-pub const MAX_ITERATIONS: u64 = 1 << 26;
 
 /// How a statement ended.
 enum Flow {
@@ -57,16 +45,7 @@ pub struct Evaluator {
     track_loop_values: bool,
     depth: usize,
     iterations: u64,
-    max_iterations: u64,
-}
-
-/// How far evaluation may go, and what it keeps for reports.
-#[derive(Debug, Clone, Copy)]
-pub struct Limits {
-    /// Loop iterations the program may run.
-    pub max_iterations: u64,
-    /// Keep with every op and channel the loop values it was made in.
-    pub loop_values: bool,
+    limits: Limits,
 }
 
 /// Runs `stmts` (the main file, with imported functions in `functions`) and
@@ -94,7 +73,7 @@ pub fn evaluate(
         track_loop_values: limits.loop_values,
         depth: 0,
         iterations: 0,
-        max_iterations: limits.max_iterations,
+        limits,
     };
     for stmt in stmts {
         if let StmtKind::Fn(f) = &stmt.kind {
@@ -302,7 +281,7 @@ impl Evaluator {
         let items = self.items_of(&iterable, clause)?;
         for item in items {
             self.iterations += 1;
-            if self.iterations > self.max_iterations {
+            if self.iterations > self.limits.max_iterations {
                 return Err(self
                     .error(
                         clause.iter.span,
@@ -311,7 +290,7 @@ impl Evaluator {
                     )
                     .with_note(format!(
                         "help: the program ran {} loop iterations; check this loop's bounds",
-                        self.max_iterations
+                        self.limits.max_iterations
                     )));
             }
             let marks = self.loop_vars.len();
@@ -400,25 +379,18 @@ impl Evaluator {
         for slot in slots.into_iter().flatten() {
             vals.push((self.expr(&args[slot].value)?, args[slot].value.span));
         }
-        let (unit, unit_span) = vals[0].clone();
-        let (chunks, chunks_span) = vals[1].clone();
+        let (unit, unit_span) = &vals[0];
+        let (chunks, chunks_span) = &vals[1];
         if unit.as_int() <= 0 {
             return Err(self.error(
-                unit_span,
-                "pipeline unit size must be positive",
+                *unit_span,
+                "pipeline unit size must be a positive integer",
                 format!("this is {unit}"),
-            ));
-        }
-        if chunks.as_int() <= 0 || chunks.as_int() > u32::MAX as i64 {
-            return Err(self.error(
-                chunks_span,
-                "pipeline num_chunks must be positive",
-                format!("this is {chunks}"),
             ));
         }
         let iter = crate::ir::IterContext {
             unit_size: unit.as_int() as u64,
-            num_chunks: chunks.as_int() as u32,
+            num_chunks: self.count(*chunks_span, "pipeline num_chunks", chunks, u32::MAX.into())?,
         };
         let rec = self.recorder_mut(span)?;
         if !rec.open_pipeline(iter, span) {
@@ -522,6 +494,7 @@ impl Evaluator {
                 self.for_each(loops, 0, &mut |ev| {
                     let (key, val) = (ev.expr(k)?, ev.expr(v)?);
                     m.insert(key, val);
+                    ev.within_size(e.span, m.len(), "a map", "entries")?;
                     Ok(true)
                 })?;
                 Ok(Value::Map(Rc::new(m.finish())))
@@ -684,31 +657,6 @@ impl Evaluator {
             });
         }
         Ok(out)
-    }
-
-    /// Refuses the op that takes the program past [`MAX_OPS`].
-    fn within_op_budget(&self, span: Span) -> Res<()> {
-        let recorded = self.recorder.as_ref().map_or(0, Recorder::ops_recorded);
-        if recorded <= MAX_OPS {
-            return Ok(());
-        }
-        Err(self
-            .error(span, format!("too many ops: more than {MAX_OPS}"), "this op is one too many")
-            .with_note("a plan this large is several GB; compile for fewer ranks, or look for a loop that runs longer than meant".to_string()))
-    }
-
-    /// Refuses a value of `size` `unit` above [`MAX_ELEMENTS`].
-    fn within_size(&self, span: Span, size: usize, what: &str, unit: &str) -> Res<()> {
-        if size <= MAX_ELEMENTS {
-            return Ok(());
-        }
-        Err(self
-            .error(
-                span,
-                format!("{what} too large: {size} {unit}"),
-                format!("the maximum is {MAX_ELEMENTS} {unit}"),
-            )
-            .with_note("a collective's program builds lists of ranks and chunks: look for a list or string that grows in a loop".to_string()))
     }
 
     fn call_user(&mut self, span: Span, f: &FnDef, args: &[Arg]) -> Res<Value> {

@@ -8,6 +8,10 @@ use crate::ir::*;
 use crate::syntax::ast::ProgramOption;
 use crate::vocab::{self, Builtin};
 
+/// Ranks a collective may have, and chunks per rank it may take: far above
+/// any cluster, low enough that every per-rank table fits in memory.
+const MAX_RANKS: u64 = 1 << 20;
+
 /// Builds the empty plan from the `program` header.
 pub fn build_plan(
     ev: &Evaluator,
@@ -20,25 +24,11 @@ pub fn build_plan(
     let mut num_ranks: Option<(u32, Span)> = None;
     for (opt, v) in values {
         let vspan = opt.value.span;
-        let positive = |what: &str| -> Res<u32> {
-            match v {
-                Value::Int(i) if *i > 0 && *i <= u32::MAX as i64 => Ok(*i as u32),
-                _ => Err(ev.error(
-                    vspan,
-                    format!("`{what}` must be a positive integer"),
-                    format!("this is {v}"),
-                )),
-            }
-        };
+        let positive = |what: &str, max: u64| ev.count(vspan, &format!("`{what}`"), v, max);
         match (opt.key.name.as_str(), v) {
             ("collective", Value::Collective(c)) => collective = Some(*c),
-            ("num_ranks", _) => num_ranks = Some((positive("num_ranks")?, vspan)),
-            ("instances", _) => {
-                options.instances = positive("instances")?;
-                if options.instances > 1024 {
-                    return Err(ev.error(vspan, "at most 1024 instances", format!("this is {v}")));
-                }
-            }
+            ("num_ranks", _) => num_ranks = Some((positive("num_ranks", MAX_RANKS)?, vspan)),
+            ("instances", _) => options.instances = positive("instances", 1024)?,
             ("protocol", Value::Protocol(p)) => options.protocol = *p,
             ("instr_fusion", Value::Bool(b)) => options.instr_fusion = *b,
             ("auto_sync", Value::Bool(b)) => options.auto_sync = *b,
@@ -48,20 +38,15 @@ pub fn build_plan(
             }
             ("reuse_resources", Value::Bool(b)) => options.reuse_resources = *b,
             ("num_threads_per_block", _) => {
-                let n = positive("num_threads_per_block")?;
-                if n > 1024 {
-                    return Err(ev
-                        .error(
-                            vspan,
-                            "at most 1024 threads per block",
-                            format!("this is {n}"),
-                        )
-                        .with_note("the MSCCL++ kernel is compiled with __launch_bounds__(1024)"));
-                }
-                options.num_threads_per_block = n;
+                options.num_threads_per_block =
+                    positive("num_threads_per_block", 1024).map_err(|d| {
+                        d.with_note("the MSCCL++ kernel is compiled with __launch_bounds__(1024)")
+                    })?;
             }
             ("use_double_scratch_buffer", Value::Bool(b)) => options.use_double_scratch_buffer = *b,
-            ("buffer_alignment", _) => options.buffer_alignment = positive("buffer_alignment")?,
+            ("buffer_alignment", _) => {
+                options.buffer_alignment = positive("buffer_alignment", u32::MAX.into())?
+            }
             ("min_message_size", Value::Int(i)) => options.min_message_size = *i as u64,
             ("max_message_size", Value::Int(i)) => options.max_message_size = *i as u64,
             (key, _) => {
@@ -112,17 +97,7 @@ pub fn build_plan(
 }
 
 pub(super) fn collective(ev: &Evaluator, which: Builtin, args: &Args) -> Res<Value> {
-    let positive = |i: usize, what: &str| -> Res<u32> {
-        let v = args.v(i).as_int();
-        if v <= 0 || v > 1 << 20 {
-            return Err(ev.error(
-                args.span(i),
-                format!("{what} must be a positive integer"),
-                format!("this is {v}"),
-            ));
-        }
-        Ok(v as u32)
-    };
+    let positive = |i: usize, what: &str| ev.count(args.span(i), what, args.v(i), MAX_RANKS);
     let n = positive(0, "the number of ranks")?;
     if which == Builtin::TestCollective {
         let size = |i: usize, what: &str| -> Res<u32> {

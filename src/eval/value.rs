@@ -152,6 +152,10 @@ impl MapBuilder {
         }
     }
 
+    pub fn len(&self) -> usize {
+        self.map.entries.len()
+    }
+
     pub fn finish(self) -> MapVal {
         self.map
     }
