@@ -237,6 +237,7 @@ pub enum Builtin {
 }
 
 /// A builtin's name, receiver, parameters and result.
+#[derive(Debug)]
 pub struct Signature {
     pub builtin: Builtin,
     pub receiver: Receiver,

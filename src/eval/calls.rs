@@ -3,6 +3,7 @@
 //! by the recording methods (`ops.rs`) and the program block (`program.rs`):
 //! ranks, thread blocks, chunks on the right rank, sizes, packets in scratch.
 
+use super::code::Field;
 use super::value::*;
 use super::{Evaluator, Res};
 use crate::diag::Span;
@@ -29,12 +30,6 @@ pub fn constant(name: &str) -> Option<Value> {
         "interleaved" => Value::Policy(ReplicationPolicy::Interleaved),
         _ => return None,
     })
-}
-
-pub fn is_builtin_function(name: &str) -> bool {
-    vocab::signatures()
-        .iter()
-        .any(|s| s.receiver == Receiver::Free && s.name == name)
 }
 
 pub fn default_value(default: vocab::Default) -> Value {
@@ -65,41 +60,42 @@ pub(super) fn sync_of(v: &Value) -> DataSync {
     }
 }
 
-pub fn field(ev: &mut Evaluator, v: &Value, field: &Ident) -> Res<Value> {
+/// Field `which` of `v`; `name` is how the program wrote it.
+pub(super) fn field(ev: &mut Evaluator<'_>, v: &Value, which: Field, name: &Ident) -> Res<Value> {
     let int = |x: u32| Ok(Value::Int(x as i64));
-    match (v, field.name.as_str()) {
-        (Value::Rank(r), "input") => Ok(Value::Buffer(whole_buffer(
+    match (v, which) {
+        (Value::Rank(r), Field::Input) => Ok(Value::Buffer(whole_buffer(
             ev,
-            field.span,
+            name.span,
             *r,
             BufferKind::Input,
         )?)),
-        (Value::Rank(r), "output") => Ok(Value::Buffer(whole_buffer(
+        (Value::Rank(r), Field::Output) => Ok(Value::Buffer(whole_buffer(
             ev,
-            field.span,
+            name.span,
             *r,
             BufferKind::Output,
         )?)),
-        (Value::Rank(r), "id") => int(*r),
-        (Value::Buffer(b), "size") => int(b.size),
-        (Value::Buffer(b), "rank") => int(b.rank),
-        (Value::Chunk(c), "rank") => int(c.rank),
-        (Value::Chunk(c), "index") => int(c.index),
-        (Value::Chunk(c), "size") => int(c.size),
-        (Value::MemoryChannel(c) | Value::PortChannel(c), "src_rank") => int(c.src),
-        (Value::MemoryChannel(c) | Value::PortChannel(c), "dst_rank") => int(c.dst),
-        (Value::TbGroup(tbs), "tb_list") => Ok(Value::List(Rc::new(
+        (Value::Rank(r), Field::Id) => int(*r),
+        (Value::Buffer(b), Field::Size) => int(b.size),
+        (Value::Buffer(b), Field::Rank) => int(b.rank),
+        (Value::Chunk(c), Field::Rank) => int(c.rank),
+        (Value::Chunk(c), Field::Index) => int(c.index),
+        (Value::Chunk(c), Field::Size) => int(c.size),
+        (Value::MemoryChannel(c) | Value::PortChannel(c), Field::SrcRank) => int(c.src),
+        (Value::MemoryChannel(c) | Value::PortChannel(c), Field::DstRank) => int(c.dst),
+        (Value::TbGroup(tbs), Field::TbList) => Ok(Value::List(Rc::new(
             tbs.iter().map(|t| Value::Int(*t as i64)).collect(),
         ))),
         _ => Err(ev.error(
-            field.span,
-            format!("`{v}` has no field `{}`", field.name),
+            name.span,
+            format!("`{v}` has no field `{}`", name.name),
             "no such field",
         )),
     }
 }
 
-fn whole_buffer(ev: &mut Evaluator, span: Span, rank: u32, kind: BufferKind) -> Res<BufferVal> {
+fn whole_buffer(ev: &mut Evaluator<'_>, span: Span, rank: u32, kind: BufferKind) -> Res<BufferVal> {
     let rec = ev.recorder_mut(span)?;
     Ok(BufferVal {
         rank,
@@ -110,7 +106,7 @@ fn whole_buffer(ev: &mut Evaluator, span: Span, rank: u32, kind: BufferKind) -> 
 }
 
 pub fn index(
-    ev: &mut Evaluator,
+    ev: &mut Evaluator<'_>,
     span: Span,
     target: &Value,
     idx: &Value,
@@ -144,7 +140,7 @@ pub fn index(
 }
 
 /// `buffer[lo..hi]`: a chunk, with the bounds checked against the buffer.
-fn slice(ev: &Evaluator, b: &BufferVal, lo: i64, hi: i64, span: Span) -> Res<Value> {
+fn slice(ev: &Evaluator<'_>, b: &BufferVal, lo: i64, hi: i64, span: Span) -> Res<Value> {
     if lo < 0 || hi > b.size as i64 || lo >= hi {
         let what = if lo >= hi {
             "an empty slice"
@@ -218,7 +214,7 @@ impl Args {
     }
 }
 
-impl Evaluator {
+impl Evaluator<'_> {
     pub(super) fn int_arg(&self, args: &Args, i: usize, what: &str, limit: u32) -> Res<u32> {
         let v = args.v(i).as_int();
         if v < 0 || v >= limit as i64 {
@@ -379,7 +375,7 @@ impl Evaluator {
 }
 
 pub fn call_builtin(
-    ev: &mut Evaluator,
+    ev: &mut Evaluator<'_>,
     span: Span,
     sig: &Signature,
     recv: Option<Value>,

@@ -45,7 +45,7 @@ impl Default for Limits {
     }
 }
 
-impl Evaluator {
+impl Evaluator<'_> {
     /// Refuses the op that takes the program past `Limits::max_ops`.
     pub(super) fn within_op_budget(&self, span: Span) -> Res<()> {
         let recorded = self

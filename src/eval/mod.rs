@@ -1,11 +1,18 @@
 //! Evaluation: runs the checked program as a generator, recording every
 //! operation it issues into the plan IR. Loops and conditionals unroll here;
 //! nothing of the source language reaches the GPU.
+//!
+//! The program is first lowered to its resolved form (`code.rs`): the
+//! evaluator reads and writes variables by slot, calls functions and
+//! builtins by reference with their arguments already matched, and keeps
+//! runtime checks only for what depends on values (bounds, sizes, ranks).
 
 mod calls;
 pub use calls::constant;
+mod code;
 mod fnv;
 mod limits;
+mod lower;
 use limits::MAX_CALL_DEPTH;
 pub use limits::{Limits, MAX_ELEMENTS, MAX_ITERATIONS, MAX_OPS};
 mod ops;
@@ -15,9 +22,8 @@ pub mod value;
 
 use crate::diag::{Diagnostic, Span};
 use crate::ir::Plan;
-use crate::syntax::ast::*;
-use crate::vocab::{self, Receiver, Signature};
-use fnv::FnvMap;
+use crate::syntax::ast::{self, BinOp, UnOp};
+use code::*;
 use record::Recorder;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -31,14 +37,18 @@ enum Flow {
 
 type Res<T> = Result<T, Diagnostic>;
 
-pub struct Evaluator {
-    scopes: Vec<FnvMap<String, Value>>,
-    functions: HashMap<String, Rc<FnDef>>,
-    signatures: HashMap<(Receiver, &'static str), Rc<Signature>>,
+pub struct Evaluator<'c> {
+    code: &'c Code,
+    /// The file's top-level variables, `None` until their `let` or `param` ran.
+    globals: Vec<Option<Value>>,
+    /// The frames of the running calls, the main program's first.
+    stack: Vec<Value>,
+    /// Where the running function's frame starts in `stack`.
+    base: usize,
     overrides: HashMap<String, Value>,
     recorder: Option<Recorder>,
     /// The loop variables in scope, outermost first, for error notes.
-    loop_vars: Vec<(String, Value)>,
+    loop_vars: Vec<(Rc<str>, Value)>,
     /// Whether `loop_vars` changed since the recorder last heard of them.
     loop_values_changed: bool,
     /// Whether the recorder keeps loop values at all (`Limits::loop_values`).
@@ -51,21 +61,17 @@ pub struct Evaluator {
 /// Runs `stmts` (the main file, with imported functions in `functions`) and
 /// returns the recorded plan. `overrides` are the `-D` values of params.
 pub fn evaluate(
-    stmts: &[Stmt],
-    functions: &[Rc<FnDef>],
+    stmts: &[ast::Stmt],
+    functions: &[Rc<ast::FnDef>],
     overrides: HashMap<String, Value>,
     limits: Limits,
 ) -> Res<Plan> {
+    let code = lower::lower(stmts, functions)?;
     let mut ev = Evaluator {
-        scopes: vec![FnvMap::default()],
-        functions: functions
-            .iter()
-            .map(|f| (f.name.name.clone(), f.clone()))
-            .collect(),
-        signatures: vocab::signatures()
-            .into_iter()
-            .map(|s| ((s.receiver, s.name), Rc::new(s)))
-            .collect(),
+        code: &code,
+        globals: vec![None; code.globals.len()],
+        stack: vec![Value::Unit; code.main_frame as usize],
+        base: 0,
         overrides,
         recorder: None,
         loop_vars: Vec::new(),
@@ -75,12 +81,7 @@ pub fn evaluate(
         iterations: 0,
         limits,
     };
-    for stmt in stmts {
-        if let StmtKind::Fn(f) = &stmt.kind {
-            ev.functions.insert(f.name.name.clone(), f.clone());
-        }
-    }
-    ev.block(stmts)?;
+    ev.block(&code.main)?;
     match ev.recorder {
         Some(rec) => Ok(rec.plan),
         None => {
@@ -91,7 +92,7 @@ pub fn evaluate(
     }
 }
 
-impl Evaluator {
+impl<'c> Evaluator<'c> {
     /// An error at `span`, noting the loop variables' current values.
     fn error(
         &self,
@@ -116,22 +117,27 @@ impl Evaluator {
         vars.join(", ")
     }
 
-    fn lookup(&self, name: &str) -> Option<Value> {
-        for scope in self.scopes.iter().rev() {
-            if let Some(v) = scope.get(name) {
-                return Some(v.clone());
-            }
-        }
-        calls::constant(name)
-    }
-
-    fn bind(&mut self, name: &str, value: Value) {
-        if let Some(scope) = self.scopes.last_mut() {
-            scope.insert(name.to_string(), value);
+    fn read(&self, place: Place, span: Span) -> Res<Value> {
+        match place {
+            Place::Local(slot) => Ok(self.stack[self.base + slot as usize].clone()),
+            Place::Global(slot) => self.globals[slot as usize].clone().ok_or_else(|| {
+                self.error(
+                    span,
+                    format!("`{}` is not defined yet", self.code.globals[slot as usize]),
+                    "read before its `let` ran",
+                )
+            }),
         }
     }
 
-    fn block(&mut self, stmts: &[Stmt]) -> Res<Flow> {
+    fn write(&mut self, place: Place, value: Value) {
+        match place {
+            Place::Local(slot) => self.stack[self.base + slot as usize] = value,
+            Place::Global(slot) => self.globals[slot as usize] = Some(value),
+        }
+    }
+
+    fn block(&mut self, stmts: &'c [Stmt]) -> Res<Flow> {
         for stmt in stmts {
             if let Flow::Return(v) = self.stmt(stmt)? {
                 return Ok(Flow::Return(v));
@@ -140,50 +146,45 @@ impl Evaluator {
         Ok(Flow::Next)
     }
 
-    fn scoped_block(&mut self, stmts: &[Stmt]) -> Res<Flow> {
-        self.scopes.push(FnvMap::default());
-        let flow = self.block(stmts);
-        self.scopes.pop();
-        flow
-    }
-
-    fn stmt(&mut self, stmt: &Stmt) -> Res<Flow> {
+    fn stmt(&mut self, stmt: &'c Stmt) -> Res<Flow> {
         match &stmt.kind {
-            StmtKind::Param { name, default, .. } => {
+            StmtKind::Param {
+                slot,
+                name,
+                default,
+            } => {
                 let value = match self.overrides.get(&name.name) {
                     Some(v) => v.clone(),
                     None => self.expr(default)?,
                 };
-                self.bind(&name.name, value);
+                self.globals[*slot as usize] = Some(value);
             }
-            StmtKind::Import { .. } | StmtKind::Fn(_) => {}
             StmtKind::Program { name, options } => self.program(stmt.span, name, options)?,
             StmtKind::Let { pattern, value } => {
                 let v = self.expr(value)?;
                 self.bind_pattern(pattern, v)?;
             }
-            StmtKind::Assign { target, value } => {
+            StmtKind::Assign {
+                place,
+                target,
+                value,
+            } => {
                 let v = self.expr(value)?;
-                let slot = self
-                    .scopes
-                    .iter_mut()
-                    .rev()
-                    .find_map(|s| s.get_mut(&target.name));
-                match slot {
-                    Some(slot) => *slot = v,
-                    None => {
+                if let Place::Global(slot) = place {
+                    if self.globals[*slot as usize].is_none() {
                         return Err(self.error(
                             target.span,
-                            format!("`{}` is not defined", target.name),
-                            "assigned before `let`",
-                        ))
+                            format!("`{}` is not defined yet", target.name),
+                            "assigned before its `let` ran",
+                        ));
                     }
                 }
+                self.write(*place, v);
             }
             StmtKind::For { loops, body } => {
                 let mut flow = Flow::Next;
                 self.for_each(loops, 0, &mut |ev| {
-                    if let Flow::Return(v) = ev.scoped_block(body)? {
+                    if let Flow::Return(v) = ev.block(body)? {
                         flow = Flow::Return(v);
                         return Ok(false);
                     }
@@ -197,9 +198,9 @@ impl Evaluator {
                 otherwise,
             } => {
                 return if self.expr(cond)?.as_bool() {
-                    self.scoped_block(then)
+                    self.block(then)
                 } else {
-                    self.scoped_block(otherwise)
+                    self.block(otherwise)
                 };
             }
             StmtKind::Return(value) => {
@@ -209,7 +210,11 @@ impl Evaluator {
                 };
                 return Ok(Flow::Return(v));
             }
-            StmtKind::Pipeline { args, body } => return self.pipeline(stmt.span, args, body),
+            StmtKind::Pipeline {
+                unit_size,
+                num_chunks,
+                body,
+            } => return self.pipeline(stmt.span, unit_size, num_chunks, body),
             StmtKind::Expr(e) => {
                 self.expr(e)?;
             }
@@ -219,8 +224,8 @@ impl Evaluator {
 
     fn bind_pattern(&mut self, pattern: &Pattern, value: Value) -> Res<()> {
         match pattern {
-            Pattern::Name(id) => self.bind(&id.name, value),
-            Pattern::Wildcard(_) => {}
+            Pattern::Bind(place, _) => self.write(*place, value),
+            Pattern::Wildcard => {}
             Pattern::Tuple(items, span) => {
                 let Value::Tuple(vals) = &value else {
                     return Err(self.error(
@@ -250,7 +255,7 @@ impl Evaluator {
 
     fn record_loop_var(&mut self, pattern: &Pattern, value: &Value) {
         match (pattern, value) {
-            (Pattern::Name(id), v) => self.loop_vars.push((id.name.clone(), v.clone())),
+            (Pattern::Bind(_, name), v) => self.loop_vars.push((name.clone(), v.clone())),
             (Pattern::Tuple(ps, _), Value::Tuple(vs)) => {
                 for (p, v) in ps.iter().zip(vs.iter()) {
                     self.record_loop_var(p, v);
@@ -264,9 +269,9 @@ impl Evaluator {
     /// where the filter holds. `body` returns false to stop early.
     fn for_each(
         &mut self,
-        loops: &Loops,
+        loops: &'c Loops,
         i: usize,
-        body: &mut dyn FnMut(&mut Evaluator) -> Res<bool>,
+        body: &mut dyn FnMut(&mut Evaluator<'c>) -> Res<bool>,
     ) -> Res<bool> {
         if i == loops.clauses.len() {
             if let Some(filter) = &loops.filter {
@@ -278,74 +283,86 @@ impl Evaluator {
         }
         let clause = &loops.clauses[i];
         let iterable = self.expr(&clause.iter)?;
-        let items = self.items_of(&iterable, clause)?;
-        for item in items {
-            self.iterations += 1;
-            if self.iterations > self.limits.max_iterations {
-                return Err(self
-                    .error(
-                        clause.iter.span,
-                        "this program loops too long",
-                        "loop stopped here",
-                    )
-                    .with_note(format!(
-                        "help: the program ran {} loop iterations; check this loop's bounds",
-                        self.limits.max_iterations
-                    )));
+        // One pattern walks a list's elements, a range's integers or a
+        // map's keys; two walk a map's keys and values.
+        let go_on = match (&iterable, &clause.patterns[..]) {
+            (Value::Range(lo, hi), [p]) => {
+                (*lo..*hi).try_for_each(|v| self.iteration(loops, i, p, Value::Int(v), body))
             }
-            let marks = self.loop_vars.len();
-            self.scopes.push(FnvMap::default());
-            let result = (|| {
-                for (p, v) in clause.patterns.iter().zip(item) {
-                    self.record_loop_var(p, &v);
-                    self.bind_pattern(p, v)?;
-                }
-                self.loop_values_changed = true;
-                self.for_each(loops, i + 1, body)
-            })();
-            self.scopes.pop();
-            self.loop_vars.truncate(marks);
-            self.loop_values_changed = true;
-            if !result? {
-                return Ok(false);
-            }
-        }
-        Ok(true)
-    }
-
-    /// The items a `for` clause walks, lazily (a range may be huge): list
-    /// elements, range integers, map keys (one pattern) or key-value pairs
-    /// (two patterns).
-    fn items_of(
-        &self,
-        iterable: &Value,
-        clause: &ForClause,
-    ) -> Res<Box<dyn Iterator<Item = Vec<Value>>>> {
-        let span = clause.iter.span;
-        let two = clause.patterns.len() == 2;
-        Ok(match iterable.clone() {
-            Value::Range(a, b) if !two => Box::new((a..b).map(|v| vec![Value::Int(v)])),
-            Value::List(items) if !two => {
-                Box::new((0..items.len()).map(move |i| vec![items[i].clone()]))
-            }
-            Value::Map(m) if two => Box::new((0..m.entries.len()).map(move |i| {
-                let (k, v) = &m.entries[i];
-                vec![k.clone(), v.clone()]
-            })),
-            Value::Map(m) => {
-                Box::new((0..m.entries.len()).map(move |i| vec![m.entries[i].0.clone()]))
-            }
-            other => {
+            (Value::List(items), [p]) => items
+                .iter()
+                .try_for_each(|v| self.iteration(loops, i, p, v.clone(), body)),
+            (Value::Map(m), [p]) => m
+                .entries
+                .iter()
+                .try_for_each(|(k, _)| self.iteration(loops, i, p, k.clone(), body)),
+            (Value::Map(m), [pk, pv]) => m.entries.iter().try_for_each(|(k, v)| {
+                self.record_loop_var(pk, k);
+                self.bind_pattern(pk, k.clone()).map_err(Stop::Failed)?;
+                self.iteration(loops, i, pv, v.clone(), body)
+            }),
+            (other, _) => {
                 return Err(self.error(
-                    span,
+                    clause.iter.span,
                     format!("cannot loop over `{other}`"),
                     "not a list, range or map",
                 ))
             }
-        })
+        };
+        match go_on {
+            Ok(()) => Ok(true),
+            Err(Stop::Early) => Ok(false),
+            Err(Stop::Failed(d)) => Err(d),
+        }
     }
 
-    fn program(&mut self, span: Span, name: &Expr, options: &[ProgramOption]) -> Res<()> {
+    /// One iteration of clause `i`: binds `value` to `pattern`, then runs
+    /// the clauses after it. Loop variables bound before (a map's key) are
+    /// forgotten with it.
+    fn iteration(
+        &mut self,
+        loops: &'c Loops,
+        i: usize,
+        pattern: &Pattern,
+        value: Value,
+        body: &mut dyn FnMut(&mut Evaluator<'c>) -> Res<bool>,
+    ) -> Result<(), Stop> {
+        self.iterations += 1;
+        if self.iterations > self.limits.max_iterations {
+            let clause = &loops.clauses[i];
+            return Err(Stop::Failed(
+                self.error(
+                    clause.iter.span,
+                    "this program loops too long",
+                    "loop stopped here",
+                )
+                .with_note(format!(
+                    "help: the program ran {} loop iterations; check this loop's bounds",
+                    self.limits.max_iterations
+                )),
+            ));
+        }
+        let marks = self.loop_vars.len() - usize::from(loops.clauses[i].patterns.len() == 2);
+        self.record_loop_var(pattern, &value);
+        let result = self.bind_pattern(pattern, value).and_then(|()| {
+            self.loop_values_changed = true;
+            self.for_each(loops, i + 1, body)
+        });
+        self.loop_vars.truncate(marks);
+        self.loop_values_changed = true;
+        match result {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(Stop::Early),
+            Err(d) => Err(Stop::Failed(d)),
+        }
+    }
+
+    fn program(
+        &mut self,
+        span: Span,
+        name: &'c Expr,
+        options: &'c [(ast::Ident, Expr)],
+    ) -> Res<()> {
         if self.recorder.is_some() {
             return Err(self
                 .error(
@@ -363,34 +380,39 @@ impl Evaluator {
                 "not a string",
             ));
         };
-        let mut values = Vec::new();
-        for opt in options {
-            values.push((opt, self.expr(&opt.value)?));
+        let mut values = Vec::with_capacity(options.len());
+        for (key, value) in options {
+            values.push((key, value.span, self.expr(value)?));
         }
         let plan = program::build_plan(self, span, name_str.to_string(), &values)?;
         self.recorder = Some(Recorder::new(plan));
         Ok(())
     }
 
-    fn pipeline(&mut self, span: Span, args: &[Arg], body: &[Stmt]) -> Res<Flow> {
-        let names = ["unit_size", "num_chunks"];
-        let slots = vocab::match_args("pipeline", &names, &[true, true], args, span)?;
-        let mut vals = Vec::new();
-        for slot in slots.into_iter().flatten() {
-            vals.push((self.expr(&args[slot].value)?, args[slot].value.span));
-        }
-        let (unit, unit_span) = &vals[0];
-        let (chunks, chunks_span) = &vals[1];
+    fn pipeline(
+        &mut self,
+        span: Span,
+        unit_size: &'c Expr,
+        num_chunks: &'c Expr,
+        body: &'c [Stmt],
+    ) -> Res<Flow> {
+        let unit = self.expr(unit_size)?;
+        let chunks = self.expr(num_chunks)?;
         if unit.as_int() <= 0 {
             return Err(self.error(
-                *unit_span,
+                unit_size.span,
                 "pipeline unit size must be a positive integer",
                 format!("this is {unit}"),
             ));
         }
         let iter = crate::ir::IterContext {
             unit_size: unit.as_int() as u64,
-            num_chunks: self.count(*chunks_span, "pipeline num_chunks", chunks, u32::MAX.into())?,
+            num_chunks: self.count(
+                num_chunks.span,
+                "pipeline num_chunks",
+                &chunks,
+                u32::MAX.into(),
+            )?,
         };
         let rec = self.recorder_mut(span)?;
         if !rec.open_pipeline(iter, span) {
@@ -402,7 +424,7 @@ impl Evaluator {
                 )
                 .with_note("the MSCCL++ executor runs one level of pipeline only"));
         }
-        let flow = self.scoped_block(body);
+        let flow = self.block(body);
         if let Some(rec) = self.recorder.as_mut() {
             rec.close_pipeline();
         }
@@ -417,22 +439,10 @@ impl Evaluator {
         Ok(self.recorder.as_mut().expect("checked above"))
     }
 
-    pub(crate) fn expr(&mut self, e: &Expr) -> Res<Value> {
+    pub(crate) fn expr(&mut self, e: &'c Expr) -> Res<Value> {
         match &e.kind {
-            ExprKind::Int(v) => Ok(Value::Int(*v)),
-            ExprKind::Str(s) => Ok(Value::Str(Rc::from(s.as_str()))),
-            ExprKind::Bool(b) => Ok(Value::Bool(*b)),
-            ExprKind::Name(n) => self.lookup(n).ok_or_else(|| {
-                if self.functions.contains_key(n) || calls::is_builtin_function(n) {
-                    self.error(
-                        e.span,
-                        format!("`{n}` is a function"),
-                        "call it with `(..)`",
-                    )
-                } else {
-                    self.error(e.span, format!("`{n}` is not defined"), "unknown name")
-                }
-            }),
+            ExprKind::Const(v) => Ok(v.clone()),
+            ExprKind::Read(place) => self.read(*place, e.span),
             ExprKind::Unary(op, inner) => {
                 let v = self.expr(inner)?;
                 match (op, v) {
@@ -460,10 +470,30 @@ impl Evaluator {
                     _ => Err(self.error(e.span, "range bounds must be integers", "not integers")),
                 }
             }
-            ExprKind::Call(callee, args) => self.call(e.span, callee, args),
-            ExprKind::Field(target, field) => {
+            ExprKind::Call(f, args) => self.call_user(e.span, *f, args),
+            ExprKind::Builtin(sig, args) => {
+                let values = self.builtin_args(e.span, args)?;
+                calls::call_builtin(self, e.span, sig, None, values)
+            }
+            ExprKind::Method(target, method, candidates) => {
+                let recv = self.expr(target)?;
+                let kind = calls::receiver_of(&recv);
+                let Some(candidate) = candidates.iter().find(|c| Some(c.receiver) == kind) else {
+                    return Err(self.error(
+                        method.span,
+                        format!("`{recv}` has no method `{}`", method.name),
+                        "no such method",
+                    ));
+                };
+                let args = candidate.args.as_ref().map_err(|d| (**d).clone())?;
+                let values = self.builtin_args(e.span, args)?;
+                let value = calls::call_builtin(self, e.span, &candidate.sig, Some(recv), values)?;
+                self.within_op_budget(e.span)?;
+                Ok(value)
+            }
+            ExprKind::Field(target, field, name) => {
                 let v = self.expr(target)?;
-                calls::field(self, &v, field)
+                calls::field(self, &v, *field, name)
             }
             ExprKind::Index(target, index) => {
                 let t = self.expr(target)?;
@@ -502,11 +532,11 @@ impl Evaluator {
         }
     }
 
-    fn exprs(&mut self, items: &[Expr]) -> Res<Vec<Value>> {
+    fn exprs(&mut self, items: &'c [Expr]) -> Res<Vec<Value>> {
         items.iter().map(|e| self.expr(e)).collect()
     }
 
-    fn binary(&mut self, span: Span, op: BinOp, a: &Expr, b: &Expr) -> Res<Value> {
+    fn binary(&mut self, span: Span, op: BinOp, a: &'c Expr, b: &'c Expr) -> Res<Value> {
         // `&&` and `||` short-circuit.
         if matches!(op, BinOp::And | BinOp::Or) {
             let left = self.expr(a)?.as_bool();
@@ -589,77 +619,20 @@ impl Evaluator {
         })
     }
 
-    fn call(&mut self, span: Span, callee: &Expr, args: &[Arg]) -> Res<Value> {
-        match &callee.kind {
-            ExprKind::Name(name) => {
-                if let Some(f) = self.functions.get(name).cloned() {
-                    return self.call_user(span, &f, args);
-                }
-                let Some(sig) = self
-                    .signatures
-                    .get(&(Receiver::Free, name.as_str()))
-                    .cloned()
-                else {
-                    return Err(self.error(
-                        callee.span,
-                        format!("no function named `{name}`"),
-                        "unknown function",
-                    ));
-                };
-                let values = self.bind_builtin(span, &sig, args)?;
-                calls::call_builtin(self, span, &sig, None, values)
-            }
-            ExprKind::Field(target, method) => {
-                let recv = self.expr(target)?;
-                let Some(kind) = calls::receiver_of(&recv) else {
-                    return Err(self.error(
-                        method.span,
-                        format!("`{recv}` has no methods"),
-                        "no such method",
-                    ));
-                };
-                let Some(sig) = self.signatures.get(&(kind, method.name.as_str())).cloned() else {
-                    return Err(self.error(
-                        method.span,
-                        format!("`{recv}` has no method `{}`", method.name),
-                        "no such method",
-                    ));
-                };
-                let values = self.bind_builtin(span, &sig, args)?;
-                let value = calls::call_builtin(self, span, &sig, Some(recv), values)?;
-                self.within_op_budget(span)?;
-                Ok(value)
-            }
-            _ => Err(self.error(callee.span, "this cannot be called", "not a function")),
-        }
-    }
-
-    /// Evaluates the arguments of a builtin call in parameter order, with
-    /// defaults filled in (absent optional arguments are `Unit`).
-    fn bind_builtin(
-        &mut self,
-        span: Span,
-        sig: &Signature,
-        args: &[Arg],
-    ) -> Res<Vec<(Value, Span)>> {
-        let names: Vec<&str> = sig.params.iter().map(|p| p.name).collect();
-        let required: Vec<bool> = sig
-            .params
-            .iter()
-            .map(|p| p.default == vocab::Default::Required)
-            .collect();
-        let slots = vocab::match_args(sig.name, &names, &required, args, span)?;
-        let mut out = Vec::with_capacity(slots.len());
-        for (param, slot) in sig.params.iter().zip(slots) {
-            out.push(match slot {
-                Some(i) => (self.expr(&args[i].value)?, args[i].value.span),
-                None => (calls::default_value(param.default), span),
+    /// The values of a builtin call's arguments, in parameter order, each
+    /// with its span (a default's is the call's).
+    fn builtin_args(&mut self, span: Span, args: &'c [BuiltinArg]) -> Res<Vec<(Value, Span)>> {
+        let mut out = Vec::with_capacity(args.len());
+        for arg in args {
+            out.push(match arg {
+                BuiltinArg::Given(e) => (self.expr(e)?, e.span),
+                BuiltinArg::Default(v) => (v.clone(), span),
             });
         }
         Ok(out)
     }
 
-    fn call_user(&mut self, span: Span, f: &FnDef, args: &[Arg]) -> Res<Value> {
+    fn call_user(&mut self, span: Span, id: u32, args: &'c [UserArg]) -> Res<Value> {
         // Counted from the start: a default argument may call the function
         // again (`fn f(n: int = f())`).
         if self.depth >= MAX_CALL_DEPTH {
@@ -669,34 +642,44 @@ impl Evaluator {
                 format!("more than {MAX_CALL_DEPTH} nested calls"),
             ));
         }
+        let f = &self.code.functions[id as usize];
+        // The callee's frame goes on top of the caller's before the
+        // arguments are evaluated: given ones in the caller's frame,
+        // defaults in the callee's (they see only globals, but their
+        // comprehensions need slots).
+        let (caller, callee) = (self.base, self.stack.len());
+        self.stack.resize(callee + f.frame as usize, Value::Unit);
         self.depth += 1;
-        let result = self.call_user_counted(span, f, args);
+        let result = (|| {
+            for (slot, (default, arg)) in f.defaults.iter().zip(args).enumerate() {
+                let value = match (arg, default) {
+                    (UserArg::Given(e), _) => self.expr(e)?,
+                    (UserArg::Default, Some(default)) => {
+                        self.base = callee;
+                        let v = self.expr(default);
+                        self.base = caller;
+                        v?
+                    }
+                    (UserArg::Default, None) => Value::Unit,
+                };
+                self.stack[callee + slot] = value;
+            }
+            self.base = callee;
+            self.block(&f.body)
+        })();
+        self.base = caller;
         self.depth -= 1;
-        result
-    }
-
-    fn call_user_counted(&mut self, span: Span, f: &FnDef, args: &[Arg]) -> Res<Value> {
-        let names: Vec<&str> = f.params.iter().map(|p| p.name.name.as_str()).collect();
-        let required: Vec<bool> = f.params.iter().map(|p| p.default.is_none()).collect();
-        let slots = vocab::match_args(&f.name.name, &names, &required, args, span)?;
-        let mut frame = FnvMap::default();
-        for (param, slot) in f.params.iter().zip(slots) {
-            let value = match (slot, &param.default) {
-                (Some(i), _) => self.expr(&args[i].value)?,
-                (None, Some(default)) => self.expr(default)?,
-                (None, None) => Value::Unit,
-            };
-            frame.insert(param.name.name.clone(), value);
-        }
-        // A function sees the globals and its own parameters, not its caller's locals.
-        let saved: Vec<FnvMap<String, Value>> = self.scopes.drain(1..).collect();
-        self.scopes.push(frame);
-        let flow = self.block(&f.body);
-        self.scopes.truncate(1);
-        self.scopes.extend(saved);
-        Ok(match flow? {
+        self.stack.truncate(callee);
+        Ok(match result? {
             Flow::Return(v) => v,
             Flow::Next => Value::Unit,
         })
     }
+}
+
+/// Why walking a loop's items stopped before the end.
+enum Stop {
+    /// The body asked to (a `return` inside the loop).
+    Early,
+    Failed(Diagnostic),
 }

@@ -14,7 +14,12 @@ fn local(c: Chunk) -> BufRef {
 }
 
 /// The methods of ranks, channels and semaphores: each records ops.
-pub(super) fn method(ev: &mut Evaluator, which: Builtin, recv: Value, args: &Args) -> Res<Value> {
+pub(super) fn method(
+    ev: &mut Evaluator<'_>,
+    which: Builtin,
+    recv: Value,
+    args: &Args,
+) -> Res<Value> {
     use Builtin as B;
     let span = args.call;
     match (which, &recv) {
@@ -354,7 +359,7 @@ pub(super) fn method(ev: &mut Evaluator, which: Builtin, recv: Value, args: &Arg
 
 /// Switch-channel reduce and broadcast, run by `rank`; `args` start at `buffer_offset` or `src_chunk`.
 fn switch_op(
-    ev: &mut Evaluator,
+    ev: &mut Evaluator<'_>,
     which: Builtin,
     s: &SwitchVal,
     rank: u32,

@@ -5,7 +5,7 @@ use super::value::*;
 use super::{Evaluator, Res};
 use crate::diag::Span;
 use crate::ir::*;
-use crate::syntax::ast::ProgramOption;
+use crate::syntax::ast::Ident;
 use crate::vocab::{self, Builtin};
 
 /// Ranks a collective may have, and chunks per rank it may take: far above
@@ -14,18 +14,18 @@ const MAX_RANKS: u64 = 1 << 20;
 
 /// Builds the empty plan from the `program` header.
 pub fn build_plan(
-    ev: &Evaluator,
+    ev: &Evaluator<'_>,
     span: Span,
     name: String,
-    values: &[(&ProgramOption, Value)],
+    values: &[(&Ident, Span, Value)],
 ) -> Res<Plan> {
     let mut options = Options::default();
     let mut collective: Option<CollectiveVal> = None;
     let mut num_ranks: Option<(u32, Span)> = None;
-    for (opt, v) in values {
-        let vspan = opt.value.span;
+    for (key, vspan, v) in values {
+        let vspan = *vspan;
         let positive = |what: &str, max: u64| ev.count(vspan, &format!("`{what}`"), v, max);
-        match (opt.key.name.as_str(), v) {
+        match (key.name.as_str(), v) {
             ("collective", Value::Collective(c)) => collective = Some(*c),
             ("num_ranks", _) => num_ranks = Some((positive("num_ranks", MAX_RANKS)?, vspan)),
             ("instances", _) => options.instances = positive("instances", 1024)?,
@@ -49,12 +49,12 @@ pub fn build_plan(
             }
             ("min_message_size", Value::Int(i)) => options.min_message_size = *i as u64,
             ("max_message_size", Value::Int(i)) => options.max_message_size = *i as u64,
-            (key, _) => {
+            (name, _) => {
                 let known: Vec<&str> = vocab::PROGRAM_OPTIONS.iter().map(|(n, _)| *n).collect();
                 return Err(ev
                     .error(
-                        opt.key.span,
-                        format!("unknown or mistyped program option `{key}`"),
+                        key.span,
+                        format!("unknown or mistyped program option `{name}`"),
                         "not a program option of this type",
                     )
                     .with_note(format!("the options are: {}", known.join(", "))));
@@ -96,7 +96,7 @@ pub fn build_plan(
     })
 }
 
-pub(super) fn collective(ev: &Evaluator, which: Builtin, args: &Args) -> Res<Value> {
+pub(super) fn collective(ev: &Evaluator<'_>, which: Builtin, args: &Args) -> Res<Value> {
     let positive = |i: usize, what: &str| ev.count(args.span(i), what, args.v(i), MAX_RANKS);
     let n = positive(0, "the number of ranks")?;
     if which == Builtin::TestCollective {
