@@ -35,6 +35,32 @@ pub struct Program {
 pub struct Compilation {
     pub sources: SourceMap,
     pub result: Result<Plan, Failure>,
+    /// How long each stage took, in order (`msclc --timings`).
+    pub timings: Timings,
+}
+
+/// The wall time of each stage that ran.
+#[derive(Debug, Default, Clone)]
+pub struct Timings(pub Vec<(&'static str, std::time::Duration)>);
+
+impl Timings {
+    /// Runs `stage`, adding its time under `name`.
+    pub fn time<T>(&mut self, name: &'static str, stage: impl FnOnce() -> T) -> T {
+        let start = std::time::Instant::now();
+        let out = stage();
+        self.0.push((name, start.elapsed()));
+        out
+    }
+
+    /// One line per stage and the total, in milliseconds.
+    pub fn report(&self) -> String {
+        let total: std::time::Duration = self.0.iter().map(|(_, d)| *d).sum();
+        let mut out = String::new();
+        for (name, d) in self.0.iter().chain([&("total", total)]) {
+            out.push_str(&format!("{name:>10} {:10.1} ms\n", d.as_secs_f64() * 1e3));
+        }
+        out
+    }
 }
 
 /// Compiles `path` with the `-D NAME=VALUE` settings in `defines`: every
@@ -49,14 +75,19 @@ pub fn compile(path: &Path, defines: &[(String, String)]) -> Compilation {
 /// per loop iteration, so plain compilation does without.
 pub fn compile_with(path: &Path, defines: &[(String, String)], limits: Limits) -> Compilation {
     let mut sources = SourceMap::default();
-    let result = match std::fs::read_to_string(path) {
-        Ok(text) => compile_text(&mut sources, path, text, defines, limits),
+    let mut timings = Timings::default();
+    let result = match timings.time("read", || std::fs::read_to_string(path)) {
+        Ok(text) => compile_text(&mut sources, &mut timings, path, text, defines, limits),
         Err(e) => Err(Failure::Plain(
             format!("cannot read {}: {e}", path.display()),
             Vec::new(),
         )),
     };
-    Compilation { sources, result }
+    Compilation {
+        sources,
+        result,
+        timings,
+    }
 }
 
 /// Compiles `path` for `nranks` ranks: as it is when it already has that
@@ -82,6 +113,7 @@ pub fn compile_for_ranks(
             return Compilation {
                 sources,
                 result: Err(f),
+                timings: first.timings,
             }
         }
     };
@@ -116,6 +148,7 @@ pub fn compile_for_ranks(
     Compilation {
         sources: first.sources,
         result: Err(Failure::Plain(message, Vec::new())),
+        timings: first.timings,
     }
 }
 
@@ -133,23 +166,36 @@ pub fn compile_source_with(
     limits: Limits,
 ) -> Compilation {
     let mut sources = SourceMap::default();
-    let result = compile_text(&mut sources, path, text, defines, limits);
-    Compilation { sources, result }
+    let mut timings = Timings::default();
+    let result = compile_text(&mut sources, &mut timings, path, text, defines, limits);
+    Compilation {
+        sources,
+        result,
+        timings,
+    }
 }
 
 fn compile_text(
     sources: &mut SourceMap,
+    timings: &mut Timings,
     path: &Path,
     text: String,
     defines: &[(String, String)],
     limits: Limits,
 ) -> Result<Plan, Failure> {
-    let program = load(sources, path, text)?;
-    crate::check::check(&program).map_err(Failure::Diagnostics)?;
+    let program = timings.time("parse", || load(sources, path, text))?;
+    timings
+        .time("check", || crate::check::check(&program))
+        .map_err(Failure::Diagnostics)?;
     let overrides = parse_defines(sources, &program.stmts, defines)?;
-    let mut plan = crate::eval::evaluate(&program.stmts, &program.imported, overrides, limits)
+    let mut plan = timings
+        .time("evaluate", || {
+            crate::eval::evaluate(&program.stmts, &program.imported, overrides, limits)
+        })
         .map_err(|d| Failure::Diagnostics(vec![d]))?;
-    crate::passes::run(&mut plan).map_err(|d| Failure::Diagnostics(vec![d]))?;
+    timings
+        .time("passes", || crate::passes::run(&mut plan))
+        .map_err(|d| Failure::Diagnostics(vec![d]))?;
     Ok(plan)
 }
 

@@ -38,6 +38,10 @@ struct CompileArgs {
     emit: Emit,
     #[command(flatten)]
     limits: LimitArgs,
+    /// Print how long each stage took (read, parse, check, evaluate,
+    /// passes, write) on standard error.
+    #[arg(long)]
+    timings: bool,
 }
 
 /// Bounds on what compiling a program may do.
@@ -230,7 +234,7 @@ fn compile(args: &CompileArgs) -> ExitCode {
     let Some(input) = &args.input else {
         return ExitCode::FAILURE;
     };
-    let c = driver::compile_with(input, &args.define, args.limits.limits());
+    let mut c = driver::compile_with(input, &args.define, args.limits.limits());
     let plan = match &c.result {
         Ok(plan) => plan,
         Err(f) => {
@@ -240,7 +244,7 @@ fn compile(args: &CompileArgs) -> ExitCode {
     };
     let cuda = match args.emit {
         Emit::Json => None,
-        Emit::Cuda => match msclc::back::cuda::generate(plan) {
+        Emit::Cuda => match c.timings.time("cuda", || msclc::back::cuda::generate(plan)) {
             Ok(source) => Some(source),
             Err(e) => {
                 eprintln!("error: {}: {e}", input.display());
@@ -252,10 +256,13 @@ fn compile(args: &CompileArgs) -> ExitCode {
         Some(source) => out.write_all(source.as_bytes()).and_then(|()| out.flush()),
         None => write_plan_to(plan, args.pretty, out),
     };
-    let written = match &args.output {
+    let written = c.timings.time("write", || match &args.output {
         Some(path) => std::fs::File::create(path).and_then(|mut f| write(&mut f)),
         None => write(&mut std::io::stdout().lock()),
-    };
+    });
+    if args.timings {
+        eprint!("{}", c.timings.report());
+    }
     match written {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -10,7 +10,6 @@
 mod calls;
 pub use calls::constant;
 mod code;
-mod fnv;
 mod limits;
 mod lower;
 use limits::MAX_CALL_DEPTH;

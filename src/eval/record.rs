@@ -5,6 +5,7 @@
 use super::value::{ChannelVal, SwitchVal};
 use crate::diag::Span;
 use crate::ir::*;
+use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 
 /// The plan under construction.
@@ -21,6 +22,15 @@ pub struct Recorder {
     context: u32,
     /// Ops recorded so far.
     ops: u64,
+    /// Per (rank, owner, kind): the rank-level remote buffer's index.
+    remote_buffer_ids: FxHashMap<(u32, u32, BufferKind), u32>,
+}
+
+/// The tables of a thread block the recorder fills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum BlockTable {
+    Channels,
+    RemoteRefs,
 }
 
 impl Recorder {
@@ -34,6 +44,7 @@ impl Recorder {
             last_pipeline: HashMap::new(),
             context: 0,
             ops: 0,
+            remote_buffer_ids: FxHashMap::default(),
         }
     }
 
@@ -118,7 +129,41 @@ impl Recorder {
 
     /// The thread-block-local index of rank-level channel `id` of type `kind`.
     pub fn setup_channel(&mut self, rank: u32, tb: u32, kind: ChannelKind, id: u32) -> u32 {
-        table_index(&mut self.threadblock(rank, tb).channels, kind, id)
+        self.table_position(rank, tb, BlockTable::Channels, kind, id)
+    }
+
+    /// The position of `id` in the `kind` list of thread block `tb`'s
+    /// `table`, added there if new. A linear search: a list holds a few
+    /// hundred ids at most at 128 ranks, and a hash index per block was
+    /// slower (and larger) than scanning them.
+    fn table_position(
+        &mut self,
+        rank: u32,
+        tb: u32,
+        table: BlockTable,
+        kind: ChannelKind,
+        id: u32,
+    ) -> u32 {
+        let block = self.threadblock(rank, tb);
+        let lists = match table {
+            BlockTable::Channels => &mut block.channels,
+            BlockTable::RemoteRefs => &mut block.remote_refs,
+        };
+        // A table has a list per channel kind: at most three.
+        let ids = match lists.iter().position(|(k, _)| *k == kind) {
+            Some(i) => &mut lists[i].1,
+            None => {
+                lists.push((kind, Ids::new()));
+                &mut lists.last_mut().expect("just pushed").1
+            }
+        };
+        match ids.iter().position(|x| *x == id) {
+            Some(pos) => pos as u32,
+            None => {
+                ids.push(id);
+                ids.len() as u32 - 1
+            }
+        }
     }
 
     /// The thread-block-local index, among the buffers reached through
@@ -133,26 +178,21 @@ impl Recorder {
         access: ChannelKind,
     ) -> u32 {
         let remotes = &mut self.plan.ranks[rank as usize].remote_buffers;
-        let id = match remotes
-            .iter()
-            .position(|b| b.rank == owner && b.kind == kind)
-        {
-            Some(i) => {
-                if !remotes[i].access.contains(&access) {
-                    remotes[i].access.push(access);
-                }
-                i
-            }
-            None => {
-                remotes.push(RemoteBuffer {
-                    rank: owner,
-                    kind,
-                    access: vec![access],
-                });
-                remotes.len() - 1
-            }
-        } as u32;
-        table_index(&mut self.threadblock(rank, tb).remote_refs, access, id)
+        let next = remotes.len() as u32;
+        let id = *self
+            .remote_buffer_ids
+            .entry((rank, owner, kind))
+            .or_insert(next);
+        if id == next {
+            remotes.push(RemoteBuffer {
+                rank: owner,
+                kind,
+                access: vec![access],
+            });
+        } else if !remotes[id as usize].access.contains(&access) {
+            remotes[id as usize].access.push(access);
+        }
+        self.table_position(rank, tb, BlockTable::RemoteRefs, access, id)
     }
 
     /// The barrier id of the thread-block set `tbs` on `rank`.

@@ -106,7 +106,7 @@ pub enum Value {
 #[derive(Debug, Default)]
 pub struct MapVal {
     pub entries: Vec<(Value, Value)>,
-    index: super::fnv::FnvMap<Value, usize>,
+    index: rustc_hash::FxHashMap<Value, usize>,
 }
 
 impl MapVal {

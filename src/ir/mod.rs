@@ -455,26 +455,6 @@ fn table_list(table: &[(ChannelKind, Ids)], kind: ChannelKind) -> &[u32] {
         .map_or(&[], |(_, ids)| ids.as_slice())
 }
 
-/// Looks up `id` in the `kind` list of a per-type table, adding it if new;
-/// returns its position in that list.
-pub fn table_index(table: &mut Table, kind: ChannelKind, id: u32) -> u32 {
-    let pos = match table.iter().position(|(k, _)| *k == kind) {
-        Some(pos) => pos,
-        None => {
-            table.push((kind, Ids::new()));
-            table.len() - 1
-        }
-    };
-    let ids = &mut table[pos].1;
-    match ids.iter().position(|x| *x == id) {
-        Some(i) => i as u32,
-        None => {
-            ids.push(id);
-            (ids.len() - 1) as u32
-        }
-    }
-}
-
 /// A rank-level remote buffer: a peer's buffer this rank accesses.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RemoteBuffer {
