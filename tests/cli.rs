@@ -183,3 +183,22 @@ fn defines_take_the_largest_message_size_and_constant_names() {
     assert!(err.contains("`ll` is not a valid protocol"), "{err}");
     assert!(err.contains("a protocol is one of: Simple, LL"), "{err}");
 }
+
+#[test]
+fn timings_name_every_stage_on_stderr_and_leave_the_plan_alone() {
+    let plain = msclc(&["examples/simple_allgather.mscl"]);
+    let timed = msclc(&["examples/simple_allgather.mscl", "--timings"]);
+    assert!(timed.status.success());
+    assert_eq!(plain.stdout, timed.stdout, "the plan is the same");
+    let err = String::from_utf8_lossy(&timed.stderr);
+    let stages: Vec<&str> = err
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(
+        stages,
+        ["read", "parse", "check", "evaluate", "passes", "write", "total"],
+        "{err}"
+    );
+    assert!(err.lines().all(|l| l.ends_with(" ms")), "{err}");
+}
