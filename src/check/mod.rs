@@ -589,13 +589,18 @@ impl Checker {
     }
 
     fn similar_name(&self, n: &str) -> Option<String> {
+        // The distance is quadratic in the names' lengths: no hint for a
+        // name longer than any a person would misspell.
+        if n.len() > 64 {
+            return None;
+        }
         let names = self
             .scopes
             .iter()
             .flat_map(|s| s.keys().cloned())
             .chain(vocab::CONSTANTS.iter().map(|(c, _)| c.to_string()));
         names
-            .filter(|c| edit_distance(c, n) <= 2 && c != n)
+            .filter(|c| c.len().abs_diff(n.len()) <= 2 && c != n && edit_distance(c, n) <= 2)
             .min_by_key(|c| edit_distance(c, n))
     }
 

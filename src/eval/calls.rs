@@ -388,7 +388,7 @@ pub fn call_builtin(
             let n = match args.v(0) {
                 Value::List(v) | Value::Tuple(v) => v.len() as i64,
                 Value::Map(m) => m.entries.len() as i64,
-                Value::Range(a, b) => (b - a).max(0),
+                Value::Range(a, b) => b.saturating_sub(*a).max(0),
                 Value::Str(s) => s.len() as i64,
                 other => {
                     return Err(ev.error(

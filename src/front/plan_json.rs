@@ -734,6 +734,25 @@ fn plan(doc: &At, gpus: impl FnOnce() -> Res<Vec<RankPlan>>) -> Res<Plan> {
         input_chunks: first.map_or(0, |r| r.input_chunks),
         output_chunks: first.map_or(0, |r| r.output_chunks),
     };
+    // What the collective's result is defined from (`Plan::expected_result`):
+    // an AllGather gathers each rank's input, an AllToAll splits it in one
+    // part per rank.
+    let (ins, n) = (collective.input_chunks, collective.num_ranks);
+    let splits = match *collective_name {
+        "allgather" => ins > 0,
+        "alltoall" => ins > 0 && ins.checked_rem(n) == Some(0),
+        _ => true,
+    };
+    if !splits {
+        return doc.key("gpus")?.fail(format!(
+            "an {name} plan's ranks need input chunks{}: the first has {ins}",
+            if *collective_name == "alltoall" {
+                format!(", a positive multiple of the {n} ranks")
+            } else {
+                String::new()
+            }
+        ));
+    }
     Ok(Plan {
         name: doc.key("name")?.str()?.to_string(),
         collective,

@@ -36,20 +36,28 @@ fn stmt(s: &Stmt, depth: usize) -> Result<(), Diagnostic> {
         return Err(too_deep(s.span));
     }
     match &s.kind {
-        StmtKind::Param { default, .. } => expr(default, depth + 1),
+        StmtKind::Param { default, ty, .. } => {
+            type_expr(ty, depth + 1)?;
+            expr(default, depth + 1)
+        }
         StmtKind::Import { .. } => Ok(()),
         StmtKind::Program { name, options } => {
             expr(name, depth + 1)?;
             options.iter().try_for_each(|o| expr(&o.value, depth + 1))
         }
         StmtKind::Fn(f) => {
-            f.params
-                .iter()
-                .filter_map(|p| p.default.as_ref())
-                .try_for_each(|d| expr(d, depth + 1))?;
+            for p in &f.params {
+                type_expr(&p.ty, depth + 1)?;
+                p.default.iter().try_for_each(|d| expr(d, depth + 1))?;
+            }
+            f.ret.iter().try_for_each(|t| type_expr(t, depth + 1))?;
             block(&f.body, depth)
         }
-        StmtKind::Let { value, .. } | StmtKind::Assign { value, .. } => expr(value, depth + 1),
+        StmtKind::Let { pattern: p, value } => {
+            pattern(p, depth + 1)?;
+            expr(value, depth + 1)
+        }
+        StmtKind::Assign { value, .. } => expr(value, depth + 1),
         StmtKind::For { loops: l, body } => {
             loops(l, depth + 1)?;
             block(body, depth)
@@ -72,10 +80,32 @@ fn stmt(s: &Stmt, depth: usize) -> Result<(), Diagnostic> {
     }
 }
 
+fn type_expr(t: &TypeExpr, depth: usize) -> Result<(), Diagnostic> {
+    if depth > MAX_NESTING {
+        return Err(too_deep(t.span()));
+    }
+    match t {
+        TypeExpr::Named { args, .. } | TypeExpr::Tuple(args, _) => {
+            args.iter().try_for_each(|a| type_expr(a, depth + 1))
+        }
+    }
+}
+
+fn pattern(p: &Pattern, depth: usize) -> Result<(), Diagnostic> {
+    if depth > MAX_NESTING {
+        return Err(too_deep(p.span()));
+    }
+    match p {
+        Pattern::Name(_) | Pattern::Wildcard(_) => Ok(()),
+        Pattern::Tuple(items, _) => items.iter().try_for_each(|i| pattern(i, depth + 1)),
+    }
+}
+
 fn loops(l: &Loops, depth: usize) -> Result<(), Diagnostic> {
-    l.clauses
-        .iter()
-        .try_for_each(|c| expr(&c.iter, depth + 1))?;
+    for c in &l.clauses {
+        c.patterns.iter().try_for_each(|p| pattern(p, depth + 1))?;
+        expr(&c.iter, depth + 1)?;
+    }
     l.filter.iter().try_for_each(|f| expr(f, depth + 1))
 }
 
@@ -116,8 +146,6 @@ fn expr(e: &Expr, depth: usize) -> Result<(), Diagnostic> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     fn nesting_error(src: &str) -> Option<String> {
         let diagnostic = crate::syntax::parse(0, src).err()?;
         Some(diagnostic.message)
@@ -137,7 +165,13 @@ mod tests {
     fn deep_and_shallow() {
         let deep_sum = format!("let x = {}\n", vec!["1"; 2000].join(" + "));
         let deep_ifs = format!("{}{}", "if true {\n".repeat(1500), "}\n".repeat(1500));
-        for src in [deep_sum, deep_ifs] {
+        let deep_type = format!(
+            "fn f(x: {}int{}) {{}}\n",
+            "(".repeat(1500),
+            ",)".repeat(1500)
+        );
+        let deep_pattern = format!("let {}a{} = 1\n", "(".repeat(1500), ",)".repeat(1500));
+        for src in [deep_sum, deep_ifs, deep_type, deep_pattern] {
             let message = nesting_error(&src).expect("refused");
             assert!(
                 message.contains("nested more than 1000 levels"),
