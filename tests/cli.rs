@@ -202,3 +202,26 @@ fn timings_name_every_stage_on_stderr_and_leave_the_plan_alone() {
     );
     assert!(err.lines().all(|l| l.ends_with(" ms")), "{err}");
 }
+
+#[test]
+fn a_let_inside_a_block_does_not_change_the_variable_outside() {
+    let dir = std::env::temp_dir().join(format!("msclc-scopes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("shadow.mscl");
+    std::fs::write(
+        &path,
+        "program \"p\" {\n    collective = test_collective(1, input_size: 1, output_size: 1)\n}\n\
+         let x = 1\nif true {\n    let x = 2\n}\nassert(x == 1, \"x leaked from the if\")\n\
+         for i in 0..2 {\n    let x = 3\n}\nassert(x == 1, \"x leaked from the for\")\n\
+         fn f(x: int) -> int {\n    if true {\n        let x = 4\n    }\n    return x\n}\n\
+         assert(f(5) == 5, \"x leaked inside a function\")\n",
+    )
+    .unwrap();
+    let out = msclc(&["check", path.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

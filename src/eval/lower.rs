@@ -48,7 +48,11 @@ pub fn lower(stmts: &[ast::Stmt], imported: &[Rc<ast::FnDef>]) -> Res<Code> {
         free,
         methods,
     };
-    let main = l.block(stmts)?;
+    // The file's own statements bind globals: no scope of their own.
+    let main = stmts
+        .iter()
+        .filter_map(|s| l.stmt(s).transpose())
+        .collect::<Res<_>>()?;
     let main_frame = l.frame;
     // Function bodies see every global the file declares (as the checker
     // saw them), so they are lowered after the top level.
@@ -107,15 +111,8 @@ impl Lowerer {
         })
     }
 
-    /// Lowers `stmts` in a scope of their own (the top level's is global).
+    /// Lowers `stmts` in a scope of their own.
     fn block(&mut self, stmts: &[ast::Stmt]) -> Res<Vec<Stmt>> {
-        let top = self.scopes.is_empty() && self.next == 0;
-        if top {
-            return stmts
-                .iter()
-                .filter_map(|s| self.stmt(s).transpose())
-                .collect();
-        }
         self.scoped(|l| stmts.iter().filter_map(|s| l.stmt(s).transpose()).collect())
     }
 
