@@ -395,3 +395,19 @@ fn values_too_large_say_so_and_give_the_maximum() {
         "pipeline num_chunks is too large",
     );
 }
+
+#[test]
+fn loop_values_in_a_note_are_the_current_ones_for_map_loops_with_tuple_keys() {
+    let text = with_header(
+        "let m = {(0, 1): 1, (1, 0): 2}\nfor (a, b), v in m {\n    let y = [0, 1][v]\n}\n",
+    );
+    let c = driver::compile_source(Path::new("case.mscl"), text, &[]);
+    let Err(Failure::Diagnostics(diags)) = &c.result else {
+        panic!("expected an out-of-bounds diagnostic");
+    };
+    let rendered = c.sources.render(diags);
+    assert!(
+        rendered.contains("when a = 1, b = 0, v = 2\n"),
+        "{rendered}"
+    );
+}

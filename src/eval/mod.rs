@@ -296,9 +296,14 @@ impl<'c> Evaluator<'c> {
                 .iter()
                 .try_for_each(|(k, _)| self.iteration(loops, i, p, k.clone(), body)),
             (Value::Map(m), [pk, pv]) => m.entries.iter().try_for_each(|(k, v)| {
+                let marks = self.loop_vars.len();
                 self.record_loop_var(pk, k);
-                self.bind_pattern(pk, k.clone()).map_err(Stop::Failed)?;
-                self.iteration(loops, i, pv, v.clone(), body)
+                let result = self
+                    .bind_pattern(pk, k.clone())
+                    .map_err(Stop::Failed)
+                    .and_then(|()| self.iteration(loops, i, pv, v.clone(), body));
+                self.loop_vars.truncate(marks);
+                result
             }),
             (other, _) => {
                 return Err(self.error(
@@ -316,8 +321,7 @@ impl<'c> Evaluator<'c> {
     }
 
     /// One iteration of clause `i`: binds `value` to `pattern`, then runs
-    /// the clauses after it. Loop variables bound before (a map's key) are
-    /// forgotten with it.
+    /// the clauses after it.
     fn iteration(
         &mut self,
         loops: &'c Loops,
@@ -341,7 +345,7 @@ impl<'c> Evaluator<'c> {
                 )),
             ));
         }
-        let marks = self.loop_vars.len() - usize::from(loops.clauses[i].patterns.len() == 2);
+        let marks = self.loop_vars.len();
         self.record_loop_var(pattern, &value);
         let result = self.bind_pattern(pattern, value).and_then(|()| {
             self.loop_values_changed = true;
