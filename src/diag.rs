@@ -45,9 +45,15 @@ pub struct Label {
     pub message: String,
 }
 
-/// A message for the user about their program.
+/// A message for the user about their program. Its contents live behind
+/// a box: every stage returns `Result<T, Diagnostic>` on its hot paths, and
+/// a one-word error keeps those results as small as their values.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Diagnostic {
+pub struct Diagnostic(Box<Details>);
+
+/// What a diagnostic says (read through `Diagnostic`'s `Deref`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Details {
     pub severity: Severity,
     pub message: String,
     pub primary: Label,
@@ -57,7 +63,7 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn error(span: Span, message: impl Into<String>, label: impl Into<String>) -> Diagnostic {
-        Diagnostic {
+        Diagnostic(Box::new(Details {
             severity: Severity::Error,
             message: message.into(),
             primary: Label {
@@ -66,7 +72,7 @@ impl Diagnostic {
             },
             secondary: Vec::new(),
             notes: Vec::new(),
-        }
+        }))
     }
 
     pub fn with_secondary(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
@@ -80,6 +86,19 @@ impl Diagnostic {
     pub fn with_note(mut self, note: impl Into<String>) -> Diagnostic {
         self.notes.push(note.into());
         self
+    }
+}
+
+impl std::ops::Deref for Diagnostic {
+    type Target = Details;
+    fn deref(&self) -> &Details {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Diagnostic {
+    fn deref_mut(&mut self) -> &mut Details {
+        &mut self.0
     }
 }
 

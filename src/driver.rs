@@ -375,7 +375,7 @@ fn constants_of(ty: &str) -> Vec<&'static str> {
     };
     vocab::CONSTANTS
         .iter()
-        .filter(|(_, c)| c.fits(&t))
+        .filter(|(_, c)| c.ty().fits(&t))
         .map(|(name, _)| *name)
         .collect()
 }

@@ -184,10 +184,7 @@ impl Checker {
                 return Some(t.clone());
             }
         }
-        vocab::CONSTANTS
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, t)| t.clone())
+        vocab::Constant::named(name).map(vocab::Constant::ty)
     }
 
     fn block(&mut self, stmts: &[Stmt]) {
@@ -480,7 +477,7 @@ impl Checker {
                 if t == Type::Any {
                     return Type::Any;
                 }
-                match vocab::field_type(&t, &field.name) {
+                match vocab::Field::of(&field.name).and_then(|f| f.type_on(&t)) {
                     Some(ft) => ft,
                     None => {
                         let hint = if Receiver::of(&t)

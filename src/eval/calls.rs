@@ -3,35 +3,21 @@
 //! by the recording methods (`ops.rs`) and the program block (`program.rs`):
 //! ranks, thread blocks, chunks on the right rank, sizes, packets in scratch.
 
-use super::code::Field;
+use super::args::{self, Arg, Call};
 use super::value::*;
 use super::{Evaluator, Res};
 use crate::diag::Span;
 use crate::ir::*;
 use crate::syntax::ast::Ident;
-use crate::vocab::{self, Builtin, Receiver, Signature};
+use crate::vocab::{self, Builtin, Field, Receiver};
 use std::rc::Rc;
 
 /// The value of a named constant.
 pub fn constant(name: &str) -> Option<Value> {
-    Some(match name {
-        "Simple" => Value::Protocol(Protocol::Simple),
-        "LL" => Value::Protocol(Protocol::LL),
-        "none" => Value::NoneConst,
-        "before" => Value::Sync(DataSync::BEFORE),
-        "after" => Value::Sync(DataSync::AFTER),
-        "both" => Value::Sync(DataSync::BOTH),
-        "sum" => Value::ReduceOp(ReduceOp::Sum),
-        "min" => Value::ReduceOp(ReduceOp::Min),
-        "max" => Value::ReduceOp(ReduceOp::Max),
-        "input" => Value::BufferType(BufferKind::Input),
-        "output" => Value::BufferType(BufferKind::Output),
-        "scratch" => Value::BufferType(BufferKind::Scratch),
-        "interleaved" => Value::Policy(ReplicationPolicy::Interleaved),
-        _ => return None,
-    })
+    vocab::Constant::named(name).map(Value::from)
 }
 
+/// The value a parameter left out takes (`Unit` when it is absent).
 pub fn default_value(default: vocab::Default) -> Value {
     match default {
         vocab::Default::Required | vocab::Default::Absent => Value::Unit,
@@ -51,13 +37,6 @@ pub fn receiver_of(v: &Value) -> Option<Receiver> {
         Value::Semaphore { .. } => Receiver::Semaphore,
         _ => return None,
     })
-}
-
-pub(super) fn sync_of(v: &Value) -> DataSync {
-    match v {
-        Value::Sync(s) => *s,
-        _ => DataSync::NONE,
-    }
 }
 
 /// Field `which` of `v`; `name` is how the program wrote it.
@@ -165,58 +144,17 @@ fn slice(ev: &Evaluator<'_>, b: &BufferVal, lo: i64, hi: i64, span: Span) -> Res
     }))
 }
 
-/// Arguments of a builtin call, in parameter order, with their spans.
-pub(super) struct Args {
-    pub(super) values: Vec<(Value, Span)>,
-    pub(super) call: Span,
-}
-
-impl Args {
-    pub(super) fn v(&self, i: usize) -> &Value {
-        &self.values[i].0
-    }
-    pub(super) fn span(&self, i: usize) -> Span {
-        self.values[i].1
-    }
-    pub(super) fn chunk(&self, i: usize) -> Chunk {
-        match self.v(i) {
-            Value::Chunk(c) => *c,
-            _ => Chunk {
-                rank: 0,
-                kind: BufferKind::Input,
-                index: 0,
-                size: 0,
-            },
-        }
-    }
-    /// The chunk at `i`, or `default` when that optional argument was left out.
-    pub(super) fn chunk_or(&self, i: usize, default: Chunk) -> Chunk {
-        if self.v(i).is_unit() {
-            default
-        } else {
-            self.chunk(i)
-        }
-    }
-    pub(super) fn chunks(&self, i: usize) -> Vec<Chunk> {
-        match self.v(i) {
-            Value::List(items) => items
-                .iter()
-                .filter_map(|v| {
-                    if let Value::Chunk(c) = v {
-                        Some(*c)
-                    } else {
-                        None
-                    }
-                })
-                .collect(),
-            _ => Vec::new(),
-        }
-    }
+/// The thread block arguments of an op: `tb` alone, or `tb` or `tb_group`
+/// (exactly one of them).
+pub(super) enum Blocks<'a> {
+    One(&'a Arg<i64>),
+    OneOrGroup(&'a Arg<Option<i64>>, &'a Arg<Option<Rc<Vec<u32>>>>),
 }
 
 impl Evaluator<'_> {
-    pub(super) fn int_arg(&self, args: &Args, i: usize, what: &str, limit: u32) -> Res<u32> {
-        let v = args.v(i).as_int();
+    /// An integer argument in `0..limit` (`u32::MAX`: any that is not negative).
+    pub(super) fn int_in(&self, arg: &Arg<i64>, what: &str, limit: u32) -> Res<u32> {
+        let v = arg.value;
         if v < 0 || v >= limit as i64 {
             let bound = if limit == u32::MAX {
                 String::from("must not be negative")
@@ -224,7 +162,7 @@ impl Evaluator<'_> {
                 format!("must be below {limit}")
             };
             return Err(self.error(
-                args.span(i),
+                arg.span,
                 format!("{what} {v} out of range"),
                 format!("{what} {bound}"),
             ));
@@ -232,22 +170,32 @@ impl Evaluator<'_> {
         Ok(v as u32)
     }
 
-    pub(super) fn rank_arg(&mut self, args: &Args, i: usize, what: &str) -> Res<u32> {
-        let n = self.recorder_mut(args.call)?.num_ranks();
-        self.int_arg(args, i, what, n)
+    /// A rank of the program.
+    pub(super) fn rank_in(&mut self, call: Span, arg: &Arg<i64>, what: &str) -> Res<u32> {
+        let n = self.recorder_mut(call)?.num_ranks();
+        self.int_in(arg, what, n)
     }
 
-    /// A list of thread block ids (of a group or a barrier), each in range.
-    pub(super) fn tb_ids(&self, args: &Args, i: usize) -> Res<Vec<u32>> {
-        let Value::List(items) = args.v(i) else {
-            return Ok(Vec::new());
-        };
-        let mut out = Vec::with_capacity(items.len());
-        for v in items.iter() {
-            let t = v.as_int();
+    /// A thread block id.
+    pub(super) fn tb_in(&self, arg: &Arg<i64>) -> Res<u32> {
+        self.int_in(arg, "thread block", MAX_THREAD_BLOCKS)
+    }
+
+    /// A list of thread block ids (of a group or a barrier), each in range,
+    /// at least one.
+    pub(super) fn tb_ids(&self, arg: &Arg<Vec<i64>>, what: &str) -> Res<Vec<u32>> {
+        if arg.value.is_empty() {
+            return Err(self.error(
+                arg.span,
+                format!("{what} needs at least one thread block"),
+                "empty list",
+            ));
+        }
+        let mut out = Vec::with_capacity(arg.value.len());
+        for &t in &arg.value {
             if t < 0 || t >= MAX_THREAD_BLOCKS as i64 {
                 return Err(self.error(
-                    args.span(i),
+                    arg.span,
                     format!("thread block {t} out of range"),
                     format!("thread block must be below {MAX_THREAD_BLOCKS}"),
                 ));
@@ -257,54 +205,55 @@ impl Evaluator<'_> {
         Ok(out)
     }
 
-    pub(super) fn tb_arg(&self, args: &Args, i: usize) -> Res<u32> {
-        self.int_arg(args, i, "thread block", MAX_THREAD_BLOCKS)
-    }
-
-    /// The thread blocks an op runs on, from its `tb` and `tb_group`
-    /// arguments at `i` and `i + 1`, with each block's group info.
-    pub(super) fn tb_list(&self, args: &Args, i: usize) -> Res<Vec<(u32, Option<TbgInfo>)>> {
-        match (args.v(i), args.v(i + 1)) {
-            (Value::Unit, Value::TbGroup(tbs)) => Ok(tbs
+    /// The thread blocks an op runs on, each with its group info.
+    pub(super) fn blocks(
+        &self,
+        call: Span,
+        blocks: Blocks<'_>,
+    ) -> Res<Vec<(u32, Option<TbgInfo>)>> {
+        let (tb, group) = match blocks {
+            Blocks::One(tb) => return Ok(vec![(self.tb_in(tb)?, None)]),
+            Blocks::OneOrGroup(tb, group) => (tb, group),
+        };
+        match (tb.value, &group.value) {
+            (None, Some(tbs)) => Ok(tbs
                 .iter()
                 .enumerate()
                 .map(|(k, t)| {
-                    (
-                        *t,
-                        Some(TbgInfo {
-                            tb_id: k as u32,
-                            size: tbs.len() as u32,
-                        }),
-                    )
+                    let info = TbgInfo {
+                        tb_id: k as u32,
+                        size: tbs.len() as u32,
+                    };
+                    (*t, Some(info))
                 })
                 .collect()),
-            (Value::Unit, _) => Err(self.error(
-                args.call,
+            (None, None) => Err(self.error(
+                call,
                 "no thread block given",
                 "give `tb: N` or `tb_group: G`",
             )),
-            (_, Value::Unit) => Ok(vec![(self.tb_arg(args, i)?, None)]),
-            _ => Err(self
+            (Some(t), None) => {
+                let one = Arg {
+                    value: t,
+                    span: tb.span,
+                };
+                Ok(vec![(self.tb_in(&one)?, None)])
+            }
+            (Some(_), Some(_)) => Err(self
                 .error(
-                    args.span(i + 1),
+                    group.span,
                     "both `tb` and `tb_group` given",
                     "give only one of them",
                 )
-                .with_secondary(args.span(i), "`tb` given here")),
+                .with_secondary(tb.span, "`tb` given here")),
         }
     }
 
-    pub(super) fn expect_rank(
-        &self,
-        args: &Args,
-        i: usize,
-        chunk: Chunk,
-        rank: u32,
-        role: &str,
-    ) -> Res<()> {
+    /// `chunk` (given at `at`) must be on `rank`.
+    pub(super) fn expect_rank(&self, at: Span, chunk: Chunk, rank: u32, role: &str) -> Res<()> {
         if chunk.rank != rank {
             return Err(self.error(
-                args.span(i),
+                at,
                 format!(
                     "{role} is on rank {}, but must be on rank {rank}",
                     chunk.rank
@@ -315,11 +264,12 @@ impl Evaluator<'_> {
         Ok(())
     }
 
-    pub(super) fn expect_same_size(&self, args: &Args, i: usize, a: Chunk, b: Chunk) -> Res<()> {
+    /// `b` (given at `at`) must be as large as `a`.
+    pub(super) fn expect_same_size(&self, at: Span, a: Chunk, b: Chunk) -> Res<()> {
         if a.size != b.size {
             return Err(self
                 .error(
-                    args.span(i),
+                    at,
                     format!("chunk sizes differ: {} and {}", a.size, b.size),
                     format!("this chunk has {} chunk(s)", b.size),
                 )
@@ -328,11 +278,12 @@ impl Evaluator<'_> {
         Ok(())
     }
 
-    pub(super) fn expect_scratch(&self, args: &Args, i: usize, c: Chunk, what: &str) -> Res<()> {
+    /// `c` (given at `at`) must be in a scratch buffer.
+    pub(super) fn expect_scratch(&self, at: Span, c: Chunk, what: &str) -> Res<()> {
         if c.kind != BufferKind::Scratch {
             return Err(self
                 .error(
-                    args.span(i),
+                    at,
                     format!("{what} must be in a scratch buffer"),
                     format!("this chunk is in the {} buffer", c.kind.name()),
                 )
@@ -343,13 +294,13 @@ impl Evaluator<'_> {
         Ok(())
     }
 
-    /// The rank at argument 0, which must belong to switch channel `s`.
-    pub(super) fn switch_member(&self, args: &Args, s: &SwitchVal) -> Res<u32> {
-        let r = args.v(0).as_int();
+    /// The rank `arg`, which must belong to switch channel `s`.
+    pub(super) fn switch_member(&self, arg: &Arg<i64>, s: &SwitchVal) -> Res<u32> {
+        let r = arg.value;
         match u32::try_from(r).ok().filter(|r| s.id_on(*r).is_some()) {
             Some(r) => Ok(r),
             None => Err(self.error(
-                args.span(0),
+                arg.span,
                 format!("rank {r} is not in this switch channel"),
                 format!("its ranks are {}", super::ops::rank_list(&s.ranks)),
             )),
@@ -374,25 +325,23 @@ impl Evaluator<'_> {
     }
 }
 
+/// Runs a builtin call; `recv` is a method's receiver.
 pub fn call_builtin(
     ev: &mut Evaluator<'_>,
     span: Span,
-    sig: &Signature,
+    call: Call,
     recv: Option<Value>,
-    values: Vec<(Value, Span)>,
 ) -> Res<Value> {
-    let args = Args { values, call: span };
-    use Builtin as B;
-    match sig.builtin {
-        B::Len => {
-            let n = match args.v(0) {
+    match call {
+        Call::Len(a) => {
+            let n = match &a.value.value {
                 Value::List(v) | Value::Tuple(v) => v.len() as i64,
                 Value::Map(m) => m.entries.len() as i64,
                 Value::Range(a, b) => b.saturating_sub(*a).max(0),
                 Value::Str(s) => s.len() as i64,
                 other => {
                     return Err(ev.error(
-                        args.span(0),
+                        a.value.span,
                         format!("`{other}` has no length"),
                         "not a list, map, range or string",
                     ))
@@ -400,38 +349,28 @@ pub fn call_builtin(
             };
             Ok(Value::Int(n))
         }
-        B::Min => Ok(Value::Int(args.v(0).as_int().min(args.v(1).as_int()))),
-        B::Max => Ok(Value::Int(args.v(0).as_int().max(args.v(1).as_int()))),
-        B::Str => Ok(Value::Str(Rc::from(args.v(0).to_string().as_str()))),
-        B::Assert if args.v(0).as_bool() => Ok(Value::Unit),
-        B::Assert => {
-            let message = match args.v(1) {
-                Value::Str(text) => text.to_string(),
-                other => other.to_string(),
-            };
-            Err(ev.error(args.call, message, "the program's assertion fails here"))
-        }
-        B::AllGather
-        | B::AllReduce
-        | B::ReduceScatter
-        | B::AllToAll
-        | B::SendRecv
-        | B::TestCollective => super::program::collective(ev, sig.builtin, &args),
-        B::TbGroup => {
-            let tbs = ev.tb_ids(&args, 0)?;
-            if tbs.is_empty() {
-                return Err(ev.error(
-                    args.span(0),
-                    "a thread block group needs at least one thread block",
-                    "empty list",
-                ));
-            }
-            Ok(Value::TbGroup(Rc::new(tbs)))
-        }
-        B::Rank => Ok(Value::Rank(ev.rank_arg(&args, 0, "rank")?)),
-        B::Scratch => {
-            let rank = ev.rank_arg(&args, 0, "rank")?;
-            let size = ev.int_arg(&args, 1, "scratch size", 1 << 24)?;
+        Call::Min(a) => Ok(Value::Int(a.a.value.min(a.b.value))),
+        Call::Max(a) => Ok(Value::Int(a.a.value.max(a.b.value))),
+        Call::Str(a) => Ok(Value::Str(Rc::from(a.value.value.to_string().as_str()))),
+        Call::Assert(a) if a.condition.value => Ok(Value::Unit),
+        Call::Assert(a) => Err(ev.error(
+            span,
+            a.message.value.to_string(),
+            "the program's assertion fails here",
+        )),
+        Call::AllGather(a) => super::program::collective(ev, Builtin::AllGather, &a),
+        Call::AllReduce(a) => super::program::collective(ev, Builtin::AllReduce, &a),
+        Call::ReduceScatter(a) => super::program::collective(ev, Builtin::ReduceScatter, &a),
+        Call::AllToAll(a) => super::program::collective(ev, Builtin::AllToAll, &a),
+        Call::SendRecv(a) => super::program::collective(ev, Builtin::SendRecv, &a),
+        Call::TestCollective(a) => super::program::test_collective(ev, &a),
+        Call::TbGroup(a) => Ok(Value::TbGroup(Rc::new(
+            ev.tb_ids(&a.tb_list, "a thread block group")?,
+        ))),
+        Call::Rank(a) => Ok(Value::Rank(ev.rank_in(span, &a.rank, "rank")?)),
+        Call::Scratch(a) => {
+            let rank = ev.rank_in(span, &a.rank, "rank")?;
+            let size = ev.int_in(&a.size, "scratch size", 1 << 24)?;
             let Some(offset) = ev.rec().allocate_scratch(rank, size) else {
                 return Err(ev.error(
                     span,
@@ -446,64 +385,52 @@ pub fn call_builtin(
                 size,
             }))
         }
-        B::MemoryChannel | B::PortChannel => {
-            let dst = ev.rank_arg(&args, 0, "destination rank")?;
-            let src = ev.rank_arg(&args, 1, "source rank")?;
-            if sig.builtin == B::MemoryChannel {
-                Ok(Value::MemoryChannel(ev.rec().new_channel(
-                    ChannelKind::Memory,
-                    dst,
-                    src,
-                    span,
-                )))
-            } else {
-                Ok(Value::PortChannel(ev.rec().new_channel(
-                    ChannelKind::Port,
-                    dst,
-                    src,
-                    span,
-                )))
-            }
+        Call::MemoryChannel(a) => {
+            let (dst, src) = channel_ends(ev, span, &a)?;
+            let c = ev.rec().new_channel(ChannelKind::Memory, dst, src, span);
+            Ok(Value::MemoryChannel(c))
         }
-        B::SwitchChannel => {
+        Call::PortChannel(a) => {
+            let (dst, src) = channel_ends(ev, span, &a)?;
+            let c = ev.rec().new_channel(ChannelKind::Port, dst, src, span);
+            Ok(Value::PortChannel(c))
+        }
+        Call::SwitchChannel(a) => {
             let n = ev.recorder_mut(span)?.num_ranks();
-            let mut ranks = Vec::new();
+            let mut ranks = Vec::with_capacity(a.rank_list.value.len());
             let mut seen = std::collections::HashSet::new();
-            if let Value::List(items) = args.v(0) {
-                for v in items.iter() {
-                    let r = v.as_int();
-                    if r < 0 || r >= n as i64 {
-                        return Err(ev.error(
-                            args.span(0),
-                            format!("rank {r} out of range"),
-                            format!("the program has {n} ranks"),
-                        ));
-                    }
-                    if !seen.insert(r) {
-                        return Err(ev.error(
-                            args.span(0),
-                            format!("rank {r} listed twice"),
-                            "each rank joins a switch channel once",
-                        ));
-                    }
-                    ranks.push(r as u32);
+            for &r in &a.rank_list.value {
+                if r < 0 || r >= n as i64 {
+                    return Err(ev.error(
+                        a.rank_list.span,
+                        format!("rank {r} out of range"),
+                        format!("the program has {n} ranks"),
+                    ));
                 }
+                if !seen.insert(r) {
+                    return Err(ev.error(
+                        a.rank_list.span,
+                        format!("rank {r} listed twice"),
+                        "each rank joins a switch channel once",
+                    ));
+                }
+                ranks.push(r as u32);
             }
-            let Value::BufferType(kind) = args.v(1) else {
-                return Ok(Value::Unit);
-            };
-            Ok(Value::SwitchChannel(Rc::new(
-                ev.rec().new_switch_channel(ranks, *kind),
-            )))
+            let channel = ev.rec().new_switch_channel(ranks, a.buffer_type.value);
+            Ok(Value::SwitchChannel(Rc::new(channel)))
         }
-        B::Semaphore => {
-            let rank = ev.rank_arg(&args, 0, "rank")?;
-            let init = args.v(1).as_int();
-            Ok(Value::Semaphore {
-                rank,
-                id: ev.rec().new_semaphore(rank, init),
-            })
+        Call::Semaphore(a) => {
+            let rank = ev.rank_in(span, &a.rank, "rank")?;
+            let id = ev.rec().new_semaphore(rank, a.initial_value.value);
+            Ok(Value::Semaphore { rank, id })
         }
-        _ => super::ops::method(ev, sig.builtin, recv.unwrap_or(Value::Unit), &args),
+        method => super::ops::method(ev, span, method, recv.unwrap_or(Value::Unit)),
     }
+}
+
+/// A channel's destination and source ranks.
+fn channel_ends(ev: &mut Evaluator<'_>, span: Span, a: &args::Channel) -> Res<(u32, u32)> {
+    let dst = ev.rank_in(span, &a.dst_rank, "destination rank")?;
+    let src = ev.rank_in(span, &a.src_rank, "source rank")?;
+    Ok((dst, src))
 }

@@ -9,6 +9,7 @@
 use super::value::Value;
 use crate::diag::{Diagnostic, Span};
 use crate::syntax::ast::{BinOp, Ident, UnOp};
+pub use crate::vocab::Field;
 use crate::vocab::{Receiver, Signature};
 use std::rc::Rc;
 
@@ -161,36 +162,5 @@ pub enum BuiltinArg {
 pub struct MethodCandidate {
     pub receiver: Receiver,
     pub sig: Rc<Signature>,
-    pub args: Result<Vec<BuiltinArg>, Box<Diagnostic>>,
-}
-
-/// A field of a builtin value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Field {
-    Input,
-    Output,
-    Id,
-    Size,
-    Rank,
-    Index,
-    SrcRank,
-    DstRank,
-    TbList,
-}
-
-impl Field {
-    pub fn of(name: &str) -> Option<Field> {
-        Some(match name {
-            "input" => Field::Input,
-            "output" => Field::Output,
-            "id" => Field::Id,
-            "size" => Field::Size,
-            "rank" => Field::Rank,
-            "index" => Field::Index,
-            "src_rank" => Field::SrcRank,
-            "dst_rank" => Field::DstRank,
-            "tb_list" => Field::TbList,
-            _ => return None,
-        })
-    }
+    pub args: Result<Vec<BuiltinArg>, Diagnostic>,
 }

@@ -333,7 +333,7 @@ impl Lowerer {
                 for sig in sigs {
                     candidates.push(MethodCandidate {
                         receiver: sig.receiver,
-                        args: self.builtin_args(span, &sig, args).map_err(Box::new),
+                        args: self.builtin_args(span, &sig, args),
                         sig,
                     });
                 }

@@ -7,6 +7,7 @@
 //! builtins by reference with their arguments already matched, and keeps
 //! runtime checks only for what depends on values (bounds, sizes, ranks).
 
+mod args;
 mod calls;
 pub use calls::constant;
 mod code;
@@ -22,6 +23,8 @@ pub mod value;
 use crate::diag::{Diagnostic, Span};
 use crate::ir::Plan;
 use crate::syntax::ast::{self, BinOp, UnOp};
+use crate::vocab::Builtin;
+use args::Call;
 use code::*;
 use record::Recorder;
 use std::collections::HashMap;
@@ -475,8 +478,8 @@ impl<'c> Evaluator<'c> {
             }
             ExprKind::Call(f, args) => self.call_user(e.span, *f, args),
             ExprKind::Builtin(sig, args) => {
-                let values = self.builtin_args(e.span, args)?;
-                calls::call_builtin(self, e.span, sig, None, values)
+                let call = self.bind(e.span, sig.builtin, args)?;
+                calls::call_builtin(self, e.span, call, None)
             }
             ExprKind::Method(target, method, candidates) => {
                 let recv = self.expr(target)?;
@@ -488,9 +491,9 @@ impl<'c> Evaluator<'c> {
                         "no such method",
                     ));
                 };
-                let args = candidate.args.as_ref().map_err(|d| (**d).clone())?;
-                let values = self.builtin_args(e.span, args)?;
-                let value = calls::call_builtin(self, e.span, &candidate.sig, Some(recv), values)?;
+                let args = candidate.args.as_ref().map_err(|d| d.clone())?;
+                let call = self.bind(e.span, candidate.sig.builtin, args)?;
+                let value = calls::call_builtin(self, e.span, call, Some(recv))?;
                 self.within_op_budget(e.span)?;
                 Ok(value)
             }
@@ -624,15 +627,19 @@ impl<'c> Evaluator<'c> {
 
     /// The values of a builtin call's arguments, in parameter order, each
     /// with its span (a default's is the call's).
-    fn builtin_args(&mut self, span: Span, args: &'c [BuiltinArg]) -> Res<Vec<(Value, Span)>> {
-        let mut out = Vec::with_capacity(args.len());
-        for arg in args {
-            out.push(match arg {
-                BuiltinArg::Given(e) => (self.expr(e)?, e.span),
-                BuiltinArg::Default(v) => (v.clone(), span),
-            });
-        }
-        Ok(out)
+    /// Evaluates a call of `builtin`'s arguments (`span` is the call's:
+    /// where a default comes from) into its typed record.
+    fn bind(&mut self, span: Span, builtin: Builtin, args: &'c [BuiltinArg]) -> Res<Call> {
+        let mut args = args.iter();
+        Call::bind(builtin, || match args.next() {
+            Some(BuiltinArg::Given(e)) => Ok((self.expr(e)?, e.span)),
+            Some(BuiltinArg::Default(v)) => Ok((v.clone(), span)),
+            None => Err(Diagnostic::error(
+                span,
+                "internal error: a builtin call has fewer arguments than its signature",
+                "here",
+            )),
+        })
     }
 
     fn call_user(&mut self, span: Span, id: u32, args: &'c [UserArg]) -> Res<Value> {

@@ -2,10 +2,11 @@
 //! packets, barriers), on memory and port channels (signals, waits, puts,
 //! gets, remote reductions), on switch channels and on semaphores.
 
-use super::calls::{sync_of, Args};
+use super::args::{Arg, Call};
+use super::calls::Blocks;
 use super::value::*;
 use super::{Evaluator, Res};
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Span};
 use crate::ir::*;
 use crate::vocab::Builtin;
 
@@ -13,33 +14,41 @@ fn local(c: Chunk) -> BufRef {
     BufRef::local(c.kind, c.index, c.size)
 }
 
+/// A chunk of a peer's buffer, through remote buffer `id`.
+fn remote(id: u32, c: Chunk) -> BufRef {
+    BufRef {
+        target: RefTarget::Remote { id, kind: c.kind },
+        index: c.index,
+        size: c.size,
+        rank: None,
+    }
+}
+
 /// The methods of ranks, channels and semaphores: each records ops.
-pub(super) fn method(
-    ev: &mut Evaluator<'_>,
-    which: Builtin,
-    recv: Value,
-    args: &Args,
-) -> Res<Value> {
+pub(super) fn method(ev: &mut Evaluator<'_>, span: Span, call: Call, recv: Value) -> Res<Value> {
     use Builtin as B;
-    let span = args.call;
-    match (which, &recv) {
-        (B::RankCopy | B::RankCopyPackets | B::RankUnpackPackets, Value::Rank(r)) => {
-            let (dst, src) = (args.chunk(0), args.chunk(1));
-            ev.expect_rank(args, 0, dst, *r, "the destination chunk")?;
-            ev.expect_rank(args, 1, src, *r, "the source chunk")?;
-            ev.expect_same_size(args, 1, dst, src)?;
+    let which = call.builtin();
+    match (call, &recv) {
+        (
+            Call::RankCopy(a) | Call::RankCopyPackets(a) | Call::RankUnpackPackets(a),
+            Value::Rank(r),
+        ) => {
+            let (dst, src) = (a.dst_chunk.value, a.src_chunk.value);
+            ev.expect_rank(a.dst_chunk.span, dst, *r, "the destination chunk")?;
+            ev.expect_rank(a.src_chunk.span, src, *r, "the source chunk")?;
+            ev.expect_same_size(a.src_chunk.span, dst, src)?;
             let name = match which {
                 B::RankCopy => OpName::Copy,
                 B::RankCopyPackets => {
-                    ev.expect_scratch(args, 0, dst, "the destination of copy_packets")?;
+                    ev.expect_scratch(a.dst_chunk.span, dst, "the destination of copy_packets")?;
                     OpName::CopyPackets
                 }
                 _ => {
-                    ev.expect_scratch(args, 1, src, "the source of unpack_packets")?;
+                    ev.expect_scratch(a.src_chunk.span, src, "the source of unpack_packets")?;
                     OpName::UnpackPackets
                 }
             };
-            for (tb, tbg) in ev.tb_list(args, 2)? {
+            for (tb, tbg) in ev.blocks(span, Blocks::OneOrGroup(&a.tb, &a.tb_group))? {
                 let mut op = Op::new(name, span);
                 op.src = smallvec::smallvec![local(src)];
                 op.dst = smallvec::smallvec![local(dst)];
@@ -48,60 +57,48 @@ pub(super) fn method(
             }
             Ok(Value::Unit)
         }
-        (B::RankReduce, Value::Rank(r)) => {
-            let src = args.chunk(0);
-            let others = args.chunks(1);
-            let dst = args.chunk_or(4, src);
-            let packet = args.v(6).as_bool();
-            ev.expect_rank(args, 0, src, *r, "the source chunk")?;
-            ev.expect_rank(args, 4, dst, *r, "the destination chunk")?;
-            ev.expect_same_size(args, 4, src, dst)?;
-            if others.is_empty() {
+        (Call::RankReduce(a), Value::Rank(r)) => {
+            let src = a.src_chunk.value;
+            let others = &a.other_chunks;
+            let dst = a.dst_chunk.value.unwrap_or(src);
+            let packet = a.packet.value;
+            ev.expect_rank(a.src_chunk.span, src, *r, "the source chunk")?;
+            ev.expect_rank(a.dst_chunk.span, dst, *r, "the destination chunk")?;
+            ev.expect_same_size(a.dst_chunk.span, src, dst)?;
+            if others.value.is_empty() {
                 return Err(ev.error(
-                    args.span(1),
+                    others.span,
                     "a reduce needs at least one other chunk",
                     "this list is empty",
                 ));
             }
-            for o in &others {
-                ev.expect_rank(args, 1, *o, *r, "every other chunk")?;
-                ev.expect_same_size(args, 1, src, *o)?;
+            for &o in &others.value {
+                ev.expect_rank(others.span, o, *r, "every other chunk")?;
+                ev.expect_same_size(others.span, src, o)?;
                 if packet {
-                    ev.expect_scratch(args, 1, *o, "the packet chunks of a packet reduce")?;
+                    ev.expect_scratch(others.span, o, "the packet chunks of a packet reduce")?;
                 }
             }
-            let Value::ReduceOp(reduce_op) = args.v(5) else {
-                return Ok(Value::Unit);
+            let name = if packet {
+                OpName::ReducePackets
+            } else {
+                OpName::Reduce
             };
-            for (tb, tbg) in ev.tb_list(args, 2)? {
-                let mut op = Op::new(
-                    if packet {
-                        OpName::ReducePackets
-                    } else {
-                        OpName::Reduce
-                    },
-                    span,
-                );
+            for (tb, tbg) in ev.blocks(span, Blocks::OneOrGroup(&a.tb, &a.tb_group))? {
+                let mut op = Op::new(name, span);
                 op.src = std::iter::once(src)
-                    .chain(others.iter().copied())
+                    .chain(others.value.iter().copied())
                     .map(local)
                     .collect();
                 op.dst = smallvec::smallvec![local(dst)];
                 op.tbg = tbg;
-                op.reduce_op = Some(*reduce_op);
+                op.reduce_op = Some(a.reduce_op.value);
                 ev.rec().add_op(*r, tb, op);
             }
             Ok(Value::Unit)
         }
-        (B::RankBarrier, Value::Rank(r)) => {
-            let tbs = ev.tb_ids(args, 0)?;
-            if tbs.is_empty() {
-                return Err(ev.error(
-                    args.span(0),
-                    "a barrier needs at least one thread block",
-                    "empty list",
-                ));
-            }
+        (Call::RankBarrier(a), Value::Rank(r)) => {
+            let tbs = ev.tb_ids(&a.tb_list, "a barrier")?;
             if tbs.len() == 1 {
                 // One block: a barrier is just a block-wide sync.
                 ev.rec().add_op(*r, tbs[0], Op::nop(span));
@@ -115,66 +112,60 @@ pub(super) fn method(
             }
             Ok(Value::Unit)
         }
-        (
-            B::MemSignal | B::MemWait | B::PortSignal | B::PortWait | B::PortFlush,
-            Value::MemoryChannel(c) | Value::PortChannel(c),
-        ) => {
-            let kind = channel_kind(&recv);
-            let tb = ev.tb_arg(args, 0)?;
-            let relaxed = kind == ChannelKind::Memory && args.v(2).as_bool();
-            let name = match (which, relaxed) {
-                (B::MemSignal | B::PortSignal, false) => OpName::Signal,
+        (Call::MemSignal(a) | Call::MemWait(a), Value::MemoryChannel(c)) => {
+            let name = match (which, a.relaxed.value) {
+                (B::MemSignal, false) => OpName::Signal,
                 (B::MemSignal, true) => OpName::RelaxedSignal,
-                (B::MemWait | B::PortWait, false) => OpName::Wait,
-                (B::MemWait, true) => OpName::RelaxedWait,
-                _ => OpName::Flush,
+                (_, false) => OpName::Wait,
+                (_, true) => OpName::RelaxedWait,
             };
-            let cid = ev.rec().setup_channel(c.src, tb, kind, c.id);
-            let mut op = Op::new(name, span);
-            op.channel = Some(kind);
-            op.channel_ids = smallvec::smallvec![cid];
-            op.data_sync = sync_of(args.v(1));
-            ev.rec().add_op(c.src, tb, op);
+            let tb = ev.tb_in(&a.tb)?;
+            channel_sync(
+                ev,
+                span,
+                name,
+                ChannelKind::Memory,
+                *c,
+                tb,
+                a.data_sync.value,
+            );
             Ok(Value::Unit)
         }
-        (B::MemGet, Value::MemoryChannel(c)) => {
-            let (dst, src) = (args.chunk(0), args.chunk(1));
+        (Call::PortSignal(a) | Call::PortWait(a) | Call::PortFlush(a), Value::PortChannel(c)) => {
+            let name = match which {
+                B::PortSignal => OpName::Signal,
+                B::PortWait => OpName::Wait,
+                _ => OpName::Flush,
+            };
+            let tb = ev.tb_in(&a.tb)?;
+            channel_sync(ev, span, name, ChannelKind::Port, *c, tb, a.data_sync.value);
+            Ok(Value::Unit)
+        }
+        (Call::MemGet(a), Value::MemoryChannel(c)) => {
+            let (dst, src) = (a.dst_chunk.value, a.src_chunk.value);
             ev.expect_rank(
-                args,
-                0,
+                a.dst_chunk.span,
                 dst,
                 c.src,
                 "the destination of a get (on the channel's source rank)",
             )?;
             ev.expect_rank(
-                args,
-                1,
+                a.src_chunk.span,
                 src,
                 c.dst,
                 "the source of a get (on the channel's peer)",
             )?;
-            ev.expect_same_size(args, 1, dst, src)?;
-            for (tb, tbg) in ev.tb_list(args, 2)? {
-                let rb = ev.rec().setup_remote_buffer(
-                    c.src,
-                    tb,
-                    src.rank,
-                    src.kind,
-                    ChannelKind::Memory,
-                );
-                let cid = ev.rec().setup_channel(c.src, tb, ChannelKind::Memory, c.id);
+            ev.expect_same_size(a.src_chunk.span, dst, src)?;
+            for (tb, tbg) in ev.blocks(span, Blocks::OneOrGroup(&a.tb, &a.tb_group))? {
+                let kind = ChannelKind::Memory;
+                let rb = ev
+                    .rec()
+                    .setup_remote_buffer(c.src, tb, src.rank, src.kind, kind);
+                let cid = ev.rec().setup_channel(c.src, tb, kind, c.id);
                 let mut op = Op::new(OpName::Get, span);
-                op.channel = Some(ChannelKind::Memory);
+                op.channel = Some(kind);
                 op.channel_ids = smallvec::smallvec![cid];
-                op.src = smallvec::smallvec![BufRef {
-                    target: RefTarget::Remote {
-                        id: rb,
-                        kind: src.kind,
-                    },
-                    index: src.index,
-                    size: src.size,
-                    rank: None,
-                }];
+                op.src = smallvec::smallvec![remote(rb, src)];
                 op.dst = smallvec::smallvec![local(dst)];
                 op.tbg = tbg;
                 ev.rec().add_op(c.src, tb, op);
@@ -182,170 +173,142 @@ pub(super) fn method(
             Ok(Value::Unit)
         }
         (
-            B::MemPut
-            | B::MemPutPackets
-            | B::MemReadPutPackets
-            | B::PortPut
-            | B::PortPutWithSignal
-            | B::PortPutWithSignalAndFlush
-            | B::PortPutPackets
-            | B::PortReadPutPackets,
-            Value::MemoryChannel(c) | Value::PortChannel(c),
+            Call::MemPut(a) | Call::MemPutPackets(a) | Call::MemReadPutPackets(a),
+            Value::MemoryChannel(c),
         ) => {
-            let kind = channel_kind(&recv);
-            let (dst, src) = (args.chunk(0), args.chunk(1));
-            ev.expect_rank(
-                args,
-                1,
-                src,
-                c.src,
-                "the source chunk (on the channel's source rank)",
-            )?;
-            ev.expect_rank(
-                args,
-                0,
-                dst,
-                c.dst,
-                "the destination chunk (on the channel's peer)",
-            )?;
             let name = match which {
-                B::MemPut | B::PortPut => OpName::Put,
-                B::PortPutWithSignal => OpName::PutWithSignal,
-                B::PortPutWithSignalAndFlush => OpName::PutWithSignalAndFlush,
-                B::MemPutPackets | B::PortPutPackets => OpName::PutPackets,
+                B::MemPut => OpName::Put,
+                B::MemPutPackets => OpName::PutPackets,
                 _ => OpName::ReadPutPackets,
             };
-            if name == OpName::ReadPutPackets {
-                ev.expect_scratch(args, 1, src, "the source of read_put_packets")?;
-            }
-            if matches!(name, OpName::PutPackets | OpName::ReadPutPackets) {
-                ev.expect_scratch(args, 0, dst, "the destination of a packet put")?;
-            }
-            ev.expect_same_size(args, 1, dst, src)?;
-            // Memory transfers and the port `read_put_packets` may name a
-            // thread block group (the vocabulary says which).
-            let tbs = if kind == ChannelKind::Memory || which == B::PortReadPutPackets {
-                ev.tb_list(args, 2)?
-            } else {
-                vec![(ev.tb_arg(args, 2)?, None)]
+            let put = Put {
+                name,
+                kind: ChannelKind::Memory,
+                channel: *c,
             };
-            for (tb, tbg) in tbs {
-                let rb = ev
-                    .rec()
-                    .setup_remote_buffer(c.src, tb, dst.rank, dst.kind, kind);
-                let cid = ev.rec().setup_channel(c.src, tb, kind, c.id);
-                let mut op = Op::new(name, span);
-                op.channel = Some(kind);
-                op.channel_ids = smallvec::smallvec![cid];
-                op.src = smallvec::smallvec![local(src)];
-                op.dst = smallvec::smallvec![BufRef {
-                    target: RefTarget::Remote {
-                        id: rb,
-                        kind: dst.kind,
-                    },
-                    index: dst.index,
-                    size: dst.size,
-                    rank: None,
-                }];
-                op.tbg = tbg;
-                ev.rec().add_op(c.src, tb, op);
-            }
-            Ok(Value::Unit)
+            put.record(
+                ev,
+                span,
+                &a.dst_chunk,
+                &a.src_chunk,
+                Blocks::OneOrGroup(&a.tb, &a.tb_group),
+            )
         }
-        (B::MemReduce, Value::MemoryChannel(c)) => {
-            let src = args.chunk(0);
-            let remotes = args.chunks(1);
-            let dst = args.chunk_or(4, src);
+        (Call::PortReadPutPackets(a), Value::PortChannel(c)) => {
+            let put = Put {
+                name: OpName::ReadPutPackets,
+                kind: ChannelKind::Port,
+                channel: *c,
+            };
+            put.record(
+                ev,
+                span,
+                &a.dst_chunk,
+                &a.src_chunk,
+                Blocks::OneOrGroup(&a.tb, &a.tb_group),
+            )
+        }
+        (
+            Call::PortPut(a)
+            | Call::PortPutWithSignal(a)
+            | Call::PortPutWithSignalAndFlush(a)
+            | Call::PortPutPackets(a),
+            Value::PortChannel(c),
+        ) => {
+            let name = match which {
+                B::PortPut => OpName::Put,
+                B::PortPutWithSignal => OpName::PutWithSignal,
+                B::PortPutWithSignalAndFlush => OpName::PutWithSignalAndFlush,
+                _ => OpName::PutPackets,
+            };
+            let put = Put {
+                name,
+                kind: ChannelKind::Port,
+                channel: *c,
+            };
+            put.record(ev, span, &a.dst_chunk, &a.src_chunk, Blocks::One(&a.tb))
+        }
+        (Call::MemReduce(a), Value::MemoryChannel(c)) => {
+            let src = a.local_src_chunk.value;
+            let remotes = &a.remote_src_chunks;
+            let dst = a.local_dst_chunk.value.unwrap_or(src);
             ev.expect_rank(
-                args,
-                0,
+                a.local_src_chunk.span,
                 src,
                 c.src,
                 "the local source chunk (on the channel's source rank)",
             )?;
             ev.expect_rank(
-                args,
-                4,
+                a.local_dst_chunk.span,
                 dst,
                 c.src,
                 "the local destination chunk (on the channel's source rank)",
             )?;
-            ev.expect_same_size(args, 4, src, dst)?;
-            for r in &remotes {
+            ev.expect_same_size(a.local_dst_chunk.span, src, dst)?;
+            for &r in &remotes.value {
                 ev.expect_rank(
-                    args,
-                    1,
-                    *r,
+                    remotes.span,
+                    r,
                     c.dst,
                     "every remote chunk (on the channel's peer)",
                 )?;
-                ev.expect_same_size(args, 1, src, *r)?;
+                ev.expect_same_size(remotes.span, src, r)?;
             }
-            let Value::ReduceOp(reduce_op) = args.v(5) else {
-                return Ok(Value::Unit);
-            };
-            for (tb, tbg) in ev.tb_list(args, 2)? {
+            for (tb, tbg) in ev.blocks(span, Blocks::OneOrGroup(&a.tb, &a.tb_group))? {
+                let kind = ChannelKind::Memory;
                 let mut srcs = vec![local(src)];
-                for r in &remotes {
-                    let rb = ev.rec().setup_remote_buffer(
-                        c.src,
-                        tb,
-                        r.rank,
-                        r.kind,
-                        ChannelKind::Memory,
-                    );
-                    srcs.push(BufRef {
-                        target: RefTarget::Remote {
-                            id: rb,
-                            kind: r.kind,
-                        },
-                        index: r.index,
-                        size: r.size,
-                        rank: None,
-                    });
+                for &r in &remotes.value {
+                    let rb = ev
+                        .rec()
+                        .setup_remote_buffer(c.src, tb, r.rank, r.kind, kind);
+                    srcs.push(remote(rb, r));
                 }
-                let cid = ev.rec().setup_channel(c.src, tb, ChannelKind::Memory, c.id);
+                let cid = ev.rec().setup_channel(c.src, tb, kind, c.id);
                 let mut op = Op::new(OpName::ReadReduce, span);
-                op.channel = Some(ChannelKind::Memory);
+                op.channel = Some(kind);
                 op.channel_ids = smallvec::smallvec![cid];
                 op.src = srcs.into();
                 op.dst = smallvec::smallvec![local(dst)];
                 op.tbg = tbg;
-                op.reduce_op = Some(*reduce_op);
+                op.reduce_op = Some(a.reduce_op.value);
                 ev.rec().add_op(c.src, tb, op);
             }
             Ok(Value::Unit)
         }
-        (B::SwitchAtRank, Value::SwitchChannel(s)) => {
-            let r = ev.switch_member(args, s)?;
+        (Call::SwitchAtRank(a), Value::SwitchChannel(s)) => {
+            let r = ev.switch_member(&a.rank, s)?;
             Ok(Value::SwitchView(s.clone(), r))
         }
-        (
-            B::SwitchReduce | B::SwitchBroadcast | B::SwitchBroadcastPackets,
-            Value::SwitchChannel(s),
-        ) => {
-            let r = ev.switch_member(args, s)?;
-            let rest = Args {
-                values: args.values[1..].to_vec(),
-                call: args.call,
+        (Call::SwitchReduce(a), Value::SwitchChannel(s)) => {
+            let rank = ev.switch_member(&a.rank, s)?;
+            let op = SwitchOp::Reduce(&a.dst_chunk, a.reduce_op.value);
+            op.record(ev, span, s, rank, &a.buffer_offset, &a.size, &a.tb)
+        }
+        (Call::ViewReduce(a), Value::SwitchView(s, rank)) => {
+            let op = SwitchOp::Reduce(&a.dst_chunk, a.reduce_op.value);
+            op.record(ev, span, s, *rank, &a.buffer_offset, &a.size, &a.tb)
+        }
+        (Call::SwitchBroadcast(a) | Call::SwitchBroadcastPackets(a), Value::SwitchChannel(s)) => {
+            let rank = ev.switch_member(&a.rank, s)?;
+            let packets = which == B::SwitchBroadcastPackets;
+            let op = SwitchOp::Broadcast(&a.src_chunk, packets);
+            op.record(ev, span, s, rank, &a.buffer_offset, &a.size, &a.tb)
+        }
+        (Call::ViewBroadcast(a) | Call::ViewBroadcastPackets(a), Value::SwitchView(s, rank)) => {
+            let packets = which == B::ViewBroadcastPackets;
+            let op = SwitchOp::Broadcast(&a.src_chunk, packets);
+            op.record(ev, span, s, *rank, &a.buffer_offset, &a.size, &a.tb)
+        }
+        (Call::SemAcquire(a) | Call::SemRelease(a), Value::Semaphore { rank, id }) => {
+            let tb = ev.tb_in(&a.tb)?;
+            let name = if which == B::SemAcquire {
+                OpName::SemAcquire
+            } else {
+                OpName::SemRelease
             };
-            switch_op(ev, which, s, r, &rest)
-        }
-        (B::ViewReduce | B::ViewBroadcast | B::ViewBroadcastPackets, Value::SwitchView(s, r)) => {
-            switch_op(ev, which, s, *r, args)
-        }
-        (B::SemAcquire | B::SemRelease, Value::Semaphore { rank, id }) => {
-            let tb = ev.tb_arg(args, 0)?;
-            let mut op = Op::new(
-                if which == B::SemAcquire {
-                    OpName::SemAcquire
-                } else {
-                    OpName::SemRelease
-                },
-                span,
-            );
+            let mut op = Op::new(name, span);
             op.extra_mut().semaphore_ids = vec![*id];
-            op.data_sync = sync_of(args.v(1));
+            op.data_sync = a.data_sync.value;
             ev.rec().add_op(*rank, tb, op);
             Ok(Value::Unit)
         }
@@ -357,107 +320,190 @@ pub(super) fn method(
     }
 }
 
-/// Switch-channel reduce and broadcast, run by `rank`; `args` start at `buffer_offset` or `src_chunk`.
-fn switch_op(
+/// A signal, wait or flush on channel `c` of `kind`, run by thread block `tb`.
+fn channel_sync(
     ev: &mut Evaluator<'_>,
-    which: Builtin,
-    s: &SwitchVal,
-    rank: u32,
-    args: &Args,
-) -> Res<Value> {
-    use Builtin as B;
-    let reduce = matches!(which, B::SwitchReduce | B::ViewReduce);
-    // reduce(buffer_offset, size, dst_chunk, tb, reduce_op) / broadcast(src_chunk, buffer_offset, size, tb)
-    let (chunk_i, offset_i, size_i, tb_i) = if reduce { (2, 0, 1, 3) } else { (0, 1, 2, 3) };
-    let chunk = args.chunk(chunk_i);
-    let offset = ev.int_arg(args, offset_i, "buffer offset", u32::MAX)?;
-    let size = ev.int_arg(args, size_i, "size", u32::MAX)?;
-    let tb = ev.tb_arg(args, tb_i)?;
-    if s.id_on(chunk.rank).is_none() {
-        return Err(ev.error(
-            args.span(chunk_i),
-            format!(
-                "the chunk is on rank {}, outside the switch channel's ranks {}",
-                chunk.rank,
-                rank_list(&s.ranks)
-            ),
-            "wrong rank",
-        ));
+    span: Span,
+    name: OpName,
+    kind: ChannelKind,
+    c: ChannelVal,
+    tb: u32,
+    data_sync: DataSync,
+) {
+    let cid = ev.rec().setup_channel(c.src, tb, kind, c.id);
+    let mut op = Op::new(name, span);
+    op.channel = Some(kind);
+    op.channel_ids = smallvec::smallvec![cid];
+    op.data_sync = data_sync;
+    ev.rec().add_op(c.src, tb, op);
+}
+
+/// A put of some kind over a memory or port channel.
+struct Put {
+    name: OpName,
+    kind: ChannelKind,
+    channel: ChannelVal,
+}
+
+impl Put {
+    fn record(
+        &self,
+        ev: &mut Evaluator<'_>,
+        span: Span,
+        dst: &Arg<Chunk>,
+        src: &Arg<Chunk>,
+        blocks: Blocks<'_>,
+    ) -> Res<Value> {
+        let c = self.channel;
+        ev.expect_rank(
+            src.span,
+            src.value,
+            c.src,
+            "the source chunk (on the channel's source rank)",
+        )?;
+        ev.expect_rank(
+            dst.span,
+            dst.value,
+            c.dst,
+            "the destination chunk (on the channel's peer)",
+        )?;
+        if self.name == OpName::ReadPutPackets {
+            ev.expect_scratch(src.span, src.value, "the source of read_put_packets")?;
+        }
+        if matches!(self.name, OpName::PutPackets | OpName::ReadPutPackets) {
+            ev.expect_scratch(dst.span, dst.value, "the destination of a packet put")?;
+        }
+        ev.expect_same_size(src.span, dst.value, src.value)?;
+        let (dst, src) = (dst.value, src.value);
+        for (tb, tbg) in ev.blocks(span, blocks)? {
+            let rb = ev
+                .rec()
+                .setup_remote_buffer(c.src, tb, dst.rank, dst.kind, self.kind);
+            let cid = ev.rec().setup_channel(c.src, tb, self.kind, c.id);
+            let mut op = Op::new(self.name, span);
+            op.channel = Some(self.kind);
+            op.channel_ids = smallvec::smallvec![cid];
+            op.src = smallvec::smallvec![local(src)];
+            op.dst = smallvec::smallvec![remote(rb, dst)];
+            op.tbg = tbg;
+            ev.rec().add_op(c.src, tb, op);
+        }
+        Ok(Value::Unit)
     }
-    if chunk.size != size {
-        return Err(ev.error(
-            args.span(chunk_i),
-            format!("the chunk has {} chunk(s) but size is {size}", chunk.size),
-            "size mismatch",
-        ));
-    }
-    let end = offset as u64 + size as u64;
-    for &r in if end <= s.checked_end.get() {
-        &[][..]
-    } else {
-        &s.ranks[..]
-    } {
-        let limit = ev.rec().buffer_chunks(r, s.buffer);
-        if end > limit as u64 {
+}
+
+/// A switch-channel op: a reduce of the members' buffers into a chunk, or
+/// a broadcast of a chunk (as packets or not) into the members' buffers.
+enum SwitchOp<'a> {
+    Reduce(&'a Arg<Chunk>, ReduceOp),
+    Broadcast(&'a Arg<Chunk>, bool),
+}
+
+impl SwitchOp<'_> {
+    /// Records the op, run by `rank` over window `[offset, offset + size)`
+    /// of the members' buffers.
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &self,
+        ev: &mut Evaluator<'_>,
+        span: Span,
+        s: &SwitchVal,
+        rank: u32,
+        offset: &Arg<i64>,
+        size: &Arg<i64>,
+        tb: &Arg<i64>,
+    ) -> Res<Value> {
+        let chunk = match self {
+            SwitchOp::Reduce(c, _) | SwitchOp::Broadcast(c, _) => *c,
+        };
+        let offset_span = offset.span;
+        let offset = ev.int_in(offset, "buffer offset", u32::MAX)?;
+        let size = ev.int_in(size, "size", u32::MAX)?;
+        let tb = ev.tb_in(tb)?;
+        let (chunk_span, chunk) = (chunk.span, chunk.value);
+        if s.id_on(chunk.rank).is_none() {
             return Err(ev.error(
-                args.span(offset_i),
+                chunk_span,
                 format!(
-                    "[{offset}..{end}] is past the end of rank {r}'s {} buffer",
-                    s.buffer.name()
+                    "the chunk is on rank {}, outside the switch channel's ranks {}",
+                    chunk.rank,
+                    rank_list(&s.ranks)
                 ),
-                format!("it has {limit} chunk(s)"),
+                "wrong rank",
             ));
         }
-    }
-    s.checked_end.set(s.checked_end.get().max(end));
-    if which == B::SwitchBroadcastPackets || which == B::ViewBroadcastPackets {
-        ev.expect_scratch(args, chunk_i, chunk, "the source of broadcast_packets")?;
-    }
-    let cid = ev
-        .rec()
-        .setup_channel(rank, tb, ChannelKind::Switch, s.id_on(rank).unwrap_or(0));
-    let mut op;
-    if reduce {
-        let Value::ReduceOp(reduce_op) = args.v(4) else {
-            return Ok(Value::Unit);
-        };
-        op = Op::new(OpName::GroupLoadReduce, args.call);
-        op.reduce_op = Some(*reduce_op);
-        op.extra_mut().group_reduce = Some(GroupReduce {
-            buffer: s.buffer,
-            buffer_offset: offset,
-            size,
-            dst_rank: chunk.rank,
-            dst_kind: chunk.kind,
-            dst_index: chunk.index,
-        });
+        if chunk.size != size {
+            return Err(ev.error(
+                chunk_span,
+                format!("the chunk has {} chunk(s) but size is {size}", chunk.size),
+                "size mismatch",
+            ));
+        }
+        let end = offset as u64 + size as u64;
+        for &r in if end <= s.checked_end.get() {
+            &[][..]
+        } else {
+            &s.ranks[..]
+        } {
+            let limit = ev.rec().buffer_chunks(r, s.buffer);
+            if end > limit as u64 {
+                return Err(ev.error(
+                    offset_span,
+                    format!(
+                        "[{offset}..{end}] is past the end of rank {r}'s {} buffer",
+                        s.buffer.name()
+                    ),
+                    format!("it has {limit} chunk(s)"),
+                ));
+            }
+        }
+        s.checked_end.set(s.checked_end.get().max(end));
+        if let SwitchOp::Broadcast(_, true) = self {
+            ev.expect_scratch(chunk_span, chunk, "the source of broadcast_packets")?;
+        }
+        let cid = ev
+            .rec()
+            .setup_channel(rank, tb, ChannelKind::Switch, s.id_on(rank).unwrap_or(0));
+        let mut op;
+        match self {
+            SwitchOp::Reduce(_, reduce_op) => {
+                op = Op::new(OpName::GroupLoadReduce, span);
+                op.reduce_op = Some(*reduce_op);
+                op.extra_mut().group_reduce = Some(GroupReduce {
+                    buffer: s.buffer,
+                    buffer_offset: offset,
+                    size,
+                    dst_rank: chunk.rank,
+                    dst_kind: chunk.kind,
+                    dst_index: chunk.index,
+                });
+            }
+            SwitchOp::Broadcast(_, packets) => {
+                let name = if *packets {
+                    OpName::GroupStorePackets
+                } else {
+                    OpName::GroupStore
+                };
+                op = Op::new(name, span);
+                op.src = smallvec::smallvec![BufRef {
+                    target: RefTarget::Local(chunk.kind),
+                    index: chunk.index,
+                    size: chunk.size,
+                    rank: Some(chunk.rank),
+                }];
+                op.dst = smallvec::smallvec![BufRef {
+                    target: RefTarget::Switch { id: cid },
+                    index: offset,
+                    size,
+                    rank: None,
+                }];
+            }
+        }
         op.channel_ids = smallvec::smallvec![cid];
-    } else {
-        op = Op::new(
-            if which == B::SwitchBroadcast || which == B::ViewBroadcast {
-                OpName::GroupStore
-            } else {
-                OpName::GroupStorePackets
-            },
-            args.call,
-        );
-        op.src = smallvec::smallvec![BufRef {
-            target: RefTarget::Local(chunk.kind),
-            index: chunk.index,
-            size: chunk.size,
-            rank: Some(chunk.rank),
-        }];
-        op.dst = smallvec::smallvec![BufRef {
-            target: RefTarget::Switch { id: cid },
-            index: offset,
-            size,
-            rank: None,
-        }];
-        op.channel_ids = smallvec::smallvec![cid];
+        op.channel = Some(ChannelKind::Switch);
+        ev.rec().add_op(rank, tb, op);
+        Ok(Value::Unit)
     }
-    op.channel = Some(ChannelKind::Switch);
-    ev.rec().add_op(rank, tb, op);
-    Ok(Value::Unit)
 }
 
 /// A rank list for a message, shortened when long.
@@ -467,13 +513,4 @@ pub(super) fn rank_list(ranks: &[u32]) -> String {
     }
     let head: Vec<String> = ranks[..8].iter().map(|r| r.to_string()).collect();
     format!("[{}, ... ({} ranks)]", head.join(", "), ranks.len())
-}
-
-/// Whether a channel value is a memory or a port channel.
-fn channel_kind(channel: &Value) -> ChannelKind {
-    if matches!(channel, Value::MemoryChannel(_)) {
-        ChannelKind::Memory
-    } else {
-        ChannelKind::Port
-    }
 }

@@ -1,6 +1,6 @@
 //! The program block and the collectives: what the plan starts from.
 
-use super::calls::Args;
+use super::args::{self, Arg};
 use super::value::*;
 use super::{Evaluator, Res};
 use crate::diag::Span;
@@ -96,35 +96,18 @@ pub fn build_plan(
     })
 }
 
-pub(super) fn collective(ev: &Evaluator<'_>, which: Builtin, args: &Args) -> Res<Value> {
-    let positive = |i: usize, what: &str| ev.count(args.span(i), what, args.v(i), MAX_RANKS);
-    let n = positive(0, "the number of ranks")?;
-    if which == Builtin::TestCollective {
-        let size = |i: usize, what: &str| -> Res<u32> {
-            let v = args.v(i).as_int();
-            if v < 0 || v > u32::MAX as i64 {
-                return Err(ev.error(
-                    args.span(i),
-                    format!("{what} must not be negative"),
-                    format!("this is {v}"),
-                ));
-            }
-            Ok(v as u32)
-        };
-        let (input, output) = (size(1, "input size")?, size(2, "output size")?);
-        return Ok(Value::Collective(CollectiveVal {
-            name: "test",
-            num_ranks: n,
-            chunk_factor: 1,
-            inplace: false,
-            input_chunks: input,
-            output_chunks: output,
-        }));
-    }
-    let c = positive(1, "chunk_factor")?;
+/// A collective of `which` kind.
+pub(super) fn collective(ev: &Evaluator<'_>, which: Builtin, a: &args::Collective) -> Res<Value> {
+    let n = ranks(ev, &a.num_ranks)?;
+    let c = ev.count(
+        a.chunk_factor.span,
+        "chunk_factor",
+        &Value::Int(a.chunk_factor.value),
+        MAX_RANKS,
+    )?;
     if n as u64 * c as u64 > 1 << 24 {
         return Err(ev.error(
-            args.span(1),
+            a.chunk_factor.span,
             "too many chunks",
             format!("{n} ranks x chunk_factor {c} exceeds 2^24 chunks"),
         ));
@@ -140,8 +123,44 @@ pub(super) fn collective(ev: &Evaluator<'_>, which: Builtin, args: &Args) -> Res
         name,
         num_ranks: n,
         chunk_factor: c,
-        inplace: args.v(2).as_bool(),
+        inplace: a.inplace.value,
         input_chunks: input,
         output_chunks: output,
     }))
+}
+
+/// `test_collective(..)`: any buffer sizes.
+pub(super) fn test_collective(ev: &Evaluator<'_>, a: &args::TestCollective) -> Res<Value> {
+    let n = ranks(ev, &a.num_ranks)?;
+    let size = |arg: &Arg<i64>, what: &str| -> Res<u32> {
+        let v = arg.value;
+        if v < 0 || v > u32::MAX as i64 {
+            return Err(ev.error(
+                arg.span,
+                format!("{what} must not be negative"),
+                format!("this is {v}"),
+            ));
+        }
+        Ok(v as u32)
+    };
+    let input = size(&a.input_size, "input size")?;
+    let output = size(&a.output_size, "output size")?;
+    Ok(Value::Collective(CollectiveVal {
+        name: "test",
+        num_ranks: n,
+        chunk_factor: 1,
+        inplace: false,
+        input_chunks: input,
+        output_chunks: output,
+    }))
+}
+
+/// A collective's number of ranks.
+fn ranks(ev: &Evaluator<'_>, arg: &Arg<i64>) -> Res<u32> {
+    ev.count(
+        arg.span,
+        "the number of ranks",
+        &Value::Int(arg.value),
+        MAX_RANKS,
+    )
 }

@@ -101,6 +101,20 @@ pub enum Value {
     NoneConst,
 }
 
+impl From<crate::vocab::Constant> for Value {
+    fn from(c: crate::vocab::Constant) -> Value {
+        use crate::vocab::Constant as C;
+        match c {
+            C::Protocol(p) => Value::Protocol(p),
+            C::Sync(s) => Value::Sync(s),
+            C::ReduceOp(op) => Value::ReduceOp(op),
+            C::BufferType(kind) => Value::BufferType(kind),
+            C::Policy(p) => Value::Policy(p),
+            C::None => Value::NoneConst,
+        }
+    }
+}
+
 /// An insertion-ordered map (iteration follows insertion, like Python's dict)
 /// with hashed lookups: programs index maps of N² channels in loops.
 #[derive(Debug, Default)]

@@ -148,7 +148,7 @@ fn expr(e: &Expr, depth: usize) -> Result<(), Diagnostic> {
 mod tests {
     fn nesting_error(src: &str) -> Option<String> {
         let diagnostic = crate::syntax::parse(0, src).err()?;
-        Some(diagnostic.message)
+        Some(diagnostic.message.clone())
     }
 
     #[test]

@@ -1,0 +1,216 @@
+//! A builtin call's arguments, typed and named.
+//!
+//! From the builtin table (`vocab/builtins.rs`) this makes one record per
+//! parameter list, whose fields are the parameters by name with the Rust
+//! type of their values (`tb: Arg<Option<i64>>` for `tb: int = absent`),
+//! and `Call`, one variant per builtin carrying its record. The evaluator
+//! binds a call's values into its `Call` once, and the code that records
+//! the op reads `a.src_chunk.value`: a parameter moved or renamed in the
+//! table moves with it, and a value of another type than the checker
+//! proved is an internal error, never a silent zero.
+
+use super::value::{Chunk, Value};
+use super::Res;
+use crate::diag::{Diagnostic, Span};
+use crate::ir::{BufferKind, DataSync, ReduceOp};
+use crate::vocab::{builtin_table, Builtin};
+use std::rc::Rc;
+
+/// An argument's value, and where the call gives it (the whole call for a
+/// parameter left to its default).
+#[derive(Debug)]
+pub struct Arg<T> {
+    pub value: T,
+    pub span: Span,
+}
+
+/// The values of a parameter type, read out of a `Value`.
+pub trait FromValue: Sized {
+    /// What the type is called in messages.
+    const WHAT: &'static str;
+    /// The value as a `Self`, or the value back when it is not one.
+    fn from_value(v: Value) -> Result<Self, Value>;
+}
+
+macro_rules! from_value {
+    ($($ty:ty, $what:literal: $pattern:pat => $value:expr;)*) => {$(
+        impl FromValue for $ty {
+            const WHAT: &'static str = $what;
+            fn from_value(v: Value) -> Result<Self, Value> {
+                match v {
+                    $pattern => Ok($value),
+                    other => Err(other),
+                }
+            }
+        }
+    )*};
+}
+
+from_value! {
+    i64, "an int": Value::Int(i) => i;
+    bool, "a bool": Value::Bool(b) => b;
+    Rc<str>, "a str": Value::Str(s) => s;
+    Chunk, "a chunk": Value::Chunk(c) => c;
+    Rc<Vec<u32>>, "a tb_group": Value::TbGroup(tbs) => tbs;
+    ReduceOp, "a reduce_op": Value::ReduceOp(op) => op;
+    BufferKind, "a buffer_type": Value::BufferType(kind) => kind;
+}
+
+/// Any value (the argument of `len` and `str`).
+impl FromValue for Value {
+    const WHAT: &'static str = "a value";
+    fn from_value(v: Value) -> Result<Self, Value> {
+        Ok(v)
+    }
+}
+
+/// A data-sync setting: one of the sync constants, or `none`.
+impl FromValue for DataSync {
+    const WHAT: &'static str = "a sync_type";
+    fn from_value(v: Value) -> Result<Self, Value> {
+        match v {
+            Value::Sync(s) => Ok(s),
+            Value::NoneConst => Ok(DataSync::NONE),
+            other => Err(other),
+        }
+    }
+}
+
+/// The element types of list parameters: read in place, without a clone
+/// of the element.
+pub trait ListItem: Sized {
+    fn from_item(v: &Value) -> Option<Self>;
+}
+
+impl ListItem for i64 {
+    fn from_item(v: &Value) -> Option<Self> {
+        match v {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+}
+
+impl ListItem for Chunk {
+    fn from_item(v: &Value) -> Option<Self> {
+        match v {
+            Value::Chunk(c) => Some(*c),
+            _ => None,
+        }
+    }
+}
+
+/// A list whose every element is a `T`.
+impl<T: ListItem> FromValue for Vec<T> {
+    const WHAT: &'static str = "a list";
+    fn from_value(v: Value) -> Result<Self, Value> {
+        let Value::List(items) = &v else {
+            return Err(v);
+        };
+        items
+            .iter()
+            .map(T::from_item)
+            .collect::<Option<_>>()
+            .ok_or(v)
+    }
+}
+
+/// A parameter that may be left out (`= absent`): `None` when it was.
+impl<T: FromValue> FromValue for Option<T> {
+    const WHAT: &'static str = T::WHAT;
+    fn from_value(v: Value) -> Result<Self, Value> {
+        match v {
+            Value::Unit => Ok(None),
+            v => T::from_value(v).map(Some),
+        }
+    }
+}
+
+/// The Rust type of a table's type word.
+macro_rules! rust_type {
+    ([$item:tt]) => { Vec<rust_type!($item)> };
+    (any) => { Value };
+    (int) => { i64 };
+    (bool) => { bool };
+    (str) => { Rc<str> };
+    (chunk) => { Chunk };
+    (tb_group) => { Rc<Vec<u32>> };
+    (reduce_op) => { ReduceOp };
+    (sync_type) => { DataSync };
+    (buffer_type) => { BufferKind };
+}
+
+/// The Rust type of a parameter: optional when its default is `absent`.
+macro_rules! arg_type {
+    ($ty:tt) => { rust_type!($ty) };
+    ($ty:tt absent) => { Option<rust_type!($ty)> };
+    ($ty:tt $default:tt) => { rust_type!($ty) };
+}
+
+/// The evaluator's side of the table: the records and `Call`.
+macro_rules! declare_arguments {
+    (
+        shapes { $($shape:ident ( $($param:ident : $ty:tt $(= $default:tt)?),* $(,)? );)* }
+        builtins { $($builtin:ident : $receiver:ident $name:literal $uses:ident -> $ret:tt, $doc:literal;)* }
+    ) => {
+        $(
+            #[derive(Debug)]
+            pub struct $shape {
+                $(pub $param: Arg<arg_type!($ty $($default)?)>,)*
+            }
+
+            impl $shape {
+                #[inline(always)]
+                fn bind(next: &mut impl FnMut() -> Res<(Value, Span)>) -> Res<$shape> {
+                    Ok($shape {
+                        $($param: arg(next, stringify!($param))?,)*
+                    })
+                }
+            }
+        )*
+
+        /// A builtin call with its arguments bound.
+        #[derive(Debug)]
+        pub enum Call {
+            $($builtin($uses),)*
+        }
+
+        impl Call {
+            /// Binds `builtin`'s arguments, which `next` gives in parameter order.
+            pub fn bind(
+                builtin: Builtin,
+                mut next: impl FnMut() -> Res<(Value, Span)>,
+            ) -> Res<Call> {
+                Ok(match builtin {
+                    $(Builtin::$builtin => Call::$builtin($uses::bind(&mut next)?),)*
+                })
+            }
+
+            pub fn builtin(&self) -> Builtin {
+                match self {
+                    $(Call::$builtin(_) => Builtin::$builtin,)*
+                }
+            }
+        }
+    };
+}
+
+builtin_table!(declare_arguments);
+
+/// The next argument, as parameter `name`'s type.
+#[inline(always)]
+fn arg<T: FromValue>(next: &mut impl FnMut() -> Res<(Value, Span)>, name: &str) -> Res<Arg<T>> {
+    let (value, span) = next()?;
+    match T::from_value(value) {
+        Ok(value) => Ok(Arg { value, span }),
+        Err(value) => Err(Diagnostic::error(
+            span,
+            format!(
+                "internal error: argument `{name}` is `{value}`, not {}",
+                T::WHAT
+            ),
+            "the type checker let this through",
+        )
+        .with_note("this is a bug in msclc; please report it with this program")),
+    }
+}

@@ -1,0 +1,390 @@
+//! The language's vocabulary, in one place: its types, its builtin functions
+//! and methods with their parameters (`builtins.rs`), the fields of its
+//! values, its named constants and the options of a `program` block. The
+//! type checker checks programs against these, the lowering matches
+//! arguments with them and the evaluator reads arguments by the names
+//! declared here, so each is written down once.
+
+use crate::ir::{BufferKind, DataSync, Protocol, ReduceOp, ReplicationPolicy};
+use std::fmt;
+
+mod builtins;
+
+pub(crate) use builtins::builtin_table;
+pub use builtins::{signatures, Builtin, Signature};
+
+/// A static type of the language.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Type {
+    /// Unknown (the element of an empty list literal): fits anything.
+    Any,
+    Unit,
+    Int,
+    Bool,
+    Str,
+    Range,
+    List(Box<Type>),
+    Tuple(Vec<Type>),
+    Map(Box<Type>, Box<Type>),
+    Rank,
+    Buffer,
+    Chunk,
+    MemoryChannel,
+    PortChannel,
+    SwitchChannel,
+    SwitchView,
+    TbGroup,
+    Semaphore,
+    Collective,
+    Protocol,
+    SyncType,
+    ReduceOp,
+    BufferType,
+    ReplicationPolicy,
+    /// The constant `none`: both a data-sync setting and a replication policy.
+    NoneConst,
+}
+
+impl Type {
+    /// Whether a value of type `self` may be used where `want` is expected.
+    pub fn fits(&self, want: &Type) -> bool {
+        match (self, want) {
+            (Type::Any, _) | (_, Type::Any) => true,
+            (Type::NoneConst, Type::SyncType | Type::ReplicationPolicy) => true,
+            (Type::List(a), Type::List(b)) => a.fits(b),
+            (Type::Map(ka, va), Type::Map(kb, vb)) => ka.fits(kb) && va.fits(vb),
+            (Type::Tuple(a), Type::Tuple(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.fits(y))
+            }
+            (a, b) => a == b,
+        }
+    }
+
+    /// The more precise of two types that fit each other (for list and map literals).
+    pub fn join(&self, other: &Type) -> Option<Type> {
+        match (self, other) {
+            (Type::Any, t) | (t, Type::Any) => Some(t.clone()),
+            (Type::List(a), Type::List(b)) => a.join(b).map(|t| Type::List(Box::new(t))),
+            (Type::Map(ka, va), Type::Map(kb, vb)) => {
+                Some(Type::Map(Box::new(ka.join(kb)?), Box::new(va.join(vb)?)))
+            }
+            (Type::Tuple(a), Type::Tuple(b)) if a.len() == b.len() => a
+                .iter()
+                .zip(b)
+                .map(|(x, y)| x.join(y))
+                .collect::<Option<Vec<_>>>()
+                .map(Type::Tuple),
+            (a, b) if a == b => Some(a.clone()),
+            _ => None,
+        }
+    }
+
+    /// Parses a type name as written in a signature (`int`, `chunk`, ...), without arguments.
+    pub fn from_name(name: &str) -> Option<Type> {
+        Some(match name {
+            "int" => Type::Int,
+            "bool" => Type::Bool,
+            "str" => Type::Str,
+            "range" => Type::Range,
+            "rank" => Type::Rank,
+            "buffer" => Type::Buffer,
+            "chunk" => Type::Chunk,
+            "memory_channel" => Type::MemoryChannel,
+            "port_channel" => Type::PortChannel,
+            "switch_channel" => Type::SwitchChannel,
+            "switch_view" => Type::SwitchView,
+            "tb_group" => Type::TbGroup,
+            "semaphore" => Type::Semaphore,
+            "collective" => Type::Collective,
+            "protocol" => Type::Protocol,
+            "sync_type" => Type::SyncType,
+            "reduce_op" => Type::ReduceOp,
+            "buffer_type" => Type::BufferType,
+            "replication_policy" => Type::ReplicationPolicy,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Type::Any => write!(f, "_"),
+            Type::Unit => write!(f, "()"),
+            Type::Int => write!(f, "int"),
+            Type::Bool => write!(f, "bool"),
+            Type::Str => write!(f, "str"),
+            Type::Range => write!(f, "range"),
+            Type::List(t) => write!(f, "list[{t}]"),
+            Type::Tuple(ts) => {
+                write!(f, "(")?;
+                for (i, t) in ts.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{t}")?;
+                }
+                write!(f, ")")
+            }
+            Type::Map(k, v) => write!(f, "map[{k}, {v}]"),
+            Type::Rank => write!(f, "rank"),
+            Type::Buffer => write!(f, "buffer"),
+            Type::Chunk => write!(f, "chunk"),
+            Type::MemoryChannel => write!(f, "memory_channel"),
+            Type::PortChannel => write!(f, "port_channel"),
+            Type::SwitchChannel => write!(f, "switch_channel"),
+            Type::SwitchView => write!(f, "switch_view"),
+            Type::TbGroup => write!(f, "tb_group"),
+            Type::Semaphore => write!(f, "semaphore"),
+            Type::Collective => write!(f, "collective"),
+            Type::Protocol => write!(f, "protocol"),
+            Type::SyncType => write!(f, "sync_type"),
+            Type::ReduceOp => write!(f, "reduce_op"),
+            Type::BufferType => write!(f, "buffer_type"),
+            Type::ReplicationPolicy => write!(f, "replication_policy"),
+            Type::NoneConst => write!(f, "sync_type"),
+        }
+    }
+}
+
+/// Whether and how a parameter may be left out.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Default {
+    Required,
+    /// May be left out; the callee sees "absent" (`tb_group`, `dst_chunk`, ...).
+    Absent,
+    Int(i64),
+    Bool(bool),
+    Const(&'static str),
+}
+
+#[derive(Debug, Clone)]
+pub struct Param {
+    pub name: &'static str,
+    pub ty: Type,
+    pub default: Default,
+}
+
+/// What a builtin is called on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Receiver {
+    Free,
+    Rank,
+    MemoryChannel,
+    PortChannel,
+    SwitchChannel,
+    SwitchView,
+    Semaphore,
+}
+
+impl Receiver {
+    pub fn of(ty: &Type) -> Option<Receiver> {
+        Some(match ty {
+            Type::Rank => Receiver::Rank,
+            Type::MemoryChannel => Receiver::MemoryChannel,
+            Type::PortChannel => Receiver::PortChannel,
+            Type::SwitchChannel => Receiver::SwitchChannel,
+            Type::SwitchView => Receiver::SwitchView,
+            Type::Semaphore => Receiver::Semaphore,
+            _ => return None,
+        })
+    }
+}
+
+/// A field of a builtin value, read with `.name`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Input,
+    Output,
+    Id,
+    Size,
+    Rank,
+    Index,
+    SrcRank,
+    DstRank,
+    TbList,
+}
+
+impl Field {
+    /// The field of this name, on whatever value has it.
+    pub fn of(name: &str) -> Option<Field> {
+        Some(match name {
+            "input" => Field::Input,
+            "output" => Field::Output,
+            "id" => Field::Id,
+            "size" => Field::Size,
+            "rank" => Field::Rank,
+            "index" => Field::Index,
+            "src_rank" => Field::SrcRank,
+            "dst_rank" => Field::DstRank,
+            "tb_list" => Field::TbList,
+            _ => return None,
+        })
+    }
+
+    /// The field's type on a value of type `on`, if that value has it.
+    pub fn type_on(self, on: &Type) -> Option<Type> {
+        use Field as F;
+        Some(match (on, self) {
+            (Type::Rank, F::Input | F::Output) => Type::Buffer,
+            (Type::Rank, F::Id) => Type::Int,
+            (Type::Buffer, F::Size | F::Rank) => Type::Int,
+            (Type::Chunk, F::Rank | F::Index | F::Size) => Type::Int,
+            (Type::MemoryChannel | Type::PortChannel, F::SrcRank | F::DstRank) => Type::Int,
+            (Type::TbGroup, F::TbList) => Type::List(Box::new(Type::Int)),
+            _ => return None,
+        })
+    }
+}
+
+/// The value of a named constant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Constant {
+    Protocol(Protocol),
+    Sync(DataSync),
+    ReduceOp(ReduceOp),
+    BufferType(BufferKind),
+    Policy(ReplicationPolicy),
+    /// `none`: a data-sync setting or a replication policy, as the context wants.
+    None,
+}
+
+impl Constant {
+    pub fn ty(self) -> Type {
+        match self {
+            Constant::Protocol(_) => Type::Protocol,
+            Constant::Sync(_) => Type::SyncType,
+            Constant::ReduceOp(_) => Type::ReduceOp,
+            Constant::BufferType(_) => Type::BufferType,
+            Constant::Policy(_) => Type::ReplicationPolicy,
+            Constant::None => Type::NoneConst,
+        }
+    }
+
+    /// The constant of this name.
+    pub fn named(name: &str) -> Option<Constant> {
+        CONSTANTS.iter().find(|(n, _)| *n == name).map(|(_, c)| *c)
+    }
+}
+
+/// The named constants. Constants live in the value namespace and builtins
+/// in the call namespace, so `min` the reduce op and `min(a, b)` do not
+/// collide.
+pub const CONSTANTS: &[(&str, Constant)] = &[
+    ("Simple", Constant::Protocol(Protocol::Simple)),
+    ("LL", Constant::Protocol(Protocol::LL)),
+    ("none", Constant::None),
+    ("before", Constant::Sync(DataSync::BEFORE)),
+    ("after", Constant::Sync(DataSync::AFTER)),
+    ("both", Constant::Sync(DataSync::BOTH)),
+    ("sum", Constant::ReduceOp(ReduceOp::Sum)),
+    ("min", Constant::ReduceOp(ReduceOp::Min)),
+    ("max", Constant::ReduceOp(ReduceOp::Max)),
+    ("input", Constant::BufferType(BufferKind::Input)),
+    ("output", Constant::BufferType(BufferKind::Output)),
+    ("scratch", Constant::BufferType(BufferKind::Scratch)),
+    (
+        "interleaved",
+        Constant::Policy(ReplicationPolicy::Interleaved),
+    ),
+];
+
+/// The options a `program` block may set, with their types.
+pub const PROGRAM_OPTIONS: &[(&str, Type)] = &[
+    ("collective", Type::Collective),
+    ("num_ranks", Type::Int),
+    ("instances", Type::Int),
+    ("protocol", Type::Protocol),
+    ("instr_fusion", Type::Bool),
+    ("auto_sync", Type::Bool),
+    ("replication_policy", Type::ReplicationPolicy),
+    ("reuse_resources", Type::Bool),
+    ("num_threads_per_block", Type::Int),
+    ("use_double_scratch_buffer", Type::Bool),
+    ("buffer_alignment", Type::Int),
+    ("min_message_size", Type::Int),
+    ("max_message_size", Type::Int),
+];
+
+/// The types a `param` may have (settable from the command line: the
+/// named constants' types take a constant's name, `-D protocol=Simple`).
+pub const PARAM_TYPES: &[&str] = &[
+    "int",
+    "bool",
+    "str",
+    "protocol",
+    "sync_type",
+    "reduce_op",
+    "buffer_type",
+    "replication_policy",
+];
+
+/// Matches call arguments to parameters: positional ones in order, then
+/// `name: value` ones by name. Returns, per parameter, the index of the
+/// argument that supplies it. `required[i]` says whether parameter `i` must
+/// be given. Used for builtins and user functions alike.
+pub fn match_args(
+    callee: &str,
+    names: &[&str],
+    required: &[bool],
+    args: &[crate::syntax::ast::Arg],
+    call_span: crate::diag::Span,
+) -> Result<Vec<Option<usize>>, crate::diag::Diagnostic> {
+    use crate::diag::Diagnostic;
+    let mut slots: Vec<Option<usize>> = vec![None; names.len()];
+    let mut seen_keyword = false;
+    for (i, arg) in args.iter().enumerate() {
+        match &arg.name {
+            None => {
+                if seen_keyword {
+                    return Err(Diagnostic::error(
+                        arg.value.span,
+                        "positional argument after a keyword argument",
+                        "give this argument by name too",
+                    ));
+                }
+                if i >= names.len() {
+                    return Err(Diagnostic::error(
+                        arg.value.span,
+                        format!("too many arguments to `{callee}`"),
+                        format!(
+                            "`{callee}` takes at most {} positional argument(s)",
+                            names.len()
+                        ),
+                    )
+                    .with_note(format!("its parameters are: {}", names.join(", "))));
+                }
+                slots[i] = Some(i);
+            }
+            Some(name) => {
+                seen_keyword = true;
+                let Some(pos) = names.iter().position(|n| *n == name.name) else {
+                    return Err(Diagnostic::error(
+                        name.span,
+                        format!("`{callee}` has no parameter named `{}`", name.name),
+                        "unknown keyword argument",
+                    )
+                    .with_note(format!("its parameters are: {}", names.join(", "))));
+                };
+                if slots[pos].is_some() {
+                    return Err(Diagnostic::error(
+                        name.span,
+                        format!("argument `{}` given twice", name.name),
+                        "already given",
+                    ));
+                }
+                slots[pos] = Some(i);
+            }
+        }
+    }
+    for (i, slot) in slots.iter().enumerate() {
+        if slot.is_none() && required[i] {
+            return Err(Diagnostic::error(
+                call_span,
+                format!("missing argument `{}` in call to `{callee}`", names[i]),
+                format!("`{}` is required", names[i]),
+            ));
+        }
+    }
+    Ok(slots)
+}
