@@ -198,3 +198,15 @@ fn a_plan_too_large_for_the_memory_budget_is_refused_up_front() {
     let (fits, _, _) = sim(&["examples/mscclpp/single_node/allreduce.mscl"]);
     assert!(fits.status.success());
 }
+
+/// A program that moves nothing is not verified: a rank without thread
+/// blocks runs an empty kernel, and its user still checks the result.
+#[test]
+fn a_program_without_ops_is_a_wrong_result() {
+    let (out, stdout, _) = sim(&["tests/sim_cli/empty.mscl"]);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.starts_with("wrong result: execution 1: rank 0 output chunk 0 was never written"),
+        "{stdout}"
+    );
+}

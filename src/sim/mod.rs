@@ -446,6 +446,9 @@ impl<'p> Sim<'p> {
             if let Some(v) = self.user_writes_input(r, 1) {
                 return v;
             }
+            if let Some(v) = self.kernels_without_blocks(r) {
+                return v;
+            }
         }
         loop {
             let mut progress = false;
@@ -550,6 +553,30 @@ impl<'p> Sim<'p> {
             Some(v) => Step::Problem(v),
             None => Step::Ran,
         }
+    }
+
+    /// A rank without thread blocks runs an empty kernel: each execution
+    /// ends as soon as it starts, and the user reads the result at once
+    /// (a peer's later write into it is a race, as on the GPU).
+    fn kernels_without_blocks(&mut self, rank: u32) -> Option<Verdict> {
+        if self.rank_threads[rank as usize] != self.rank_threads[rank as usize + 1] {
+            return None;
+        }
+        let user = self.users + rank as usize;
+        for execution in 1..=self.executions {
+            let mut clock = self.user_clocks[rank as usize].clone();
+            clock.set(user, 2 * execution);
+            if let Some(v) = self.user_reads_result(rank, execution, &clock) {
+                return Some(v);
+            }
+            if execution < self.executions {
+                self.user_clocks[rank as usize] = clock;
+                if let Some(v) = self.user_writes_input(rank, execution + 1) {
+                    return Some(v);
+                }
+            }
+        }
+        None
     }
 
     /// Signals nobody waited for: they carry over into the next launch and
