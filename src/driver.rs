@@ -69,6 +69,25 @@ pub fn compile(path: &Path, defines: &[(String, String)]) -> Compilation {
     compile_with(path, defines, Limits::default())
 }
 
+/// The largest source file msclc reads: far above any program (the
+/// largest example is 5 KB), low enough that `import "/dev/zero"` ends.
+const MAX_SOURCE_BYTES: u64 = 16 << 20;
+
+/// A source file's text, refused when it is larger than `MAX_SOURCE_BYTES`.
+fn read_source(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(MAX_SOURCE_BYTES + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_SOURCE_BYTES {
+        return Err(std::io::Error::other(format!(
+            "it is too large: more than {MAX_SOURCE_BYTES} bytes (the maximum)"
+        )));
+    }
+    Ok(text)
+}
+
 /// `compile` within `limits`. With `Limits::loop_values`, every op and
 /// channel keeps the loop values it was made in (`Plan::loop_contexts`),
 /// for reports that point into the program (`msclc sim`); that costs time
@@ -76,7 +95,7 @@ pub fn compile(path: &Path, defines: &[(String, String)]) -> Compilation {
 pub fn compile_with(path: &Path, defines: &[(String, String)], limits: Limits) -> Compilation {
     let mut sources = SourceMap::default();
     let mut timings = Timings::default();
-    let result = match timings.time("read", || std::fs::read_to_string(path)) {
+    let result = match timings.time("read", || read_source(path)) {
         Ok(text) => compile_text(&mut sources, &mut timings, path, text, defines, limits),
         Err(e) => Err(Failure::Plain(
             format!("cannot read {}: {e}", path.display()),
@@ -106,7 +125,7 @@ pub fn compile_for_ranks(
         Err(_) => return first,
     };
     let mut sources = SourceMap::default();
-    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let text = read_source(path).unwrap_or_default();
     let stmts = match load(&mut sources, path, text) {
         Ok(program) => program.stmts,
         Err(f) => {
@@ -244,7 +263,7 @@ fn import_all(
             }
             None => {
                 let full = base.join(path);
-                let text = std::fs::read_to_string(&full).map_err(|e| {
+                let text = read_source(&full).map_err(|e| {
                     Failure::Diagnostics(vec![Diagnostic::error(
                         *path_span,
                         format!("cannot read `{}`: {e}", full.display()),
@@ -357,8 +376,8 @@ fn parse_defines(
 /// An int as a literal reads (up to u64::MAX, kept as its bit pattern:
 /// `-D max_message_size=18446744073709551615`), or a negative one.
 fn parse_int(raw: &str) -> Option<i64> {
-    if let Some(digits) = raw.strip_prefix('-') {
-        return digits.parse::<i64>().ok().map(|v| -v);
+    if raw.starts_with('-') {
+        return raw.parse::<i64>().ok();
     }
     let v = match raw.strip_prefix("0x") {
         Some(hex) => u64::from_str_radix(hex, 16).ok()?,

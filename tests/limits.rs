@@ -60,6 +60,11 @@ fn cases() -> Vec<(&'static str, String, &'static str)> {
             "a string too large",
         ),
         (
+            "an import of an endless file",
+            "import \"/dev/zero\"\n".to_string(),
+            "it is too large: more than 16777216 bytes",
+        ),
+        (
             "recursion through a default argument",
             "fn f(n: int = f()) -> int {\n    return n\n}\nlet x = f()\n".to_string(),
             "recursion too deep",
@@ -104,4 +109,22 @@ fn pathological_programs_end_in_a_diagnostic() {
         );
     }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A `-D` value with two minus signs is not an int (it was read as 5).
+#[test]
+fn a_doubly_negative_define_is_refused() {
+    let out = Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "check",
+            "examples/simple_allgather.mscl",
+            "-D",
+            "num_gpus=--5",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("`--5` is not a valid int"), "{stderr}");
 }
