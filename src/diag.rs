@@ -75,6 +75,14 @@ impl Diagnostic {
         }))
     }
 
+    /// A warning: the program compiles, but something in it will not work
+    /// as meant (`--deny-warnings` makes it an error).
+    pub fn warning(span: Span, message: impl Into<String>, label: impl Into<String>) -> Diagnostic {
+        let mut d = Diagnostic::error(span, message, label);
+        d.severity = Severity::Warning;
+        d
+    }
+
     pub fn with_secondary(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
         self.secondary.push(Label {
             span,

@@ -37,6 +37,9 @@ pub struct Compilation {
     pub result: Result<Plan, Failure>,
     /// How long each stage took, in order (`msclc --timings`).
     pub timings: Timings,
+    /// What compiles but will not run as meant: the executor's limits
+    /// crossed, at their program lines.
+    pub warnings: Vec<Diagnostic>,
 }
 
 /// The wall time of each stage that ran.
@@ -102,11 +105,36 @@ pub fn compile_with(path: &Path, defines: &[(String, String)], limits: Limits) -
             Vec::new(),
         )),
     };
+    let warnings = warnings_of(&result);
+    if !warnings.is_empty() && !limits.loop_values {
+        // Warnings name the loop values at their lines: compile again,
+        // keeping them (only programs with warnings pay for it).
+        let with_values = Limits {
+            loop_values: true,
+            ..limits
+        };
+        let again = timings.time("warnings", || compile_with(path, defines, with_values));
+        if again.result.is_ok() {
+            return Compilation { timings, ..again };
+        }
+    }
     Compilation {
         sources,
         result,
         timings,
+        warnings,
     }
+}
+
+/// The warnings a compiled plan gets.
+fn warnings_of(result: &Result<Plan, Failure>) -> Vec<Diagnostic> {
+    let Ok(plan) = result else {
+        return Vec::new();
+    };
+    crate::passes::executor_limits::check(plan)
+        .iter()
+        .map(|c| c.diagnostic(plan))
+        .collect()
 }
 
 /// Compiles `path` for `nranks` ranks: as it is when it already has that
@@ -133,6 +161,7 @@ pub fn compile_for_ranks(
                 sources,
                 result: Err(f),
                 timings: first.timings,
+                warnings: Vec::new(),
             }
         }
     };
@@ -168,6 +197,7 @@ pub fn compile_for_ranks(
         sources: first.sources,
         result: Err(Failure::Plain(message, Vec::new())),
         timings: first.timings,
+        warnings: Vec::new(),
     }
 }
 
@@ -188,6 +218,7 @@ pub fn compile_source_with(
     let mut timings = Timings::default();
     let result = compile_text(&mut sources, &mut timings, path, text, defines, limits);
     Compilation {
+        warnings: warnings_of(&result),
         sources,
         result,
         timings,

@@ -38,10 +38,41 @@ struct CompileArgs {
     emit: Emit,
     #[command(flatten)]
     limits: LimitArgs,
+    #[command(flatten)]
+    warnings: WarningArgs,
     /// Print how long each stage took (read, parse, check, evaluate,
     /// passes, write) on standard error.
     #[arg(long)]
     timings: bool,
+}
+
+/// What becomes of warnings.
+#[derive(Debug, Args)]
+struct WarningArgs {
+    /// Treat warnings as errors: print them, write nothing, exit 1.
+    #[arg(long)]
+    deny_warnings: bool,
+    /// Print no warnings (errors are still printed).
+    #[arg(short, long, conflicts_with = "deny_warnings")]
+    quiet: bool,
+}
+
+impl WarningArgs {
+    /// Prints `c`'s warnings on standard error, unless quiet; whether they
+    /// stop the command.
+    fn report(&self, c: &driver::Compilation) -> bool {
+        if !self.quiet && !c.warnings.is_empty() {
+            eprint!("{}", c.sources.render(&c.warnings));
+        }
+        let denied = self.deny_warnings && !c.warnings.is_empty();
+        if denied {
+            eprintln!(
+                "error: {} warning(s), and --deny-warnings makes them errors",
+                c.warnings.len()
+            );
+        }
+        denied
+    }
 }
 
 /// Bounds on what compiling a program may do.
@@ -206,6 +237,8 @@ struct CheckArgs {
     define: Vec<(String, String)>,
     #[command(flatten)]
     limits: LimitArgs,
+    #[command(flatten)]
+    warnings: WarningArgs,
 }
 
 fn parse_define(s: &str) -> Result<(String, String), String> {
@@ -242,6 +275,9 @@ fn compile(args: &CompileArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if args.warnings.report(&c) {
+        return ExitCode::FAILURE;
+    }
     let cuda = match args.emit {
         Emit::Json => None,
         Emit::Cuda => match c.timings.time("cuda", || msclc::back::cuda::generate(plan)) {
@@ -445,7 +481,13 @@ fn load_plan(
         Compile::Plain => driver::compile_with(input, defines, limits),
     };
     match &compiled.result {
-        Ok(plan) => Ok((plan.clone(), Some(compiled))),
+        Ok(plan) => {
+            // `sim` lists the executor's limits with its verdict.
+            if how != Compile::ForReports && !compiled.warnings.is_empty() {
+                eprint!("{}", compiled.sources.render(&compiled.warnings));
+            }
+            Ok((plan.clone(), Some(compiled)))
+        }
         Err(f) => {
             report(&compiled.sources, f);
             Err(())
@@ -557,6 +599,7 @@ fn command() -> ExitCode {
         Some(Command::Check(args)) => {
             let c = driver::compile_with(&args.input, &args.define, args.limits.limits());
             match &c.result {
+                Ok(_) if args.warnings.report(&c) => ExitCode::FAILURE,
                 Ok(_) => ExitCode::SUCCESS,
                 Err(f) => {
                     report(&c.sources, f);

@@ -225,3 +225,50 @@ fn a_let_inside_a_block_does_not_change_the_variable_outside() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The executor's limits are warnings of compile and `check`, on standard
+/// error, at the program line of the op that crosses one, with the loop
+/// values then; the plan is still written.
+#[test]
+fn an_executor_limit_is_a_located_warning() {
+    let program = "tests/cli/ring_one_block.mscl";
+    let out = msclc(&[program, "-D", "n=16"]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with(
+            "warning: rank 0 thread block 0 (and 15 more thread block(s)) has 90 ops; the MSCCL++ executor allows at most 64"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("ring_one_block.mscl:16:9"), "{err}");
+    assert!(err.contains("op 65 of rank 0's thread block 0"), "{err}");
+    assert!(err.contains("= when r = 0, step = 10"), "{err}");
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a plan");
+    assert_eq!(plan["gpus"].as_array().map(Vec::len), Some(16));
+    // Under the limit: nothing to say.
+    let fine = msclc(&["check", program, "-D", "n=8"]);
+    assert_eq!(fine.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&fine.stderr), "");
+}
+
+/// `--deny-warnings` makes warnings errors: exit 1, no plan; `--quiet`
+/// keeps them off the terminal.
+#[test]
+fn warnings_can_be_denied_or_quietened() {
+    let program = "tests/cli/ring_one_block.mscl";
+    let denied = msclc(&[program, "-D", "n=16", "--deny-warnings"]);
+    assert_eq!(denied.status.code(), Some(1));
+    assert!(denied.stdout.is_empty(), "no plan is written");
+    let err = String::from_utf8_lossy(&denied.stderr);
+    assert!(err.contains("warning: rank 0 thread block 0"), "{err}");
+    assert!(
+        err.contains("error: 1 warning(s), and --deny-warnings makes them errors"),
+        "{err}"
+    );
+    let checked = msclc(&["check", program, "-D", "n=16", "--deny-warnings"]);
+    assert_eq!(checked.status.code(), Some(1));
+    let quiet = msclc(&["check", program, "-D", "n=16", "--quiet"]);
+    assert_eq!(quiet.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&quiet.stderr), "");
+}

@@ -162,17 +162,6 @@ impl Serialize for BufJson<'_> {
     }
 }
 
-/// Whether the reference compiler writes `channel_ids` for this op: for
-/// synchronisation ops, gets and group reduces always, for data ops only on
-/// port channels (memory-channel data ops address peers by remote buffer).
-fn writes_channel_ids(op: &Op) -> bool {
-    use OpName::*;
-    matches!(
-        op.name,
-        Signal | Wait | RelaxedSignal | RelaxedWait | Flush | Get | GroupLoadReduce
-    ) || (op.channel == Some(ChannelKind::Port) && !op.channel_ids.is_empty())
-}
-
 /// One op, its keys in sorted order as the reference writes them.
 struct OpJson<'a>(&'a Op);
 
@@ -187,7 +176,7 @@ impl Serialize for OpJson<'_> {
             m.serialize_entry("buffer_offset", &g.buffer_offset)?;
             m.serialize_entry("buffer_type", g.buffer.code())?;
         }
-        if writes_channel_ids(op) {
+        if op.writes_channel_ids() {
             m.serialize_entry("channel_ids", &op.channel_ids[..])?;
         }
         if let Some(kind) = op.channel {

@@ -388,6 +388,18 @@ impl Op {
         self.extra.get_or_insert_with(Box::default)
     }
 
+    /// Whether the plan gives the executor this op's `channel_ids`, as the
+    /// reference compiler writes them: for synchronisation ops, gets and
+    /// group reduces always, for data ops only on port channels
+    /// (memory-channel data ops address peers by remote buffer).
+    pub fn writes_channel_ids(&self) -> bool {
+        use OpName::*;
+        matches!(
+            self.name,
+            Signal | Wait | RelaxedSignal | RelaxedWait | Flush | Get | GroupLoadReduce
+        ) || (self.channel == Some(ChannelKind::Port) && !self.channel_ids.is_empty())
+    }
+
     pub fn semaphore_ids(&self) -> &[u32] {
         &self.extra().semaphore_ids
     }

@@ -6,6 +6,7 @@
 
 pub mod auto_sync;
 pub mod data_sync;
+pub mod executor_limits;
 pub mod fuse;
 pub mod pairing;
 pub mod replicate;

@@ -4,38 +4,24 @@ use crate::ir::*;
 
 /// Executor limits and reliance on executor bugs (SEMANTICS.md §9), as warnings.
 pub fn check_limits(plan: &Plan) -> Vec<String> {
-    let mut warnings = Vec::new();
+    // The executor's fixed limits (compile and `check` show them at their
+    // program lines).
+    let mut warnings: Vec<String> = crate::passes::executor_limits::check(plan)
+        .iter()
+        .map(|c| c.text())
+        .collect();
     let mut flush = false;
     let mut reduce_op = false;
     let mut get_offsets = false;
     let mut packet_in_pipeline = false;
     let mut unhalved_scratch = false;
-    for (r, rank) in plan.ranks.iter().enumerate() {
-        for (t, tb) in rank.threadblocks.iter().enumerate() {
-            // A pipeline and its body all count toward the executor's limit.
-            let ops: Vec<(&Op, bool)> = tb
-                .ops
-                .iter()
-                .flat_map(|op| {
-                    std::iter::once((op, false)).chain(op.body().iter().map(|inner| (inner, true)))
-                })
-                .collect();
-            if ops.len() > 64 {
-                warnings.push(format!(
-                    "rank {r} thread block {t} has {} ops; the executor runs at most 64",
-                    ops.len()
-                ));
-            }
-            for (kind, ids) in &tb.channels {
-                if ids.len() > 16 {
-                    warnings.push(format!(
-                        "rank {r} thread block {t} uses {} {} channels; the executor allows 16",
-                        ids.len(),
-                        kind.name()
-                    ));
-                }
-            }
-            for &(op, in_pipeline) in &ops {
+    for rank in &plan.ranks {
+        for tb in &rank.threadblocks {
+            // A pipeline and its body all count.
+            let ops = tb.ops.iter().flat_map(|op| {
+                std::iter::once((op, false)).chain(op.body().iter().map(|inner| (inner, true)))
+            });
+            for (op, in_pipeline) in ops {
                 unhalved_scratch |=
                     plan.options.use_double_scratch_buffer && skips_double_scratch(op);
                 packet_in_pipeline |= in_pipeline && op.name.json().contains("pkt");
@@ -43,13 +29,6 @@ pub fn check_limits(plan: &Plan) -> Vec<String> {
                 reduce_op |= op.reduce_op.is_some_and(|o| o != ReduceOp::Sum);
                 get_offsets |= op.name == OpName::Get
                     && op.src.iter().zip(&op.dst).any(|(s, d)| s.index != d.index);
-                if op.channel_ids.len() > 8 {
-                    warnings.push(format!(
-                        "rank {r} thread block {t}: a {} over {} channels; the executor allows 8",
-                        op.name.json(),
-                        op.channel_ids.len()
-                    ));
-                }
             }
         }
     }

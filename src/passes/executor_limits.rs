@@ -1,0 +1,236 @@
+//! The MSCCL++ executor's fixed limits, checked on the finished plan.
+//!
+//! The executor copies each thread block's ops and channel tables into
+//! fixed-size arrays: it refuses a block of more than 64 ops at load time
+//! and silently corrupts memory past the other bounds. A plan that crosses
+//! one compiles fine and fails on the cluster, so compile and `check`
+//! report each crossing as a warning at the program line that made the op
+//! or channel, with the loop values then, and `msclc sim` lists them too.
+//! One warning per limit and program line: at 128 ranks the same line
+//! crosses a limit on every rank.
+
+use crate::diag::{Diagnostic, Span};
+use crate::ir::{ChannelKind, Op, Origin, Plan, RefTarget};
+use std::collections::HashMap;
+
+/// Ops a thread block may run, pipeline bodies included (`MAX_OPERATION`).
+pub const MAX_OPS_PER_BLOCK: usize = 64;
+/// Channels of one kind a thread block may use (`MAX_CHANNEL`).
+pub const MAX_CHANNELS_PER_BLOCK: usize = 16;
+/// Peers' buffers one thread block may reach through one kind of channel.
+pub const MAX_REMOTE_BUFFERS_PER_BLOCK: usize = 16;
+/// Channels one op may name (`MAX_CHANNEL_PER_OPERATION`).
+pub const MAX_CHANNELS_PER_OP: usize = 8;
+/// Source or destination buffers one op may name
+/// (`MAX_LOCAL_BUFFER_PER_OPERATION + MAX_CHANNEL_PER_OPERATION`).
+pub const MAX_BUFFERS_PER_OP: usize = 10;
+/// Semaphores one op may name (`MAX_DEVICE_SEMAPHORES`).
+pub const MAX_SEMAPHORES_PER_OP: usize = 16;
+
+/// Which limit a plan crosses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Limit {
+    OpsPerBlock,
+    ChannelsPerBlock(ChannelKind),
+    RemoteBuffersPerBlock(ChannelKind),
+    ChannelsPerOp,
+    SourcesPerOp,
+    DestinationsPerOp,
+    SemaphoresPerOp,
+}
+
+/// One limit crossed at one program line, on every block where it is.
+#[derive(Debug, Clone)]
+pub struct Crossing {
+    pub limit: Limit,
+    /// The op or channel that crosses it, where it was made (the first
+    /// block's, when several do).
+    pub origin: Origin,
+    /// The first block where it is crossed, and how far.
+    pub rank: u32,
+    pub tb: u32,
+    pub count: usize,
+    /// How many thread blocks cross it at this line.
+    pub blocks: usize,
+}
+
+impl Crossing {
+    /// What was crossed, in one sentence that stands without a source.
+    pub fn text(&self) -> String {
+        let (what, max) = self.what();
+        let place = format!("rank {} thread block {}", self.rank, self.tb);
+        let others = match self.blocks {
+            1 => String::new(),
+            n => format!(" (and {} more thread block(s))", n - 1),
+        };
+        format!(
+            "{place}{others} has {} {what}; the MSCCL++ executor allows at most {max}",
+            self.count
+        )
+    }
+
+    fn what(&self) -> (String, usize) {
+        match self.limit {
+            Limit::OpsPerBlock => ("ops".into(), MAX_OPS_PER_BLOCK),
+            Limit::ChannelsPerBlock(kind) => {
+                (format!("{} channels", kind.name()), MAX_CHANNELS_PER_BLOCK)
+            }
+            Limit::RemoteBuffersPerBlock(kind) => (
+                format!("peer buffers reached through {} channels", kind.name()),
+                MAX_REMOTE_BUFFERS_PER_BLOCK,
+            ),
+            Limit::ChannelsPerOp => ("channels in one op".into(), MAX_CHANNELS_PER_OP),
+            Limit::SourcesPerOp => ("sources in one op".into(), MAX_BUFFERS_PER_OP),
+            Limit::DestinationsPerOp => ("destinations in one op".into(), MAX_BUFFERS_PER_OP),
+            Limit::SemaphoresPerOp => ("semaphores in one op".into(), MAX_SEMAPHORES_PER_OP),
+        }
+    }
+
+    /// The warning at the program line, with the loop values then.
+    pub fn diagnostic(&self, plan: &Plan) -> Diagnostic {
+        let (what, max) = self.what();
+        let label = match self.limit {
+            Limit::OpsPerBlock => format!(
+                "op {} of rank {}'s thread block {}",
+                max + 1,
+                self.rank,
+                self.tb
+            ),
+            Limit::ChannelsPerBlock(kind) => format!(
+                "{} channel {} of rank {}'s thread block {}",
+                kind.name(),
+                max + 1,
+                self.rank,
+                self.tb
+            ),
+            _ => format!("this op, on rank {} thread block {}", self.rank, self.tb),
+        };
+        let mut d = Diagnostic::warning(self.origin.span, self.text(), label);
+        if let Some(values) = plan.loop_values(self.origin.context) {
+            d = d.with_note(format!("when {values}"));
+        }
+        let help = match self.limit {
+            Limit::OpsPerBlock => {
+                "help: spread the ops over more thread blocks (`tb:`); the executor refuses the plan when it loads it"
+            }
+            Limit::ChannelsPerBlock(_) | Limit::RemoteBuffersPerBlock(_) => {
+                "help: let fewer peers share a thread block; the executor's channel table holds 16 per kind, and one more overwrites memory"
+            }
+            _ => "help: split the op (fusion merged these ops: `instr_fusion = false` keeps them apart)",
+        };
+        d.with_note(format!("the limit is {max} {what}"))
+            .with_note(help)
+    }
+}
+
+/// Every limit `plan` crosses, one per limit and program line, in plan order.
+pub fn check(plan: &Plan) -> Vec<Crossing> {
+    let mut found: Vec<Crossing> = Vec::new();
+    let mut at: HashMap<(Limit, Span), usize> = HashMap::new();
+    let mut cross = |limit, origin: Origin, rank, tb, count| {
+        let key = (limit, origin.span);
+        match at.get(&key) {
+            Some(&i) => found[i].blocks += 1,
+            None => {
+                at.insert(key, found.len());
+                found.push(Crossing {
+                    limit,
+                    origin,
+                    rank,
+                    tb,
+                    count,
+                    blocks: 1,
+                });
+            }
+        }
+    };
+    let origin_of = |op: &Op| Origin {
+        span: op.span,
+        context: op.context,
+    };
+    for (r, rank) in plan.ranks.iter().enumerate() {
+        let r = r as u32;
+        for (t, tb) in rank.threadblocks.iter().enumerate() {
+            let t = t as u32;
+            // A pipeline and its body all count toward the limit.
+            let ops: Vec<&Op> = tb
+                .ops
+                .iter()
+                .flat_map(|op| std::iter::once(op).chain(op.body()))
+                .collect();
+            if ops.len() > MAX_OPS_PER_BLOCK {
+                let first_over = origin_of(ops[MAX_OPS_PER_BLOCK]);
+                cross(Limit::OpsPerBlock, first_over, r, t, ops.len());
+            }
+            for (kind, ids) in &tb.channels {
+                if ids.len() > MAX_CHANNELS_PER_BLOCK {
+                    let channel = ids[MAX_CHANNELS_PER_BLOCK];
+                    // The channel's `memory_channel(..)` call; for a
+                    // switch channel (or a plan read from JSON), the first
+                    // op that uses it.
+                    let origin = plan
+                        .channel_origin(r, *kind, channel)
+                        .filter(|_| *kind != ChannelKind::Switch)
+                        .or_else(|| {
+                            ops.iter()
+                                .find(|op| {
+                                    op.channel == Some(*kind)
+                                        && op.channel_ids.contains(&(MAX_CHANNELS_PER_BLOCK as u32))
+                                })
+                                .map(|op| origin_of(op))
+                        })
+                        .unwrap_or_default();
+                    cross(Limit::ChannelsPerBlock(*kind), origin, r, t, ids.len());
+                }
+            }
+            for (kind, ids) in &tb.remote_refs {
+                if ids.len() > MAX_REMOTE_BUFFERS_PER_BLOCK {
+                    let over = MAX_REMOTE_BUFFERS_PER_BLOCK as u32;
+                    let origin = ops
+                        .iter()
+                        .find(|op| {
+                            op.channel == Some(*kind)
+                                && op.src.iter().chain(&op.dst).any(|b| {
+                                    matches!(b.target, RefTarget::Remote { id, .. } if id == over)
+                                })
+                        })
+                        .map(|op| origin_of(op))
+                        .unwrap_or_default();
+                    cross(Limit::RemoteBuffersPerBlock(*kind), origin, r, t, ids.len());
+                }
+            }
+            for op in &ops {
+                let per_op = [
+                    (
+                        Limit::ChannelsPerOp,
+                        executor_channels(op),
+                        MAX_CHANNELS_PER_OP,
+                    ),
+                    (Limit::SourcesPerOp, op.src.len(), MAX_BUFFERS_PER_OP),
+                    (Limit::DestinationsPerOp, op.dst.len(), MAX_BUFFERS_PER_OP),
+                    (
+                        Limit::SemaphoresPerOp,
+                        op.semaphore_ids().len(),
+                        MAX_SEMAPHORES_PER_OP,
+                    ),
+                ];
+                for (limit, count, max) in per_op {
+                    if count > max {
+                        cross(limit, origin_of(op), r, t, count);
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The channel ids the executor reads for `op` (memory-channel data ops
+/// reach peers by remote buffer: their channels are not listed).
+fn executor_channels(op: &Op) -> usize {
+    if op.writes_channel_ids() {
+        op.channel_ids.len()
+    } else {
+        0
+    }
+}
