@@ -272,3 +272,40 @@ fn warnings_can_be_denied_or_quietened() {
     assert_eq!(quiet.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&quiet.stderr), "");
 }
+
+/// `if` is also an expression: the channel to the previous rank is the one
+/// to the next when there are only two ranks.
+#[test]
+fn if_expressions_choose_a_value() {
+    let dir = std::env::temp_dir().join(format!("msclc-if-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = |prev: &str| {
+        format!(
+            "param n: int = 2\nprogram \"ring\" {{\n    collective = allgather(n, chunk_factor: 1, inplace: false)\n}}\n\
+             for r in 0..n {{\n    let next = memory_channel((r + 1) % n, r)\n    let prev = {prev}\n\
+             \x20   rank(r).copy(rank(r).output[r], rank(r).input[0], tb: 0)\n\
+             \x20   prev.signal(tb: 0)\n    next.wait(tb: 0)\n\
+             \x20   next.put(rank((r + 1) % n).output[r], rank(r).input[0], tb: 0)\n\
+             \x20   next.signal(tb: 0)\n    prev.wait(tb: 0)\n}}\n"
+        )
+    };
+    let with_if = dir.join("with_if.mscl");
+    let plain = dir.join("plain.mscl");
+    std::fs::write(
+        &with_if,
+        program("if n > 2 { memory_channel((r + n - 1) % n, r) } else { next }"),
+    )
+    .unwrap();
+    std::fs::write(&plain, program("next")).unwrap();
+    let a = msclc(&[with_if.to_str().unwrap()]);
+    let b = msclc(&[plain.to_str().unwrap()]);
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    assert_eq!(a.stdout, b.stdout, "with two ranks, `prev` is `next`");
+    let sim = msclc(&["sim", with_if.to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&sim.stdout).starts_with("verified"),
+        "{}",
+        String::from_utf8_lossy(&sim.stdout)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

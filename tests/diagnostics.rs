@@ -411,3 +411,32 @@ fn loop_values_in_a_note_are_the_current_ones_for_map_loops_with_tuple_keys() {
         "{rendered}"
     );
 }
+
+#[test]
+fn if_expression_branches_of_different_types() {
+    expect(
+        &with_header("let x = if true { 1 } else { @\"two\" }\n"),
+        "the branches of this `if` differ in type: `int` and `str`",
+    );
+}
+
+#[test]
+fn if_expression_without_else() {
+    expect("let x = if true { 1 } @+ 2\n", "unexpected `+`");
+    let c = driver::compile_source(
+        Path::new("case.mscl"),
+        "let x = if true { 1 }\n".into(),
+        &[],
+    );
+    let Err(Failure::Diagnostics(diags)) = &c.result else {
+        panic!("an `if` value without `else` compiled");
+    };
+    assert!(
+        diags[0]
+            .notes
+            .iter()
+            .any(|n| n.contains("needs an `else` branch")),
+        "{:?}",
+        diags[0]
+    );
+}

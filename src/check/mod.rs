@@ -582,6 +582,22 @@ impl Checker {
                 self.scopes.pop();
                 Type::Map(Box::new(kt), Box::new(vt))
             }
+            ExprKind::If(cond, then, otherwise) => {
+                let t = self.expr(cond);
+                self.expect(&t, &Type::Bool, cond.span, "the condition");
+                let (a, b) = (self.expr(then), self.expr(otherwise));
+                a.join(&b).unwrap_or_else(|| {
+                    self.err(
+                        Diagnostic::error(
+                            otherwise.span,
+                            format!("the branches of this `if` differ in type: `{a}` and `{b}`"),
+                            format!("of type `{b}`"),
+                        )
+                        .with_secondary(then.span, format!("of type `{a}`"))
+                        .with_note("both branches of an `if` expression must have the same type"),
+                    )
+                })
+            }
         }
     }
 

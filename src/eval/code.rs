@@ -140,6 +140,7 @@ pub enum ExprKind {
     ListComp(Box<Expr>, Box<Loops>),
     Map(Vec<(Expr, Expr)>),
     MapComp(Box<Expr>, Box<Expr>, Box<Loops>),
+    If(Box<Expr>, Box<Expr>, Box<Expr>),
 }
 
 #[derive(Debug)]

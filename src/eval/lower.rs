@@ -300,6 +300,9 @@ impl Lowerer {
                     .map(|(k, v)| Ok((self.expr(k)?, self.expr(v)?)))
                     .collect::<Res<_>>()?,
             ),
+            E::If(cond, then, otherwise) => {
+                ExprKind::If(self.boxed(cond)?, self.boxed(then)?, self.boxed(otherwise)?)
+            }
             E::MapComp(k, v, loops) => self.scoped(|l| {
                 let loops = l.loops(loops)?;
                 Ok(ExprKind::MapComp(l.boxed(k)?, l.boxed(v)?, Box::new(loops)))

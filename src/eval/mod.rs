@@ -525,6 +525,13 @@ impl<'c> Evaluator<'c> {
                 }
                 Ok(Value::Map(Rc::new(m.finish())))
             }
+            ExprKind::If(cond, then, otherwise) => {
+                if self.expr(cond)?.as_bool() {
+                    self.expr(then)
+                } else {
+                    self.expr(otherwise)
+                }
+            }
             ExprKind::MapComp(k, v, loops) => {
                 let mut m = MapBuilder::new();
                 self.for_each(loops, 0, &mut |ev| {

@@ -149,6 +149,8 @@ pub enum ExprKind {
     ListComp(Box<Expr>, Box<Loops>),
     Map(Vec<(Expr, Expr)>),
     MapComp(Box<Expr>, Box<Expr>, Box<Loops>),
+    /// `if cond { then } else { otherwise }`.
+    If(Box<Expr>, Box<Expr>, Box<Expr>),
 }
 
 /// A `fn` parameter: `name: type` or `name: type = default`.

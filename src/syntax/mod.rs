@@ -52,7 +52,30 @@ fn parse_error_to_diagnostic(
     src: &str,
     err: ParseError<usize, Token<'_>, LexError>,
 ) -> Diagnostic {
-    match err {
+    let mut d = describe_parse_error(file, src, &err);
+    // Only an `if` used as a value can want nothing but `else`.
+    let wants_else = match &err {
+        ParseError::UnrecognizedEof { expected, .. }
+        | ParseError::UnrecognizedToken { expected, .. } => {
+            expected.len() == 1 && expected[0].trim_matches('"') == "else"
+        }
+        _ => false,
+    };
+    if wants_else {
+        d.notes.clear();
+        return d.with_note(
+            "help: an `if` used as a value needs an `else` branch: `if c { a } else { b }`",
+        );
+    }
+    d
+}
+
+fn describe_parse_error(
+    file: u32,
+    src: &str,
+    err: &ParseError<usize, Token<'_>, LexError>,
+) -> Diagnostic {
+    match err.clone() {
         ParseError::InvalidToken { location } => Diagnostic::error(
             Span::new(file, location, location + 1),
             "invalid token",

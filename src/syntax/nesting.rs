@@ -141,6 +141,11 @@ fn expr(e: &Expr, depth: usize) -> Result<(), Diagnostic> {
             expr(v, next)?;
             loops(l, next)
         }
+        ExprKind::If(cond, then, otherwise) => {
+            expr(cond, next)?;
+            expr(then, next)?;
+            expr(otherwise, next)
+        }
     }
 }
 
