@@ -29,7 +29,7 @@ struct CompileArgs {
     #[arg(short, long, value_name = "OUT")]
     output: Option<PathBuf>,
     /// Indent the JSON for reading (plans are compact by default: large ones
-    /// write twice as fast and take half the space).
+    /// write twice as fast and take half the space). JSON only.
     #[arg(long)]
     pretty: bool,
     /// What to write: the MSCCL++ JSON execution plan, or CUDA source
@@ -277,6 +277,10 @@ fn compile(args: &CompileArgs) -> ExitCode {
     };
     if args.warnings.report(&c) {
         return ExitCode::FAILURE;
+    }
+    if args.pretty && args.emit == Emit::Cuda {
+        eprintln!("error: --pretty indents JSON plans; CUDA source is written as it is (leave out --pretty)");
+        return ExitCode::from(2);
     }
     let cuda = match args.emit {
         Emit::Json => None,
@@ -578,6 +582,13 @@ fn install(args: &InstallArgs) -> ExitCode {
 const STACK_BYTES: usize = 1 << 30;
 
 fn main() -> ExitCode {
+    // A closed pipe ends the process quietly, as it does `cat` or `grep`.
+    #[cfg(unix)]
+    // SAFETY: restores the default action of one signal before any thread
+    // starts; nothing in msclc handles SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     match std::thread::Builder::new()
         .stack_size(STACK_BYTES)
         .spawn(command)

@@ -309,3 +309,62 @@ fn if_expressions_choose_a_value() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A reader that stops early (`| head -c 10`) ends msclc quietly: no
+/// "Broken pipe" error, no panic.
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    for args in [
+        &[
+            "examples/mscclpp/single_node/allreduce.mscl",
+            "-D",
+            "num_gpus=64",
+            "-q",
+        ][..],
+        &[
+            "sim",
+            "--json",
+            "examples/mscclpp/single_node/allreduce.mscl",
+            "-D",
+            "num_gpus=32",
+        ][..],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_msclc"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("msclc runs");
+        let mut head = [0u8; 10];
+        child.stdout.take().unwrap().read_exact(&mut head).unwrap();
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        child.wait().unwrap();
+        assert!(
+            !err.contains("Broken pipe") && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+/// `--pretty` indents JSON; with `--emit cuda` it is a usage error.
+#[test]
+fn pretty_cuda_is_a_usage_error() {
+    let out = msclc(&[
+        "examples/simple_allgather.mscl",
+        "--emit",
+        "cuda",
+        "--pretty",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--pretty indents JSON plans"));
+}
