@@ -19,7 +19,7 @@ struct Cli {
 
 #[derive(Debug, Args)]
 struct CompileArgs {
-    /// The .mscl program.
+    /// The .mscl program (or a .json execution plan, for `--emit cuda`).
     #[arg(required = true, value_hint = clap::ValueHint::FilePath)]
     input: Option<PathBuf>,
     /// Sets a `param` the program declares (repeatable).
@@ -230,7 +230,7 @@ enum DtypeArg {
 
 #[derive(Debug, Args)]
 struct CheckArgs {
-    /// The .mscl program (or, for `sim`, a .json execution plan).
+    /// The .mscl program, or a .json execution plan to check.
     input: PathBuf,
     /// Sets a `param` the program declares (repeatable).
     #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
@@ -267,24 +267,29 @@ fn compile(args: &CompileArgs) -> ExitCode {
     let Some(input) = &args.input else {
         return ExitCode::FAILURE;
     };
-    let mut c = driver::compile_with(input, &args.define, args.limits.limits());
-    let plan = match &c.result {
-        Ok(plan) => plan,
-        Err(f) => {
-            report(&c.sources, f);
-            return ExitCode::FAILURE;
-        }
-    };
-    if args.warnings.report(&c) {
-        return ExitCode::FAILURE;
-    }
     if args.pretty && args.emit == Emit::Cuda {
         eprintln!("error: --pretty indents JSON plans; CUDA source is written as it is (leave out --pretty)");
         return ExitCode::from(2);
     }
+    let (plan, mut timings) = if is_plan(input) {
+        match read_checked_plan(input, &args.define, &args.warnings) {
+            Ok(plan) => (plan, driver::Timings::default()),
+            Err(code) => return code,
+        }
+    } else {
+        let c = driver::compile_with(input, &args.define, args.limits.limits());
+        match c.result {
+            Ok(_) if args.warnings.report(&c) => return ExitCode::FAILURE,
+            Ok(plan) => (plan, c.timings),
+            Err(f) => {
+                report(&c.sources, &f);
+                return ExitCode::FAILURE;
+            }
+        }
+    };
     let cuda = match args.emit {
         Emit::Json => None,
-        Emit::Cuda => match c.timings.time("cuda", || msclc::back::cuda::generate(plan)) {
+        Emit::Cuda => match timings.time("cuda", || msclc::back::cuda::generate(&plan)) {
             Ok(source) => Some(source),
             Err(e) => {
                 eprintln!("error: {}: {e}", input.display());
@@ -294,14 +299,14 @@ fn compile(args: &CompileArgs) -> ExitCode {
     };
     let write = |out: &mut dyn Write| match &cuda {
         Some(source) => out.write_all(source.as_bytes()).and_then(|()| out.flush()),
-        None => write_plan_to(plan, args.pretty, out),
+        None => write_plan_to(&plan, args.pretty, out),
     };
-    let written = c.timings.time("write", || match &args.output {
+    let written = timings.time("write", || match &args.output {
         Some(path) => std::fs::File::create(path).and_then(|mut f| write(&mut f)),
         None => write(&mut std::io::stdout().lock()),
     });
     if args.timings {
-        eprint!("{}", c.timings.report());
+        eprint!("{}", timings.report());
     }
     match written {
         Ok(()) => ExitCode::SUCCESS,
@@ -314,6 +319,51 @@ fn compile(args: &CompileArgs) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether `input` is a JSON execution plan rather than a program.
+fn is_plan(input: &std::path::Path) -> bool {
+    input.extension().is_some_and(|e| e == "json")
+}
+
+/// A JSON plan given where a program may be (`check`, `compile --emit
+/// cuda`): read, then checked as a compiled program is, for signals
+/// without waits and for the executor's limits (warnings, as `warnings`
+/// says). `-D` has nothing to set in a plan.
+fn read_checked_plan(
+    input: &std::path::Path,
+    defines: &[(String, String)],
+    warnings: &WarningArgs,
+) -> Result<msclc::ir::Plan, ExitCode> {
+    if let Some((name, _)) = defines.first() {
+        eprintln!(
+            "error: -D {name}: {} is a JSON plan, which has no params (-D sets a program's params)",
+            input.display()
+        );
+        return Err(ExitCode::from(2));
+    }
+    let limits = driver::Limits::default();
+    let Ok((plan, _)) = load_plan(input, defines, Compile::Plain, limits) else {
+        return Err(ExitCode::FAILURE);
+    };
+    if let Err(d) = msclc::passes::pairing::check(&plan) {
+        eprintln!("error: {}: {}", input.display(), d.message);
+        return Err(ExitCode::FAILURE);
+    }
+    let crossings = msclc::passes::executor_limits::check(&plan);
+    if !warnings.quiet {
+        for c in &crossings {
+            eprintln!("warning: {}: {}", input.display(), c.text());
+        }
+    }
+    if warnings.deny_warnings && !crossings.is_empty() {
+        eprintln!(
+            "error: {} warning(s), and --deny-warnings makes them errors",
+            crossings.len()
+        );
+        return Err(ExitCode::FAILURE);
+    }
+    Ok(plan)
 }
 
 fn write_plan_to(plan: &msclc::ir::Plan, pretty: bool, out: impl Write) -> std::io::Result<()> {
@@ -455,7 +505,7 @@ fn load_plan(
         Compile::ForRanks(n) => Some(n),
         _ => None,
     };
-    if input.extension().is_some_and(|e| e == "json") {
+    if is_plan(input) {
         let text = std::fs::read_to_string(input).map_err(|e| {
             eprintln!("error: cannot read {}: {e}", input.display());
         })?;
@@ -607,6 +657,12 @@ fn command() -> ExitCode {
         Some(Command::Sim(args)) => sim(&args),
         Some(Command::Run(args)) => run(&args),
         Some(Command::Install(args)) => install(&args),
+        Some(Command::Check(args)) if is_plan(&args.input) => {
+            match read_checked_plan(&args.input, &args.define, &args.warnings) {
+                Ok(_) => ExitCode::SUCCESS,
+                Err(code) => code,
+            }
+        }
         Some(Command::Check(args)) => {
             let c = driver::compile_with(&args.input, &args.define, args.limits.limits());
             match &c.result {

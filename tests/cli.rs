@@ -368,3 +368,45 @@ fn pretty_cuda_is_a_usage_error() {
     assert!(out.stdout.is_empty());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--pretty indents JSON plans"));
 }
+
+/// `check` and `--emit cuda` take a JSON plan as `sim` and `run` do: the
+/// plan is read and checked (no parse error echoing the JSON), and a plan
+/// has no params to set.
+#[test]
+fn check_and_emit_cuda_take_a_json_plan() {
+    let dir = std::env::temp_dir().join(format!("msclc-plan-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan = dir.join("allgather.json");
+    let plan = plan.to_str().unwrap();
+    assert!(msclc(&["examples/simple_allgather.mscl", "-o", plan])
+        .status
+        .success());
+    let checked = msclc(&["check", plan]);
+    assert_eq!(
+        checked.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    let from_plan = msclc(&[plan, "--emit", "cuda"]);
+    let from_program = msclc(&["examples/simple_allgather.mscl", "--emit", "cuda"]);
+    assert!(from_plan.status.success());
+    assert_eq!(from_plan.stdout, from_program.stdout, "the same kernel");
+    let defined = msclc(&["check", plan, "-D", "num_gpus=4"]);
+    assert_eq!(defined.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&defined.stderr).contains("is a JSON plan, which has no params")
+    );
+    // A broken plan: one line that says what is wrong, not the JSON again.
+    let broken = dir.join("broken.json");
+    std::fs::write(
+        &broken,
+        format!("{{\"name\": \"x\", \"pad\": \"{}\"}}", "y".repeat(100_000)),
+    )
+    .unwrap();
+    let out = msclc(&["check", broken.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("broken.json") && err.len() < 1_000, "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
