@@ -173,40 +173,28 @@ pub(super) fn method(ev: &mut Evaluator<'_>, span: Span, call: Call, recv: Value
             Ok(Value::Unit)
         }
         (
-            Call::MemPut(a) | Call::MemPutPackets(a) | Call::MemReadPutPackets(a),
-            Value::MemoryChannel(c),
+            Call::MemPut(a)
+            | Call::MemPutPackets(a)
+            | Call::MemReadPutPackets(a)
+            | Call::PortReadPutPackets(a),
+            Value::MemoryChannel(c) | Value::PortChannel(c),
         ) => {
             let name = match which {
                 B::MemPut => OpName::Put,
                 B::MemPutPackets => OpName::PutPackets,
                 _ => OpName::ReadPutPackets,
             };
+            let kind = match recv {
+                Value::PortChannel(_) => ChannelKind::Port,
+                _ => ChannelKind::Memory,
+            };
             let put = Put {
                 name,
-                kind: ChannelKind::Memory,
+                kind,
                 channel: *c,
             };
-            put.record(
-                ev,
-                span,
-                &a.dst_chunk,
-                &a.src_chunk,
-                Blocks::OneOrGroup(&a.tb, &a.tb_group),
-            )
-        }
-        (Call::PortReadPutPackets(a), Value::PortChannel(c)) => {
-            let put = Put {
-                name: OpName::ReadPutPackets,
-                kind: ChannelKind::Port,
-                channel: *c,
-            };
-            put.record(
-                ev,
-                span,
-                &a.dst_chunk,
-                &a.src_chunk,
-                Blocks::OneOrGroup(&a.tb, &a.tb_group),
-            )
+            let blocks = Blocks::OneOrGroup(&a.tb, &a.tb_group);
+            put.record(ev, span, &a.dst_chunk, &a.src_chunk, blocks)
         }
         (
             Call::PortPut(a)
