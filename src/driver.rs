@@ -105,28 +105,16 @@ pub fn compile_with(path: &Path, defines: &[(String, String)], limits: Limits) -
             Vec::new(),
         )),
     };
-    let warnings = warnings_of(&result);
-    if !warnings.is_empty() && !limits.loop_values {
-        // Warnings name the loop values at their lines: compile again,
-        // keeping them (only programs with warnings pay for it).
-        let with_values = Limits {
-            loop_values: true,
-            ..limits
-        };
-        let again = timings.time("warnings", || compile_with(path, defines, with_values));
-        if again.result.is_ok() {
-            return Compilation { timings, ..again };
-        }
-    }
     Compilation {
+        warnings: warnings_of(&result),
         sources,
         result,
         timings,
-        warnings,
     }
 }
 
-/// The warnings a compiled plan gets.
+/// The warnings a compiled plan gets; their notes give the loop values at
+/// their lines when `Limits::loop_values` kept them.
 fn warnings_of(result: &Result<Plan, Failure>) -> Vec<Diagnostic> {
     let Ok(plan) = result else {
         return Vec::new();

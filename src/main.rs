@@ -58,11 +58,18 @@ struct WarningArgs {
 }
 
 impl WarningArgs {
-    /// Prints `c`'s warnings on standard error, unless quiet; whether they
-    /// stop the command.
-    fn report(&self, c: &driver::Compilation) -> bool {
+    /// Prints the warnings of `c` (the program `input` compiled as
+    /// `defines` and `limits` say) on standard error, unless quiet; whether
+    /// they stop the command.
+    fn report(
+        &self,
+        c: &driver::Compilation,
+        input: &std::path::Path,
+        defines: &[(String, String)],
+        limits: driver::Limits,
+    ) -> bool {
         if !self.quiet && !c.warnings.is_empty() {
-            eprint!("{}", c.sources.render(&c.warnings));
+            print_warnings(c, input, defines, limits);
         }
         let denied = self.deny_warnings && !c.warnings.is_empty();
         if denied {
@@ -73,6 +80,29 @@ impl WarningArgs {
         }
         denied
     }
+}
+
+/// Prints `c`'s warnings with the loop values at their lines: when the
+/// compilation did not keep them (it costs time in every loop, so a plain
+/// compile does without), the program is compiled again keeping them.
+fn print_warnings(
+    c: &driver::Compilation,
+    input: &std::path::Path,
+    defines: &[(String, String)],
+    limits: driver::Limits,
+) {
+    if !limits.loop_values {
+        let with_values = driver::Limits {
+            loop_values: true,
+            ..limits
+        };
+        let again = driver::compile_with(input, defines, with_values);
+        if again.result.is_ok() && again.warnings.len() == c.warnings.len() {
+            eprint!("{}", again.sources.render(&again.warnings));
+            return;
+        }
+    }
+    eprint!("{}", c.sources.render(&c.warnings));
 }
 
 /// Bounds on what compiling a program may do.
@@ -279,7 +309,13 @@ fn compile(args: &CompileArgs) -> ExitCode {
     } else {
         let c = driver::compile_with(input, &args.define, args.limits.limits());
         match c.result {
-            Ok(_) if args.warnings.report(&c) => return ExitCode::FAILURE,
+            Ok(_)
+                if args
+                    .warnings
+                    .report(&c, input, &args.define, args.limits.limits()) =>
+            {
+                return ExitCode::FAILURE
+            }
             Ok(plan) => (plan, c.timings),
             Err(f) => {
                 report(&c.sources, &f);
@@ -537,8 +573,13 @@ fn load_plan(
     match &compiled.result {
         Ok(plan) => {
             // `sim` lists the executor's limits with its verdict.
-            if how != Compile::ForReports && !compiled.warnings.is_empty() {
-                eprint!("{}", compiled.sources.render(&compiled.warnings));
+            match how {
+                Compile::Plain if !compiled.warnings.is_empty() => {
+                    print_warnings(&compiled, input, defines, limits)
+                }
+                // (With the param `--nranks` set: the warnings as they are.)
+                Compile::ForRanks(_) => eprint!("{}", compiled.sources.render(&compiled.warnings)),
+                _ => {}
             }
             Ok((plan.clone(), Some(compiled)))
         }
@@ -666,7 +707,16 @@ fn command() -> ExitCode {
         Some(Command::Check(args)) => {
             let c = driver::compile_with(&args.input, &args.define, args.limits.limits());
             match &c.result {
-                Ok(_) if args.warnings.report(&c) => ExitCode::FAILURE,
+                Ok(_)
+                    if args.warnings.report(
+                        &c,
+                        &args.input,
+                        &args.define,
+                        args.limits.limits(),
+                    ) =>
+                {
+                    ExitCode::FAILURE
+                }
                 Ok(_) => ExitCode::SUCCESS,
                 Err(f) => {
                     report(&c.sources, f);
