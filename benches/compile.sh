@@ -33,7 +33,7 @@ for entry in "${cases[@]}"; do
   for n in "${ranks[@]}"; do
     # shellcheck disable=SC2086 # $settings holds separate -D words
     stats=$(for run in 1 2 3; do
-      { /usr/bin/time -f '%e %M' "$bin" "examples/mscclpp/$case" -D num_gpus="$n" $settings -o "$out"; } 2>&1 | tail -1
+      { /usr/bin/time -f '%e %M' "$bin" "examples/mscclpp/$case" -D num_gpus="$n" $settings -q -o "$out"; } 2>&1 | tail -1
     done | sort -n | head -1)
     ops=$(( $(grep -o '"name":' "$out" | wc -l) - 1 ))  # every op has a name; so has the plan
     read -r secs kb <<<"$stats"

@@ -57,7 +57,9 @@ else
       flags+=("--${s%%=*}" "${s#*=}")
     done
     py=$(PYTHONPATH="$reference:$pythonpath" best_of 3 python3 "$reference/$script" --name "${port##*/}" "${flags[@]}")
-    ours=$(best_of 10 "$bin" "$ports/$port" "${defines[@]}" -o "$out")
+    # -q: the compile alone (printing warnings, msclc compiles a program
+    # again to find their loop values).
+    ours=$(best_of 10 "$bin" "$ports/$port" "${defines[@]}" -q -o "$out")
     printf '%-18s %10.3f %10.4f %8.0fx\n' "$name" "$py" "$ours" "$(echo "$py / $ours" | bc -l)"
   done
 fi
@@ -71,7 +73,7 @@ for entry in "allreduce 128|single_node/allreduce.mscl|num_gpus=128" \
   IFS='|' read -r name port settings <<<"$entry"
   best=""
   for run in 1 2 3; do
-    stats=$({ /usr/bin/time -f 'peak %M' "$bin" "$ports/$port" -D "$settings" --timings -o "$out"; } 2>&1)
+    stats=$({ /usr/bin/time -f 'peak %M' "$bin" "$ports/$port" -D "$settings" -q --timings -o "$out"; } 2>&1)
     total=$(awk '$1 == "total" {print $2}' <<<"$stats")
     write=$(awk '$1 == "write" {print $2}' <<<"$stats")
     peak=$(awk '$1 == "peak" {print $2}' <<<"$stats")
