@@ -71,12 +71,14 @@ impl WarningArgs {
         if !self.quiet && !c.warnings.is_empty() {
             print_warnings(c, input, defines, limits);
         }
-        let denied = self.deny_warnings && !c.warnings.is_empty();
+        self.denied(c.warnings.len())
+    }
+
+    /// Whether `count` warnings stop the command (saying so when they do).
+    fn denied(&self, count: usize) -> bool {
+        let denied = self.deny_warnings && count > 0;
         if denied {
-            eprintln!(
-                "error: {} warning(s), and --deny-warnings makes them errors",
-                c.warnings.len()
-            );
+            eprintln!("error: {count} warning(s), and --deny-warnings makes them errors");
         }
         denied
     }
@@ -392,11 +394,7 @@ fn read_checked_plan(
             eprintln!("warning: {}: {}", input.display(), c.text());
         }
     }
-    if warnings.deny_warnings && !crossings.is_empty() {
-        eprintln!(
-            "error: {} warning(s), and --deny-warnings makes them errors",
-            crossings.len()
-        );
+    if warnings.denied(crossings.len()) {
         return Err(ExitCode::FAILURE);
     }
     Ok(plan)

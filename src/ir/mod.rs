@@ -443,6 +443,14 @@ pub struct ThreadBlock {
 }
 
 impl ThreadBlock {
+    /// Every op the block runs, each pipeline followed by its body, with
+    /// whether the op is inside a pipeline (the executor counts them all).
+    pub fn ops_with_bodies(&self) -> impl Iterator<Item = (&Op, bool)> {
+        self.ops.iter().flat_map(|op| {
+            std::iter::once((op, false)).chain(op.body().iter().map(|inner| (inner, true)))
+        })
+    }
+
     /// The rank-level ids of the `kind` channels this block uses, by local id.
     pub fn channel_ids(&self, kind: ChannelKind) -> &[u32] {
         table_list(&self.channels, kind)

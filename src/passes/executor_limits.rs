@@ -152,12 +152,7 @@ pub fn check(plan: &Plan) -> Vec<Crossing> {
         let r = r as u32;
         for (t, tb) in rank.threadblocks.iter().enumerate() {
             let t = t as u32;
-            // A pipeline and its body all count toward the limit.
-            let ops: Vec<&Op> = tb
-                .ops
-                .iter()
-                .flat_map(|op| std::iter::once(op).chain(op.body()))
-                .collect();
+            let ops: Vec<&Op> = tb.ops_with_bodies().map(|(op, _)| op).collect();
             if ops.len() > MAX_OPS_PER_BLOCK {
                 let first_over = origin_of(ops[MAX_OPS_PER_BLOCK]);
                 cross(Limit::OpsPerBlock, first_over, r, t, ops.len());

@@ -17,11 +17,7 @@ pub fn check_limits(plan: &Plan) -> Vec<String> {
     let mut unhalved_scratch = false;
     for rank in &plan.ranks {
         for tb in &rank.threadblocks {
-            // A pipeline and its body all count.
-            let ops = tb.ops.iter().flat_map(|op| {
-                std::iter::once((op, false)).chain(op.body().iter().map(|inner| (inner, true)))
-            });
-            for (op, in_pipeline) in ops {
+            for (op, in_pipeline) in tb.ops_with_bodies() {
                 unhalved_scratch |=
                     plan.options.use_double_scratch_buffer && skips_double_scratch(op);
                 packet_in_pipeline |= in_pipeline && op.name.json().contains("pkt");
