@@ -37,8 +37,9 @@ pub struct Compilation {
     pub result: Result<Plan, Failure>,
     /// How long each stage took, in order (`msclc --timings`).
     pub timings: Timings,
-    /// What compiles but will not run as meant: the executor's limits
-    /// crossed, at their program lines.
+    /// What compiles but will not run as meant: signals the executor will
+    /// not pair with their waits, the executor's limits crossed, at their
+    /// program lines.
     pub warnings: Vec<Diagnostic>,
 }
 
@@ -119,10 +120,13 @@ fn warnings_of(result: &Result<Plan, Failure>) -> Vec<Diagnostic> {
     let Ok(plan) = result else {
         return Vec::new();
     };
-    crate::passes::executor_limits::check(plan)
-        .iter()
-        .map(|c| c.diagnostic(plan))
-        .collect()
+    let mut warnings = crate::passes::pairing::warnings(plan);
+    warnings.extend(
+        crate::passes::executor_limits::check(plan)
+            .iter()
+            .map(|c| c.diagnostic(plan)),
+    );
+    warnings
 }
 
 /// Compiles `path` for `nranks` ranks: as it is when it already has that
@@ -226,15 +230,26 @@ fn compile_text(
         .time("check", || crate::check::check(&program))
         .map_err(Failure::Diagnostics)?;
     let overrides = parse_defines(sources, &program.stmts, defines)?;
+    let evaluate = |limits| {
+        crate::eval::evaluate(&program.stmts, &program.imported, overrides.clone(), limits)
+    };
     let mut plan = timings
-        .time("evaluate", || {
-            crate::eval::evaluate(&program.stmts, &program.imported, overrides, limits)
-        })
+        .time("evaluate", || evaluate(limits))
         .map_err(|d| Failure::Diagnostics(vec![d]))?;
-    timings
-        .time("passes", || crate::passes::run(&mut plan))
-        .map_err(|d| Failure::Diagnostics(vec![d]))?;
-    Ok(plan)
+    let Err(d) = timings.time("passes", || crate::passes::run(&mut plan)) else {
+        return Ok(plan);
+    };
+    // A pass's error points at ops and channels; their loop values (kept
+    // only on request: they cost time in every loop) say which iteration.
+    if limits.loop_values {
+        return Err(Failure::Diagnostics(vec![d]));
+    }
+    let with_values = Limits {
+        loop_values: true,
+        ..limits
+    };
+    let again = evaluate(with_values).and_then(|mut plan| crate::passes::run(&mut plan));
+    Err(Failure::Diagnostics(vec![again.err().unwrap_or(d)]))
 }
 
 /// Parses the main file and, transitively, the files it imports.

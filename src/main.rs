@@ -388,13 +388,21 @@ fn read_checked_plan(
         eprintln!("error: {}: {}", input.display(), d.message);
         return Err(ExitCode::FAILURE);
     }
-    let crossings = msclc::passes::executor_limits::check(&plan);
+    let mut found: Vec<String> = msclc::passes::pairing::warnings(&plan)
+        .iter()
+        .map(|d| d.message.clone())
+        .collect();
+    found.extend(
+        msclc::passes::executor_limits::check(&plan)
+            .iter()
+            .map(|c| c.text()),
+    );
     if !warnings.quiet {
-        for c in &crossings {
-            eprintln!("warning: {}: {}", input.display(), c.text());
+        for text in &found {
+            eprintln!("warning: {}: {text}", input.display());
         }
     }
-    if warnings.denied(crossings.len()) {
+    if warnings.denied(found.len()) {
         return Err(ExitCode::FAILURE);
     }
     Ok(plan)

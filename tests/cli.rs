@@ -35,8 +35,11 @@ fn a_bad_program_exits_1_with_a_located_diagnostic() {
     let out = msclc(&["examples/mscclpp/unit_tests/put/put_with_signal_fuse_test.mscl"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("signal/wait mismatch"), "{err}");
-    assert!(err.contains("put_with_signal_fuse_test.mscl:"), "{err}");
+    assert!(
+        err.contains("error: signal/wait mismatch on port channels: rank 0's port channel 0 (to rank 1) signals 3 times, but its paired channel back, rank 1's port channel 0 (to rank 0), waits 2 times"),
+        "{err}"
+    );
+    assert!(err.contains("put_with_signal_fuse_test.mscl:21:5"), "{err}");
 }
 
 #[test]
@@ -409,4 +412,40 @@ fn check_and_emit_cuda_take_a_json_plan() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("broken.json") && err.len() < 1_000, "{err}");
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A signal and a wait on channels that do not pair: the reference compiler
+/// emits the plan (its counts per pair of ranks balance) and the executor
+/// hangs on it, so it is a warning (an error with `--deny-warnings`) at the
+/// signal that names both channels, where they are made, and where the peer
+/// waits instead, in the order of the lines.
+#[test]
+fn a_wait_on_the_wrong_channel_points_at_the_channel_pair() {
+    let program = "tests/cli/wait_on_the_wrong_channel.mscl";
+    let denied = msclc(&["check", program, "--deny-warnings"]);
+    assert_eq!(denied.status.code(), Some(1));
+    let out = msclc(&["check", program]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("warning: ").count(), 1, "one warning:\n{err}");
+    assert!(
+        err.contains("warning: signal/wait mismatch on memory channels: rank 0's memory channel 0 (to rank 1) signals 1 time, but its paired channel back, rank 1's memory channel 0 (to rank 0), waits 0 times"),
+        "{err}"
+    );
+    assert!(err.contains("wait_on_the_wrong_channel.mscl:13:9"), "{err}");
+    let labels = [
+        "rank 0's memory channel 0 (to rank 1) and its paired channel back are made here",
+        "1 signal more than rank 1 waits for on the paired channel",
+        "rank 1 waits on its memory channel 1 here, which pairs with rank 0's channel 1",
+    ];
+    let at: Vec<usize> = labels
+        .iter()
+        .map(|l| err.find(l).unwrap_or_else(|| panic!("no `{l}` in:\n{err}")))
+        .collect();
+    assert!(
+        at.windows(2).all(|w| w[0] < w[1]),
+        "labels out of order:\n{err}"
+    );
+    assert!(err.contains("= when r = 0"), "{err}");
+    assert!(err.contains("the executor hangs on it"), "{err}");
 }

@@ -1,104 +1,381 @@
-//! Signal/wait pairing: over each channel type, every signal one rank sends
-//! to a peer must be matched by a wait of that peer for it. An unmatched
-//! signal lets a later execution's wait pass early; a missing one hangs.
+//! Signal/wait pairing, as the executor pairs channels: rank A's k-th
+//! channel of a type to B carries its signals to B's k-th channel of that
+//! type back to A, and only waits on that channel see them. Every signal
+//! must be matched by a wait on its paired channel: an unmatched signal
+//! lets a later execution's wait pass early; a missing one hangs.
+//!
+//! The reference compiler counts per pair of ranks and rejects a plan
+//! whose counts differ there: so do we (`check`), pointing at the channel
+//! pair that lacks the waits. A plan that balances a pair of ranks' counts
+//! across different channels it emits, and the executor hangs on it: we
+//! emit it too (the plans are the same) and warn (`warnings`).
 
-use crate::diag::{Diagnostic, Span};
-use crate::ir::{ChannelKind, Op, OpName, Plan};
-use std::collections::BTreeMap;
-
-/// The signals and waits between one ordered pair of ranks over one channel type.
-#[derive(Default)]
-struct Tally {
-    signals: Vec<Span>,
-    waits: Vec<Span>,
-}
+use crate::diag::{Diagnostic, Severity, Span};
+use crate::ir::{ChannelKind, ChannelPairs, Endpoint, OpName, Origin, Plan};
+use std::collections::HashMap;
 
 fn signals(name: OpName) -> bool {
     name.is_signal() || matches!(name, OpName::PutWithSignal | OpName::PutWithSignalAndFlush)
 }
 
-pub fn check(plan: &Plan) -> Result<(), Diagnostic> {
-    // (kind, signalling rank, waiting rank) -> tally
-    let mut tallies: BTreeMap<(ChannelKind, u32, u32), Tally> = BTreeMap::new();
-    for (r, rank) in plan.ranks.iter().enumerate() {
-        for tb in &rank.threadblocks {
-            let mut visit = |op: &Op| {
-                let Some(kind) = op.channel else { return };
-                let is_signal = signals(op.name);
-                if !is_signal && !op.name.is_wait() {
-                    return;
-                }
-                let peers = match kind {
-                    ChannelKind::Memory => &rank.memory_peers,
-                    ChannelKind::Port => &rank.port_peers,
-                    ChannelKind::Switch => return,
-                };
-                let table = tb.channel_ids(kind);
-                for &local in &op.channel_ids {
-                    let Some(peer) = table
-                        .get(local as usize)
-                        .and_then(|id| peers.get(*id as usize))
-                    else {
+/// Where the ops that signal on, or wait on, one channel end are.
+#[derive(Default, Clone)]
+struct Uses {
+    signals: Vec<Origin>,
+    waits: Vec<Origin>,
+}
+
+/// A channel end whose signals and its pair's waits differ in number, or
+/// that is waited on without a pair.
+struct Mismatch {
+    end: Endpoint,
+    back: Option<Endpoint>,
+    /// Signals on `end` less waits on `back` (waits on an unpaired `end`
+    /// count as missing signals).
+    excess: i64,
+}
+
+/// Every channel end of a plan with the signals and waits on it.
+struct Tally<'p> {
+    plan: &'p Plan,
+    pairs: ChannelPairs,
+    uses: Vec<Uses>,
+}
+
+impl<'p> Tally<'p> {
+    fn new(plan: &'p Plan) -> Tally<'p> {
+        let pairs = ChannelPairs::new(plan);
+        let mut uses = vec![Uses::default(); pairs.len()];
+        for (r, rank) in plan.ranks.iter().enumerate() {
+            for tb in &rank.threadblocks {
+                for (op, _) in tb.ops_with_bodies() {
+                    let Some(kind) = op.channel else { continue };
+                    let is_signal = signals(op.name);
+                    if !is_signal && !op.name.is_wait() {
                         continue;
-                    };
-                    if is_signal {
-                        tallies
-                            .entry((kind, r as u32, *peer))
-                            .or_default()
-                            .signals
-                            .push(op.span());
-                    } else {
-                        tallies
-                            .entry((kind, *peer, r as u32))
-                            .or_default()
-                            .waits
-                            .push(op.span());
+                    }
+                    let table = tb.channel_ids(kind);
+                    for &local in &op.channel_ids {
+                        let Some(&channel) = table.get(local as usize) else {
+                            continue;
+                        };
+                        let Some(end) = pairs.index((r as u32, kind, channel)) else {
+                            continue;
+                        };
+                        let origin = Origin {
+                            span: op.span,
+                            context: op.context,
+                        };
+                        if is_signal {
+                            uses[end].signals.push(origin);
+                        } else {
+                            uses[end].waits.push(origin);
+                        }
                     }
                 }
-            };
-            for op in &tb.ops {
-                visit(op);
-                op.body().iter().for_each(&mut visit);
             }
         }
+        Tally { plan, pairs, uses }
     }
-    for ((kind, from, to), t) in &tallies {
-        if t.signals.len() == t.waits.len() {
+
+    /// The waits on `end`'s pair (none when it has no pair).
+    fn waits_back(&self, back: Option<Endpoint>) -> &[Origin] {
+        back.and_then(|b| self.pairs.index(b))
+            .map_or(&[][..], |b| &self.uses[b].waits[..])
+    }
+
+    /// Every mismatched channel end, in rank and channel order.
+    fn mismatches(&self) -> impl Iterator<Item = Mismatch> + '_ {
+        self.uses.iter().enumerate().filter_map(|(i, uses)| {
+            let end = self.pairs.endpoint(i);
+            let back = self.pairs.pair(end);
+            let excess = match back {
+                Some(_) => uses.signals.len() as i64 - self.waits_back(back).len() as i64,
+                // Nobody waits for these signals; no signal releases these waits.
+                None if !uses.signals.is_empty() => uses.signals.len() as i64,
+                None => -(uses.waits.len() as i64),
+            };
+            (excess != 0).then_some(Mismatch { end, back, excess })
+        })
+    }
+
+    fn peer(&self, end: Endpoint) -> u32 {
+        peer_of(self.plan, end)
+    }
+
+    /// Per kind and ordered pair of ranks, signals less waits, as the
+    /// reference compiler counts them.
+    fn rank_pair_excess(&self) -> HashMap<(ChannelKind, u32, u32), i64> {
+        let mut excess: HashMap<_, i64> = HashMap::new();
+        for (i, uses) in self.uses.iter().enumerate() {
+            let end @ (rank, kind, _) = self.pairs.endpoint(i);
+            let peer = self.peer(end);
+            *excess.entry((kind, rank, peer)).or_default() += uses.signals.len() as i64;
+            *excess.entry((kind, peer, rank)).or_default() -= uses.waits.len() as i64;
+        }
+        excess
+    }
+}
+
+/// The plan's signals and waits balance per pair of ranks (the reference
+/// compiler's rule); the error points at a channel pair where they do not.
+pub fn check(plan: &Plan) -> Result<(), Diagnostic> {
+    let tally = Tally::new(plan);
+    let unbalanced = tally.rank_pair_excess();
+    let first = tally.mismatches().find(|m| {
+        let (rank, kind, _) = m.end;
+        let peer = tally.peer(m.end);
+        let key = if m.excess > 0 || m.back.is_some() {
+            (kind, rank, peer)
+        } else {
+            (kind, peer, rank)
+        };
+        unbalanced.get(&key).is_some_and(|&e| e != 0)
+    });
+    match first {
+        Some(m) => Err(diagnostic(&tally, &m)),
+        None => Ok(()),
+    }
+}
+
+/// The channel pairs whose signals and waits differ in a plan that
+/// `check` passed: the executor hangs on them. One warning per program
+/// line: instances and loops repeat a mistake on many channels, and the
+/// waits that lack signals on one channel pair are usually those a warning
+/// already showed waiting on the wrong channel.
+pub fn warnings(plan: &Plan) -> Vec<Diagnostic> {
+    let tally = Tally::new(plan);
+    let mut shown = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for m in tally.mismatches() {
+        let mut d = diagnostic(&tally, &m);
+        if shown.contains(&d.primary.span) {
             continue;
         }
-        let (ns, nw) = (t.signals.len(), t.waits.len());
-        let message = format!(
-            "signal/wait mismatch on {} channels: rank {from} issues {ns} signal(s) to rank {to}, but rank {to} performs {nw} wait(s) for rank {from}",
-            kind.name()
-        );
-        let (primary, label) = if ns > nw {
-            (
-                t.signals[nw],
-                format!("signal {} of {ns} has no matching wait", nw + 1),
-            )
-        } else {
-            (
-                t.waits[ns],
-                format!("wait {} of {nw} has no matching signal", ns + 1),
-            )
-        };
-        let mut d = Diagnostic::error(primary, message, label);
-        for (i, s) in t.signals.iter().enumerate() {
-            if *s != primary {
-                d = d.with_secondary(
-                    *s,
-                    format!("signal {} of {ns}, rank {from} to rank {to}", i + 1),
-                );
-            }
-        }
-        for (i, w) in t.waits.iter().enumerate() {
-            if *w != primary {
-                d = d.with_secondary(*w, format!("wait {} of {nw}, on rank {to}", i + 1));
-            }
-        }
-        return Err(d.with_note(
-            "every signal must be matched by a wait on the peer over a channel of the same type; put_with_signal counts as a signal",
+        shown.insert(d.primary.span);
+        shown.extend(d.secondary.iter().map(|l| l.span));
+        d.severity = Severity::Warning;
+        out.push(d.with_note(
+            "the reference compiler emits this plan (it counts signals and waits per pair of ranks, and they balance), but the executor hangs on it",
         ));
     }
-    Ok(())
+    out
+}
+
+fn diagnostic(tally: &Tally, m: &Mismatch) -> Diagnostic {
+    let plan = tally.plan;
+    let uses = &tally.uses[tally.pairs.index(m.end).unwrap_or(0)];
+    if m.back.is_none() && m.excess < 0 {
+        return unpaired_waits(plan, m.end, &uses.waits);
+    }
+    let elsewhere = waits_elsewhere(tally, m.end, m.back);
+    let waits = tally.waits_back(m.back);
+    mismatch(plan, m.end, m.back, (&uses.signals, waits), elsewhere)
+}
+
+/// The waits of `from`'s peer for `from`'s rank on its other channels of
+/// the kind that wait more often than their pairs signal: most likely the
+/// waits meant for `from`'s signals, on the wrong channel.
+fn waits_elsewhere(tally: &Tally, from: Endpoint, back: Option<Endpoint>) -> Vec<(Span, String)> {
+    let (plan, pairs, uses) = (tally.plan, &tally.pairs, &tally.uses);
+    let (rank, kind, _) = from;
+    let peer = peer_of(plan, from);
+    let mut out = Vec::new();
+    for end in pairs.ends_of(peer) {
+        let theirs = pairs.endpoint(end);
+        if theirs.1 != kind || Some(theirs) == back || peer_of(plan, theirs) != rank {
+            continue;
+        }
+        let paired = pairs.pair(theirs);
+        let signalled = paired
+            .and_then(|p| pairs.index(p))
+            .map_or(0, |p| uses[p].signals.len());
+        if uses[end].waits.len() <= signalled {
+            continue;
+        }
+        let pairs_with = match paired {
+            Some(p) => format!("pairs with rank {rank}'s channel {}", p.2),
+            None => format!("has no pair on rank {rank}"),
+        };
+        for o in &uses[end].waits {
+            out.push((
+                o.span,
+                format!(
+                    "rank {peer} waits on its {} channel {} here, which {pairs_with}",
+                    kind.name(),
+                    theirs.2
+                ),
+            ));
+        }
+    }
+    out
+}
+
+/// "rank 0's memory channel 2 (to rank 1)".
+fn channel_name((rank, kind, channel): Endpoint, peer: u32) -> String {
+    format!(
+        "rank {rank}'s {} channel {channel} (to rank {peer})",
+        kind.name()
+    )
+}
+
+fn peer_of(plan: &Plan, (rank, kind, channel): Endpoint) -> u32 {
+    let r = &plan.ranks[rank as usize];
+    let peers = match kind {
+        ChannelKind::Port => &r.port_peers,
+        _ => &r.memory_peers,
+    };
+    peers[channel as usize]
+}
+
+/// The error for the signals on `from` that its paired channel `back` does
+/// not wait for as often (or waits for more often).
+fn mismatch(
+    plan: &Plan,
+    from: Endpoint,
+    back: Option<Endpoint>,
+    (signals, waits): (&[Origin], &[Origin]),
+    elsewhere: Vec<(Span, String)>,
+) -> Diagnostic {
+    let peer = peer_of(plan, from);
+    let (ns, nw) = (signals.len(), waits.len());
+    let sender = channel_name(from, peer);
+    let message = match back {
+        Some(b) => format!(
+            "signal/wait mismatch on {} channels: {sender} signals {}, but its paired channel back, {}, waits {}",
+            from.1.name(),
+            times(ns, "time"),
+            channel_name(b, from.0),
+            times(nw, "time"),
+        ),
+        None => format!(
+            "signal/wait mismatch on {} channels: {sender} signals {}, but rank {peer} has no {} channel back to rank {} to wait on",
+            from.1.name(),
+            times(ns, "time"),
+            from.1.name(),
+            from.0
+        ),
+    };
+    let (primary, label) = if ns > nw {
+        (
+            signals[nw],
+            format!(
+                "{} more than rank {peer} waits for on the paired channel",
+                times(ns - nw, "signal")
+            ),
+        )
+    } else {
+        (
+            waits[ns],
+            format!(
+                "{} more than rank {} signals on the paired channel",
+                times(nw - ns, "wait"),
+                from.0
+            ),
+        )
+    };
+    let mut d = Diagnostic::error(primary.span, message, label);
+    let mut places = counted(signals, |n| {
+        format!(
+            "{} of rank {} on its channel to rank {peer}",
+            times(n, "signal"),
+            from.0
+        )
+    });
+    places.extend(counted(waits, |n| {
+        format!("{} of rank {peer} on its channel back", times(n, "wait"))
+    }));
+    places.extend(elsewhere);
+    let made = |e: Endpoint| plan.channel_origin(e.0, e.1, e.2).map(|o| o.span);
+    match (made(from), back.and_then(made)) {
+        (Some(a), Some(b)) if a == b => places.push((
+            a,
+            format!("{sender} and its paired channel back are made here"),
+        )),
+        (a, b) => {
+            places.extend(a.map(|a| (a, format!("{sender} is made here"))));
+            places.extend(b.map(|b| (b, "its paired channel back is made here".to_string())));
+        }
+    }
+    d = with_places(d, primary.span, places);
+    if let Some(values) = plan.loop_values(primary.context) {
+        d = d.with_note(format!("when {values}"));
+    }
+    d.with_note(
+        "a rank's k-th channel of a type to a peer pairs with the peer's k-th channel of that type back, and a wait sees only the signals of its paired channel: wait on the channel paired with the one that signals, as often as it signals (put_with_signal counts as a signal)",
+    )
+}
+
+/// The error for waits on a channel whose peer has no channel back.
+fn unpaired_waits(plan: &Plan, on: Endpoint, waits: &[Origin]) -> Diagnostic {
+    let peer = peer_of(plan, on);
+    let name = channel_name(on, peer);
+    let mut d = Diagnostic::error(
+        waits[0].span,
+        format!(
+            "signal/wait mismatch on {} channels: {name} waits {}, but rank {peer} has no {} channel back to rank {} to signal on",
+            on.1.name(),
+            times(waits.len(), "time"),
+            on.1.name(),
+            on.0
+        ),
+        "this wait is never released",
+    );
+    let mut places = counted(waits, |n| format!("{} on it", times(n, "wait")));
+    if let Some(o) = plan.channel_origin(on.0, on.1, on.2) {
+        places.push((o.span, format!("{name} is made here")));
+    }
+    d = with_places(d, waits[0].span, places);
+    if let Some(values) = plan.loop_values(waits[0].context) {
+        d = d.with_note(format!("when {values}"));
+    }
+    d.with_note(format!(
+        "make a {} channel from rank {peer} to rank {} for the signals",
+        on.1.name(),
+        on.0
+    ))
+}
+
+/// One label per program line, with how many of `uses` it made: a loop
+/// makes many signals at one line.
+fn counted(uses: &[Origin], text: impl Fn(usize) -> String) -> Vec<(Span, String)> {
+    let mut spans: Vec<Span> = uses.iter().map(|o| o.span).collect();
+    spans.sort_by_key(|s| (s.file, s.start, s.end));
+    let mut out = Vec::new();
+    for group in spans.chunk_by(|a, b| a == b) {
+        out.push((group[0], text(group.len())));
+    }
+    out
+}
+
+/// Adds `places` as secondary labels in source order, one per place (the
+/// texts of a place joined), folding those at the primary label's place
+/// into it.
+fn with_places(mut d: Diagnostic, primary: Span, mut places: Vec<(Span, String)>) -> Diagnostic {
+    places.sort_by_key(|(s, _)| (s.file, s.start, s.end));
+    for group in places.chunk_by(|a, b| a.0 == b.0) {
+        let span = group[0].0;
+        let mut texts: Vec<&str> = Vec::new();
+        for (_, text) in group {
+            if !texts.contains(&text.as_str()) {
+                texts.push(text);
+            }
+        }
+        let text = texts.join("; ");
+        if span == primary {
+            d.primary.message = format!("{}; {text}", d.primary.message);
+        } else {
+            d = d.with_secondary(span, text);
+        }
+    }
+    d
+}
+
+/// "1 signal", "3 signals".
+fn times(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
 }
