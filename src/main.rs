@@ -1,15 +1,40 @@
 //! The `msclc` command: parses arguments, runs the driver, prints results
-//! and diagnostics, and maps failures to exit code 1.
+//! and diagnostics, and maps the outcome to an exit code, the same way for
+//! every command: 0 done, 1 the program or plan is wrong, 2 msclc could
+//! not do what was asked.
 
 use clap::{Args, Parser, Subcommand};
+use msclc::diag::shown;
 use msclc::driver::{self, Failure};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// The exit code for a program or plan that is wrong: an error, a warning
+/// under `--deny-warnings`, a simulation or a run that finds a wrong
+/// result, a race or a deadlock.
+fn wrong() -> ExitCode {
+    ExitCode::from(1)
+}
+
+/// The exit code for what msclc could not do: a usage error, a file it
+/// cannot read or write, a `-D` the program has no param for, a machine
+/// without a GPU, a memory bound. (clap exits 2 for its usage errors too.)
+fn unusable() -> ExitCode {
+    ExitCode::from(2)
+}
+
+const EXIT_CODES: &str = "Exit codes (every command): 0 done, nothing wrong; 1 the program or plan is wrong (an error, a warning with --deny-warnings, a wrong result, race or deadlock); 2 msclc could not do what was asked (usage, unreadable input, unwritable output, no GPU, a memory bound).";
+
 /// Compiler for .mscl collective-communication algorithms.
 #[derive(Debug, Parser)]
-#[command(name = "msclc", version, about, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "msclc",
+    version,
+    about,
+    after_help = EXIT_CODES,
+    args_conflicts_with_subcommands = true
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -280,28 +305,31 @@ fn parse_define(s: &str) -> Result<(String, String), String> {
     }
 }
 
-fn report(sources: &msclc::diag::SourceMap, failure: &Failure) {
+/// Prints why a compilation stopped; the exit code for it.
+fn report(sources: &msclc::diag::SourceMap, failure: &Failure) -> ExitCode {
     let mut err = std::io::stderr().lock();
     match failure {
         Failure::Diagnostics(diags) => {
             let _ = write!(err, "{}", sources.render(diags));
+            wrong()
         }
         Failure::Plain(message, notes) => {
-            let _ = writeln!(err, "error: {message}");
+            let _ = writeln!(err, "error: {}", shown::text(message));
             for n in notes {
-                let _ = writeln!(err, "  {n}");
+                let _ = writeln!(err, "  {}", shown::text(n));
             }
+            unusable()
         }
     }
 }
 
 fn compile(args: &CompileArgs) -> ExitCode {
     let Some(input) = &args.input else {
-        return ExitCode::FAILURE;
+        return unusable();
     };
     if args.pretty && args.emit == Emit::Cuda {
         eprintln!("error: --pretty indents JSON plans; CUDA source is written as it is (leave out --pretty)");
-        return ExitCode::from(2);
+        return unusable();
     }
     let (plan, mut timings) = if is_plan(input) {
         match read_checked_plan(input, &args.define, &args.warnings) {
@@ -316,13 +344,10 @@ fn compile(args: &CompileArgs) -> ExitCode {
                     .warnings
                     .report(&c, input, &args.define, args.limits.limits()) =>
             {
-                return ExitCode::FAILURE
+                return wrong()
             }
             Ok(plan) => (plan, c.timings),
-            Err(f) => {
-                report(&c.sources, &f);
-                return ExitCode::FAILURE;
-            }
+            Err(f) => return report(&c.sources, &f),
         }
     };
     let cuda = match args.emit {
@@ -331,7 +356,7 @@ fn compile(args: &CompileArgs) -> ExitCode {
             Ok(source) => Some(source),
             Err(e) => {
                 eprintln!("error: {}: {e}", input.display());
-                return ExitCode::FAILURE;
+                return wrong();
             }
         },
     };
@@ -354,7 +379,7 @@ fn compile(args: &CompileArgs) -> ExitCode {
                 .as_ref()
                 .map_or("standard output".into(), |p| p.display().to_string());
             eprintln!("error: cannot write {target}: {e}");
-            ExitCode::FAILURE
+            unusable()
         }
     }
 }
@@ -378,15 +403,13 @@ fn read_checked_plan(
             "error: -D {name}: {} is a JSON plan, which has no params (-D sets a program's params)",
             input.display()
         );
-        return Err(ExitCode::from(2));
+        return Err(unusable());
     }
     let limits = driver::Limits::default();
-    let Ok((plan, _)) = load_plan(input, defines, Compile::Plain, limits) else {
-        return Err(ExitCode::FAILURE);
-    };
+    let (plan, _) = load_plan(input, defines, Compile::Plain, limits)?;
     if let Err(d) = msclc::passes::pairing::check(&plan) {
         eprintln!("error: {}: {}", input.display(), d.message);
-        return Err(ExitCode::FAILURE);
+        return Err(wrong());
     }
     let mut found: Vec<String> = msclc::passes::pairing::warnings(&plan)
         .iter()
@@ -403,7 +426,7 @@ fn read_checked_plan(
         }
     }
     if warnings.denied(found.len()) {
-        return Err(ExitCode::FAILURE);
+        return Err(wrong());
     }
     Ok(plan)
 }
@@ -418,7 +441,6 @@ fn write_plan_to(plan: &msclc::ir::Plan, pretty: bool, out: impl Write) -> std::
 /// `msclc sim`: simulate a .mscl program or a JSON plan.
 fn sim(args: &SimArgs) -> ExitCode {
     use msclc::sim::output::{details, json_report, verdict_line, Run};
-    let unusable = ExitCode::from(2);
     let compiled;
     let (plan, sources) = match load_plan(
         &args.input,
@@ -430,7 +452,7 @@ fn sim(args: &SimArgs) -> ExitCode {
             compiled = c;
             (plan, compiled.as_ref().map(|c| &c.sources))
         }
-        Err(()) => return unusable,
+        Err(code) => return code,
     };
     let needs = msclc::sim::memory_estimate(&plan);
     if needs > args.max_memory {
@@ -446,7 +468,7 @@ fn sim(args: &SimArgs) -> ExitCode {
             size(needs),
             size(args.max_memory)
         );
-        return unusable;
+        return unusable();
     }
     let declared = plan.collective.inplace;
     let modes = match args.buffers {
@@ -479,7 +501,7 @@ fn sim(args: &SimArgs) -> ExitCode {
     let code = if runs.iter().all(verified) {
         ExitCode::SUCCESS
     } else {
-        ExitCode::FAILURE
+        wrong()
     };
     if args.json {
         println!("{}", json_report(&plan, &runs, sources));
@@ -536,13 +558,13 @@ enum Compile {
 }
 
 /// A program compiled as `how` says, or a JSON plan read; problems are
-/// reported here.
+/// reported here, and give the exit code.
 fn load_plan(
     input: &std::path::Path,
     defines: &[(String, String)],
     how: Compile,
     limits: driver::Limits,
-) -> Result<(msclc::ir::Plan, Option<driver::Compilation>), ()> {
+) -> Result<(msclc::ir::Plan, Option<driver::Compilation>), ExitCode> {
     let nranks = match how {
         Compile::ForRanks(n) => Some(n),
         _ => None,
@@ -550,9 +572,11 @@ fn load_plan(
     if is_plan(input) {
         let text = std::fs::read_to_string(input).map_err(|e| {
             eprintln!("error: cannot read {}: {e}", input.display());
+            unusable()
         })?;
         let plan = msclc::front::plan_json::read_plan(&text).map_err(|e| {
             eprintln!("error: {}: {e}", input.display());
+            wrong()
         })?;
         if let Some(n) = nranks.filter(|n| *n as usize != plan.ranks.len()) {
             eprintln!(
@@ -560,7 +584,7 @@ fn load_plan(
                 input.display(),
                 plan.ranks.len()
             );
-            return Err(());
+            return Err(unusable());
         }
         return Ok((plan, None));
     }
@@ -589,19 +613,16 @@ fn load_plan(
             }
             Ok((plan.clone(), Some(compiled)))
         }
-        Err(f) => {
-            report(&compiled.sources, f);
-            Err(())
-        }
+        Err(f) => Err(report(&compiled.sources, f)),
     }
 }
 
 /// `msclc run`: the plan on this machine's GPU.
 fn run(args: &RunArgs) -> ExitCode {
     let how = args.nranks.map_or(Compile::Plain, Compile::ForRanks);
-    let Ok((plan, compiled)) = load_plan(&args.input, &args.define, how, args.limits.limits())
-    else {
-        return ExitCode::FAILURE;
+    let (plan, compiled) = match load_plan(&args.input, &args.define, how, args.limits.limits()) {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
     };
     let opts = msclc::runner::RunOptions {
         dtype: match args.dtype {
@@ -625,10 +646,10 @@ fn run(args: &RunArgs) -> ExitCode {
     let _ = out.flush();
     match result {
         Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
+        Ok(false) => wrong(),
         Err(msclc::runner::RunError::Message(e)) => {
             eprintln!("error: {e}");
-            ExitCode::FAILURE
+            unusable()
         }
         Err(msclc::runner::RunError::Stuck(gave_up)) => {
             eprintln!("error: the kernel stopped waiting: {gave_up}");
@@ -645,7 +666,7 @@ fn run(args: &RunArgs) -> ExitCode {
             eprintln!(
                 "  `msclc sim` shows why a plan deadlocks; `--timeout` gives slow waits longer"
             );
-            ExitCode::FAILURE
+            wrong()
         }
     }
 }
@@ -654,7 +675,7 @@ fn run(args: &RunArgs) -> ExitCode {
 fn install(args: &InstallArgs) -> ExitCode {
     let Some(dir) = args.cache_dir.clone().or_else(msclc::install::default_dir) else {
         eprintln!("error: no --cache-dir given, and neither MSCCLPP_CACHE_DIR nor HOME is set");
-        return ExitCode::FAILURE;
+        return unusable();
     };
     match msclc::install::install(&dir) {
         Ok(files) => {
@@ -666,7 +687,7 @@ fn install(args: &InstallArgs) -> ExitCode {
         }
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::FAILURE
+            unusable()
         }
     }
 }
@@ -721,13 +742,10 @@ fn command() -> ExitCode {
                         args.limits.limits(),
                     ) =>
                 {
-                    ExitCode::FAILURE
+                    wrong()
                 }
                 Ok(_) => ExitCode::SUCCESS,
-                Err(f) => {
-                    report(&c.sources, f);
-                    ExitCode::FAILURE
-                }
+                Err(f) => report(&c.sources, f),
             }
         }
     }

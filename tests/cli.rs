@@ -81,13 +81,13 @@ fn sim_reports_a_race_at_the_program_line() {
 }
 
 #[test]
-fn sim_rejects_a_malformed_plan_with_exit_2() {
+fn sim_rejects_a_malformed_plan_with_exit_1() {
     let dir = std::env::temp_dir().join(format!("msclc-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = dir.join("bad.json");
     std::fs::write(&path, r#"{"collective": "allreduce"}"#).expect("write");
     let out = msclc(&["sim", path.to_str().expect("utf-8 path")]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing field `protocol`"));
 }
 
@@ -127,7 +127,7 @@ fn run_without_a_gpu_says_so_in_one_line() {
         return;
     }
     let out = msclc(&["run", "examples/simple_allgather.mscl", "--nranks", "2"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "msclc could not do it");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("error: no NVIDIA driver found"), "{err}");
@@ -141,7 +141,7 @@ fn run_says_when_no_param_sets_the_rank_count() {
         "--nranks",
         "4",
     ]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "a usage error");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no single param"), "{err}");
     let plan = std::env::temp_dir().join(format!("msclc-cli-{}.json", std::process::id()));
@@ -153,7 +153,7 @@ fn run_says_when_no_param_sets_the_rank_count() {
     assert!(made.status.success());
     let out = msclc(&["run", plan.to_str().unwrap(), "--nranks", "8"]);
     let _ = std::fs::remove_file(&plan);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("a plan for 2 ranks"), "{err}");
 }
@@ -181,7 +181,7 @@ fn defines_take_the_largest_message_size_and_constant_names() {
     assert_eq!(plan["protocol"], "LL");
 
     let out = msclc(&[port, "-D", "protocol=ll"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "a usage error");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("`ll` is not a valid protocol"), "{err}");
     assert!(err.contains("a protocol is one of: Simple, LL"), "{err}");
@@ -448,4 +448,80 @@ fn a_wait_on_the_wrong_channel_points_at_the_channel_pair() {
     );
     assert!(err.contains("= when r = 0"), "{err}");
     assert!(err.contains("the executor hangs on it"), "{err}");
+}
+
+/// Every command ends the same way: 0 done, 1 the program or plan is
+/// wrong, 2 msclc could not do what was asked.
+#[test]
+fn exit_codes_are_the_same_for_every_command() {
+    let dir = std::env::temp_dir().join(format!("msclc-exit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let wrong = dir.join("wrong.mscl");
+    std::fs::write(
+        &wrong,
+        "program \"w\" {\n    collective = allgather(2, chunk_factor: 1, inplace: false)\n}\nlet x = nope\n",
+    )
+    .unwrap();
+    let wrong = wrong.to_str().unwrap();
+    let missing = "/nonexistent/dir/x.mscl";
+    let fine = "examples/simple_allgather.mscl";
+    for command in [&[][..], &["check"], &["sim"]] {
+        let with = |args: &[&str]| {
+            let mut all = command.to_vec();
+            all.extend_from_slice(args);
+            let out = msclc(&all);
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            )
+        };
+        let (code, err) = with(&[fine]);
+        assert_eq!(code, Some(0), "{command:?} {fine}: {err}");
+        let (code, err) = with(&[wrong]);
+        assert_eq!(code, Some(1), "{command:?} on a wrong program: {err}");
+        assert!(err.contains("`nope` is not defined"), "{err}");
+        let (code, err) = with(&[missing]);
+        assert_eq!(code, Some(2), "{command:?} on a missing file: {err}");
+        assert!(err.contains("cannot read /nonexistent/dir/x.mscl"), "{err}");
+        let (code, err) = with(&[fine, "-D", "no_such_param=1"]);
+        assert_eq!(code, Some(2), "{command:?} with an unknown -D: {err}");
+        let (code, _) = with(&[fine, "--no-such-option"]);
+        assert_eq!(code, Some(2), "{command:?} with an unknown option");
+    }
+    let help = msclc(&["--help"]);
+    assert!(String::from_utf8_lossy(&help.stdout).contains("Exit codes (every command): 0 done"));
+}
+
+/// A diagnostic shows a window of a megabyte-long line around its label,
+/// with the label's real column, and no terminal control characters.
+#[test]
+fn diagnostics_cut_long_lines_and_show_control_characters_as_question_marks() {
+    let dir = std::env::temp_dir().join(format!("msclc-shown-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let header =
+        "program \"s\" {\n    collective = allgather(2, chunk_factor: 1, inplace: false)\n}\n";
+    let long = dir.join("long.mscl");
+    let items = "1, ".repeat(300_000);
+    std::fs::write(&long, format!("{header}let y = [{items}nope, 1]\n")).unwrap();
+    let out = msclc(&["check", long.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.len() < 2_000, "{} bytes of diagnostic", err.len());
+    let column = "let y = [".len() + items.len() + 1;
+    assert!(err.contains(&format!("long.mscl:4:{column}")), "{err}");
+    assert!(err.contains("1, 1, nope, 1]") && err.contains('…'), "{err}");
+    let controls = dir.join("controls.mscl");
+    std::fs::write(
+        &controls,
+        format!("{header}let z = \"\u{1b}[2J\u{202e}\" + 1\n"),
+    )
+    .unwrap();
+    let out = msclc(&["check", controls.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !err.contains('\u{1b}') && !err.contains('\u{202e}'),
+        "{err:?}"
+    );
+    assert!(err.contains("let z = \"?[2J???\" + 1"), "{err}");
 }

@@ -443,18 +443,27 @@ fn judge(kind: Input, args: &[String], o: &Outcome) -> Option<String> {
         return Some(format!("exit code {code}"));
     }
     let sim = args.first().is_some_and(|a| a == "sim");
-    if !sim && code == 2 {
+    if code == 2 && o.stderr.contains("Usage:") {
         // clap's usage errors: the test built a bad command line.
-        return Some("exit code 2 (a usage error?) from check or compile".to_string());
+        return Some("exit code 2, a usage error of the command line".to_string());
     }
-    // `check` and `compile` exit 1 on a failed compilation; `sim` exits 2
-    // on an input it cannot run and 1 on a plan it found wrong.
-    let refused = if sim { code == 2 } else { code == 1 };
+    if code == 2 && !o.stderr.starts_with("error: ") {
+        // What msclc could not do (a bad `-D`, a memory bound): one error.
+        return Some("exit code 2 without `error: ...`".to_string());
+    }
+    // Every command exits 1 on a wrong program or plan; `sim` prints its
+    // verdict on stdout when it could run the input, and nothing when it
+    // could not compile or read it (exit 1) or not afford it (exit 2).
+    let refused = if sim {
+        code != 0 && o.stdout.trim().is_empty()
+    } else {
+        code == 1
+    };
     if refused && o.stderr.trim().is_empty() {
         return Some(format!("exit code {code} with nothing on stderr"));
     }
-    if sim && !refused && o.stdout.trim().is_empty() {
-        return Some(format!("exit code {code} with no verdict on stdout"));
+    if sim && code == 0 && o.stdout.trim().is_empty() {
+        return Some("exit code 0 with no verdict on stdout".to_string());
     }
     if refused && kind == Input::Source && !located(&o.stderr) && !plain_error(&o.stderr) {
         return Some("a failed compilation without a NAME.mscl:LINE:COL location".to_string());
@@ -2606,7 +2615,10 @@ fn round_trip(
     a.extend(common.iter().cloned());
     let of_program = h.run(case, "case.mscl", Input::Source, &a);
     let (p, q) = (of_plan.code(), of_program.code());
-    if p == Some(2) && !of_plan.stderr.starts_with("error: simulating this plan") {
+    // A plan msclc cannot read is a wrong plan (exit 1) without a verdict.
+    let unread =
+        p == Some(1) && of_plan.stdout.is_empty() && of_plan.stderr.contains("case.json: ");
+    if unread {
         h.fail(
             case,
             "case.mscl",

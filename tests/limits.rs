@@ -125,6 +125,6 @@ fn a_doubly_negative_define_is_refused() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(2), "a usage error: {stderr}");
     assert!(stderr.contains("`--5` is not a valid int"), "{stderr}");
 }

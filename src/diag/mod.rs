@@ -5,6 +5,8 @@ use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label as CsLabe
 use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::{self, Config};
 
+pub mod shown;
+
 /// A byte range in one source file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Span {
@@ -146,28 +148,46 @@ impl SourceMap {
         out
     }
 
+    /// One diagnostic, against the sources as `shown` shows them: long
+    /// lines cut around the labels, terminal controls made visible.
     fn render_one(&self, d: &Diagnostic) -> String {
         let base = match d.severity {
             Severity::Error => CsDiagnostic::error(),
             Severity::Warning => CsDiagnostic::warning(),
         };
-        let label = |l: &Label, primary: bool| {
-            let range = l.span.start as usize..l.span.end as usize;
-            let lab = if primary {
-                CsLabel::primary(l.span.file as usize, range)
+        let labels: Vec<(&Label, bool)> = std::iter::once((&d.primary, true))
+            .chain(d.secondary.iter().map(|l| (l, false)))
+            .collect();
+        // Only the files the labels point into are shown; the others stay
+        // empty (their names are kept: ids index the list).
+        let mut files = shown::ShownFiles::new();
+        for (id, file) in (0..).map_while(|id| Some((id, self.files.get(id).ok()?))) {
+            let anchors: Vec<usize> = labels
+                .iter()
+                .filter(|(l, _)| l.span.file as usize == id)
+                .map(|(l, _)| l.span.start as usize)
+                .collect();
+            let text = if anchors.is_empty() {
+                ""
             } else {
-                CsLabel::secondary(l.span.file as usize, range)
+                file.source()
             };
-            lab.with_message(l.message.clone())
-        };
-        let mut cs = base
-            .with_message(d.message.clone())
-            .with_label(label(&d.primary, true));
-        for s in &d.secondary {
-            cs = cs.with_label(label(s, false));
+            files.add(file.name(), text, &anchors);
         }
-        cs = cs.with_notes(d.notes.clone());
-        term::emit_into_string(&Config::default(), &self.files, &cs)
-            .unwrap_or_else(|_| format!("error: {}\n", d.message))
+        let mut cs = base.with_message(shown::text(&d.message));
+        for (l, primary) in labels {
+            let file = l.span.file as usize;
+            let range =
+                files.offset(file, l.span.start as usize)..files.offset(file, l.span.end as usize);
+            let label = if primary {
+                CsLabel::primary(file, range)
+            } else {
+                CsLabel::secondary(file, range)
+            };
+            cs = cs.with_label(label.with_message(shown::text(&l.message)));
+        }
+        cs = cs.with_notes(d.notes.iter().map(|n| shown::text(n)).collect());
+        term::emit_into_string(&Config::default(), &files, &cs)
+            .unwrap_or_else(|_| format!("error: {}\n", shown::text(&d.message)))
     }
 }
