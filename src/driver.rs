@@ -1,7 +1,7 @@
 //! The pipeline from a file name to a plan: read, parse (with imports),
 //! check, evaluate, run the passes. Printing is left to the caller.
 
-use crate::diag::{Diagnostic, SourceMap, Span};
+use crate::diag::{Code, Diagnostic, SourceMap, Span};
 use crate::eval::value::Value;
 pub use crate::eval::Limits;
 use crate::ir::Plan;
@@ -280,6 +280,7 @@ fn import_all(
                 let Some((_, text)) = STDLIB.iter().find(|(n, _)| *n == name) else {
                     let names: Vec<&str> = STDLIB.iter().map(|(n, _)| *n).collect();
                     return Err(Failure::Diagnostics(vec![Diagnostic::error(
+                        Code::Import,
                         *path_span,
                         format!("no standard library module `{name}`"),
                         "unknown module",
@@ -299,6 +300,7 @@ fn import_all(
                 let full = base.join(path);
                 let text = read_source(&full).map_err(|e| {
                     Failure::Diagnostics(vec![Diagnostic::error(
+                        Code::Import,
                         *path_span,
                         format!("cannot read `{}`: {e}", full.display()),
                         "imported here",
@@ -321,6 +323,7 @@ fn import_all(
                 StmtKind::Import { .. } => {}
                 _ => {
                     return Err(Failure::Diagnostics(vec![Diagnostic::error(
+                        Code::Import,
                         s.span,
                         "an imported file may only define functions",
                         "not a `fn` or `import`",

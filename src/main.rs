@@ -4,7 +4,7 @@
 //! not do what was asked.
 
 use clap::{Args, Parser, Subcommand};
-use msclc::diag::shown;
+use msclc::diag::{shown, Code};
 use msclc::driver::{self, Failure};
 use std::io::Write;
 use std::path::PathBuf;
@@ -656,6 +656,7 @@ fn run(args: &RunArgs) -> ExitCode {
             // Point at the op in the program, where it was compiled here.
             if let (Some(c), Some(span)) = (&compiled, gave_up.span) {
                 let d = msclc::diag::Diagnostic::error(
+                    Code::KernelStuck,
                     span,
                     "the kernel stopped waiting here",
                     "this op waited",

@@ -36,7 +36,7 @@ fn a_bad_program_exits_1_with_a_located_diagnostic() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("error: signal/wait mismatch on port channels: rank 0's port channel 0 (to rank 1) signals 3 times, but its paired channel back, rank 1's port channel 0 (to rank 0), waits 2 times"),
+        err.contains("error[E0308]: signal/wait mismatch on port channels: rank 0's port channel 0 (to rank 1) signals 3 times, but its paired channel back, rank 1's port channel 0 (to rank 0), waits 2 times"),
         "{err}"
     );
     assert!(err.contains("put_with_signal_fuse_test.mscl:21:5"), "{err}");
@@ -240,7 +240,7 @@ fn an_executor_limit_is_a_located_warning() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.starts_with(
-            "warning: rank 0 thread block 0 (and 15 more thread block(s)) has 90 ops; the MSCCL++ executor allows at most 64"
+            "warning[W0502]: rank 0 thread block 0 (and 15 more thread block(s)) has 90 ops; the MSCCL++ executor allows at most 64"
         ),
         "{err}"
     );
@@ -264,7 +264,10 @@ fn warnings_can_be_denied_or_quietened() {
     assert_eq!(denied.status.code(), Some(1));
     assert!(denied.stdout.is_empty(), "no plan is written");
     let err = String::from_utf8_lossy(&denied.stderr);
-    assert!(err.contains("warning: rank 0 thread block 0"), "{err}");
+    assert!(
+        err.contains("warning[W0502]: rank 0 thread block 0"),
+        "{err}"
+    );
     assert!(
         err.contains("error: 1 warning(s), and --deny-warnings makes them errors"),
         "{err}"
@@ -427,9 +430,9 @@ fn a_wait_on_the_wrong_channel_points_at_the_channel_pair() {
     let out = msclc(&["check", program]);
     assert_eq!(out.status.code(), Some(0));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(err.matches("warning: ").count(), 1, "one warning:\n{err}");
+    assert_eq!(err.matches("warning[").count(), 1, "one warning:\n{err}");
     assert!(
-        err.contains("warning: signal/wait mismatch on memory channels: rank 0's memory channel 0 (to rank 1) signals 1 time, but its paired channel back, rank 1's memory channel 0 (to rank 0), waits 0 times"),
+        err.contains("warning[W0501]: signal/wait mismatch on memory channels: rank 0's memory channel 0 (to rank 1) signals 1 time, but its paired channel back, rank 1's memory channel 0 (to rank 0), waits 0 times"),
         "{err}"
     );
     assert!(err.contains("wait_on_the_wrong_channel.mscl:13:9"), "{err}");

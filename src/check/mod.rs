@@ -4,7 +4,7 @@
 //! stopped at; a wrong expression gets the type `_` so that one mistake is
 //! reported once.
 
-use crate::diag::{Diagnostic, Span};
+use crate::diag::{Code, Diagnostic, Span};
 use crate::driver::Program;
 use crate::syntax::ast::*;
 use crate::vocab::{self, Receiver, Signature, Type};
@@ -69,6 +69,7 @@ impl Checker {
     fn expect(&mut self, got: &Type, want: &Type, span: Span, what: &str) {
         if !got.fits(want) {
             self.err(Diagnostic::error(
+                Code::TypeMismatch,
                 span,
                 format!("{what} has type `{got}`, expected `{want}`"),
                 format!("this is a `{got}`"),
@@ -88,13 +89,13 @@ impl Checker {
                     ("map", 2) => Type::Map(Box::new(args[0].clone()), Box::new(args[1].clone())),
                     (n, 0) => match Type::from_name(n) {
                         Some(t) => t,
-                        None => self.err(Diagnostic::error(name.span, format!("unknown type `{n}`"), "not a type").with_note(
+                        None => self.err(Diagnostic::error(Code::UnknownName, name.span, format!("unknown type `{n}`"), "not a type").with_note(
                             "the types are int, bool, str, range, list[T], map[K, V], (T, U), rank, buffer, chunk, \
                              memory_channel, port_channel, switch_channel, switch_view, tb_group, semaphore, collective, \
                              protocol, sync_type, reduce_op, buffer_type, replication_policy",
                         )),
                     },
-                    (n, k) => self.err(Diagnostic::error(name.span, format!("`{n}` does not take {k} type argument(s)"), "wrong type arguments")
+                    (n, k) => self.err(Diagnostic::error(Code::Misplaced, name.span, format!("`{n}` does not take {k} type argument(s)"), "wrong type arguments")
                         .with_note("write list[T] or map[K, V]")),
                 }
             }
@@ -106,6 +107,7 @@ impl Checker {
             let prev_span = prev.def.name.span;
             self.err(
                 Diagnostic::error(
+                    Code::Misplaced,
                     f.name.span,
                     format!("function `{}` defined twice", f.name.name),
                     "second definition",
@@ -120,6 +122,7 @@ impl Checker {
         {
             self.err(
                 Diagnostic::error(
+                    Code::Misplaced,
                     f.name.span,
                     format!("`{}` is a builtin function", f.name.name),
                     "this name is taken",
@@ -199,6 +202,7 @@ impl Checker {
         let top_only = |c: &mut Checker, what: &str| {
             if !top {
                 c.err(Diagnostic::error(
+                    Code::Misplaced,
                     stmt.span,
                     format!("{what} must be at the top level of the file"),
                     "inside a block",
@@ -215,6 +219,7 @@ impl Checker {
                 if !settable && t != Type::Any {
                     self.err(
                         Diagnostic::error(
+                            Code::Misplaced,
                             ty.span(),
                             format!("a param cannot have type `{t}`"),
                             "not settable from the command line",
@@ -253,6 +258,7 @@ impl Checker {
                                 vocab::PROGRAM_OPTIONS.iter().map(|(n, _)| *n).collect();
                             self.err(
                                 Diagnostic::error(
+                                    Code::Program,
                                     opt.key.span,
                                     format!("unknown program option `{key}`"),
                                     "not an option",
@@ -263,6 +269,7 @@ impl Checker {
                     }
                     if seen.contains(&key) {
                         self.err(Diagnostic::error(
+                            Code::Program,
                             opt.key.span,
                             format!("option `{key}` set twice"),
                             "already set above",
@@ -288,6 +295,7 @@ impl Checker {
                     _ => {
                         self.err(
                             Diagnostic::error(
+                                Code::UnknownName,
                                 target.span,
                                 format!("`{}` is not defined", target.name),
                                 "assigned before `let`",
@@ -321,6 +329,7 @@ impl Checker {
                 match self.returns.clone() {
                     None => {
                         self.err(Diagnostic::error(
+                            Code::Misplaced,
                             stmt.span,
                             "`return` outside a function",
                             "not in a `fn`",
@@ -331,6 +340,7 @@ impl Checker {
                         if want == Type::Unit && got != Type::Unit {
                             self.err(
                                 Diagnostic::error(
+                                    Code::Misplaced,
                                     span,
                                     "this function declares no result",
                                     "returns a value",
@@ -384,6 +394,7 @@ impl Checker {
                 Type::Any => items.iter().for_each(|p| self.bind_pattern(p, Type::Any)),
                 other => {
                     self.err(Diagnostic::error(
+                        Code::TypeMismatch,
                         *span,
                         format!("cannot unpack a `{other}` into {} names", items.len()),
                         "pattern does not fit",
@@ -411,6 +422,7 @@ impl Checker {
                         "a list, range or map"
                     };
                     self.err(Diagnostic::error(
+                        Code::TypeMismatch,
                         clause.iter.span,
                         format!("cannot loop over a `{other}` with {n} variable(s)"),
                         format!("expected {what}"),
@@ -439,14 +451,19 @@ impl Checker {
                     || self.builtins.contains_key(&(Receiver::Free, n.as_str())) =>
                 {
                     self.err(Diagnostic::error(
+                        Code::TypeMismatch,
                         e.span,
                         format!("`{n}` is a function, not a value"),
                         "call it with `(..)`",
                     ))
                 }
                 None => {
-                    let mut d =
-                        Diagnostic::error(e.span, format!("`{n}` is not defined"), "unknown name");
+                    let mut d = Diagnostic::error(
+                        Code::UnknownName,
+                        e.span,
+                        format!("`{n}` is not defined"),
+                        "unknown name",
+                    );
                     if let Some(s) = self.similar_name(n) {
                         d = d.with_note(format!("help: did you mean `{s}`?"));
                     }
@@ -488,6 +505,7 @@ impl Checker {
                             format!("a `{t}` has no field `{}`", field.name)
                         };
                         self.err(Diagnostic::error(
+                            Code::NoSuchMember,
                             field.span,
                             format!("no field `{}` on `{t}`", field.name),
                             hint,
@@ -514,6 +532,7 @@ impl Checker {
                             items[*k as usize].clone()
                         }
                         _ => self.err(Diagnostic::error(
+                            Code::Index,
                             index.span,
                             "a tuple index must be an integer literal within the tuple",
                             "not a valid tuple index",
@@ -521,6 +540,7 @@ impl Checker {
                     },
                     _ => self.err(
                         Diagnostic::error(
+                            Code::TypeMismatch,
                             e.span,
                             format!("cannot index a `{t}` with a `{i}`"),
                             "not indexable this way",
@@ -539,6 +559,7 @@ impl Checker {
                     elem = match elem.join(&t) {
                         Some(j) => j,
                         None => self.err(Diagnostic::error(
+                            Code::TypeMismatch,
                             item.span,
                             format!("list elements differ in type: `{elem}` and `{t}`"),
                             format!("this is a `{t}`"),
@@ -560,6 +581,7 @@ impl Checker {
                     let (a, b) = (self.expr(k), self.expr(v));
                     kt = kt.join(&a).unwrap_or_else(|| {
                         self.err(Diagnostic::error(
+                            Code::TypeMismatch,
                             k.span,
                             "map keys differ in type",
                             format!("this is a `{a}`"),
@@ -567,6 +589,7 @@ impl Checker {
                     });
                     vt = vt.join(&b).unwrap_or_else(|| {
                         self.err(Diagnostic::error(
+                            Code::TypeMismatch,
                             v.span,
                             "map values differ in type",
                             format!("this is a `{b}`"),
@@ -589,6 +612,7 @@ impl Checker {
                 a.join(&b).unwrap_or_else(|| {
                     self.err(
                         Diagnostic::error(
+                            Code::TypeMismatch,
                             otherwise.span,
                             format!("the branches of this `if` differ in type: `{a}` and `{b}`"),
                             format!("of type `{b}`"),
@@ -640,6 +664,7 @@ impl Checker {
             Eq | Ne => {
                 if !x.fits(&y) && !y.fits(&x) {
                     self.err(Diagnostic::error(
+                        Code::TypeMismatch,
                         span,
                         format!("cannot compare a `{x}` with a `{y}`"),
                         "different types",
@@ -659,6 +684,7 @@ impl Checker {
                     Type::Any | Type::Tuple(_) => {}
                     other => {
                         self.err(Diagnostic::error(
+                            Code::TypeMismatch,
                             b.span,
                             format!("cannot test membership in a `{other}`"),
                             "expected a list, map or range",
@@ -671,6 +697,7 @@ impl Checker {
             Add if matches!((&x, &y), (Type::List(_), Type::List(_))) => match x.join(&y) {
                 Some(t) => t,
                 None => self.err(Diagnostic::error(
+                    Code::TypeMismatch,
                     span,
                     format!("cannot join a `{x}` and a `{y}`"),
                     "element types differ",
@@ -706,6 +733,7 @@ impl Checker {
                         self.expr(&a.value);
                     }
                     return self.err(Diagnostic::error(
+                        Code::UnknownName,
                         callee.span,
                         format!("no function named `{n}`"),
                         "unknown function",
@@ -737,6 +765,7 @@ impl Checker {
                             None => Vec::new(),
                         };
                         let mut d = Diagnostic::error(
+                            Code::NoSuchMember,
                             method.span,
                             format!("a `{t}` has no method `{}`", method.name),
                             "no such method",
@@ -750,6 +779,7 @@ impl Checker {
             }
             _ => {
                 return self.err(Diagnostic::error(
+                    Code::TypeMismatch,
                     callee.span,
                     "only named functions and methods can be called",
                     "not callable",

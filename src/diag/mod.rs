@@ -5,7 +5,10 @@ use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label as CsLabe
 use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::{self, Config};
 
+mod codes;
 pub mod shown;
+
+pub use codes::Code;
 
 /// A byte range in one source file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -57,6 +60,8 @@ pub struct Diagnostic(Box<Details>);
 #[derive(Debug, Clone, PartialEq)]
 pub struct Details {
     pub severity: Severity,
+    /// The kind of problem (docs/errors.md explains each).
+    pub code: Code,
     pub message: String,
     pub primary: Label,
     pub secondary: Vec<Label>,
@@ -64,9 +69,15 @@ pub struct Details {
 }
 
 impl Diagnostic {
-    pub fn error(span: Span, message: impl Into<String>, label: impl Into<String>) -> Diagnostic {
+    pub fn error(
+        code: Code,
+        span: Span,
+        message: impl Into<String>,
+        label: impl Into<String>,
+    ) -> Diagnostic {
         Diagnostic(Box::new(Details {
             severity: Severity::Error,
+            code,
             message: message.into(),
             primary: Label {
                 span,
@@ -79,8 +90,13 @@ impl Diagnostic {
 
     /// A warning: the program compiles, but something in it will not work
     /// as meant (`--deny-warnings` makes it an error).
-    pub fn warning(span: Span, message: impl Into<String>, label: impl Into<String>) -> Diagnostic {
-        let mut d = Diagnostic::error(span, message, label);
+    pub fn warning(
+        code: Code,
+        span: Span,
+        message: impl Into<String>,
+        label: impl Into<String>,
+    ) -> Diagnostic {
+        let mut d = Diagnostic::error(code, span, message, label);
         d.severity = Severity::Warning;
         d
     }
@@ -174,7 +190,9 @@ impl SourceMap {
             };
             files.add(file.name(), text, &anchors);
         }
-        let mut cs = base.with_message(shown::text(&d.message));
+        let mut cs = base
+            .with_code(d.code.id())
+            .with_message(shown::text(&d.message));
         for (l, primary) in labels {
             let file = l.span.file as usize;
             let range =

@@ -11,7 +11,7 @@
 
 use super::value::{Chunk, Value};
 use super::Res;
-use crate::diag::{Diagnostic, Span};
+use crate::diag::{Code, Diagnostic, Span};
 use crate::ir::{BufferKind, DataSync, ReduceOp};
 use crate::vocab::{builtin_table, Builtin};
 use std::rc::Rc;
@@ -204,6 +204,7 @@ fn arg<T: FromValue>(next: &mut impl FnMut() -> Res<(Value, Span)>, name: &str) 
     match T::from_value(value) {
         Ok(value) => Ok(Arg { value, span }),
         Err(value) => Err(Diagnostic::error(
+            Code::Internal,
             span,
             format!(
                 "internal error: argument `{name}` is `{value}`, not {}",

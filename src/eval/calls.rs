@@ -6,7 +6,7 @@
 use super::args::{self, Arg, Call};
 use super::value::*;
 use super::{Evaluator, Res};
-use crate::diag::Span;
+use crate::diag::{Code, Span};
 use crate::ir::*;
 use crate::syntax::ast::Ident;
 use crate::vocab::{self, Builtin, Field, Receiver};
@@ -67,6 +67,7 @@ pub(super) fn field(ev: &mut Evaluator<'_>, v: &Value, which: Field, name: &Iden
             tbs.iter().map(|t| Value::Int(*t as i64)).collect(),
         ))),
         _ => Err(ev.error(
+            Code::NoSuchMember,
             name.span,
             format!("`{v}` has no field `{}`", name.name),
             "no such field",
@@ -97,6 +98,7 @@ pub fn index(
             let pos = if *i < 0 { i + n } else { *i };
             if !(0..n).contains(&pos) {
                 return Err(ev.error(
+                    Code::Index,
                     idx_span,
                     format!("index {i} out of bounds"),
                     format!("the list has {n} element(s)"),
@@ -104,13 +106,18 @@ pub fn index(
             }
             Ok(items[pos as usize].clone())
         }
-        (Value::Map(m), key) => m
-            .get(key)
-            .cloned()
-            .ok_or_else(|| ev.error(idx_span, format!("no entry for key `{key}`"), "missing key")),
+        (Value::Map(m), key) => m.get(key).cloned().ok_or_else(|| {
+            ev.error(
+                Code::Index,
+                idx_span,
+                format!("no entry for key `{key}`"),
+                "missing key",
+            )
+        }),
         (Value::Buffer(b), Value::Int(i)) => slice(ev, b, *i, i.saturating_add(1), idx_span),
         (Value::Buffer(b), Value::Range(lo, hi)) => slice(ev, b, *lo, *hi, idx_span),
         _ => Err(ev.error(
+            Code::TypeMismatch,
             span,
             format!("cannot index `{target}` with `{idx}`"),
             "wrong index",
@@ -127,6 +134,7 @@ fn slice(ev: &Evaluator<'_>, b: &BufferVal, lo: i64, hi: i64, span: Span) -> Res
             "slice out of bounds"
         };
         return Err(ev.error(
+            Code::ChunkBounds,
             span,
             format!(
                 "{what}: [{lo}..{hi}] of rank {}'s {} buffer",
@@ -162,6 +170,7 @@ impl Evaluator<'_> {
                 format!("must be below {limit}")
             };
             return Err(self.error(
+                Code::OutOfRange,
                 arg.span,
                 format!("{what} {v} out of range"),
                 format!("{what} {bound}"),
@@ -186,6 +195,7 @@ impl Evaluator<'_> {
     pub(super) fn tb_ids(&self, arg: &Arg<Vec<i64>>, what: &str) -> Res<Vec<u32>> {
         if arg.value.is_empty() {
             return Err(self.error(
+                Code::ThreadBlock,
                 arg.span,
                 format!("{what} needs at least one thread block"),
                 "empty list",
@@ -195,6 +205,7 @@ impl Evaluator<'_> {
         for &t in &arg.value {
             if t < 0 || t >= MAX_THREAD_BLOCKS as i64 {
                 return Err(self.error(
+                    Code::OutOfRange,
                     arg.span,
                     format!("thread block {t} out of range"),
                     format!("thread block must be below {MAX_THREAD_BLOCKS}"),
@@ -228,6 +239,7 @@ impl Evaluator<'_> {
                 })
                 .collect()),
             (None, None) => Err(self.error(
+                Code::ThreadBlock,
                 call,
                 "no thread block given",
                 "give `tb: N` or `tb_group: G`",
@@ -241,6 +253,7 @@ impl Evaluator<'_> {
             }
             (Some(_), Some(_)) => Err(self
                 .error(
+                    Code::ThreadBlock,
                     group.span,
                     "both `tb` and `tb_group` given",
                     "give only one of them",
@@ -253,6 +266,7 @@ impl Evaluator<'_> {
     pub(super) fn expect_rank(&self, at: Span, chunk: Chunk, rank: u32, role: &str) -> Res<()> {
         if chunk.rank != rank {
             return Err(self.error(
+                Code::WrongPlace,
                 at,
                 format!(
                     "{role} is on rank {}, but must be on rank {rank}",
@@ -269,6 +283,7 @@ impl Evaluator<'_> {
         if a.size != b.size {
             return Err(self
                 .error(
+                    Code::ChunkSizes,
                     at,
                     format!("chunk sizes differ: {} and {}", a.size, b.size),
                     format!("this chunk has {} chunk(s)", b.size),
@@ -283,6 +298,7 @@ impl Evaluator<'_> {
         if c.kind != BufferKind::Scratch {
             return Err(self
                 .error(
+                    Code::WrongPlace,
                     at,
                     format!("{what} must be in a scratch buffer"),
                     format!("this chunk is in the {} buffer", c.kind.name()),
@@ -300,6 +316,7 @@ impl Evaluator<'_> {
         match u32::try_from(r).ok().filter(|r| s.id_on(*r).is_some()) {
             Some(r) => Ok(r),
             None => Err(self.error(
+                Code::WrongPlace,
                 arg.span,
                 format!("rank {r} is not in this switch channel"),
                 format!("its ranks are {}", super::ops::rank_list(&s.ranks)),
@@ -341,6 +358,7 @@ pub fn call_builtin(
                 Value::Str(s) => s.len() as i64,
                 other => {
                     return Err(ev.error(
+                        Code::TypeMismatch,
                         a.value.span,
                         format!("`{other}` has no length"),
                         "not a list, map, range or string",
@@ -354,6 +372,7 @@ pub fn call_builtin(
         Call::Str(a) => Ok(Value::Str(Rc::from(a.value.value.to_string().as_str()))),
         Call::Assert(a) if a.condition.value => Ok(Value::Unit),
         Call::Assert(a) => Err(ev.error(
+            Code::Assertion,
             span,
             a.message.value.to_string(),
             "the program's assertion fails here",
@@ -373,6 +392,7 @@ pub fn call_builtin(
             let size = ev.int_in(&a.size, "scratch size", 1 << 24)?;
             let Some(offset) = ev.rec().allocate_scratch(rank, size) else {
                 return Err(ev.error(
+                    Code::Limit,
                     span,
                     "scratch buffer too large",
                     "more than 2^24 chunks on this rank",
@@ -402,6 +422,7 @@ pub fn call_builtin(
             for &r in &a.rank_list.value {
                 if r < 0 || r >= n as i64 {
                     return Err(ev.error(
+                        Code::OutOfRange,
                         a.rank_list.span,
                         format!("rank {r} out of range"),
                         format!("the program has {n} ranks"),
@@ -409,6 +430,7 @@ pub fn call_builtin(
                 }
                 if !seen.insert(r) {
                     return Err(ev.error(
+                        Code::WrongPlace,
                         a.rank_list.span,
                         format!("rank {r} listed twice"),
                         "each rank joins a switch channel once",

@@ -25,7 +25,7 @@ pub enum Place {
 
 /// A whole program: its top-level statements and the functions they may call.
 #[derive(Debug)]
-pub struct Code {
+pub struct Resolved {
     pub main: Vec<Stmt>,
     /// Slots the top level's blocks and loops need.
     pub main_frame: u32,

@@ -5,7 +5,7 @@
 
 use super::value::Value;
 use super::{Evaluator, Res};
-use crate::diag::Span;
+use crate::diag::{Code, Span};
 
 /// How deep user functions may call each other before we call it runaway recursion.
 pub(super) const MAX_CALL_DEPTH: usize = 256;
@@ -57,7 +57,7 @@ impl Evaluator<'_> {
             return Ok(());
         }
         Err(self
-            .error(span, format!("too many ops: this call emits op {recorded}, and the maximum is {max}"), "this op is one too many")
+            .error(Code::Limit, span, format!("too many ops: this call emits op {recorded}, and the maximum is {max}"), "this op is one too many")
             .with_note("help: look for a loop that runs longer than meant, or compile for fewer ranks; `--max-ops N` raises the limit (each op takes about 150 bytes while compiling)"))
     }
 
@@ -67,7 +67,7 @@ impl Evaluator<'_> {
             return Ok(());
         }
         Err(self
-            .error(
+            .error(Code::Limit, 
                 span,
                 format!("{what} too large: {size} {unit}"),
                 format!("the maximum is {MAX_ELEMENTS} {unit}"),
@@ -82,11 +82,13 @@ impl Evaluator<'_> {
         match v {
             Value::Int(i) if *i > 0 && *i as u64 <= max => Ok(*i as u32),
             Value::Int(i) if *i > 0 => Err(self.error(
+                Code::Limit,
                 span,
                 format!("{what} is too large: {i}"),
                 format!("the maximum is {max}"),
             )),
             _ => Err(self.error(
+                Code::OutOfRange,
                 span,
                 format!("{what} must be a positive integer"),
                 format!("this is {v}"),

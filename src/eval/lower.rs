@@ -6,7 +6,7 @@
 
 use super::calls::{constant, default_value};
 use super::code::*;
-use crate::diag::{Diagnostic, Span};
+use crate::diag::{Code, Diagnostic, Span};
 use crate::syntax::ast;
 use crate::vocab::{self, Receiver, Signature};
 use std::collections::HashMap;
@@ -16,7 +16,7 @@ type Res<T> = Result<T, Diagnostic>;
 
 /// Resolves `stmts` (the main file) and the functions it may call:
 /// `imported` ones and those it defines.
-pub fn lower(stmts: &[ast::Stmt], imported: &[Rc<ast::FnDef>]) -> Res<Code> {
+pub fn lower(stmts: &[ast::Stmt], imported: &[Rc<ast::FnDef>]) -> Res<Resolved> {
     let defined = stmts.iter().filter_map(|s| match &s.kind {
         ast::StmtKind::Fn(f) => Some(f.clone()),
         _ => None,
@@ -60,7 +60,7 @@ pub fn lower(stmts: &[ast::Stmt], imported: &[Rc<ast::FnDef>]) -> Res<Code> {
     for f in &defs {
         functions.push(l.function(f)?);
     }
-    Ok(Code {
+    Ok(Resolved {
         main,
         main_frame,
         globals: l.global_names,
@@ -391,10 +391,20 @@ impl Lowerer {
 
 /// A name the checker would have rejected.
 fn unresolved(span: Span, name: &str) -> Diagnostic {
-    Diagnostic::error(span, format!("`{name}` is not defined"), "unknown name")
+    Diagnostic::error(
+        Code::UnknownName,
+        span,
+        format!("`{name}` is not defined"),
+        "unknown name",
+    )
 }
 
 /// A construct the checker would have rejected.
 fn unexpected(span: Span, what: &str) -> Diagnostic {
-    Diagnostic::error(span, format!("{what} is not allowed here"), "not allowed")
+    Diagnostic::error(
+        Code::Misplaced,
+        span,
+        format!("{what} is not allowed here"),
+        "not allowed",
+    )
 }

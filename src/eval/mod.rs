@@ -20,7 +20,7 @@ mod program;
 mod record;
 pub mod value;
 
-use crate::diag::{Diagnostic, Span};
+use crate::diag::{Code, Diagnostic, Span};
 use crate::ir::Plan;
 use crate::syntax::ast::{self, BinOp, UnOp};
 use crate::vocab::Builtin;
@@ -40,7 +40,7 @@ enum Flow {
 type Res<T> = Result<T, Diagnostic>;
 
 pub struct Evaluator<'c> {
-    code: &'c Code,
+    code: &'c Resolved,
     /// The file's top-level variables, `None` until their `let` or `param` ran.
     globals: Vec<Option<Value>>,
     /// The frames of the running calls, the main program's first.
@@ -88,7 +88,7 @@ pub fn evaluate(
         Some(rec) => Ok(rec.plan),
         None => {
             let span = Span::new(stmts.first().map_or(0, |s| s.span.file), 0, 0);
-            Err(Diagnostic::error(span, "the file declares no program", "expected a `program` block")
+            Err(Diagnostic::error(Code::Program, span, "the file declares no program", "expected a `program` block")
                 .with_note("help: add `program \"name\" { collective = allreduce(8) }` before the first operation"))
         }
     }
@@ -98,11 +98,12 @@ impl<'c> Evaluator<'c> {
     /// An error at `span`, noting the loop variables' current values.
     fn error(
         &self,
+        code: Code,
         span: Span,
         message: impl Into<String>,
         label: impl Into<String>,
     ) -> Diagnostic {
-        let d = Diagnostic::error(span, message, label);
+        let d = Diagnostic::error(code, span, message, label);
         if self.loop_vars.is_empty() {
             return d;
         }
@@ -124,6 +125,7 @@ impl<'c> Evaluator<'c> {
             Place::Local(slot) => Ok(self.stack[self.base + slot as usize].clone()),
             Place::Global(slot) => self.globals[slot as usize].clone().ok_or_else(|| {
                 self.error(
+                    Code::UseBeforeLet,
                     span,
                     format!("`{}` is not defined yet", self.code.globals[slot as usize]),
                     "read before its `let` ran",
@@ -175,6 +177,7 @@ impl<'c> Evaluator<'c> {
                 if let Place::Global(slot) = place {
                     if self.globals[*slot as usize].is_none() {
                         return Err(self.error(
+                            Code::UseBeforeLet,
                             target.span,
                             format!("`{}` is not defined yet", target.name),
                             "assigned before its `let` ran",
@@ -231,6 +234,7 @@ impl<'c> Evaluator<'c> {
             Pattern::Tuple(items, span) => {
                 let Value::Tuple(vals) = &value else {
                     return Err(self.error(
+                        Code::TypeMismatch,
                         *span,
                         format!("cannot unpack `{value}` into a tuple pattern"),
                         "not a tuple",
@@ -238,6 +242,7 @@ impl<'c> Evaluator<'c> {
                 };
                 if vals.len() != items.len() {
                     return Err(self.error(
+                        Code::TypeMismatch,
                         *span,
                         format!(
                             "tuple of {} values unpacked into {} names",
@@ -310,6 +315,7 @@ impl<'c> Evaluator<'c> {
             }),
             (other, _) => {
                 return Err(self.error(
+                    Code::TypeMismatch,
                     clause.iter.span,
                     format!("cannot loop over `{other}`"),
                     "not a list, range or map",
@@ -338,6 +344,7 @@ impl<'c> Evaluator<'c> {
             let clause = &loops.clauses[i];
             return Err(Stop::Failed(
                 self.error(
+                    Code::Limit,
                     clause.iter.span,
                     "this program loops too long",
                     "loop stopped here",
@@ -372,6 +379,7 @@ impl<'c> Evaluator<'c> {
         if self.recorder.is_some() {
             return Err(self
                 .error(
+                    Code::Program,
                     span,
                     "a second `program` block",
                     "the file already declared its program",
@@ -381,6 +389,7 @@ impl<'c> Evaluator<'c> {
         let name_value = self.expr(name)?;
         let Value::Str(name_str) = name_value else {
             return Err(self.error(
+                Code::Program,
                 name.span,
                 "the program name must be a string",
                 "not a string",
@@ -406,6 +415,7 @@ impl<'c> Evaluator<'c> {
         let chunks = self.expr(num_chunks)?;
         if unit.as_int() <= 0 {
             return Err(self.error(
+                Code::Pipeline,
                 unit_size.span,
                 "pipeline unit size must be a positive integer",
                 format!("this is {unit}"),
@@ -424,6 +434,7 @@ impl<'c> Evaluator<'c> {
         if !rec.open_pipeline(iter, span) {
             return Err(self
                 .error(
+                    Code::Pipeline,
                     span,
                     "pipelines do not nest",
                     "inside another `pipeline` block",
@@ -439,7 +450,7 @@ impl<'c> Evaluator<'c> {
 
     fn recorder_mut(&mut self, span: Span) -> Res<&mut Recorder> {
         if self.recorder.is_none() {
-            return Err(Diagnostic::error(span, "operation before the `program` block", "no program declared yet")
+            return Err(Diagnostic::error(Code::Program, span, "operation before the `program` block", "no program declared yet")
                 .with_note("help: declare the program (its collective fixes the ranks and buffers) before using ranks or channels"));
         }
         Ok(self.recorder.as_mut().expect("checked above"))
@@ -454,11 +465,17 @@ impl<'c> Evaluator<'c> {
                 match (op, v) {
                     (UnOp::Neg, Value::Int(i)) => {
                         i.checked_neg().map(Value::Int).ok_or_else(|| {
-                            self.error(e.span, "integer overflow", "negation overflows")
+                            self.error(
+                                Code::Arithmetic,
+                                e.span,
+                                "integer overflow",
+                                "negation overflows",
+                            )
                         })
                     }
                     (UnOp::Not, Value::Bool(b)) => Ok(Value::Bool(!b)),
                     (_, v) => Err(self.error(
+                        Code::TypeMismatch,
                         e.span,
                         format!(
                             "cannot apply `{}` to `{v}`",
@@ -473,7 +490,12 @@ impl<'c> Evaluator<'c> {
                 let (a, b) = (self.expr(a)?, self.expr(b)?);
                 match (a, b) {
                     (Value::Int(a), Value::Int(b)) => Ok(Value::Range(a, b)),
-                    _ => Err(self.error(e.span, "range bounds must be integers", "not integers")),
+                    _ => Err(self.error(
+                        Code::TypeMismatch,
+                        e.span,
+                        "range bounds must be integers",
+                        "not integers",
+                    )),
                 }
             }
             ExprKind::Call(f, args) => self.call_user(e.span, *f, args),
@@ -486,6 +508,7 @@ impl<'c> Evaluator<'c> {
                 let kind = calls::receiver_of(&recv);
                 let Some(candidate) = candidates.iter().find(|c| Some(c.receiver) == kind) else {
                     return Err(self.error(
+                        Code::NoSuchMember,
                         method.span,
                         format!("`{recv}` has no method `{}`", method.name),
                         "no such method",
@@ -561,6 +584,7 @@ impl<'c> Evaluator<'c> {
         let (x, y) = (self.expr(a)?, self.expr(b)?);
         let overflow = || {
             self.error(
+                Code::Arithmetic,
                 span,
                 "integer overflow",
                 format!("`{x} {} {y}` does not fit in 64 bits", op.symbol()),
@@ -576,6 +600,7 @@ impl<'c> Evaluator<'c> {
                 Value::Map(m) => m.get(&x).is_some(),
                 _ => {
                     return Err(self.error(
+                        Code::TypeMismatch,
                         span,
                         format!("cannot test membership in `{y}`"),
                         "not a list, range or map",
@@ -597,13 +622,19 @@ impl<'c> Evaluator<'c> {
                     Sub => Value::Int(x.checked_sub(y).ok_or_else(overflow)?),
                     Mul => Value::Int(x.checked_mul(y).ok_or_else(overflow)?),
                     Div | Rem if y == 0 => {
-                        return Err(self.error(span, "division by zero", "the right side is 0"))
+                        return Err(self.error(
+                            Code::Arithmetic,
+                            span,
+                            "division by zero",
+                            "the right side is 0",
+                        ))
                     }
                     // Floor division and modulo, as in the Python DSL programs we port.
                     Div => Value::Int(x.checked_div_euclid(y).ok_or_else(overflow)?),
                     Rem => Value::Int(x.checked_rem_euclid(y).ok_or_else(overflow)?),
                     Shl | Shr if !(0..64).contains(&y) => {
                         return Err(self.error(
+                            Code::Arithmetic,
                             span,
                             "shift amount out of range",
                             format!("shifting by {y}; use 0 to 63"),
@@ -624,6 +655,7 @@ impl<'c> Evaluator<'c> {
             }
             _ => {
                 return Err(self.error(
+                    Code::TypeMismatch,
                     span,
                     format!("cannot apply `{}` to `{x}` and `{y}`", op.symbol()),
                     "wrong operands",
@@ -642,6 +674,7 @@ impl<'c> Evaluator<'c> {
             Some(BuiltinArg::Given(e)) => Ok((self.expr(e)?, e.span)),
             Some(BuiltinArg::Default(v)) => Ok((v.clone(), span)),
             None => Err(Diagnostic::error(
+                Code::Internal,
                 span,
                 "internal error: a builtin call has fewer arguments than its signature",
                 "here",
@@ -654,6 +687,7 @@ impl<'c> Evaluator<'c> {
         // again (`fn f(n: int = f())`).
         if self.depth >= MAX_CALL_DEPTH {
             return Err(self.error(
+                Code::Limit,
                 span,
                 "recursion too deep",
                 format!("more than {MAX_CALL_DEPTH} nested calls"),

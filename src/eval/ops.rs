@@ -6,7 +6,7 @@ use super::args::{Arg, Call};
 use super::calls::Blocks;
 use super::value::*;
 use super::{Evaluator, Res};
-use crate::diag::{Diagnostic, Span};
+use crate::diag::{Code, Diagnostic, Span};
 use crate::ir::*;
 use crate::vocab::Builtin;
 
@@ -67,6 +67,7 @@ pub(super) fn method(ev: &mut Evaluator<'_>, span: Span, call: Call, recv: Value
             ev.expect_same_size(a.dst_chunk.span, src, dst)?;
             if others.value.is_empty() {
                 return Err(ev.error(
+                    Code::ChunkSizes,
                     others.span,
                     "a reduce needs at least one other chunk",
                     "this list is empty",
@@ -301,6 +302,7 @@ pub(super) fn method(ev: &mut Evaluator<'_>, span: Span, call: Call, recv: Value
             Ok(Value::Unit)
         }
         _ => Err(Diagnostic::error(
+            Code::NoSuchMember,
             span,
             format!("`{recv}` does not support this call"),
             "unsupported call",
@@ -411,6 +413,7 @@ impl SwitchOp<'_> {
         let (chunk_span, chunk) = (chunk.span, chunk.value);
         if s.id_on(chunk.rank).is_none() {
             return Err(ev.error(
+                Code::WrongPlace,
                 chunk_span,
                 format!(
                     "the chunk is on rank {}, outside the switch channel's ranks {}",
@@ -422,6 +425,7 @@ impl SwitchOp<'_> {
         }
         if chunk.size != size {
             return Err(ev.error(
+                Code::ChunkSizes,
                 chunk_span,
                 format!("the chunk has {} chunk(s) but size is {size}", chunk.size),
                 "size mismatch",
@@ -436,6 +440,7 @@ impl SwitchOp<'_> {
             let limit = ev.rec().buffer_chunks(r, s.buffer);
             if end > limit as u64 {
                 return Err(ev.error(
+                    Code::ChunkBounds,
                     offset_span,
                     format!(
                         "[{offset}..{end}] is past the end of rank {r}'s {} buffer",

@@ -3,7 +3,7 @@
 use super::args::{self, Arg};
 use super::value::*;
 use super::{Evaluator, Res};
-use crate::diag::Span;
+use crate::diag::{Code, Span};
 use crate::ir::*;
 use crate::syntax::ast::Ident;
 use crate::vocab::{self, Builtin};
@@ -53,6 +53,7 @@ pub fn build_plan(
                 let known: Vec<&str> = vocab::PROGRAM_OPTIONS.iter().map(|(n, _)| *n).collect();
                 return Err(ev
                     .error(
+                        Code::Program,
                         key.span,
                         format!("unknown or mistyped program option `{name}`"),
                         "not a program option of this type",
@@ -64,6 +65,7 @@ pub fn build_plan(
     let Some(c) = collective else {
         return Err(ev
             .error(
+                Code::Program,
                 span,
                 "the program block sets no collective",
                 "missing `collective = ...`",
@@ -75,6 +77,7 @@ pub fn build_plan(
     let n = match num_ranks {
         Some((n, nspan)) if n != c.num_ranks => {
             return Err(ev.error(
+                Code::Program,
                 nspan,
                 "num_ranks differs from the collective's rank count",
                 format!("the collective has {} ranks", c.num_ranks),
@@ -107,6 +110,7 @@ pub(super) fn collective(ev: &Evaluator<'_>, which: Builtin, a: &args::Collectiv
     )?;
     if n as u64 * c as u64 > 1 << 24 {
         return Err(ev.error(
+            Code::Limit,
             a.chunk_factor.span,
             "too many chunks",
             format!("{n} ranks x chunk_factor {c} exceeds 2^24 chunks"),
@@ -136,6 +140,7 @@ pub(super) fn test_collective(ev: &Evaluator<'_>, a: &args::TestCollective) -> R
         let v = arg.value;
         if v < 0 || v > u32::MAX as i64 {
             return Err(ev.error(
+                Code::OutOfRange,
                 arg.span,
                 format!("{what} must not be negative"),
                 format!("this is {v}"),

@@ -9,7 +9,7 @@
 //! One warning per limit and program line: at 128 ranks the same line
 //! crosses a limit on every rank.
 
-use crate::diag::{Diagnostic, Span};
+use crate::diag::{Code, Diagnostic, Span};
 use crate::ir::{ChannelKind, Op, Origin, Plan, RefTarget};
 use std::collections::HashMap;
 
@@ -105,7 +105,7 @@ impl Crossing {
             ),
             _ => format!("this op, on rank {} thread block {}", self.rank, self.tb),
         };
-        let mut d = Diagnostic::warning(self.origin.span, self.text(), label);
+        let mut d = Diagnostic::warning(Code::ExecutorLimit, self.origin.span, self.text(), label);
         if let Some(values) = plan.loop_values(self.origin.context) {
             d = d.with_note(format!("when {values}"));
         }

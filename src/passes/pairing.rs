@@ -10,7 +10,7 @@
 //! across different channels it emits, and the executor hangs on it: we
 //! emit it too (the plans are the same) and warn (`warnings`).
 
-use crate::diag::{Diagnostic, Severity, Span};
+use crate::diag::{Code, Diagnostic, Severity, Span};
 use crate::ir::{ChannelKind, ChannelPairs, Endpoint, OpName, Origin, Plan};
 use std::collections::HashMap;
 
@@ -155,6 +155,7 @@ pub fn warnings(plan: &Plan) -> Vec<Diagnostic> {
         shown.insert(d.primary.span);
         shown.extend(d.secondary.iter().map(|l| l.span));
         d.severity = Severity::Warning;
+        d.code = Code::ChannelPair;
         out.push(d.with_note(
             "the reference compiler emits this plan (it counts signals and waits per pair of ranks, and they balance), but the executor hangs on it",
         ));
@@ -274,7 +275,7 @@ fn mismatch(
             ),
         )
     };
-    let mut d = Diagnostic::error(primary.span, message, label);
+    let mut d = Diagnostic::error(Code::SignalWait, primary.span, message, label);
     let mut places = counted(signals, |n| {
         format!(
             "{} of rank {} on its channel to rank {peer}",
@@ -310,7 +311,7 @@ fn mismatch(
 fn unpaired_waits(plan: &Plan, on: Endpoint, waits: &[Origin]) -> Diagnostic {
     let peer = peer_of(plan, on);
     let name = channel_name(on, peer);
-    let mut d = Diagnostic::error(
+    let mut d = Diagnostic::error(Code::SignalWait, 
         waits[0].span,
         format!(
             "signal/wait mismatch on {} channels: {name} waits {}, but rank {peer} has no {} channel back to rank {} to signal on",

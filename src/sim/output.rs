@@ -4,7 +4,7 @@
 //! pipelines.
 
 use super::{describe_sendrecv, OpAt, Report, Verdict};
-use crate::diag::{Diagnostic, SourceMap};
+use crate::diag::{Code, Diagnostic, SourceMap};
 use crate::ir::Plan;
 use serde_json::{json, Value};
 
@@ -52,8 +52,13 @@ pub fn details(report: &Report, sources: Option<&SourceMap>) -> String {
                 out.push_str(&format!("  last written by the op at {}\n", op.path));
                 diagnostics.extend(op.span.map(|span| {
                     when(
-                        Diagnostic::error(span, "wrong result", "the chunk was last written here")
-                            .with_note(w.text.clone()),
+                        Diagnostic::error(
+                            Code::WrongResult,
+                            span,
+                            "wrong result",
+                            "the chunk was last written here",
+                        )
+                        .with_note(w.text.clone()),
                         op,
                     )
                 }));
@@ -68,8 +73,9 @@ pub fn details(report: &Report, sources: Option<&SourceMap>) -> String {
             }
             let located = stuck.iter().filter_map(|s| Some((s, s.op.as_ref()?.span?)));
             for (s, span) in located.take(STUCK_SHOWN) {
-                let mut d = Diagnostic::error(span, "deadlock", "this op waits forever")
-                    .with_note(s.text.clone());
+                let mut d =
+                    Diagnostic::error(Code::Deadlock, span, "deadlock", "this op waits forever")
+                        .with_note(s.text.clone());
                 if let Some(op) = &s.op {
                     d = when(d, op);
                 }
@@ -95,7 +101,7 @@ pub fn details(report: &Report, sources: Option<&SourceMap>) -> String {
                 .map(|op| op.and_then(|o| Some((o.span?, o))));
             diagnostics.extend(match located {
                 [Some((a, first)), Some((b, second))] => {
-                    let mut d = Diagnostic::error(b, message, "this access")
+                    let mut d = Diagnostic::error(Code::DataRace, b, message, "this access")
                         .with_secondary(a, "races with this one");
                     for (op, which) in [(&second, "this access"), (&first, "the other")] {
                         if let Some(v) = &op.when {
@@ -105,7 +111,7 @@ pub fn details(report: &Report, sources: Option<&SourceMap>) -> String {
                     Some(d)
                 }
                 [Some((one, op)), None] | [None, Some((one, op))] => Some(when(
-                    Diagnostic::error(one, message, "this access")
+                    Diagnostic::error(Code::DataRace, one, message, "this access")
                         .with_note("races with the user's access to the buffer around the kernel"),
                     &op,
                 )),

@@ -5,7 +5,7 @@ pub mod ast;
 pub mod lexer;
 pub mod nesting;
 
-use crate::diag::{Diagnostic, Span};
+use crate::diag::{Code, Diagnostic, Span};
 use ast::{BinOp, Expr, ExprKind, Stmt};
 use lalrpop_util::ParseError;
 use lexer::{LexError, LexErrorKind, Token};
@@ -77,13 +77,14 @@ fn describe_parse_error(
 ) -> Diagnostic {
     match err.clone() {
         ParseError::InvalidToken { location } => Diagnostic::error(
+            Code::Syntax,
             Span::new(file, location, location + 1),
             "invalid token",
             "not understood here",
         ),
         ParseError::UnrecognizedEof { expected, .. } => {
             let end = src.len();
-            Diagnostic::error(Span::new(file, end, end), "unexpected end of file", describe_expected(&expected))
+            Diagnostic::error(Code::Syntax, Span::new(file, end, end), "unexpected end of file", describe_expected(&expected))
                 .with_note("help: the program stops in the middle of a statement; look for an unclosed `(`, `[` or `{`")
         }
         ParseError::UnrecognizedToken {
@@ -91,6 +92,7 @@ fn describe_parse_error(
             expected,
         } => {
             let mut d = Diagnostic::error(
+                Code::Syntax,
                 Span::new(file, l, r),
                 format!("unexpected {tok}"),
                 describe_expected(&expected),
@@ -108,6 +110,7 @@ fn describe_parse_error(
             d
         }
         ParseError::ExtraToken { token: (l, tok, r) } => Diagnostic::error(
+            Code::Syntax,
             Span::new(file, l, r),
             format!("unexpected {tok}"),
             "extra token",
@@ -118,19 +121,26 @@ fn describe_parse_error(
                 LexErrorKind::UnexpectedChar => {
                     let ch = src.get(error.start..error.end).unwrap_or("?");
                     Diagnostic::error(
+                        Code::Syntax,
                         span,
                         format!("unexpected character `{ch}`"),
                         "no token starts with this character",
                     )
                     .with_note("help: comments start with `//`; strings use double quotes")
                 }
-                LexErrorKind::IntegerTooLarge => {
-                    Diagnostic::error(span, "integer literal too large", "does not fit in 64 bits")
-                }
-                LexErrorKind::BadString => {
-                    Diagnostic::error(span, "malformed string literal", "bad escape")
-                        .with_note("help: the escapes are \\n, \\t, \\\\ and \\\"")
-                }
+                LexErrorKind::IntegerTooLarge => Diagnostic::error(
+                    Code::Literal,
+                    span,
+                    "integer literal too large",
+                    "does not fit in 64 bits",
+                ),
+                LexErrorKind::BadString => Diagnostic::error(
+                    Code::Literal,
+                    span,
+                    "malformed string literal",
+                    "bad escape",
+                )
+                .with_note("help: the escapes are \\n, \\t, \\\\ and \\\""),
             }
         }
     }

@@ -4,7 +4,7 @@
 //! the first node too deep, before anything else walks it.
 
 use super::ast::*;
-use crate::diag::{Diagnostic, Span};
+use crate::diag::{Code, Diagnostic, Span};
 
 /// Levels of nesting a program may have. Real programs nest a few levels;
 /// a sum of a thousand terms written out is a thousand levels deep.
@@ -17,6 +17,7 @@ pub fn check(stmts: &[Stmt]) -> Result<(), Diagnostic> {
 
 fn too_deep(span: Span) -> Diagnostic {
     Diagnostic::error(
+        Code::Nesting,
         span,
         format!("nested more than {MAX_NESTING} levels deep"),
         "too deep",

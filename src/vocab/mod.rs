@@ -338,6 +338,7 @@ pub fn match_args(
             None => {
                 if seen_keyword {
                     return Err(Diagnostic::error(
+                        crate::diag::Code::Arguments,
                         arg.value.span,
                         "positional argument after a keyword argument",
                         "give this argument by name too",
@@ -345,6 +346,7 @@ pub fn match_args(
                 }
                 if i >= names.len() {
                     return Err(Diagnostic::error(
+                        crate::diag::Code::Arguments,
                         arg.value.span,
                         format!("too many arguments to `{callee}`"),
                         format!(
@@ -360,6 +362,7 @@ pub fn match_args(
                 seen_keyword = true;
                 let Some(pos) = names.iter().position(|n| *n == name.name) else {
                     return Err(Diagnostic::error(
+                        crate::diag::Code::Arguments,
                         name.span,
                         format!("`{callee}` has no parameter named `{}`", name.name),
                         "unknown keyword argument",
@@ -368,6 +371,7 @@ pub fn match_args(
                 };
                 if slots[pos].is_some() {
                     return Err(Diagnostic::error(
+                        crate::diag::Code::Arguments,
                         name.span,
                         format!("argument `{}` given twice", name.name),
                         "already given",
@@ -380,6 +384,7 @@ pub fn match_args(
     for (i, slot) in slots.iter().enumerate() {
         if slot.is_none() && required[i] {
             return Err(Diagnostic::error(
+                crate::diag::Code::Arguments,
                 call_span,
                 format!("missing argument `{}` in call to `{callee}`", names[i]),
                 format!("`{}` is required", names[i]),

@@ -1,0 +1,93 @@
+//! The kinds of problem msclc reports, each with a stable code that
+//! docs/errors.md explains with an example and its fix. A code names a
+//! kind, not a message: messages may be reworded, codes stay.
+
+macro_rules! codes {
+    ($($variant:ident $id:literal: $title:literal;)*) => {
+        /// The kind of a diagnostic (`error[E0103]`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Code {
+            $($variant,)*
+        }
+
+        impl Code {
+            /// Every code, in the order docs/errors.md lists them.
+            pub const ALL: &'static [Code] = &[$(Code::$variant,)*];
+
+            /// `E0103`: an E for errors, a W for warnings.
+            pub fn id(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $id,)*
+                }
+            }
+
+            /// What kind of problem it is, in a few words.
+            pub fn title(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $title,)*
+                }
+            }
+        }
+    };
+}
+
+codes! {
+    // The text.
+    Syntax "E0001": "the text does not parse";
+    Literal "E0002": "a malformed literal";
+    Nesting "E0003": "nested too deep";
+    Import "E0004": "an import that cannot be loaded";
+    // Names and types.
+    UnknownName "E0101": "a name, type or function that does not exist";
+    UseBeforeLet "E0102": "a variable used before its `let` ran";
+    TypeMismatch "E0103": "a value of the wrong type";
+    Arguments "E0104": "arguments that do not fit the parameters";
+    NoSuchMember "E0105": "no such method or field";
+    Misplaced "E0106": "a definition or statement where it cannot be";
+    // Values.
+    Index "E0201": "an index or key that is not there";
+    Arithmetic "E0202": "integer overflow, division by zero or a bad shift";
+    Assertion "E0203": "the program's own assertion fails";
+    // The collective.
+    Program "E0301": "the `program` block is missing or wrong";
+    OutOfRange "E0302": "a rank, thread block or count outside its range";
+    ChunkBounds "E0303": "a chunk outside its buffer";
+    ChunkSizes "E0304": "chunks of different sizes that must match";
+    WrongPlace "E0305": "a chunk or rank the operation cannot use";
+    ThreadBlock "E0306": "no thread block, or two ways to give one";
+    Pipeline "E0307": "a pipeline that cannot be";
+    SignalWait "E0308": "signals without waits, or waits without signals";
+    // What msclc allows.
+    Limit "E0401": "more than msclc allows";
+    // Warnings: the plan is written, and will not run as meant.
+    ChannelPair "W0501": "a signal its wait will never see";
+    ExecutorLimit "W0502": "more than the MSCCL++ executor holds";
+    // What running the plan finds.
+    WrongResult "E0601": "a wrong result";
+    Deadlock "E0602": "a deadlock";
+    DataRace "E0603": "a data race";
+    KernelStuck "E0604": "a kernel that stopped waiting on the GPU";
+    // A bug in msclc.
+    Internal "E0999": "an internal error (a bug in msclc: please report it)";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_and_well_formed() {
+        let mut seen = std::collections::HashSet::new();
+        for code in Code::ALL {
+            let id = code.id();
+            assert!(seen.insert(id), "{id} twice");
+            assert!(
+                id.len() == 5
+                    && (id.starts_with('E') || id.starts_with('W'))
+                    && id[1..].chars().all(|c| c.is_ascii_digit()),
+                "{id}"
+            );
+            assert!(!code.title().is_empty());
+        }
+    }
+}
