@@ -67,7 +67,7 @@ impl Evaluator<'_> {
             return Ok(());
         }
         Err(self
-            .error(Code::Limit, 
+            .error(Code::Limit,
                 span,
                 format!("{what} too large: {size} {unit}"),
                 format!("the maximum is {MAX_ELEMENTS} {unit}"),

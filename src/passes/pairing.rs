@@ -311,7 +311,7 @@ fn mismatch(
 fn unpaired_waits(plan: &Plan, on: Endpoint, waits: &[Origin]) -> Diagnostic {
     let peer = peer_of(plan, on);
     let name = channel_name(on, peer);
-    let mut d = Diagnostic::error(Code::SignalWait, 
+    let mut d = Diagnostic::error(Code::SignalWait,
         waits[0].span,
         format!(
             "signal/wait mismatch on {} channels: {name} waits {}, but rank {peer} has no {} channel back to rank {} to signal on",
