@@ -65,9 +65,7 @@ fn unexpected_character() {
 
 #[test]
 fn integer_too_large() {
-    expect(
-        "let x = @99999999999999999999999",
-        Code::Literal);
+    expect("let x = @99999999999999999999999", Code::Literal);
 }
 
 #[test]
@@ -77,37 +75,33 @@ fn bad_string_escape() {
 
 #[test]
 fn undefined_name() {
-    expect(
-        &with_header("let x = @nranks + 1"),
-        Code::UnknownName);
+    expect(&with_header("let x = @nranks + 1"), Code::UnknownName);
 }
 
 #[test]
 fn unknown_function() {
-    expect(
-        &with_header("@memory_chanel(1, 0)"),
-        Code::UnknownName);
+    expect(&with_header("@memory_chanel(1, 0)"), Code::UnknownName);
 }
 
 #[test]
 fn wrong_argument_type() {
-    expect(
-        &with_header("rank(@\"zero\")"),
-        Code::TypeMismatch);
+    expect(&with_header("rank(@\"zero\")"), Code::TypeMismatch);
 }
 
 #[test]
 fn unknown_keyword_argument() {
     expect(
         &with_header("memory_channel(1, 0).signal(tb: 0, @sync: after)"),
-        Code::Arguments);
+        Code::Arguments,
+    );
 }
 
 #[test]
 fn missing_argument() {
     expect(
         &with_header("@rank(0).copy(rank(0).output[0])"),
-        Code::Arguments);
+        Code::Arguments,
+    );
 }
 
 #[test]
@@ -119,14 +113,16 @@ fn too_many_arguments() {
 fn argument_given_twice() {
     expect(
         &with_header("rank(0).barrier(tb_list: [0], @tb_list: [1])"),
-        Code::Arguments);
+        Code::Arguments,
+    );
 }
 
 #[test]
 fn positional_after_keyword() {
     expect(
         &with_header("memory_channel(dst_rank: 1, @0)"),
-        Code::Arguments);
+        Code::Arguments,
+    );
 }
 
 #[test]
@@ -136,16 +132,12 @@ fn no_such_method() {
 
 #[test]
 fn no_such_field() {
-    expect(
-        &with_header("let b = rank(0).@scratch"),
-        Code::NoSuchMember);
+    expect(&with_header("let b = rank(0).@scratch"), Code::NoSuchMember);
 }
 
 #[test]
 fn condition_not_bool() {
-    expect(
-        &with_header("if @1 { }"),
-        Code::TypeMismatch);
+    expect(&with_header("if @1 { }"), Code::TypeMismatch);
 }
 
 #[test]
@@ -167,14 +159,16 @@ fn param_type_not_settable() {
 fn unknown_program_option() {
     expect(
         "program \"t\" {\n    collective = allreduce(2)\n    @instance = 2\n}",
-        Code::Program);
+        Code::Program,
+    );
 }
 
 #[test]
 fn option_of_wrong_type() {
     expect(
         "program \"t\" {\n    collective = allreduce(2)\n    protocol = @\"LL\"\n}",
-        Code::TypeMismatch);
+        Code::TypeMismatch,
+    );
 }
 
 #[test]
@@ -184,9 +178,7 @@ fn return_outside_function() {
 
 #[test]
 fn builtin_redefined() {
-    expect(
-        "fn @rank(x: int) -> int { return x }",
-        Code::Misplaced);
+    expect("fn @rank(x: int) -> int { return x }", Code::Misplaced);
 }
 
 #[test]
@@ -203,14 +195,13 @@ fn no_program() {
 fn operation_before_program() {
     expect(
         "let r = @rank(0)\nprogram \"t\" { collective = allreduce(2) }",
-        Code::Program);
+        Code::Program,
+    );
 }
 
 #[test]
 fn collective_missing() {
-    expect(
-        "@program \"t\" {\n    protocol = LL\n}",
-        Code::Program);
+    expect("@program \"t\" {\n    protocol = LL\n}", Code::Program);
 }
 
 #[test]
@@ -233,14 +224,16 @@ fn slice_out_of_bounds_names_loop_variables() {
 fn chunk_on_wrong_rank_for_channel() {
     expect(
         &with_header("memory_channel(1, 0).put(rank(1).input[0], @rank(1).input[1], tb: 0)"),
-        Code::WrongPlace);
+        Code::WrongPlace,
+    );
 }
 
 #[test]
 fn chunk_sizes_differ() {
     expect(
         &with_header("rank(0).copy(rank(0).output[0..2], @rank(0).input[0], tb: 0)"),
-        Code::ChunkSizes);
+        Code::ChunkSizes,
+    );
 }
 
 #[test]
@@ -249,7 +242,8 @@ fn packet_op_outside_scratch() {
         &with_header(
             "memory_channel(1, 0).put_packets(@rank(1).input[0], rank(0).input[0], tb: 0)",
         ),
-        Code::WrongPlace);
+        Code::WrongPlace,
+    );
 }
 
 #[test]
@@ -258,14 +252,16 @@ fn tb_and_tb_group_both_given() {
         &with_header(
             "rank(0).copy(rank(0).output[0], rank(0).input[0], tb: 0, tb_group: @tb_group([0, 1]))",
         ),
-        Code::ThreadBlock);
+        Code::ThreadBlock,
+    );
 }
 
 #[test]
 fn neither_tb_nor_group_given() {
     expect(
         &with_header("@rank(0).copy(rank(0).output[0], rank(0).input[0])"),
-        Code::ThreadBlock);
+        Code::ThreadBlock,
+    );
 }
 
 #[test]
@@ -282,14 +278,16 @@ fn nested_pipelines() {
 fn switch_rank_not_in_group() {
     expect(
         &with_header("let sw = switch_channel([0], input)\nsw.at_rank(@1)"),
-        Code::WrongPlace);
+        Code::WrongPlace,
+    );
 }
 
 #[test]
 fn unmatched_signal() {
     expect(
         &with_header("@memory_channel(1, 0).signal(tb: 0)"),
-        Code::SignalWait);
+        Code::SignalWait,
+    );
 }
 
 #[test]
@@ -340,14 +338,16 @@ fn unknown_define_lists_params() {
 fn failed_assertion_of_the_program() {
     expect(
         &with_header("let n = 3\n@assert(n % 2 == 0, \"n must be even, not \" + str(n))"),
-        Code::Assertion);
+        Code::Assertion,
+    );
 }
 
 #[test]
 fn reduce_with_no_other_chunk() {
     expect(
         &with_header("rank(0).reduce(rank(0).input[0], @[], tb: 0)"),
-        Code::ChunkSizes);
+        Code::ChunkSizes,
+    );
 }
 
 #[test]
@@ -366,7 +366,8 @@ fn values_too_large_say_so_and_give_the_maximum() {
         Code::Limit);
     expect(
         &with_header("pipeline(unit_size: 1, num_chunks: @1 << 40) {\n}\n"),
-        Code::Limit);
+        Code::Limit,
+    );
 }
 
 #[test]
@@ -389,7 +390,8 @@ fn loop_values_in_a_note_are_the_current_ones_for_map_loops_with_tuple_keys() {
 fn if_expression_branches_of_different_types() {
     expect(
         &with_header("let x = if true { 1 } else { @\"two\" }\n"),
-        Code::TypeMismatch);
+        Code::TypeMismatch,
+    );
 }
 
 #[test]

@@ -1,0 +1,108 @@
+//! docs/errors.md lists every diagnostic code with its title, and each
+//! example there gets its code from the command it names: the reference a
+//! user reads cannot drift from what msclc says.
+
+use msclc::diag::Code;
+use std::path::Path;
+use std::process::Command;
+
+/// Codes documented without an example: one would be a 1,000-level
+/// nesting, one needs a GPU, one is a bug in msclc.
+const WITHOUT_EXAMPLE: &[&str] = &["E0003", "E0604", "E0999"];
+
+/// One `#### CODE: title` section: its title and its example, if any.
+struct Section {
+    code: String,
+    title: String,
+    example: Option<String>,
+}
+
+fn sections(doc: &str) -> Vec<Section> {
+    let mut out: Vec<Section> = Vec::new();
+    let mut lines = doc.lines();
+    while let Some(line) = lines.next() {
+        if let Some(heading) = line.strip_prefix("#### ") {
+            let (code, title) = heading.split_once(": ").expect("#### CODE: title");
+            out.push(Section {
+                code: code.to_string(),
+                title: title.to_string(),
+                example: None,
+            });
+        } else if line == "```mscl" {
+            let body: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
+            if let Some(last) = out.last_mut() {
+                assert!(last.example.is_none(), "{}: two examples", last.code);
+                last.example = Some(body.join("\n") + "\n");
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_code_is_documented_with_its_title() {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/errors.md"))
+        .expect("docs/errors.md");
+    let documented = sections(&doc);
+    let ids: Vec<&str> = documented.iter().map(|s| s.code.as_str()).collect();
+    let all: Vec<&str> = Code::ALL.iter().map(|c| c.id()).collect();
+    assert_eq!(
+        ids, all,
+        "docs/errors.md lists the codes of src/diag/codes.rs, in order"
+    );
+    for (section, code) in documented.iter().zip(Code::ALL) {
+        assert_eq!(section.title, code.title(), "{}'s title", section.code);
+        assert_eq!(
+            section.example.is_none(),
+            WITHOUT_EXAMPLE.contains(&section.code.as_str()),
+            "{}: an example, unless it is one of {WITHOUT_EXAMPLE:?}",
+            section.code
+        );
+    }
+}
+
+#[test]
+fn every_example_gets_its_code() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/errors.md")).expect("docs/errors.md");
+    let dir = std::env::temp_dir().join(format!("msclc-errors-doc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut wrong = Vec::new();
+    for section in sections(&doc) {
+        let Some(example) = &section.example else {
+            continue;
+        };
+        // The example's first line says which command gives the code.
+        let command = example
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("// msclc "))
+            .and_then(|l| l.split_whitespace().next())
+            .unwrap_or_else(|| panic!("{}: starts with `// msclc COMMAND gives`", section.code));
+        let file = dir.join(format!("{}.mscl", section.code));
+        std::fs::write(&file, example).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_msclc"))
+            .args([command, file.to_str().unwrap()])
+            .output()
+            .expect("msclc runs");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        let severity = if section.code.starts_with('W') {
+            "warning"
+        } else {
+            "error"
+        };
+        let tag = format!("{severity}[{}]", section.code);
+        // The first diagnostic is the documented one.
+        let first = text
+            .find("error[")
+            .into_iter()
+            .chain(text.find("warning["))
+            .min();
+        if first.map(|at| text[at..].starts_with(&tag)) != Some(true) {
+            wrong.push(format!("{}: `msclc {command}` says:\n{text}", section.code));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
