@@ -176,7 +176,7 @@ impl SourceMap {
             .collect();
         // Only the files the labels point into are shown; the others stay
         // empty (their names are kept: ids index the list).
-        let mut files = shown::ShownFiles::new();
+        let mut files = shown::ShownFiles::default();
         for (id, file) in (0..).map_while(|id| Some((id, self.files.get(id).ok()?))) {
             let anchors: Vec<usize> = labels
                 .iter()

@@ -199,6 +199,7 @@ impl Source {
 /// The files of one diagnostic as shown, for codespan-reporting: the text
 /// is the shown text, but a location (the `file:line:col` it prints) is
 /// that of the original.
+#[derive(Default)]
 pub struct ShownFiles<'a> {
     files: Vec<ShownFile<'a>>,
 }
@@ -210,10 +211,6 @@ struct ShownFile<'a> {
 }
 
 impl<'a> ShownFiles<'a> {
-    pub fn new() -> ShownFiles<'a> {
-        ShownFiles { files: Vec::new() }
-    }
-
     /// Adds a file (ids count from 0), shown with the lines holding
     /// `anchors` cut.
     pub fn add(&mut self, name: &str, original: &'a str, anchors: &[usize]) {
