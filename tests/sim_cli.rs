@@ -165,6 +165,7 @@ fn json_reports_carry_the_verdict_problems_and_locations() {
     assert_eq!(report["verified"], false);
     let run = &report["runs"][0];
     assert_eq!(run["verdict"], "race");
+    assert_eq!(run["problems"][0]["code"], "E0603");
     let locations = run["problems"][0]["locations"].as_array().unwrap();
     assert_eq!(locations.len(), 2);
     assert_eq!(locations[0]["json_path"], "gpus[1].threadblocks[1].ops[0]");

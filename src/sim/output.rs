@@ -163,6 +163,7 @@ fn problems(report: &Report, sources: Option<&SourceMap>) -> Vec<Value> {
         Verdict::Verified => Vec::new(),
         Verdict::WrongResult(w) => vec![json!({
             "kind": "wrong result",
+            "code": Code::WrongResult.id(),
             "message": w.text,
             "locations": w.last_write.iter().map(at).collect::<Vec<_>>(),
         })],
@@ -178,16 +179,18 @@ fn problems(report: &Report, sources: Option<&SourceMap>) -> Vec<Value> {
                     })
                     .collect();
                 json!({
-                    "kind": "deadlock",
-                    "message": s.text,
-                    "hint": s.hint,
-                    "locations": s.op.iter().map(at).collect::<Vec<_>>(),
-                    "related": related,
-                })
+                        "kind": "deadlock",
+                "code": Code::Deadlock.id(),
+                        "message": s.text,
+                        "hint": s.hint,
+                        "locations": s.op.iter().map(at).collect::<Vec<_>>(),
+                        "related": related,
+                    })
             })
             .collect(),
         Verdict::Race(race) => vec![json!({
             "kind": "race",
+            "code": Code::DataRace.id(),
             "message": format!("data race on {}: {}; {}", race.location, race.first, race.second),
             "locations": race.ops.iter().flatten().map(at).collect::<Vec<_>>(),
         })],
