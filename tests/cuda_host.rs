@@ -360,7 +360,12 @@ fn a_deadlocking_plan_stops_with_a_report_not_a_hang() {
     );
     // The program line of the wait.
     let span = gave_up.span.expect("the op has its program line");
-    let rendered = sources.render(&[msclc::diag::Diagnostic::error(span, "waited", "here")]);
+    let rendered = sources.render(&[msclc::diag::Diagnostic::error(
+        msclc::diag::Code::KernelStuck,
+        span,
+        "waited",
+        "here",
+    )]);
     assert!(rendered.contains(".wait("), "{rendered}");
 }
 
