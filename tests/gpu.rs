@@ -1,27 +1,28 @@
 //! `msclc run` on a real GPU: examples at 8 ranks (or as they are) over a
-//! few sizes must come out right. Skips, saying why, where this machine
-//! has no CUDA driver or GPU (CI has none).
+//! few sizes must come out right. Where this machine has no CUDA driver or
+//! GPU (CI has none), these tests are reported ignored, with the reason.
 
 mod common;
 
+use common::Needs;
 use std::process::Command;
 
-fn gpu_missing() -> Option<String> {
-    if !common::has_cuda_driver() {
-        return Some("no CUDA driver (libcuda.so) on this machine".into());
-    }
-    if let Err(why) = msclc::runner::nvrtc::load() {
-        return Some(why);
-    }
-    None
+fn main() {
+    common::run(vec![
+        common::test(
+            "examples_run_right_on_the_gpu",
+            Needs::Gpu,
+            examples_run_right_on_the_gpu,
+        ),
+        common::test(
+            "a_deadlocking_plan_stops_with_a_report_on_the_gpu",
+            Needs::Gpu,
+            a_deadlocking_plan_stops_with_a_report_on_the_gpu,
+        ),
+    ]);
 }
 
-#[test]
 fn examples_run_right_on_the_gpu() {
-    if let Some(why) = gpu_missing() {
-        eprintln!("skipped: {why}");
-        return;
-    }
     let examples = [
         ("examples/simple_allgather.mscl", None),
         ("examples/mscclpp/single_node/allreduce.mscl", Some("8")),
@@ -56,12 +57,7 @@ fn examples_run_right_on_the_gpu() {
 
 /// A plan that waits for a signal nobody sends: `msclc run` stops it after
 /// `--timeout` and says who waited for what, exit code 1.
-#[test]
 fn a_deadlocking_plan_stops_with_a_report_on_the_gpu() {
-    if let Some(why) = gpu_missing() {
-        eprintln!("skipped: {why}");
-        return;
-    }
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/simple_allgather.mscl");
     let Ok(mut plan) = msclc::driver::compile(&path, &[]).result else {
