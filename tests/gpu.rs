@@ -1,6 +1,7 @@
 //! `msclc run` on a real GPU: examples at 8 ranks (or as they are) over a
 //! few sizes must come out right. Where this machine has no CUDA driver or
-//! GPU (CI has none), these tests are reported ignored, with the reason.
+//! GPU (CI has none), these tests are reported ignored, with the reason,
+//! and the test of `msclc run` without a driver runs instead.
 
 mod common;
 
@@ -18,6 +19,11 @@ fn main() {
             "a_deadlocking_plan_stops_with_a_report_on_the_gpu",
             Needs::Gpu,
             a_deadlocking_plan_stops_with_a_report_on_the_gpu,
+        ),
+        common::test(
+            "run_without_a_gpu_says_so_in_one_line",
+            Needs::NoCudaDriver,
+            run_without_a_gpu_says_so_in_one_line,
         ),
     ]);
 }
@@ -97,4 +103,17 @@ fn a_deadlocking_plan_stops_with_a_report_on_the_gpu() {
         "{stderr}"
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}
+
+/// Without a CUDA driver, `msclc run` says so in one line, exit code 2.
+fn run_without_a_gpu_says_so_in_one_line() {
+    let out = Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .args(["run", "examples/simple_allgather.mscl", "--nranks", "2"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("msclc runs");
+    assert_eq!(out.status.code(), Some(2), "msclc could not do it");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("error: no NVIDIA driver found"), "{err}");
 }
