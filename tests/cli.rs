@@ -121,19 +121,6 @@ fn emit_cuda_of_a_plan_the_executor_rejects_is_an_error() {
 }
 
 #[test]
-fn run_without_a_gpu_says_so_in_one_line() {
-    if common::has_cuda_driver() {
-        eprintln!("skipped: this machine has a CUDA driver (tests/gpu.rs runs the GPU)");
-        return;
-    }
-    let out = msclc(&["run", "examples/simple_allgather.mscl", "--nranks", "2"]);
-    assert_eq!(out.status.code(), Some(2), "msclc could not do it");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.starts_with("error: no NVIDIA driver found"), "{err}");
-}
-
-#[test]
 fn run_says_when_no_param_sets_the_rank_count() {
     let out = msclc(&[
         "run",

@@ -6,11 +6,12 @@
 //! and under ThreadSanitizer, which sees every unsynchronized pair of
 //! accesses the plan leaves, between blocks and ranks and between the
 //! threads of one block. Needs a C++17 compiler (`c++`, with
-//! `-fsanitize=thread` for the race test); without one the tests say so
-//! and pass.
+//! `-fsanitize=thread` for the race test); without one the tests are
+//! reported ignored, with the reason.
 
 mod common;
 
+use common::Needs;
 use msclc::back::cuda::{self, report::GaveUp, SyncLayout};
 use msclc::ir::{Dtype, OpName, Plan};
 use msclc::runner::workload::Workload;
@@ -29,37 +30,39 @@ const WIDTH: u64 = 2;
 /// deadlock test sets its own.
 const BUDGET_NS: u64 = 120_000_000_000;
 
-fn compiler(sanitize: bool) -> Option<String> {
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    let dir = std::env::temp_dir().join(format!("msclc-cxx-probe-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).ok()?;
-    let probe = dir.join("probe.cpp");
-    std::fs::write(&probe, "int main() { return 0; }\n").ok()?;
-    let mut cmd = Command::new(&cxx);
-    if sanitize {
-        cmd.arg("-fsanitize=thread");
-    }
-    let ok = cmd
-        .arg(&probe)
-        .arg("-o")
-        .arg(dir.join("probe"))
-        .output()
-        .is_ok_and(|o| o.status.success())
-        && (!sanitize
-            || Command::new(dir.join("probe"))
-                .status()
-                .is_ok_and(|s| s.success()));
-    let _ = std::fs::remove_dir_all(&dir);
-    ok.then_some(cxx)
+fn main() {
+    common::run(vec![
+        common::test(
+            "verified_examples_compute_their_collective_as_generated_cuda",
+            Needs::Cxx,
+            verified_examples_compute_their_collective_as_generated_cuda,
+        ),
+        common::test(
+            "verified_examples_are_race_free_under_thread_sanitizer_but_the_known_plan_races",
+            Needs::CxxTsan,
+            verified_examples_are_race_free_under_thread_sanitizer_but_the_known_plan_races,
+        ),
+        common::test(
+            "a_deadlocking_plan_stops_with_a_report_not_a_hang",
+            Needs::Cxx,
+            a_deadlocking_plan_stops_with_a_report_not_a_hang,
+        ),
+        common::test(
+            "odd_alignments_and_unit_sizes_compute_right",
+            Needs::Cxx,
+            odd_alignments_and_unit_sizes_compute_right,
+        ),
+        common::test(
+            "user_text_in_the_generated_source_stays_text",
+            Needs::Cxx,
+            user_text_in_the_generated_source_stays_text,
+        ),
+    ]);
 }
 
-/// The C++ compiler, or None after saying that the test skips.
-fn plain_compiler() -> Option<String> {
-    let cxx = compiler(false);
-    if cxx.is_none() {
-        eprintln!("skipped: no C++ compiler (set CXX) to run generated kernels on the CPU");
-    }
-    cxx
+/// The C++ compiler, found (`Needs::Cxx`).
+fn plain_compiler() -> String {
+    common::cxx_compiler(false).expect("a C++ compiler")
 }
 
 /// A plan's kernel built as a host program.
@@ -243,11 +246,8 @@ fn temp_dir(what: &str) -> PathBuf {
     std::env::temp_dir().join(format!("msclc-cuda-host-{what}-{}", std::process::id()))
 }
 
-#[test]
 fn verified_examples_compute_their_collective_as_generated_cuda() {
-    let Some(cxx) = plain_compiler() else {
-        return;
-    };
+    let cxx = plain_compiler();
     let tmp = temp_dir("plain");
     let ran = std::sync::atomic::AtomicUsize::new(0);
     let failures = on_two_threads(&common::example_files(), |path| {
@@ -278,12 +278,8 @@ fn verified_examples_compute_their_collective_as_generated_cuda() {
     assert!(ran >= 25, "only {ran} examples ran");
 }
 
-#[test]
 fn verified_examples_are_race_free_under_thread_sanitizer_but_the_known_plan_races() {
-    let Some(cxx) = compiler(true) else {
-        eprintln!("skipped: the C++ compiler cannot build with -fsanitize=thread");
-        return;
-    };
+    let cxx = common::cxx_compiler(true).expect("a C++ compiler with ThreadSanitizer");
     let tmp = temp_dir("tsan");
     let failures = on_two_threads(&common::example_files(), |path| {
         let Some((name, plan)) = simulated_example(path) else {
@@ -320,11 +316,8 @@ fn verified_examples_are_race_free_under_thread_sanitizer_but_the_known_plan_rac
 
 /// A plan that waits for a signal nobody sends ends with the report of
 /// who waited for what, at the program line, instead of hanging.
-#[test]
 fn a_deadlocking_plan_stops_with_a_report_not_a_hang() {
-    let Some(cxx) = plain_compiler() else {
-        return;
-    };
+    let cxx = plain_compiler();
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/simple_allgather.mscl");
     let (mut plan, sources) = compile(&path);
     // Rank 1 never signals: rank 0's waits starve.
@@ -371,11 +364,8 @@ fn a_deadlocking_plan_stops_with_a_report_not_a_hang() {
 
 /// Every alignment the plan allows: thread block group parts at 4-byte
 /// boundaries, pipeline units that are not multiples of 16.
-#[test]
 fn odd_alignments_and_unit_sizes_compute_right() {
-    let Some(cxx) = plain_compiler() else {
-        return;
-    };
+    let cxx = plain_compiler();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mscclpp");
     // (what, file, buffer alignment, pipeline unit, chunk bytes)
     let cases = [
@@ -453,11 +443,8 @@ fn set_unit_size(plan: &mut Plan, unit: u64) {
 
 /// A plan name is user text: it must not reach the generated source as
 /// code (here a line that would stop every compilation).
-#[test]
 fn user_text_in_the_generated_source_stays_text() {
-    let Some(cxx) = plain_compiler() else {
-        return;
-    };
+    let cxx = plain_compiler();
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/simple_allgather.mscl");
     let (mut plan, _) = compile(&path);
     plan.name = "a\n#error boom\\\n#error boom2 \u{2028} */".into();

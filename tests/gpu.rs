@@ -1,27 +1,34 @@
 //! `msclc run` on a real GPU: examples at 8 ranks (or as they are) over a
-//! few sizes must come out right. Skips, saying why, where this machine
-//! has no CUDA driver or GPU (CI has none).
+//! few sizes must come out right. Where this machine has no CUDA driver or
+//! GPU (CI has none), these tests are reported ignored, with the reason,
+//! and the test of `msclc run` without a driver runs instead.
 
 mod common;
 
+use common::Needs;
 use std::process::Command;
 
-fn gpu_missing() -> Option<String> {
-    if !common::has_cuda_driver() {
-        return Some("no CUDA driver (libcuda.so) on this machine".into());
-    }
-    if let Err(why) = msclc::runner::nvrtc::load() {
-        return Some(why);
-    }
-    None
+fn main() {
+    common::run(vec![
+        common::test(
+            "examples_run_right_on_the_gpu",
+            Needs::Gpu,
+            examples_run_right_on_the_gpu,
+        ),
+        common::test(
+            "a_deadlocking_plan_stops_with_a_report_on_the_gpu",
+            Needs::Gpu,
+            a_deadlocking_plan_stops_with_a_report_on_the_gpu,
+        ),
+        common::test(
+            "run_without_a_gpu_says_so_in_one_line",
+            Needs::NoCudaDriver,
+            run_without_a_gpu_says_so_in_one_line,
+        ),
+    ]);
 }
 
-#[test]
 fn examples_run_right_on_the_gpu() {
-    if let Some(why) = gpu_missing() {
-        eprintln!("skipped: {why}");
-        return;
-    }
     let examples = [
         ("examples/simple_allgather.mscl", None),
         ("examples/mscclpp/single_node/allreduce.mscl", Some("8")),
@@ -56,12 +63,7 @@ fn examples_run_right_on_the_gpu() {
 
 /// A plan that waits for a signal nobody sends: `msclc run` stops it after
 /// `--timeout` and says who waited for what, exit code 1.
-#[test]
 fn a_deadlocking_plan_stops_with_a_report_on_the_gpu() {
-    if let Some(why) = gpu_missing() {
-        eprintln!("skipped: {why}");
-        return;
-    }
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/simple_allgather.mscl");
     let Ok(mut plan) = msclc::driver::compile(&path, &[]).result else {
@@ -101,4 +103,17 @@ fn a_deadlocking_plan_stops_with_a_report_on_the_gpu() {
         "{stderr}"
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}
+
+/// Without a CUDA driver, `msclc run` says so in one line, exit code 2.
+fn run_without_a_gpu_says_so_in_one_line() {
+    let out = Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .args(["run", "examples/simple_allgather.mscl", "--nranks", "2"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("msclc runs");
+    assert_eq!(out.status.code(), Some(2), "msclc could not do it");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("error: no NVIDIA driver found"), "{err}");
 }

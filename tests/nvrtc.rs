@@ -1,24 +1,32 @@
 //! NVRTC compiles the CUDA emitted for every example to sm_90 (Hopper)
 //! cubins, and the cubin cache hits, misses and mends itself as it should.
 //! NVRTC needs no GPU: CI installs it from PyPI (.ci/run) and there these
-//! tests must run; elsewhere, without NVRTC, they say so and pass.
+//! tests must run (under CI=true they fail without it); elsewhere,
+//! without NVRTC, they are reported ignored, with the reason.
 
 mod common;
 
+use common::Needs;
 use msclc::runner::nvrtc;
 
-/// Whether NVRTC can be loaded; when not, prints why and the test passes,
-/// except under CI=true, where it fails.
-fn nvrtc_available() -> bool {
-    match nvrtc::load() {
-        Ok(()) => true,
-        Err(why) => {
-            let in_ci = std::env::var("CI").is_ok_and(|v| v == "true");
-            assert!(!in_ci, "CI must have NVRTC (.ci/run installs it): {why}");
-            eprintln!("skipped: {why}");
-            false
-        }
-    }
+fn main() {
+    common::run(vec![
+        common::test(
+            "every_example_compiles_to_sm_90_with_nvrtc",
+            Needs::Nvrtc,
+            every_example_compiles_to_sm_90_with_nvrtc,
+        ),
+        common::test(
+            "cubin_cache_hits_misses_and_mends",
+            Needs::Nvrtc,
+            cubin_cache_hits_misses_and_mends,
+        ),
+        common::test(
+            "bad_sources_are_errors",
+            Needs::Nvrtc,
+            bad_sources_are_errors,
+        ),
+    ]);
 }
 
 fn is_cubin(bytes: &[u8]) -> bool {
@@ -41,11 +49,7 @@ fn kernel_cubin(compiled: Result<nvrtc::Compiled, String>) -> Result<Vec<u8>, St
     Ok(cubin)
 }
 
-#[test]
 fn every_example_compiles_to_sm_90_with_nvrtc() {
-    if !nvrtc_available() {
-        return;
-    }
     let sources: Vec<(String, String)> = common::example_files()
         .into_iter()
         .filter_map(|path| {
@@ -130,11 +134,7 @@ impl Drop for TempDir {
     }
 }
 
-#[test]
 fn cubin_cache_hits_misses_and_mends() {
-    if !nvrtc_available() {
-        return;
-    }
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/simple_allgather.mscl");
     let Ok(plan) = msclc::driver::compile(&path, &[]).result else {
@@ -187,11 +187,7 @@ fn cubin_cache_hits_misses_and_mends() {
     assert_eq!(all, 2, "only the two entries are left");
 }
 
-#[test]
 fn bad_sources_are_errors() {
-    if !nvrtc_available() {
-        return;
-    }
     let e = nvrtc::compile("int x;\0", "sm_90", &[], None)
         .err()
         .expect("a NUL byte must be rejected");

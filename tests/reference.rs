@@ -6,7 +6,7 @@
 //!
 //! Needs ../shared (the reference in ../shared/reference-dsl) and Python
 //! with `sortedcontainers` (CI installs it, and there the test must run);
-//! elsewhere it says it skipped. `MSCLC_REFERENCE_ROUNDS=N` draws N rounds
+//! elsewhere it is reported ignored, with the reason. `MSCLC_REFERENCE_ROUNDS=N` draws N rounds
 //! of values per port (default 3); `MSCLC_REFERENCE_SEED=S` draws with seed
 //! S (default 2026), `MSCLC_REFERENCE_SEED=now` with a new one.
 
@@ -15,6 +15,23 @@ use std::process::Command;
 use std::sync::Mutex;
 
 mod common;
+
+use common::Needs;
+
+fn main() {
+    common::run(vec![
+        common::test(
+            "ports_match_the_reference_for_random_parameter_values",
+            Needs::Reference,
+            ports_match_the_reference_for_random_parameter_values,
+        ),
+        common::test(
+            "default_algorithms_match_the_reference_functions",
+            Needs::Reference,
+            default_algorithms_match_the_reference_functions,
+        ),
+    ]);
+}
 
 /// Ports that do not yet follow their source for every value, and why.
 const KNOWN_DIFFERENCES: &[(&str, &str)] = &[];
@@ -169,11 +186,8 @@ fn seed_and_rounds() -> (u64, u64) {
     (seed, rounds)
 }
 
-#[test]
 fn ports_match_the_reference_for_random_parameter_values() {
-    let Some((shared, pythonpath)) = common::reference_setup() else {
-        return;
-    };
+    let (shared, pythonpath) = common::reference_setup().expect("the reference");
     // A fixed seed by default, so that a run is reproducible and CI's
     // verdict depends on the change, not the clock; `MSCLC_REFERENCE_SEED=now`
     // draws new values.
@@ -272,11 +286,8 @@ const DEFAULT_ALGOS: &[DefaultAlgo] = &[
 /// against their ports given the same fields as params. Where the
 /// reference rejects a spec (reducescatter out of place, a protocol other
 /// than LL), the port must too.
-#[test]
 fn default_algorithms_match_the_reference_functions() {
-    let Some((_, pythonpath)) = common::reference_setup() else {
-        return;
-    };
+    let (_, pythonpath) = common::reference_setup().expect("the reference");
     let (seed, rounds) = seed_and_rounds();
     let mut draw = Draw(seed);
     let mut failures = Vec::new();

@@ -1,14 +1,57 @@
 //! The simulator on every reference plan, and on broken variants of the
 //! correct ones (mutants), each of which it must catch.
 
+mod common;
+
+use common::Needs;
 use msclc::front::plan_json::read_plan;
 use msclc::ir::{OpName, Plan};
 use msclc::sim::{simulate, Verdict};
 use std::path::{Path, PathBuf};
 
-fn conformance() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance");
-    dir.exists().then_some(dir)
+fn main() {
+    common::run(vec![
+        common::test(
+            "every_reference_plan_simulates_as_expected",
+            Needs::Conformance,
+            every_reference_plan_simulates_as_expected,
+        ),
+        common::test(
+            "mutants_of_correct_plans_are_caught",
+            Needs::Conformance,
+            mutants_of_correct_plans_are_caught,
+        ),
+        common::test(
+            "mutants_of_every_correct_plan_are_caught",
+            Needs::Conformance,
+            mutants_of_every_correct_plan_are_caught,
+        )
+        .ignored(),
+        common::test(
+            "reductions_are_checked_for_the_plans_operation",
+            Needs::Nothing,
+            reductions_are_checked_for_the_plans_operation,
+        ),
+        common::test(
+            "a_missing_nop_after_a_wait_is_a_race",
+            Needs::Nothing,
+            a_missing_nop_after_a_wait_is_a_race,
+        ),
+        common::test(
+            "plans_relying_on_executor_bugs_get_warnings",
+            Needs::Conformance,
+            plans_relying_on_executor_bugs_get_warnings,
+        ),
+        common::test(
+            "a_group_op_is_split_over_its_whole_range",
+            Needs::Nothing,
+            a_group_op_is_split_over_its_whole_range,
+        ),
+    ]);
+}
+
+fn conformance() -> PathBuf {
+    common::shared_dir().join("conformance")
 }
 
 fn plans(dir: &Path) -> Vec<(String, Plan)> {
@@ -89,12 +132,8 @@ fn kind(v: &Verdict) -> &'static str {
     }
 }
 
-#[test]
 fn every_reference_plan_simulates_as_expected() {
-    let Some(dir) = conformance() else {
-        eprintln!("skipped: ../shared/conformance not found");
-        return;
-    };
+    let dir = conformance();
     let mut wrong = Vec::new();
     let all = plans(&dir);
     assert!(all.len() >= 80);
@@ -222,12 +261,8 @@ fn sweep(all: &[(String, Plan)], names: &[&str], step: usize, take: usize) -> (u
     (tried, missed)
 }
 
-#[test]
 fn mutants_of_correct_plans_are_caught() {
-    let Some(dir) = conformance() else {
-        eprintln!("skipped: ../shared/conformance not found");
-        return;
-    };
+    let dir = conformance();
     let sources = [
         "single_node/allreduce.n4.json",
         "single_node/allreduce_pkt.n4.json",
@@ -249,12 +284,8 @@ fn mutants_of_correct_plans_are_caught() {
 
 /// Every verified non-unit reference plan, more mutants each (about a
 /// minute in a release build): `cargo test --release --test sim -- --ignored`.
-#[test]
-#[ignore]
 fn mutants_of_every_correct_plan_are_caught() {
-    let Some(dir) = conformance() else {
-        return;
-    };
+    let dir = conformance();
     let all = plans(&dir);
     let names: Vec<&str> = all
         .iter()
@@ -310,7 +341,6 @@ for r in 0..2 {{
     )
 }
 
-#[test]
 fn reductions_are_checked_for_the_plans_operation() {
     let max = simulate(&compile(&two_rank_allreduce("max", "max")), 2);
     assert_eq!(max.verdict, Verdict::Verified);
@@ -331,7 +361,6 @@ fn reductions_are_checked_for_the_plans_operation() {
     }
 }
 
-#[test]
 fn a_missing_nop_after_a_wait_is_a_race() {
     // Without `data_sync: after` the block's other threads may read the
     // peer's chunk before the wait has returned.
@@ -347,11 +376,8 @@ fn a_missing_nop_after_a_wait_is_a_race() {
     );
 }
 
-#[test]
 fn plans_relying_on_executor_bugs_get_warnings() {
-    let Some(dir) = conformance() else {
-        return;
-    };
+    let dir = conformance();
     let all = plans(&dir);
     let warnings = |name: &str| {
         let (_, plan) = all.iter().find(|(n, _)| n == name).expect("plan present");
@@ -378,7 +404,6 @@ fn plans_relying_on_executor_bugs_get_warnings() {
 /// in reduce_tbg, block 1 of a two-block group copies all of chunk 1 of a
 /// two-chunk range, which the peer's block 0 then reads with nothing
 /// ordering the two. Both accesses are named, at their program lines.
-#[test]
 fn a_group_op_is_split_over_its_whole_range() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples/mscclpp/executor_tests/reduce_tbg.mscl");

@@ -5,11 +5,21 @@
 //! plan, op by op.
 //!
 //! Needs ../shared and Python with `sortedcontainers` (CI installs it);
-//! elsewhere it says it skipped.
+//! elsewhere it is reported ignored, with the reason.
 
 use std::process::Command;
 
 mod common;
+
+use common::Needs;
+
+fn main() {
+    common::run(vec![common::test(
+        "vocabulary_defaults_match_the_reference",
+        Needs::Reference,
+        vocabulary_defaults_match_the_reference,
+    )]);
+}
 
 /// A tiny program: the test collective's ranks and buffer sizes, and the
 /// same body in both languages.
@@ -117,11 +127,8 @@ fn plan_of(cmd: &mut Command) -> Result<serde_json::Value, String> {
     serde_json::from_slice(&out.stdout).map_err(|e| format!("not JSON: {e}"))
 }
 
-#[test]
 fn vocabulary_defaults_match_the_reference() {
-    let Some((_, pythonpath)) = common::reference_setup() else {
-        return;
-    };
+    let (_, pythonpath) = common::reference_setup().expect("the reference");
     let dir = std::env::temp_dir().join(format!("msclc-vocabulary-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut failures = Vec::new();

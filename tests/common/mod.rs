@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Once, OnceLock};
 
 /// Every `.mscl` file under examples/, sorted.
 #[allow(dead_code)]
@@ -34,32 +35,259 @@ pub fn has_cuda_driver() -> bool {
     })
 }
 
-/// ../shared and the reference's PYTHONPATH, or `None` (said) when the
-/// reference cannot run here; CI must be able to run it.
+/// ../shared, where the reference compiler and its plans are when this
+/// checkout has them.
 #[allow(dead_code)]
-pub fn reference_setup() -> Option<(PathBuf, String)> {
-    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    let mut pythonpath = shared.join("reference-dsl").display().to_string();
+pub fn shared_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared")
+}
+
+/// ../shared and the reference's PYTHONPATH, or why the reference cannot
+/// run here.
+#[allow(dead_code)]
+pub fn reference_setup() -> Result<(PathBuf, String), String> {
+    let shared = shared_dir();
+    let dsl = shared.join("reference-dsl");
+    if !dsl.exists() {
+        return Err(format!("{} not found", dsl.display()));
+    }
+    let mut pythonpath = dsl.display().to_string();
     if let Ok(extra) = std::env::var("MSCLC_PYTHONPATH") {
         pythonpath = format!("{pythonpath}:{extra}");
     }
     let python_ready = Command::new("python3")
         .args(["-c", "import sortedcontainers"])
         .env("PYTHONPATH", &pythonpath)
+        .stderr(std::process::Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
-    if !shared.join("reference-dsl").exists() || !python_ready {
-        let in_ci = std::env::var("CI").is_ok_and(|v| v == "true");
-        assert!(
-            !in_ci || !shared.exists(),
-            "CI must run the reference (.ci/run installs sortedcontainers)"
-        );
-        eprintln!(
-            "skipped: ../shared/reference-dsl or python3 with sortedcontainers not available"
-        );
-        return None;
+    if !python_ready {
+        return Err("python3 cannot import sortedcontainers \
+                    (MSCLC_PYTHONPATH adds a folder that has it to Python's path)"
+            .into());
     }
-    Some((shared, pythonpath))
+    Ok((shared, pythonpath))
+}
+
+/// The C++ compiler (`$CXX`, else `c++`) when it builds a C++ program, and
+/// with `sanitize`, one under ThreadSanitizer that then runs; asked once.
+#[allow(dead_code)]
+pub fn cxx_compiler(sanitize: bool) -> Option<String> {
+    static FOUND: [OnceLock<Option<String>>; 2] = [const { OnceLock::new() }; 2];
+    FOUND[usize::from(sanitize)]
+        .get_or_init(|| {
+            let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+            let dir = std::env::temp_dir().join(format!(
+                "msclc-cxx-probe-{}-{}",
+                std::process::id(),
+                if sanitize { "tsan" } else { "plain" }
+            ));
+            std::fs::create_dir_all(&dir).ok()?;
+            let probe = dir.join("probe.cpp");
+            std::fs::write(&probe, "int main() { return 0; }\n").ok()?;
+            let mut cmd = Command::new(&cxx);
+            if sanitize {
+                cmd.arg("-fsanitize=thread");
+            }
+            let ok = cmd
+                .arg(&probe)
+                .arg("-o")
+                .arg(dir.join("probe"))
+                .output()
+                .is_ok_and(|o| o.status.success())
+                && (!sanitize
+                    || Command::new(dir.join("probe"))
+                        .status()
+                        .is_ok_and(|s| s.success()));
+            let _ = std::fs::remove_dir_all(&dir);
+            ok.then_some(cxx)
+        })
+        .clone()
+}
+
+/// What a test needs that a machine may lack. Where it is missing, the
+/// test does not run: `cargo test` reports it `ignored (needs ...)`,
+/// counted in the file's summary line, instead of "ok", and says why once
+/// (`skipped: ...`).
+#[allow(dead_code)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Needs {
+    /// Nothing beyond this checkout.
+    Nothing,
+    /// The reference's plans, ../shared/conformance.
+    Conformance,
+    /// The reference compiler: ../shared/reference-dsl and python3 with
+    /// `sortedcontainers`. CI must have it where it has ../shared.
+    Reference,
+    /// NVRTC (no GPU needed). CI must have it.
+    Nvrtc,
+    /// A CUDA driver and NVRTC: a GPU to run on.
+    Gpu,
+    /// No CUDA driver, to see `msclc run` say so.
+    NoCudaDriver,
+    /// A C++ compiler, to run generated kernels on the CPU.
+    Cxx,
+    /// A C++ compiler that builds with ThreadSanitizer.
+    CxxTsan,
+}
+
+#[allow(dead_code)]
+impl Needs {
+    /// Why this machine cannot run a test that needs `self`, or `None`
+    /// when it can; asked once per test file.
+    pub fn missing(self) -> Option<String> {
+        static ANSWERS: [OnceLock<Option<String>>; 8] = [const { OnceLock::new() }; 8];
+        ANSWERS[self as usize].get_or_init(|| self.probe()).clone()
+    }
+
+    fn probe(self) -> Option<String> {
+        match self {
+            Needs::Nothing => None,
+            Needs::Conformance => {
+                let dir = shared_dir().join("conformance");
+                (!dir.exists()).then(|| format!("{} not found", dir.display()))
+            }
+            Needs::Reference => reference_setup().err(),
+            Needs::Nvrtc => msclc::runner::nvrtc::load().err(),
+            Needs::Gpu if !has_cuda_driver() => {
+                Some("no CUDA driver (libcuda.so) on this machine".into())
+            }
+            Needs::Gpu => msclc::runner::nvrtc::load().err(),
+            Needs::NoCudaDriver => has_cuda_driver().then(|| {
+                "this machine has a CUDA driver (the other tests in tests/gpu.rs run the GPU)"
+                    .into()
+            }),
+            Needs::Cxx => cxx_compiler(false)
+                .is_none()
+                .then(|| "no C++ compiler (set CXX) to run generated kernels on the CPU".into()),
+            Needs::CxxTsan => cxx_compiler(true)
+                .is_none()
+                .then(|| "the C++ compiler cannot build with -fsanitize=thread".into()),
+        }
+    }
+
+    /// What the line of an ignored test says.
+    fn label(self) -> &'static str {
+        match self {
+            Needs::Nothing => "needs nothing",
+            Needs::Conformance => "needs ../shared/conformance",
+            Needs::Reference => "needs the reference compiler",
+            Needs::Nvrtc => "needs NVRTC",
+            Needs::Gpu => "needs a GPU",
+            Needs::NoCudaDriver => "needs a machine without a CUDA driver",
+            Needs::Cxx => "needs a C++ compiler",
+            Needs::CxxTsan => "needs a C++ compiler with ThreadSanitizer",
+        }
+    }
+
+    /// Says why tests that need `self` are ignored, once per test file
+    /// (the reason can be long: NVRTC's lists where it looked).
+    fn say_once(self, why: &str) {
+        static SAID: [Once; 8] = [const { Once::new() }; 8];
+        SAID[self as usize].call_once(|| eprintln!("skipped: {why}"));
+    }
+
+    /// Where this machine must have what is needed (CI=true), what to say
+    /// when it does not: the test fails there instead of being ignored.
+    fn required_here(self) -> Option<&'static str> {
+        if !std::env::var("CI").is_ok_and(|v| v == "true") {
+            return None;
+        }
+        match self {
+            Needs::Nvrtc => Some("CI must have NVRTC (.ci/run installs it)"),
+            Needs::Reference if shared_dir().exists() => {
+                Some("CI must run the reference (.ci/run installs sortedcontainers)")
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A test of a file whose harness is `run`: its name (what `cargo test`
+/// prints and filters on), what it needs, and its body, which fails by
+/// panicking as a `#[test]` does.
+#[allow(dead_code)]
+pub struct Test {
+    name: &'static str,
+    needs: Needs,
+    body: fn(),
+    ignored: bool,
+}
+
+#[allow(dead_code)]
+pub fn test(name: &'static str, needs: Needs, body: fn()) -> Test {
+    Test {
+        name,
+        needs,
+        body,
+        ignored: false,
+    }
+}
+
+#[allow(dead_code)]
+impl Test {
+    /// As `#[ignore]`: runs only with `--ignored` or `--include-ignored`.
+    pub fn ignored(self) -> Test {
+        Test {
+            ignored: true,
+            ..self
+        }
+    }
+}
+
+/// The harness of the test files that need what a machine may lack
+/// (`harness = false` in Cargo.toml): runs `tests` as libtest would, with
+/// its arguments (a name filter, `--skip`, `--exact`, `--ignored`,
+/// `--include-ignored`, `--test-threads`, `--list`), and exits.
+///
+/// A test whose needs are missing reports `ignored (needs ...)` and does
+/// not run its body, with `--include-ignored` and `--ignored` too: it
+/// cannot run here, and ignored is what it is (not "ok", and not a failure
+/// that a machine without a GPU could never clear). Where CI must have
+/// what it needs (`Needs::required_here`), it fails instead. Unlike
+/// libtest, this harness does not capture a test's output: what a test
+/// prints shows.
+#[allow(dead_code)]
+pub fn run(tests: Vec<Test>) -> ! {
+    let trials = tests.into_iter().map(trial).collect();
+    libtest_mimic::run(&libtest_mimic::Arguments::from_args(), trials).exit()
+}
+
+fn trial(test: Test) -> libtest_mimic::Trial {
+    use libtest_mimic::{Completion, Failed, Trial};
+    let Test {
+        name,
+        needs,
+        body,
+        ignored,
+    } = test;
+    Trial::ignorable_test(name, move || {
+        if let Some(why) = needs.missing() {
+            return match needs.required_here() {
+                Some(rule) => Err(format!("{rule}: {why}").into()),
+                None => {
+                    needs.say_once(&why);
+                    Ok(Completion::ignored_with(needs.label()))
+                }
+            };
+        }
+        // On a thread named after the test, as libtest runs it, so that a
+        // panic message says which test panicked.
+        let thread = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(body)
+            .map_err(|e| Failed::from(format!("cannot start the test: {e}")))?;
+        thread.join().map_err(|panic| {
+            let message = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("(no message)");
+            Failed::from(format!("test panicked: {message}"))
+        })?;
+        Ok(Completion::Completed)
+    })
+    .with_ignored_flag(ignored)
 }
 
 /// Where two plans (ours, the reference's) first differ: the JSON path
