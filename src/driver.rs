@@ -120,13 +120,7 @@ fn warnings_of(result: &Result<Plan, Failure>) -> Vec<Diagnostic> {
     let Ok(plan) = result else {
         return Vec::new();
     };
-    let mut warnings = crate::passes::pairing::warnings(plan);
-    warnings.extend(
-        crate::passes::executor_limits::check(plan)
-            .iter()
-            .map(|c| c.diagnostic(plan)),
-    );
-    warnings
+    crate::passes::warnings(plan)
 }
 
 /// Compiles `path` for `nranks` ranks: as it is when it already has that

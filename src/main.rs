@@ -411,18 +411,10 @@ fn read_checked_plan(
         eprintln!("error: {}: {}", input.display(), d.message);
         return Err(wrong());
     }
-    let mut found: Vec<String> = msclc::passes::pairing::warnings(&plan)
-        .iter()
-        .map(|d| d.message.clone())
-        .collect();
-    found.extend(
-        msclc::passes::executor_limits::check(&plan)
-            .iter()
-            .map(|c| c.text()),
-    );
+    let found = msclc::passes::warnings(&plan);
     if !warnings.quiet {
-        for text in &found {
-            eprintln!("warning: {}: {text}", input.display());
+        for d in &found {
+            eprintln!("warning: {}: {}", input.display(), d.message);
         }
     }
     if warnings.denied(found.len()) {

@@ -31,6 +31,19 @@ pub fn run(plan: &mut Plan) -> Result<(), Diagnostic> {
     Ok(())
 }
 
+/// What a plan that passed the passes (or was read from JSON) will not
+/// run as meant: signals the executor will not pair with their waits, then
+/// the executor's limits crossed.
+pub fn warnings(plan: &Plan) -> Vec<Diagnostic> {
+    let mut warnings = pairing::warnings(plan);
+    warnings.extend(
+        executor_limits::check(plan)
+            .iter()
+            .map(|c| c.diagnostic(plan)),
+    );
+    warnings
+}
+
 /// Applies `f` to every thread block's op list and, inside it, to every
 /// pipeline body (the body first, so the outer list sees the final body).
 pub fn for_each_op_list(plan: &mut Plan, f: &mut dyn FnMut(Vec<Op>) -> Vec<Op>) {
