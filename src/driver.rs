@@ -18,14 +18,6 @@ const STDLIB: &[(&str, &str)] = &[
     ("sync", include_str!("../stdlib/sync.mscl")),
 ];
 
-/// Why a compilation stopped.
-pub enum Failure {
-    /// Problems in the program, to render against the sources.
-    Diagnostics(Vec<Diagnostic>),
-    /// A problem outside any source text (a missing file, a bad `-D`).
-    Plain(String, Vec<String>),
-}
-
 /// A parsed main file and the functions it imported.
 pub struct Program {
     pub stmts: Vec<Stmt>,
@@ -34,7 +26,8 @@ pub struct Program {
 
 pub struct Compilation {
     pub sources: SourceMap,
-    pub result: Result<Plan, Failure>,
+    /// The plan, or why compilation stopped.
+    pub result: Result<Plan, Vec<Diagnostic>>,
     /// How long each stage took, in order (`msclc --timings`).
     pub timings: Timings,
     /// What compiles but will not run as meant: signals the executor will
@@ -101,10 +94,10 @@ pub fn compile_with(path: &Path, defines: &[(String, String)], limits: Limits) -
     let mut timings = Timings::default();
     let result = match timings.time("read", || read_source(path)) {
         Ok(text) => compile_text(&mut sources, &mut timings, path, text, defines, limits),
-        Err(e) => Err(Failure::Plain(
+        Err(e) => Err(vec![Diagnostic::plain(
+            Code::Unreadable,
             format!("cannot read {}: {e}", path.display()),
-            Vec::new(),
-        )),
+        )]),
     };
     Compilation {
         warnings: warnings_of(&result),
@@ -116,7 +109,7 @@ pub fn compile_with(path: &Path, defines: &[(String, String)], limits: Limits) -
 
 /// The warnings a compiled plan gets; their notes give the loop values at
 /// their lines when `Limits::loop_values` kept them.
-fn warnings_of(result: &Result<Plan, Failure>) -> Vec<Diagnostic> {
+fn warnings_of(result: &Result<Plan, Vec<Diagnostic>>) -> Vec<Diagnostic> {
     let Ok(plan) = result else {
         return Vec::new();
     };
@@ -181,7 +174,7 @@ pub fn compile_for_ranks(
     };
     Compilation {
         sources: first.sources,
-        result: Err(Failure::Plain(message, Vec::new())),
+        result: Err(vec![Diagnostic::plain(Code::Ranks, message)]),
         timings: first.timings,
         warnings: Vec::new(),
     }
@@ -218,39 +211,40 @@ fn compile_text(
     text: String,
     defines: &[(String, String)],
     limits: Limits,
-) -> Result<Plan, Failure> {
+) -> Result<Plan, Vec<Diagnostic>> {
     let program = timings.time("parse", || load(sources, path, text))?;
-    timings
-        .time("check", || crate::check::check(&program))
-        .map_err(Failure::Diagnostics)?;
+    timings.time("check", || crate::check::check(&program))?;
     let overrides = parse_defines(sources, &program.stmts, defines)?;
     let evaluate = |limits| {
         crate::eval::evaluate(&program.stmts, &program.imported, overrides.clone(), limits)
     };
     let mut plan = timings
         .time("evaluate", || evaluate(limits))
-        .map_err(|d| Failure::Diagnostics(vec![d]))?;
+        .map_err(|d| vec![d])?;
     let Err(d) = timings.time("passes", || crate::passes::run(&mut plan)) else {
         return Ok(plan);
     };
     // A pass's error points at ops and channels; their loop values (kept
     // only on request: they cost time in every loop) say which iteration.
     if limits.loop_values {
-        return Err(Failure::Diagnostics(vec![d]));
+        return Err(vec![d]);
     }
     let with_values = Limits {
         loop_values: true,
         ..limits
     };
     let again = evaluate(with_values).and_then(|mut plan| crate::passes::run(&mut plan));
-    Err(Failure::Diagnostics(vec![again.err().unwrap_or(d)]))
+    Err(vec![again.err().unwrap_or(d)])
 }
 
 /// Parses the main file and, transitively, the files it imports.
-pub fn load(sources: &mut SourceMap, path: &Path, text: String) -> Result<Program, Failure> {
+pub fn load(
+    sources: &mut SourceMap,
+    path: &Path,
+    text: String,
+) -> Result<Program, Vec<Diagnostic>> {
     let file = sources.add(path.display().to_string(), text);
-    let stmts = crate::syntax::parse(file, sources.source(file))
-        .map_err(|d| Failure::Diagnostics(vec![d]))?;
+    let stmts = crate::syntax::parse(file, sources.source(file)).map_err(|d| vec![d])?;
     let mut imported = Vec::new();
     let mut seen: Vec<String> = Vec::new();
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -264,7 +258,7 @@ fn import_all(
     base: &Path,
     seen: &mut Vec<String>,
     out: &mut Vec<Rc<FnDef>>,
-) -> Result<(), Failure> {
+) -> Result<(), Vec<Diagnostic>> {
     for stmt in stmts {
         let StmtKind::Import { path, path_span } = &stmt.kind else {
             continue;
@@ -273,7 +267,7 @@ fn import_all(
             Some(name) => {
                 let Some((_, text)) = STDLIB.iter().find(|(n, _)| *n == name) else {
                     let names: Vec<&str> = STDLIB.iter().map(|(n, _)| *n).collect();
-                    return Err(Failure::Diagnostics(vec![Diagnostic::error(
+                    return Err(vec![Diagnostic::error(
                         Code::Import,
                         *path_span,
                         format!("no standard library module `{name}`"),
@@ -286,19 +280,19 @@ fn import_all(
                         } else {
                             names.join(", ")
                         }
-                    ))]));
+                    ))]);
                 };
                 (path.clone(), text.to_string(), PathBuf::from("std"))
             }
             None => {
                 let full = base.join(path);
                 let text = read_source(&full).map_err(|e| {
-                    Failure::Diagnostics(vec![Diagnostic::error(
+                    vec![Diagnostic::error(
                         Code::Import,
                         *path_span,
                         format!("cannot read `{}`: {e}", full.display()),
                         "imported here",
-                    )])
+                    )]
                 })?;
                 let parent = full.parent().map(Path::to_path_buf).unwrap_or_default();
                 (full.display().to_string(), text, parent)
@@ -309,20 +303,19 @@ fn import_all(
         }
         seen.push(key.clone());
         let file = sources.add(key, text);
-        let inner = crate::syntax::parse(file, sources.source(file))
-            .map_err(|d| Failure::Diagnostics(vec![d]))?;
+        let inner = crate::syntax::parse(file, sources.source(file)).map_err(|d| vec![d])?;
         for s in &inner {
             match &s.kind {
                 StmtKind::Fn(f) => out.push(f.clone()),
                 StmtKind::Import { .. } => {}
                 _ => {
-                    return Err(Failure::Diagnostics(vec![Diagnostic::error(
+                    return Err(vec![Diagnostic::error(
                         Code::Import,
                         s.span,
                         "an imported file may only define functions",
                         "not a `fn` or `import`",
                     )
-                    .with_secondary(*path_span, "imported here")]))
+                    .with_secondary(*path_span, "imported here")])
                 }
             }
         }
@@ -351,29 +344,30 @@ fn parse_defines(
     sources: &SourceMap,
     stmts: &[Stmt],
     defines: &[(String, String)],
-) -> Result<HashMap<String, Value>, Failure> {
+) -> Result<HashMap<String, Value>, Vec<Diagnostic>> {
     let params = declared_params(stmts);
-    let listing = || -> Vec<String> {
+    let listing = || -> String {
         if params.is_empty() {
-            return vec!["this program declares no params".to_string()];
+            return "this program declares no params".to_string();
         }
-        let mut lines = vec!["the program's params are:".to_string()];
+        let mut text = "the program's params are:".to_string();
         for (name, ty, default) in &params {
-            let text = sources
+            let value = sources
                 .source(default.file)
                 .get(default.start as usize..default.end as usize)
                 .unwrap_or("?");
-            lines.push(format!("  {name}: {ty} = {text}"));
+            text.push_str(&format!("\n  {name}: {ty} = {value}"));
         }
-        lines
+        text
     };
     let mut out = HashMap::new();
     for (name, raw) in defines {
-        let Some((_, ty, _)) = params.iter().find(|(n, _, _)| n == name) else {
-            return Err(Failure::Plain(
+        let Some((_, ty, default)) = params.iter().find(|(n, _, _)| n == name) else {
+            return Err(vec![Diagnostic::plain(
+                Code::Define,
                 format!("-D {name}={raw}: the program declares no param `{name}`"),
-                listing(),
-            ));
+            )
+            .with_note(listing())]);
         };
         let value = match ty.as_str() {
             "int" => parse_int(raw).map(Value::Int),
@@ -394,10 +388,14 @@ fn parse_defines(
                 out.insert(name.clone(), v);
             }
             None => {
-                return Err(Failure::Plain(
+                let mut d = Diagnostic::error(
+                    Code::Define,
+                    *default,
                     format!("-D {name}={raw}: `{raw}` is not a valid {ty}"),
-                    constants_note(ty).into_iter().chain(listing()).collect(),
-                ))
+                    format!("`{name}` is a param of type `{ty}`, with this default"),
+                );
+                d.notes.extend(constants_note(ty));
+                return Err(vec![d.with_note(listing())]);
             }
         }
     }

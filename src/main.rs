@@ -4,8 +4,8 @@
 //! not do what was asked.
 
 use clap::{Args, Parser, Subcommand};
-use msclc::diag::{shown, Code};
-use msclc::driver::{self, Failure};
+use msclc::diag::{Code, Diagnostic, SourceMap};
+use msclc::driver;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -17,11 +17,44 @@ fn wrong() -> ExitCode {
     ExitCode::from(1)
 }
 
-/// The exit code for what msclc could not do: a usage error, a file it
-/// cannot read or write, a `-D` the program has no param for, a machine
-/// without a GPU, a memory bound. (clap exits 2 for its usage errors too.)
-fn unusable() -> ExitCode {
-    ExitCode::from(2)
+/// Prints `diags` against `sources`; the exit code they give: 2 when one
+/// is a problem msclc could not do (a file it cannot read or write, a `-D`
+/// the program has no param for, no GPU, a memory bound: the E08xx codes;
+/// clap exits 2 for its usage errors too), else 1.
+fn report(sources: &SourceMap, diags: &[Diagnostic]) -> ExitCode {
+    eprint!("{}", sources.render(diags));
+    let status = diags.iter().map(|d| d.exit_status()).max().unwrap_or(1);
+    ExitCode::from(status)
+}
+
+/// Prints a problem that has no place in a program; its exit code.
+fn fail(d: Diagnostic) -> ExitCode {
+    report(&SourceMap::default(), &[d])
+}
+
+/// `diags` about `input`, rendered against its sources when it is a
+/// program compiled here; about a JSON plan (no sources), without labels
+/// and naming the file where they had a place.
+fn rendered(sources: Option<&SourceMap>, input: &std::path::Path, diags: &[Diagnostic]) -> String {
+    match sources {
+        Some(sources) => sources.render(diags),
+        None => {
+            let about_plan: Vec<Diagnostic> = diags
+                .iter()
+                .map(|d| match d.span() {
+                    Some(_) => d.clone().in_plan(input),
+                    None => d.clone(),
+                })
+                .collect();
+            SourceMap::default().render(&about_plan)
+        }
+    }
+}
+
+/// Prints `d`, a problem with `input` (see `rendered`); its exit code.
+fn fail_in(sources: Option<&SourceMap>, input: &std::path::Path, d: Diagnostic) -> ExitCode {
+    eprint!("{}", rendered(sources, input, std::slice::from_ref(&d)));
+    ExitCode::from(d.exit_status())
 }
 
 const EXIT_CODES: &str = "Exit codes (every command): 0 done, nothing wrong; 1 the program or plan is wrong (an error, a warning with --deny-warnings, a wrong result, race or deadlock); 2 msclc could not do what was asked (usage, unreadable input, unwritable output, no GPU, a memory bound).";
@@ -72,7 +105,7 @@ struct CompileArgs {
 }
 
 /// What becomes of warnings.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 struct WarningArgs {
     /// Treat warnings as errors: print them, write nothing, exit 1.
     #[arg(long)]
@@ -94,18 +127,28 @@ impl WarningArgs {
         limits: driver::Limits,
     ) -> bool {
         if !self.quiet && !c.warnings.is_empty() {
-            print_warnings(c, input, defines, limits);
+            print_warnings(c, input, defines, limits, self);
         }
-        self.denied(c.warnings.len())
+        self.denied(&c.warnings)
     }
 
-    /// Whether `count` warnings stop the command (saying so when they do).
-    fn denied(&self, count: usize) -> bool {
-        let denied = self.deny_warnings && count > 0;
-        if denied {
-            eprintln!("error: {count} warning(s), and --deny-warnings makes them errors");
-        }
-        denied
+    /// Whether `warnings` stop the command.
+    fn denied(&self, warnings: &[Diagnostic]) -> bool {
+        self.deny_warnings && !warnings.is_empty()
+    }
+
+    /// `warnings` as they are shown: as errors under `--deny-warnings`.
+    fn shown(&self, warnings: &[Diagnostic]) -> Vec<Diagnostic> {
+        warnings
+            .iter()
+            .map(|w| match self.deny_warnings {
+                true => w
+                    .clone()
+                    .as_error()
+                    .with_note("--deny-warnings makes this warning an error"),
+                false => w.clone(),
+            })
+            .collect()
     }
 }
 
@@ -117,6 +160,7 @@ fn print_warnings(
     input: &std::path::Path,
     defines: &[(String, String)],
     limits: driver::Limits,
+    how: &WarningArgs,
 ) {
     if !limits.loop_values {
         let with_values = driver::Limits {
@@ -125,11 +169,11 @@ fn print_warnings(
         };
         let again = driver::compile_with(input, defines, with_values);
         if again.result.is_ok() && again.warnings.len() == c.warnings.len() {
-            eprint!("{}", again.sources.render(&again.warnings));
+            eprint!("{}", again.sources.render(&how.shown(&again.warnings)));
             return;
         }
     }
-    eprint!("{}", c.sources.render(&c.warnings));
+    eprint!("{}", c.sources.render(&how.shown(&c.warnings)));
 }
 
 /// Bounds on what compiling a program may do.
@@ -305,35 +349,19 @@ fn parse_define(s: &str) -> Result<(String, String), String> {
     }
 }
 
-/// Prints why a compilation stopped; the exit code for it.
-fn report(sources: &msclc::diag::SourceMap, failure: &Failure) -> ExitCode {
-    let mut err = std::io::stderr().lock();
-    match failure {
-        Failure::Diagnostics(diags) => {
-            let _ = write!(err, "{}", sources.render(diags));
-            wrong()
-        }
-        Failure::Plain(message, notes) => {
-            let _ = writeln!(err, "error: {}", shown::text(message));
-            for n in notes {
-                let _ = writeln!(err, "  {}", shown::text(n));
-            }
-            unusable()
-        }
-    }
-}
-
 fn compile(args: &CompileArgs) -> ExitCode {
     let Some(input) = &args.input else {
-        return unusable();
+        return fail(Diagnostic::plain(Code::Options, "no input file given"));
     };
     if args.pretty && args.emit == Emit::Cuda {
-        eprintln!("error: --pretty indents JSON plans; CUDA source is written as it is (leave out --pretty)");
-        return unusable();
+        return fail(Diagnostic::plain(
+            Code::Options,
+            "--pretty indents JSON plans; CUDA source is written as it is (leave out --pretty)",
+        ));
     }
-    let (plan, mut timings) = if is_plan(input) {
+    let (plan, mut timings, sources) = if is_plan(input) {
         match read_checked_plan(input, &args.define, &args.warnings) {
-            Ok(plan) => (plan, driver::Timings::default()),
+            Ok(plan) => (plan, driver::Timings::default(), None),
             Err(code) => return code,
         }
     } else {
@@ -346,18 +374,15 @@ fn compile(args: &CompileArgs) -> ExitCode {
             {
                 return wrong()
             }
-            Ok(plan) => (plan, c.timings),
-            Err(f) => return report(&c.sources, &f),
+            Ok(plan) => (plan, c.timings, Some(c.sources)),
+            Err(diags) => return report(&c.sources, &diags),
         }
     };
     let cuda = match args.emit {
         Emit::Json => None,
         Emit::Cuda => match timings.time("cuda", || msclc::back::cuda::generate(&plan)) {
             Ok(source) => Some(source),
-            Err(e) => {
-                eprintln!("error: {}: {e}", input.display());
-                return wrong();
-            }
+            Err(e) => return fail_in(sources.as_ref(), input, e),
         },
     };
     let write = |out: &mut dyn Write| match &cuda {
@@ -378,8 +403,10 @@ fn compile(args: &CompileArgs) -> ExitCode {
                 .output
                 .as_ref()
                 .map_or("standard output".into(), |p| p.display().to_string());
-            eprintln!("error: cannot write {target}: {e}");
-            unusable()
+            fail(Diagnostic::plain(
+                Code::Unreadable,
+                format!("cannot write {target}: {e}"),
+            ))
         }
     }
 }
@@ -399,25 +426,24 @@ fn read_checked_plan(
     warnings: &WarningArgs,
 ) -> Result<msclc::ir::Plan, ExitCode> {
     if let Some((name, _)) = defines.first() {
-        eprintln!(
-            "error: -D {name}: {} is a JSON plan, which has no params (-D sets a program's params)",
-            input.display()
-        );
-        return Err(unusable());
+        return Err(fail(Diagnostic::plain(
+            Code::Define,
+            format!(
+                "-D {name}: {} is a JSON plan, which has no params (-D sets a program's params)",
+                input.display()
+            ),
+        )));
     }
     let limits = driver::Limits::default();
     let (plan, _) = load_plan(input, defines, Compile::Plain, limits)?;
     if let Err(d) = msclc::passes::pairing::check(&plan) {
-        eprintln!("error: {}: {}", input.display(), d.message);
-        return Err(wrong());
+        return Err(fail_in(None, input, d));
     }
     let found = msclc::passes::warnings(&plan);
     if !warnings.quiet {
-        for d in &found {
-            eprintln!("warning: {}: {}", input.display(), d.message);
-        }
+        eprint!("{}", rendered(None, input, &warnings.shown(&found)));
     }
-    if warnings.denied(found.len()) {
+    if warnings.denied(&found) {
         return Err(wrong());
     }
     Ok(plan)
@@ -453,14 +479,13 @@ fn sim(args: &SimArgs) -> ExitCode {
             b if b >= 1 << 20 => format!("{} MB", b >> 20),
             b => format!("{} KB", b.div_ceil(1 << 10)),
         };
-        eprintln!(
-            "error: simulating this plan ({} ranks, {} thread blocks) would take about {}, more than --max-memory {}: raise --max-memory, or simulate the program at fewer ranks",
+        return fail(Diagnostic::plain(Code::Memory, format!(
+            "simulating this plan ({} ranks, {} thread blocks) would take about {}, more than --max-memory {}: raise --max-memory, or simulate the program at fewer ranks",
             plan.ranks.len(),
             plan.ranks.iter().map(|r| r.threadblocks.len()).sum::<usize>(),
             size(needs),
             size(args.max_memory)
-        );
-        return unusable();
+        )));
     }
     let declared = plan.collective.inplace;
     let modes = match args.buffers {
@@ -528,12 +553,14 @@ fn sim(args: &SimArgs) -> ExitCode {
         }
     }
     if !args.quiet {
-        let mut warnings: Vec<&String> = runs.iter().flat_map(|r| &r.report.warnings).collect();
-        warnings.sort();
-        warnings.dedup();
-        for w in warnings {
-            eprintln!("warning: {w}");
+        // Each warning once, though both buffer modes found it.
+        let mut warnings: Vec<Diagnostic> = Vec::new();
+        for w in runs.iter().flat_map(|r| &r.report.warnings) {
+            if !warnings.contains(w) {
+                warnings.push(w.clone());
+            }
         }
+        eprint!("{}", rendered(sources, &args.input, &warnings));
     }
     code
 }
@@ -563,20 +590,19 @@ fn load_plan(
     };
     if is_plan(input) {
         let text = std::fs::read_to_string(input).map_err(|e| {
-            eprintln!("error: cannot read {}: {e}", input.display());
-            unusable()
+            fail(Diagnostic::plain(
+                Code::Unreadable,
+                format!("cannot read {}: {e}", input.display()),
+            ))
         })?;
-        let plan = msclc::front::plan_json::read_plan(&text).map_err(|e| {
-            eprintln!("error: {}: {e}", input.display());
-            wrong()
-        })?;
+        let plan = msclc::front::plan_json::read_plan(&text)
+            .map_err(|e| fail(e.diagnostic().in_plan(input)))?;
         if let Some(n) = nranks.filter(|n| *n as usize != plan.ranks.len()) {
-            eprintln!(
-                "error: --nranks {n}: {} is a plan for {} ranks; a JSON plan's rank count is fixed (compile the program for {n} ranks instead)",
+            return Err(fail(Diagnostic::plain(Code::Ranks, format!(
+                "--nranks {n}: {} is a plan for {} ranks; a JSON plan's rank count is fixed (compile the program for {n} ranks instead)",
                 input.display(),
                 plan.ranks.len()
-            );
-            return Err(unusable());
+            ))));
         }
         return Ok((plan, None));
     }
@@ -597,7 +623,7 @@ fn load_plan(
             // `sim` lists the executor's limits with its verdict.
             match how {
                 Compile::Plain if !compiled.warnings.is_empty() => {
-                    print_warnings(&compiled, input, defines, limits)
+                    print_warnings(&compiled, input, defines, limits, &WarningArgs::default())
                 }
                 // (With the param `--nranks` set: the warnings as they are.)
                 Compile::ForRanks(_) => eprint!("{}", compiled.sources.render(&compiled.warnings)),
@@ -605,7 +631,7 @@ fn load_plan(
             }
             Ok((plan.clone(), Some(compiled)))
         }
-        Err(f) => Err(report(&compiled.sources, f)),
+        Err(diags) => Err(report(&compiled.sources, diags)),
     }
 }
 
@@ -639,27 +665,21 @@ fn run(args: &RunArgs) -> ExitCode {
     match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => wrong(),
-        Err(msclc::runner::RunError::Message(e)) => {
-            eprintln!("error: {e}");
-            unusable()
+        Err(msclc::runner::RunError::Problem(d)) => {
+            fail_in(compiled.as_ref().map(|c| &c.sources), &args.input, d)
         }
         Err(msclc::runner::RunError::Stuck(gave_up)) => {
-            eprintln!("error: the kernel stopped waiting: {gave_up}");
+            let message = format!("the kernel stopped waiting: {gave_up}");
+            let help =
+                "`msclc sim` shows why a plan deadlocks; `--timeout` gives slow waits longer";
             // Point at the op in the program, where it was compiled here.
-            if let (Some(c), Some(span)) = (&compiled, gave_up.span) {
-                let d = msclc::diag::Diagnostic::error(
-                    Code::KernelStuck,
-                    span,
-                    "the kernel stopped waiting here",
-                    "this op waited",
-                )
-                .with_note(gave_up.to_string());
-                eprint!("{}", c.sources.render(&[d]));
+            match (&compiled, gave_up.span) {
+                (Some(c), Some(span)) => {
+                    let d = Diagnostic::error(Code::KernelStuck, span, message, "this op waited");
+                    report(&c.sources, &[d.with_note(help)])
+                }
+                _ => fail(Diagnostic::plain(Code::KernelStuck, message).with_note(help)),
             }
-            eprintln!(
-                "  `msclc sim` shows why a plan deadlocks; `--timeout` gives slow waits longer"
-            );
-            wrong()
         }
     }
 }
@@ -667,8 +687,10 @@ fn run(args: &RunArgs) -> ExitCode {
 /// `msclc install`: the runtime's default plans.
 fn install(args: &InstallArgs) -> ExitCode {
     let Some(dir) = args.cache_dir.clone().or_else(msclc::install::default_dir) else {
-        eprintln!("error: no --cache-dir given, and neither MSCCLPP_CACHE_DIR nor HOME is set");
-        return unusable();
+        return fail(Diagnostic::plain(
+            Code::Options,
+            "no --cache-dir given, and neither MSCCLPP_CACHE_DIR nor HOME is set",
+        ));
     };
     match msclc::install::install(&dir) {
         Ok(files) => {
@@ -678,10 +700,7 @@ fn install(args: &InstallArgs) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            eprintln!("error: {e}");
-            unusable()
-        }
+        Err(e) => fail(Diagnostic::plain(Code::Unreadable, e.to_string())),
     }
 }
 
@@ -738,7 +757,7 @@ fn command() -> ExitCode {
                     wrong()
                 }
                 Ok(_) => ExitCode::SUCCESS,
-                Err(f) => report(&c.sources, f),
+                Err(diags) => report(&c.sources, diags),
             }
         }
     }

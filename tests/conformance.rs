@@ -5,7 +5,7 @@
 mod common;
 
 use common::Needs;
-use msclc::driver::{self, Failure};
+use msclc::driver;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -53,17 +53,13 @@ fn ports_match_reference_plans() {
         checked += 1;
         let c = driver::compile(&port, &params(case));
         match (&c.result, case.get("error")) {
-            (Err(Failure::Diagnostics(d)), Some(_))
-                if d[0].message.contains("signal/wait mismatch") => {}
+            (Err(d), Some(_)) if d[0].message.contains("signal/wait mismatch") => {}
             (Ok(_), Some(_)) => failures.push(format!(
                 "{name}: compiled, but the reference compiler rejects it"
             )),
             (Err(_), Some(_)) => failures.push(format!("{name}: rejected for another reason")),
-            (Err(f), None) => {
-                let text = match f {
-                    Failure::Diagnostics(d) => c.sources.render(d),
-                    Failure::Plain(m, _) => m.clone(),
-                };
+            (Err(d), None) => {
+                let text = c.sources.render(d);
                 failures.push(format!("{name}: does not compile:\n{text}"));
             }
             (Ok(plan), None) => {

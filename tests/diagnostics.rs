@@ -5,7 +5,7 @@
 //! primary label (it is removed before compiling).
 
 use msclc::diag::Code;
-use msclc::driver::{self, Failure};
+use msclc::driver;
 use std::path::Path;
 
 const HEADER: &str =
@@ -18,7 +18,7 @@ fn expect(src: &str, code: Code) {
         .expect("case marks its expected position with @");
     let text = src.replacen('@', "", 1);
     let c = driver::compile_source(Path::new("case.mscl"), text.clone(), &[]);
-    let Err(Failure::Diagnostics(diags)) = &c.result else {
+    let Err(diags) = &c.result else {
         panic!("expected a diagnostic {} for:\n{text}", code.id());
     };
     let d = &diags[0];
@@ -28,8 +28,11 @@ fn expect(src: &str, code: Code) {
         rendered.starts_with(&format!("error[{}]: ", code.id())),
         "{rendered}"
     );
+    let Some(primary) = &d.primary else {
+        panic!("no place in the program:\n{rendered}")
+    };
     assert_eq!(
-        d.primary.span.start as usize, at,
+        primary.span.start as usize, at,
         "label at the wrong place:\n{rendered}"
     );
     let line = text[..at].matches('\n').count() + 1;
@@ -39,7 +42,7 @@ fn expect(src: &str, code: Code) {
         "no case.mscl:{line}:{col} in:\n{rendered}"
     );
     assert!(
-        !d.message.is_empty() && !d.primary.message.is_empty(),
+        !d.message.is_empty() && !primary.message.is_empty(),
         "the message or the primary label says nothing:\n{rendered}"
     );
 }
@@ -214,9 +217,7 @@ fn slice_out_of_bounds_names_loop_variables() {
     let src = with_header("for i in 0..3 {\n    let c = rank(0).input[@i]\n}");
     expect(&src, Code::ChunkBounds);
     let c = driver::compile_source(Path::new("case.mscl"), src.replacen('@', "", 1), &[]);
-    let Err(Failure::Diagnostics(d)) = c.result else {
-        panic!()
-    };
+    let Err(d) = c.result else { panic!() };
     assert_eq!(d[0].notes, vec!["when i = 2".to_string()]);
 }
 
@@ -293,14 +294,17 @@ fn unmatched_signal() {
 #[test]
 fn missing_file_is_one_line() {
     let c = driver::compile(Path::new("/nonexistent/x.mscl"), &[]);
-    let Err(Failure::Plain(message, notes)) = c.result else {
-        panic!("expected a plain error")
+    let Err(d) = c.result else {
+        panic!("a missing file compiled")
     };
+    assert_eq!(d[0].code, Code::Unreadable);
+    assert_eq!(d[0].span(), None, "no place in a program");
     assert!(
-        message.starts_with("cannot read /nonexistent/x.mscl"),
-        "{message}"
+        d[0].message.starts_with("cannot read /nonexistent/x.mscl"),
+        "{}",
+        d[0].message
     );
-    assert!(notes.is_empty());
+    assert!(d[0].notes.is_empty());
 }
 
 #[test]
@@ -312,26 +316,34 @@ fn unknown_define_lists_params() {
         src.clone(),
         &[("gpus".into(), "4".into())],
     );
-    let Err(Failure::Plain(message, notes)) = c.result else {
-        panic!()
-    };
-    assert!(message.contains("declares no param `gpus`"), "{message}");
+    let Err(d) = c.result else { panic!() };
+    assert_eq!(d[0].code, Code::Define);
+    assert!(
+        d[0].message.contains("declares no param `gpus`"),
+        "{}",
+        d[0].message
+    );
     assert_eq!(
-        notes,
-        vec![
-            "the program's params are:".to_string(),
-            "  num_gpus: int = 8".to_string()
-        ]
+        d[0].notes,
+        vec!["the program's params are:\n  num_gpus: int = 8".to_string()]
     );
     let c = driver::compile_source(
         Path::new("case.mscl"),
         src,
         &[("num_gpus".into(), "four".into())],
     );
-    let Err(Failure::Plain(message, _)) = c.result else {
-        panic!()
-    };
-    assert!(message.contains("`four` is not a valid int"), "{message}");
+    let Err(d) = c.result else { panic!() };
+    assert_eq!(d[0].code, Code::Define);
+    assert!(
+        d[0].message.contains("`four` is not a valid int"),
+        "{}",
+        d[0].message
+    );
+    // It points at the param's declaration.
+    assert_eq!(
+        c.sources.location(d[0].span().unwrap()).map(|l| l.1),
+        Some(1)
+    );
 }
 
 #[test]
@@ -376,7 +388,7 @@ fn loop_values_in_a_note_are_the_current_ones_for_map_loops_with_tuple_keys() {
         "let m = {(0, 1): 1, (1, 0): 2}\nfor (a, b), v in m {\n    let y = [0, 1][v]\n}\n",
     );
     let c = driver::compile_source(Path::new("case.mscl"), text, &[]);
-    let Err(Failure::Diagnostics(diags)) = &c.result else {
+    let Err(diags) = &c.result else {
         panic!("expected an out-of-bounds diagnostic");
     };
     let rendered = c.sources.render(diags);
@@ -402,7 +414,7 @@ fn if_expression_without_else() {
         "let x = if true { 1 }\n".into(),
         &[],
     );
-    let Err(Failure::Diagnostics(diags)) = &c.result else {
+    let Err(diags) = &c.result else {
         panic!("an `if` value without `else` compiled");
     };
     assert!(

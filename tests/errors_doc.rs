@@ -7,14 +7,23 @@ use std::path::Path;
 use std::process::Command;
 
 /// Codes documented without an example: one would be a 1,000-level
-/// nesting, one needs a GPU, one is a bug in msclc.
-const WITHOUT_EXAMPLE: &[&str] = &["E0003", "E0604", "E0999"];
+/// nesting, one needs a GPU, one a machine without one, one is a bug in
+/// msclc.
+const WITHOUT_EXAMPLE: &[&str] = &["E0003", "E0604", "E0806", "E0999"];
 
 /// One `#### CODE: title` section: its title and its example, if any.
 struct Section {
     code: String,
     title: String,
-    example: Option<String>,
+    example: Option<Example>,
+}
+
+/// A program that gets the code (its first line `// msclc ARGS gives
+/// CODE` says how), or a command line run in the repository (a
+/// ```console block: `$ msclc ARGS`, then what it prints).
+enum Example {
+    Program(String),
+    Command(String),
 }
 
 fn sections(doc: &str) -> Vec<Section> {
@@ -28,11 +37,15 @@ fn sections(doc: &str) -> Vec<Section> {
                 title: title.to_string(),
                 example: None,
             });
-        } else if line == "```mscl" {
+        } else if line == "```mscl" || line == "```console" {
             let body: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
+            let example = match line {
+                "```mscl" => Example::Program(body.join("\n") + "\n"),
+                _ => Example::Command(body[0].to_string()),
+            };
             if let Some(last) = out.last_mut() {
                 assert!(last.example.is_none(), "{}: two examples", last.code);
-                last.example = Some(body.join("\n") + "\n");
+                last.example = Some(example);
             }
         }
     }
@@ -72,19 +85,39 @@ fn every_example_gets_its_code() {
         let Some(example) = &section.example else {
             continue;
         };
-        // The example's first line says which command gives the code.
-        let command = example
-            .lines()
-            .next()
-            .and_then(|l| l.strip_prefix("// msclc "))
-            .and_then(|l| l.split_whitespace().next())
-            .unwrap_or_else(|| panic!("{}: starts with `// msclc COMMAND gives`", section.code));
-        let file = dir.join(format!("{}.mscl", section.code));
-        std::fs::write(&file, example).unwrap();
+        let args: Vec<String> = match example {
+            // The program's first line says which command gives the code.
+            Example::Program(text) => {
+                let command = text
+                    .lines()
+                    .next()
+                    .and_then(|l| l.strip_prefix("// msclc "))
+                    .and_then(|l| l.split_once(" gives "))
+                    .unwrap_or_else(|| {
+                        panic!("{}: starts with `// msclc ARGS gives`", section.code)
+                    })
+                    .0;
+                let file = dir.join(format!("{}.mscl", section.code));
+                std::fs::write(&file, text).unwrap();
+                let mut args: Vec<String> = command.split_whitespace().map(String::from).collect();
+                // The file goes after the command (`sim FILE --target ..`).
+                let at = usize::from(!args.is_empty() && !args[0].starts_with('-'));
+                args.insert(at, file.display().to_string());
+                args
+            }
+            Example::Command(line) => line
+                .strip_prefix("$ msclc ")
+                .unwrap_or_else(|| panic!("{}: a console example starts `$ msclc`", section.code))
+                .split_whitespace()
+                .map(String::from)
+                .collect(),
+        };
         let out = Command::new(env!("CARGO_BIN_EXE_msclc"))
-            .args([command, file.to_str().unwrap()])
+            .args(&args)
+            .current_dir(root)
             .output()
             .expect("msclc runs");
+        let command = args.join(" ");
         let text = String::from_utf8_lossy(&out.stdout).into_owned()
             + &String::from_utf8_lossy(&out.stderr);
         let severity = if section.code.starts_with('W') {
@@ -101,6 +134,20 @@ fn every_example_gets_its_code() {
             .min();
         if first.map(|at| text[at..].starts_with(&tag)) != Some(true) {
             wrong.push(format!("{}: `msclc {command}` says:\n{text}", section.code));
+        }
+        // A warning leaves the exit code 0; E08xx are what msclc could not
+        // do (2); every other error is a wrong program or plan (1).
+        let status = match &section.code {
+            c if c.starts_with('W') => 0,
+            c if c.starts_with("E08") => 2,
+            _ => 1,
+        };
+        if out.status.code() != Some(status) {
+            wrong.push(format!(
+                "{}: `msclc {command}` exits {:?}, not {status}",
+                section.code,
+                out.status.code()
+            ));
         }
     }
     let _ = std::fs::remove_dir_all(&dir);

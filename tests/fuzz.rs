@@ -447,9 +447,10 @@ fn judge(kind: Input, args: &[String], o: &Outcome) -> Option<String> {
         // clap's usage errors: the test built a bad command line.
         return Some("exit code 2, a usage error of the command line".to_string());
     }
-    if code == 2 && !o.stderr.starts_with("error: ") {
-        // What msclc could not do (a bad `-D`, a memory bound): one error.
-        return Some("exit code 2 without `error: ...`".to_string());
+    if code == 2 && !o.stderr.starts_with("error[E08") {
+        // What msclc could not do (a bad `-D`, a memory bound): one error
+        // of the E08xx codes.
+        return Some("exit code 2 without `error[E08..]: ...`".to_string());
     }
     // Every command exits 1 on a wrong program or plan; `sim` prints its
     // verdict on stdout when it could run the input, and nothing when it
@@ -468,8 +469,8 @@ fn judge(kind: Input, args: &[String], o: &Outcome) -> Option<String> {
     if refused && kind == Input::Source && !located(&o.stderr) && !plain_error(&o.stderr) {
         return Some("a failed compilation without a NAME.mscl:LINE:COL location".to_string());
     }
-    if refused && kind == Input::Plan && !o.stderr.starts_with("error: ") {
-        return Some("a refused plan without `error: ...`".to_string());
+    if refused && kind == Input::Plan && !o.stderr.starts_with("error[E") {
+        return Some("a refused plan without `error[E....]: ...`".to_string());
     }
     None
 }
@@ -495,14 +496,12 @@ fn located(stderr: &str) -> bool {
 /// Errors that rightly have no location in the program.
 fn plain_error(stderr: &str) -> bool {
     [
-        // A bad `-D NAME=VALUE`: the command line, not the program.
-        "error: -D ",
+        // A `-D NAME=VALUE` for no param: the command line, not the program.
+        "error[E0802]: -D ",
         // `sim`: the plan compiled, but would take too much memory.
-        "error: simulating this plan",
+        "error[E0805]: simulating this plan",
         // A file that is not UTF-8 has no lines to point at.
-        "error: cannot read case.mscl: stream did not contain valid UTF-8",
-        // `--emit cuda`: the plan compiled, but has no CUDA form.
-        "error: case.mscl: ",
+        "error[E0801]: cannot read case.mscl: stream did not contain valid UTF-8",
     ]
     .iter()
     .any(|p| stderr.starts_with(p))

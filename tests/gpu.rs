@@ -115,5 +115,8 @@ fn run_without_a_gpu_says_so_in_one_line() {
     assert_eq!(out.status.code(), Some(2), "msclc could not do it");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.starts_with("error: no NVIDIA driver found"), "{err}");
+    assert!(
+        err.starts_with("error[E0806]: no NVIDIA driver found"),
+        "{err}"
+    );
 }

@@ -179,6 +179,13 @@ fn json_reports_carry_the_verdict_problems_and_locations() {
     let report: serde_json::Value = serde_json::from_str(&verified).unwrap();
     assert_eq!(report["runs"][0]["verdict"], "verified");
     assert_eq!(report["runs"][0]["problems"], serde_json::json!([]));
+    // Warnings carry their code and, for a program, their line.
+    let (_, crossing, _) = sim(&["tests/cli/ring_one_block.mscl", "-D", "n=16", "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&crossing).unwrap();
+    let warning = &report["runs"][0]["warnings"][0];
+    assert_eq!(warning["code"], "W0502", "{warning}");
+    assert_eq!(warning["line"], 16, "{warning}");
+    assert!(warning["message"].as_str().unwrap().contains("has 90 ops"));
 }
 
 /// A plan whose simulation would take more memory than `--max-memory` is

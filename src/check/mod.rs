@@ -55,7 +55,7 @@ pub fn check(program: &Program) -> Result<(), Vec<Diagnostic>> {
         Ok(())
     } else {
         c.errors
-            .sort_by_key(|d| (d.primary.span.file, d.primary.span.start));
+            .sort_by_key(|d| d.span().map(|s| (s.file, s.start)));
         Err(c.errors)
     }
 }

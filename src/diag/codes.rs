@@ -21,6 +21,16 @@ macro_rules! codes {
                 }
             }
 
+            /// 2 when msclc could not do what was asked (E08xx), else 1:
+            /// the program or plan is wrong.
+            pub fn exit_status(self) -> u8 {
+                if self.id().starts_with("E08") {
+                    2
+                } else {
+                    1
+                }
+            }
+
             /// What kind of problem it is, in a few words.
             pub fn title(self) -> &'static str {
                 match self {
@@ -57,16 +67,28 @@ codes! {
     ThreadBlock "E0306": "no thread block, or two ways to give one";
     Pipeline "E0307": "a pipeline that cannot be";
     SignalWait "E0308": "signals without waits, or waits without signals";
+    PlanFile "E0309": "a JSON plan that is not a plan";
     // What msclc allows.
     Limit "E0401": "more than msclc allows";
     // Warnings: the plan is written, and will not run as meant.
     ChannelPair "W0501": "a signal its wait will never see";
     ExecutorLimit "W0502": "more than the MSCCL++ executor holds";
+    ExecutorBug "W0503": "a plan that meets a bug of today's executor";
+    Residency "W0504": "more thread blocks than the GPU holds at once";
     // What running the plan finds.
     WrongResult "E0601": "a wrong result";
     Deadlock "E0602": "a deadlock";
     DataRace "E0603": "a data race";
     KernelStuck "E0604": "a kernel that stopped waiting on the GPU";
+    // The CUDA back end.
+    NoCudaForm "E0605": "a plan the CUDA back end cannot write";
+    // What msclc could not do (exit status 2).
+    Unreadable "E0801": "a file msclc cannot read or write";
+    Define "E0802": "a `-D` that sets no param";
+    Options "E0803": "options that do not go together";
+    Ranks "E0804": "no param gives the `--nranks` asked";
+    Memory "E0805": "a simulation larger than `--max-memory`";
+    Device "E0806": "no GPU, CUDA driver or NVRTC to run on";
     // A bug in msclc.
     Internal "E0999": "an internal error (a bug in msclc: please report it)";
 }

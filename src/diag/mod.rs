@@ -63,7 +63,9 @@ pub struct Details {
     /// The kind of problem (docs/errors.md explains each).
     pub code: Code,
     pub message: String,
-    pub primary: Label,
+    /// Where in the program, when the problem has a place there: problems
+    /// with a JSON plan, a command line or the machine have none.
+    pub primary: Option<Label>,
     pub secondary: Vec<Label>,
     pub notes: Vec<String>,
 }
@@ -79,10 +81,23 @@ impl Diagnostic {
             severity: Severity::Error,
             code,
             message: message.into(),
-            primary: Label {
+            primary: Some(Label {
                 span,
                 message: label.into(),
-            },
+            }),
+            secondary: Vec::new(),
+            notes: Vec::new(),
+        }))
+    }
+
+    /// An error with no place in a program: a file msclc cannot read, a
+    /// command line that asks the impossible, a JSON plan, the machine.
+    pub fn plain(code: Code, message: impl Into<String>) -> Diagnostic {
+        Diagnostic(Box::new(Details {
+            severity: Severity::Error,
+            code,
+            message: message.into(),
+            primary: None,
             secondary: Vec::new(),
             notes: Vec::new(),
         }))
@@ -96,9 +111,39 @@ impl Diagnostic {
         message: impl Into<String>,
         label: impl Into<String>,
     ) -> Diagnostic {
-        let mut d = Diagnostic::error(code, span, message, label);
-        d.severity = Severity::Warning;
-        d
+        Diagnostic::error(code, span, message, label).as_warning()
+    }
+
+    /// The same problem, as an error (`--deny-warnings`).
+    pub fn as_error(mut self) -> Diagnostic {
+        self.severity = Severity::Error;
+        self
+    }
+
+    /// The same problem, as a warning.
+    pub fn as_warning(mut self) -> Diagnostic {
+        self.severity = Severity::Warning;
+        self
+    }
+
+    /// The same problem about a JSON plan, which has no program lines to
+    /// point at: the labels go, and the message names the file.
+    pub fn in_plan(mut self, file: &std::path::Path) -> Diagnostic {
+        self.primary = None;
+        self.secondary.clear();
+        self.message = format!("{}: {}", file.display(), self.message);
+        self
+    }
+
+    /// Where in the program the problem is, if it is in one.
+    pub fn span(&self) -> Option<Span> {
+        self.primary.as_ref().map(|l| l.span)
+    }
+
+    /// The exit status for this problem: 2 when msclc could not do what was
+    /// asked (the E08xx codes), 1 when the program or plan is wrong.
+    pub fn exit_status(&self) -> u8 {
+        self.code.exit_status()
     }
 
     pub fn with_secondary(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
@@ -171,7 +216,10 @@ impl SourceMap {
             Severity::Error => CsDiagnostic::error(),
             Severity::Warning => CsDiagnostic::warning(),
         };
-        let labels: Vec<(&Label, bool)> = std::iter::once((&d.primary, true))
+        let labels: Vec<(&Label, bool)> = d
+            .primary
+            .iter()
+            .map(|l| (l, true))
             .chain(d.secondary.iter().map(|l| (l, false)))
             .collect();
         // Only the files the labels point into are shown; the others stay
@@ -205,7 +253,17 @@ impl SourceMap {
             cs = cs.with_label(label.with_message(shown::text(&l.message)));
         }
         cs = cs.with_notes(d.notes.iter().map(|n| shown::text(n)).collect());
-        term::emit_into_string(&Config::default(), &files, &cs)
-            .unwrap_or_else(|_| format!("error: {}\n", shown::text(&d.message)))
+        let text = term::emit_into_string(&Config::default(), &files, &cs).unwrap_or_else(|_| {
+            let severity = match d.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+            };
+            format!("{severity}[{}]: {}\n", d.code.id(), shown::text(&d.message))
+        });
+        // A bare message is one line: no blank line to set it apart.
+        match d.primary.is_none() && d.secondary.is_empty() && d.notes.is_empty() {
+            true => text.trim_end().to_string() + "\n",
+            false => text,
+        }
     }
 }

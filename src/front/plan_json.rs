@@ -23,6 +23,17 @@ impl std::fmt::Display for PlanError {
     }
 }
 
+impl PlanError {
+    /// The problem as a diagnostic: the JSON path is its place.
+    pub fn diagnostic(&self) -> crate::diag::Diagnostic {
+        let d = crate::diag::Diagnostic::plain(crate::diag::Code::PlanFile, &self.message);
+        match self.path.is_empty() {
+            true => d,
+            false => d.with_note(format!("at {}", self.path)),
+        }
+    }
+}
+
 type Res<T> = Result<T, PlanError>;
 
 /// Parses `text` as a plan.

@@ -149,11 +149,10 @@ pub fn warnings(plan: &Plan) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for m in tally.mismatches() {
         let mut d = diagnostic(&tally, &m);
-        if shown.contains(&d.primary.span) {
+        if !shown.insert(d.span()) {
             continue;
         }
-        shown.insert(d.primary.span);
-        shown.extend(d.secondary.iter().map(|l| l.span));
+        shown.extend(d.secondary.iter().map(|l| Some(l.span)));
         d.severity = Severity::Warning;
         d.code = Code::ChannelPair;
         out.push(d.with_note(
@@ -363,10 +362,9 @@ fn with_places(mut d: Diagnostic, primary: Span, mut places: Vec<(Span, String)>
             }
         }
         let text = texts.join("; ");
-        if span == primary {
-            d.primary.message = format!("{}; {text}", d.primary.message);
-        } else {
-            d = d.with_secondary(span, text);
+        match &mut d.primary {
+            Some(label) if span == primary => label.message = format!("{}; {text}", label.message),
+            _ => d = d.with_secondary(span, text),
         }
     }
     d

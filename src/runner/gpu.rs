@@ -52,7 +52,7 @@ pub fn run(plan: &Plan, opts: &RunOptions, out: &mut dyn std::io::Write) -> Resu
         .compute_capability()
         .map_err(driver_error("cannot read the compute capability"))?;
     let arch = format!("sm_{major}{minor}");
-    let source = cuda::generate(plan).map_err(|e| e.to_string())?;
+    let source = cuda::generate(plan)?;
     let compiled = nvrtc::compile(
         &source,
         &arch,

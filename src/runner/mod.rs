@@ -33,21 +33,31 @@ pub struct RunOptions {
 /// Why `msclc run` could not finish.
 #[derive(Debug)]
 pub enum RunError {
-    /// No GPU, NVRTC, memory, ...: one line.
-    Message(String),
+    /// No GPU, NVRTC, memory, ... (`Code::Device`), or a plan with no
+    /// CUDA form (`Code::NoCudaForm`).
+    Problem(crate::diag::Diagnostic),
     /// A wait of the kernel gave up: the plan deadlocks (or is starved).
     Stuck(Box<crate::back::cuda::report::GaveUp>),
 }
 
+impl From<crate::diag::Diagnostic> for RunError {
+    fn from(d: crate::diag::Diagnostic) -> RunError {
+        RunError::Problem(d)
+    }
+}
+
 impl From<String> for RunError {
     fn from(message: String) -> RunError {
-        RunError::Message(message)
+        RunError::Problem(crate::diag::Diagnostic::plain(
+            crate::diag::Code::Device,
+            message,
+        ))
     }
 }
 
 impl From<&str> for RunError {
     fn from(message: &str) -> RunError {
-        RunError::Message(message.into())
+        RunError::from(message.to_string())
     }
 }
 

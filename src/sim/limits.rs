@@ -1,15 +1,18 @@
 //! Warnings for plans that break the executor's limits or rely on its bugs.
 
+use crate::diag::{Code, Diagnostic};
 use crate::ir::*;
 
 /// Executor limits and reliance on executor bugs (SEMANTICS.md §9), as warnings.
-pub fn check_limits(plan: &Plan) -> Vec<String> {
-    // The executor's fixed limits (compile and `check` show them at their
-    // program lines).
-    let mut warnings: Vec<String> = crate::passes::executor_limits::check(plan)
+pub fn check_limits(plan: &Plan) -> Vec<Diagnostic> {
+    // The executor's fixed limits, at their program lines.
+    let mut warnings: Vec<Diagnostic> = crate::passes::executor_limits::check(plan)
         .iter()
-        .map(|c| c.text())
+        .map(|c| c.diagnostic(plan))
         .collect();
+    let mut bug = |message: &str| {
+        warnings.push(Diagnostic::plain(Code::ExecutorBug, message).as_warning());
+    };
     let mut flush = false;
     let mut reduce_op = false;
     let mut get_offsets = false;
@@ -29,20 +32,19 @@ pub fn check_limits(plan: &Plan) -> Vec<String> {
         }
     }
     if unhalved_scratch {
-        warnings.push("[BUG] with a double scratch buffer, today's executor does not move Simple-protocol remote scratch, port transfers or switch ops to the second half; simulated as intended".into());
+        bug("with a double scratch buffer, today's executor does not move Simple-protocol remote scratch, port transfers or switch ops to the second half; simulated as intended");
     }
     if packet_in_pipeline {
-        warnings.push("[BUG] packet ops inside a pipeline ignore the iteration offset on today's executor; simulated as intended".into());
+        bug("packet ops inside a pipeline ignore the iteration offset on today's executor; simulated as intended");
     }
     if flush {
-        warnings.push("[BUG] the plan uses `flush`, which does nothing on today's executor; simulated as intended".into());
+        bug("the plan uses `flush`, which does nothing on today's executor; simulated as intended");
     }
     if reduce_op {
-        warnings
-            .push("[BUG] the plan reduces with min or max; today's executor always sums".into());
+        bug("the plan reduces with min or max; today's executor always sums");
     }
     if get_offsets {
-        warnings.push("[BUG] a `get` with different source and destination offsets; today's executor swaps them".into());
+        bug("a `get` with different source and destination offsets; today's executor swaps them");
     }
     warnings
 }
@@ -134,7 +136,7 @@ pub fn resident_blocks(target: &Target, threads: u32) -> u32 {
 /// on `target`: the executor launches them in one grid per GPU and they
 /// wait for each other, so the blocks left out never start and the rest
 /// hang.
-pub fn residency(plan: &Plan, target: &Target) -> Option<String> {
+pub fn residency(plan: &Plan, target: &Target) -> Option<Diagnostic> {
     let threads = plan.options.num_threads_per_block;
     let most = plan
         .ranks
@@ -144,11 +146,11 @@ pub fn residency(plan: &Plan, target: &Target) -> Option<String> {
     let (rank, blocks) = (most.0, most.1.threadblocks.len() as u32);
     let fits = resident_blocks(target, threads);
     (blocks > fits).then(|| {
-        format!(
+        Diagnostic::plain(Code::Residency, format!(
             "rank {rank} has {blocks} thread blocks of {threads} threads; the {} holds {fits} of the executor's blocks at once ({} SMs; at most 64 registers a thread and about 15 KB of shared memory a block), so blocks that wait for ones that never start can hang: use fewer thread blocks or fewer threads per block",
             target.name.to_uppercase(),
             target.sms
-        )
+        )).as_warning()
     })
 }
 

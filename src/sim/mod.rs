@@ -79,7 +79,7 @@ pub struct Race {
 pub struct Report {
     pub verdict: Verdict,
     /// Dependencies on executor bugs and broken executor limits.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::diag::Diagnostic>,
     pub ops_run: u64,
     pub executions: u32,
     /// For a verified SendRecv: the rank each rank receives from.
@@ -581,21 +581,21 @@ impl<'p> Sim<'p> {
 
     /// Signals nobody waited for: they carry over into the next launch and
     /// let a wait there pass early.
-    fn unconsumed_signals(&self) -> Vec<String> {
-        let mut out: Vec<String> = self
-            .signals
-            .waiting()
+    fn unconsumed_signals(&self) -> Vec<crate::diag::Diagnostic> {
+        let mut waiting: Vec<_> = self.signals.waiting().collect();
+        waiting.sort();
+        waiting
+            .into_iter()
             .map(|(e, n)| {
-                format!(
+                crate::diag::Diagnostic::plain(crate::diag::Code::ChannelPair, format!(
                     "{n} signal(s) to rank {} on its {} channel {} are never waited for; they carry over into the next launch",
                     e.0,
                     e.1.name(),
                     e.2
-                )
+                ))
+                .as_warning()
             })
-            .collect();
-        out.sort();
-        out
+            .collect()
     }
 
     // -- ops --------------------------------------------------------------------

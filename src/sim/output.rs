@@ -197,6 +197,18 @@ fn problems(report: &Report, sources: Option<&SourceMap>) -> Vec<Value> {
     }
 }
 
+/// A warning as JSON: its code and message, and its place in the program
+/// when it has one.
+fn warning(w: &Diagnostic, sources: Option<&SourceMap>) -> Value {
+    let mut out = json!({"code": w.code.id(), "message": w.message});
+    if let Some((file, line, column)) = w.span().zip(sources).and_then(|(s, m)| m.location(s)) {
+        out["file"] = json!(file);
+        out["line"] = json!(line);
+        out["column"] = json!(column);
+    }
+    out
+}
+
 /// The machine-readable report: the plan, and per buffer mode simulated
 /// the verdict, each problem with its locations, and the warnings.
 pub fn json_report(plan: &Plan, runs: &[Run], sources: Option<&SourceMap>) -> Value {
@@ -212,7 +224,7 @@ pub fn json_report(plan: &Plan, runs: &[Run], sources: Option<&SourceMap>) -> Va
                 "ops_run": run.report.ops_run,
                 "sendrecv_sources": run.report.sendrecv_sources,
                 "problems": problems(&run.report, sources),
-                "warnings": run.report.warnings,
+                "warnings": run.report.warnings.iter().map(|w| warning(w, sources)).collect::<Vec<_>>(),
             })
         })
         .collect();

@@ -169,6 +169,7 @@ mod tests {
     fn reports_position_of_bad_token() {
         let err = parse(0, "let x = (1 + ]").unwrap_err();
         assert_eq!(err.message, "unexpected `]`");
-        assert_eq!((err.primary.span.start, err.primary.span.end), (13, 14));
+        let span = err.span().unwrap();
+        assert_eq!((span.start, span.end), (13, 14));
     }
 }

@@ -27,6 +27,7 @@ pub mod report;
 
 pub use layout::SyncLayout;
 
+use crate::diag::{Code, Diagnostic};
 use crate::ir::{
     BufRef, BufferKind, ChannelKind, ChannelPairs, Op, OpName, Plan, RankPlan, RefTarget,
     ThreadBlock,
@@ -51,17 +52,13 @@ pub fn dtype_define(dtype: crate::ir::Dtype) -> String {
     format!("-DMSCL_DTYPE={tag}")
 }
 
-/// Why a plan has no CUDA form.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CudaError(pub String);
-
-impl std::fmt::Display for CudaError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+/// Why `op` has no CUDA form (`Code::NoCudaForm`), at its program line
+/// (a JSON plan's ops have none: the caller drops the label).
+fn no_cuda_form(op: &Op, message: impl Into<String>) -> Diagnostic {
+    Diagnostic::error(Code::NoCudaForm, op.span, message, "this op")
 }
 
-type Res<T> = Result<T, CudaError>;
+type Res<T> = Result<T, Diagnostic>;
 
 /// The CUDA source of `plan`.
 pub fn generate(plan: &Plan) -> Res<String> {
@@ -444,14 +441,14 @@ impl<'p> BlockWriter<'p> {
                 );
             }
             OpName::Pipeline if body.is_some() => {
-                return Err(CudaError(
-                    "pipelines do not nest (the executor runs one level)".into(),
+                return Err(no_cuda_form(op,
+                    "pipelines do not nest (the executor runs one level)",
                 ))
             }
             OpName::Pipeline => self.pipeline(op, index, depth)?,
             OpName::GroupLoadReduce => {
-                return Err(CudaError(
-                    "a switch reduce that no broadcast follows (glre) has no CUDA form: the MSCCL++ executor rejects it too; follow it by a broadcast of the same chunks".into(),
+                return Err(no_cuda_form(op,
+                    "a switch reduce that no broadcast follows (glre) has no CUDA form: the MSCCL++ executor rejects it too; follow it by a broadcast of the same chunks",
                 ))
             }
         }
@@ -522,11 +519,14 @@ impl<'p> BlockWriter<'p> {
             .iter()
             .map(|local| {
                 table.get(*local as usize).copied().ok_or_else(|| {
-                    CudaError(format!(
-                        "rank {} uses {} channel {local} that its thread block does not list",
-                        self.rank,
-                        kind.name()
-                    ))
+                    no_cuda_form(
+                        op,
+                        format!(
+                            "rank {} uses {} channel {local} that its thread block does not list",
+                            self.rank,
+                            kind.name()
+                        ),
+                    )
                 })
             })
             .collect()
@@ -626,7 +626,7 @@ impl<'p> BlockWriter<'p> {
                     .get(id as usize)
                     .and_then(|rid| self.rank_plan.remote_buffers.get(*rid as usize))
                     .ok_or_else(|| {
-                        CudaError(format!(
+                        no_cuda_form(op, format!(
                             "rank {} refers to remote buffer {id} that its thread block does not list",
                             self.rank
                         ))
@@ -640,10 +640,13 @@ impl<'p> BlockWriter<'p> {
                     .get(id as usize)
                     .and_then(|g| self.rank_plan.switch_channels.get(*g as usize))
                     .ok_or_else(|| {
-                        CudaError(format!(
+                        no_cuda_form(
+                            op,
+                            format!(
                             "rank {} uses switch channel {id} that its thread block does not list",
                             self.rank
-                        ))
+                        ),
+                        )
                     })?;
                 switch.ranks.iter().map(|m| (*m, switch.buffer)).collect()
             }
@@ -662,10 +665,10 @@ fn is_port(op: &Op) -> bool {
 fn channel_kind(op: &Op) -> Res<ChannelKind> {
     match op.channel {
         Some(kind @ (ChannelKind::Memory | ChannelKind::Port)) => Ok(kind),
-        _ => Err(CudaError(format!(
-            "a {} op needs a memory or port channel",
-            op.name.json()
-        ))),
+        _ => Err(no_cuda_form(
+            op,
+            format!("a {} op needs a memory or port channel", op.name.json()),
+        )),
     }
 }
 
