@@ -4,12 +4,14 @@
 //! The pipeline, one module per stage:
 //! `syntax` (lex, parse) -> `check` (static types) -> `eval` (run the
 //! generator into the plan `ir`) -> `passes` -> `back` (JSON plan).
+//! Beside it, `format` lays source text out canonically (`msclc fmt`).
 
 pub mod back;
 pub mod check;
 pub mod diag;
 pub mod driver;
 pub mod eval;
+pub mod format;
 pub mod front;
 pub mod install;
 pub mod ir;

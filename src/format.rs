@@ -1,0 +1,513 @@
+//! The canonical layout of `.mscl` source (`msclc fmt`).
+//!
+//! The formatter works on tokens, not on the syntax tree: newlines are not
+//! significant in the grammar, and the lexer skips only whitespace and `//`
+//! comments, so re-emitting every token's own text in the same order, with
+//! nothing but whitespace changed between them, keeps the program's meaning
+//! by construction. What lies between two tokens (the gap) is whitespace,
+//! newlines and comments; the comments are kept, the whitespace is made
+//! canonical:
+//!
+//! - Line breaks are the author's: none is added or removed between tokens.
+//!   A run of blank lines becomes one; the file starts with no blank line,
+//!   ends with exactly one newline, and no line ends in whitespace.
+//! - Indentation is 4 spaces a level: a line is indented one level for
+//!   each earlier line that holds a bracket (`(`, `[`, `{`) still open,
+//!   however many it holds (the inner lines of `foo(a, [` are indented
+//!   once). A line that starts with a closing bracket is indented as the
+//!   lines around its bracket, so that in `], b)` the `]` lines up with
+//!   `foo(a, [`. A line that continues an expression, because the line
+//!   before ends in an operator or it starts with one (a binary operator,
+//!   `=`, `->`, `.`, `..`), is one level deeper, and so are the lines
+//!   inside the brackets it opens.
+//! - Within a line, tokens are one space apart, except:
+//!   - none before `,` `:` `;` `)` `]`, nor around `.` and `..`;
+//!   - none after `(` and `[`, nor after a unary `-` or `!`;
+//!   - none before a `(` or `[` that calls or indexes what precedes it (a
+//!     name, a literal, or a closing bracket: `f(x)`, `a[i]`, `list[int]`,
+//!     `rank(0).input[0..2]`), nor between `pipeline` and its `(`; one
+//!     space before any other (`for (a, b) in`, `= [1, 2]`, `, (x, y)`);
+//!   - braces hold their contents with a space inside, `{ x }`, and an
+//!     empty pair is `{}`.
+//! - A `-` is unary when what precedes it cannot end an operand; a `}` can
+//!   (a map literal or an `if` expression), and no statement starts with
+//!   `-`, so a `-` after `}` is binary.
+//! - A comment keeps its text, less trailing whitespace. After code it is
+//!   one space from it; on a line of its own it is indented as a token
+//!   there would be.
+//!
+//! The layout of a file depends only on its tokens, its comments and where
+//! its lines break, all of which the layout keeps: so formatting twice
+//! gives what formatting once gives.
+
+use crate::diag::Diagnostic;
+use crate::syntax::{self, lexer, lexer::Token};
+
+/// The text of `text`, laid out canonically; `file` is the id the
+/// diagnostic's span carries when the text does not parse (a formatter
+/// must not guess at the layout of text it cannot read).
+pub fn format_source(file: u32, text: &str) -> Result<String, Diagnostic> {
+    syntax::parse(file, text)?;
+    Ok(layout(text))
+}
+
+/// `text`, which parses, laid out canonically in one pass over its tokens.
+fn layout(text: &str) -> String {
+    let mut writer = Writer::with_capacity(text.len());
+    let mut end_of_previous = 0;
+    // The text parsed, so every token lexes; `flatten` skips nothing.
+    for (start, token, end) in lexer::lex(text).flatten() {
+        let class = Class::of(&token);
+        writer.gap(&text[end_of_previous..start], Some(class));
+        writer.token(class, &text[start..end]);
+        end_of_previous = end;
+    }
+    writer.gap(&text[end_of_previous..], None);
+    writer.finish()
+}
+
+/// What a token is, as far as the spaces around it go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    /// A name or a literal (`true` and `false` included).
+    Operand,
+    /// A keyword, which a space separates from what it introduces.
+    Keyword,
+    /// `pipeline`, whose arguments follow it like a call's.
+    CallLikeKeyword,
+    /// `(` or `[`.
+    Open,
+    /// `)` or `]`.
+    Close,
+    OpenBrace,
+    CloseBrace,
+    /// `,` `:` `;`, which end what precedes them.
+    Separator,
+    /// `.` `..`, which bind what they join.
+    Joiner,
+    /// A binary operator, `=` or `->`.
+    Operator,
+    /// `-`, binary or unary by what precedes it (see `Writer::in_context`).
+    Minus,
+    /// A unary `-` or `!`.
+    Prefix,
+}
+
+impl Class {
+    fn of(token: &Token<'_>) -> Class {
+        use Token::*;
+        match token {
+            Ident(_) | Int(_) | Str(_) | True | False => Class::Operand,
+            Param | Program | Import | Fn | Let | Return | For | In | Where | If | Else => {
+                Class::Keyword
+            }
+            Pipeline => Class::CallLikeKeyword,
+            LParen | LBracket => Class::Open,
+            RParen | RBracket => Class::Close,
+            LBrace => Class::OpenBrace,
+            RBrace => Class::CloseBrace,
+            Comma | Colon | Semi => Class::Separator,
+            Dot | DotDot => Class::Joiner,
+            Minus => Class::Minus,
+            Bang => Class::Prefix,
+            Arrow | Assign | EqEq | NotEq | Lt | Le | Gt | Ge | Plus | Star | Slash | Percent
+            | Shl | Shr | Amp | Pipe | Caret | AndAnd | OrOr => Class::Operator,
+        }
+    }
+
+    /// Whether a token of this class can be the last of an operand, so that
+    /// a `-` after it subtracts and a `(` or `[` after it calls or indexes.
+    fn ends_operand(self) -> bool {
+        matches!(self, Class::Operand | Class::Close | Class::CloseBrace)
+    }
+
+    fn opens(self) -> bool {
+        matches!(self, Class::Open | Class::OpenBrace)
+    }
+
+    fn closes(self) -> bool {
+        matches!(self, Class::Close | Class::CloseBrace)
+    }
+}
+
+/// Whether one space separates a token of class `before` from the next, of
+/// class `after`, on the same line (see the module documentation).
+fn space_between(before: Class, after: Class) -> bool {
+    use Class::*;
+    match (before, after) {
+        (OpenBrace, CloseBrace) => false,
+        (OpenBrace, _) | (_, CloseBrace) => true,
+        (Open | Joiner | Prefix, _) => false,
+        (_, Close | Separator | Joiner) => false,
+        (Operand | Close | CloseBrace | CallLikeKeyword, Open) => false,
+        _ => true,
+    }
+}
+
+const INDENT: &str = "    ";
+
+/// Builds the formatted text line by line, from the tokens, comments and
+/// newlines of the source in order.
+struct Writer {
+    out: String,
+    /// Source lines seen so far: names the line a bracket was opened on.
+    line_number: usize,
+    /// Whether the current line has had a token or comment yet.
+    line_started: bool,
+    /// Whether the current line continues an expression from the line
+    /// before (see `Writer::continues`).
+    line_continues: bool,
+    /// Whether a blank line separates the last line written from the next:
+    /// set by an empty source line, kept only between two written lines.
+    blank_line_pending: bool,
+    /// The lines holding brackets still open, outermost first.
+    open_lines: Vec<OpenLine>,
+    /// The class of the last token, wherever it was (a `-` at the start of
+    /// a line is unary or not by what ended the line before).
+    previous: Option<Class>,
+}
+
+/// A line that holds brackets still open, and the indentation of the
+/// lines inside them.
+struct OpenLine {
+    line_number: usize,
+    open_brackets: usize,
+    inner_indent: usize,
+}
+
+impl Writer {
+    fn with_capacity(bytes: usize) -> Writer {
+        Writer {
+            out: String::with_capacity(bytes + bytes / 8),
+            line_number: 0,
+            line_started: false,
+            line_continues: false,
+            blank_line_pending: false,
+            open_lines: Vec::new(),
+            previous: None,
+        }
+    }
+
+    /// The whitespace and comments before the next token, of class `next`
+    /// (`None` at the end of the text): only its newlines and comments
+    /// matter.
+    fn gap(&mut self, gap: &str, next: Option<Class>) {
+        let mut rest = gap;
+        while let Some(at) = rest.find(['\n', '/']) {
+            if rest.as_bytes()[at] == b'\n' {
+                self.newline();
+                rest = &rest[at + 1..];
+            } else {
+                // A `/` in a gap starts a `//` comment, which runs to the end
+                // of its line.
+                let end = rest[at..].find('\n').map_or(rest.len(), |n| at + n);
+                self.comment(&rest[at..end], next);
+                rest = &rest[end..];
+            }
+        }
+    }
+
+    fn newline(&mut self) {
+        if self.line_started {
+            self.out.push('\n');
+            self.line_started = false;
+        } else if !self.out.is_empty() {
+            self.blank_line_pending = true;
+        }
+        self.line_number += 1;
+    }
+
+    /// A comment, before a token of class `next`: on a line of its own, it
+    /// is indented as that token would be if it started the line, unless
+    /// it closes a bracket (the comment is about what is inside).
+    fn comment(&mut self, comment: &str, next: Option<Class>) {
+        if self.line_started {
+            self.out.push(' ');
+        } else {
+            let next = next.map(|class| self.in_context(class));
+            let continues = self.continues(next);
+            self.start_line(self.inner_indent() + usize::from(continues), continues);
+        }
+        self.out.push_str(comment.trim_end());
+    }
+
+    fn token(&mut self, class: Class, text: &str) {
+        let class = self.in_context(class);
+        if !self.line_started {
+            if class.closes() {
+                // A closing bracket first on its line lines up with the
+                // line that opened it.
+                self.start_line(self.inner_indent().saturating_sub(1), false);
+            } else {
+                let continues = self.continues(Some(class));
+                self.start_line(self.inner_indent() + usize::from(continues), continues);
+            }
+        } else if self
+            .previous
+            .is_some_and(|before| space_between(before, class))
+        {
+            self.out.push(' ');
+        }
+        self.out.push_str(text);
+        if class.opens() {
+            self.open_bracket();
+        } else if class.closes() {
+            self.close_bracket();
+        }
+        self.previous = Some(class);
+    }
+
+    /// `class` as the token after the previous one: a `-` after an operand
+    /// subtracts, any other is unary.
+    fn in_context(&self, class: Class) -> Class {
+        match class {
+            Class::Minus if self.previous.is_some_and(Class::ends_operand) => Class::Operator,
+            Class::Minus => Class::Prefix,
+            _ => class,
+        }
+    }
+
+    /// The indentation of a line inside the innermost open bracket.
+    fn inner_indent(&self) -> usize {
+        self.open_lines.last().map_or(0, |line| line.inner_indent)
+    }
+
+    /// Whether a line that starts with a token of class `first` continues
+    /// an expression from the line before: that line ends in an operator
+    /// that wants its right operand, or this one starts with one that
+    /// takes the left from there. Such a line is indented one more level.
+    fn continues(&self, first: Option<Class>) -> bool {
+        let wants_more = |class| matches!(class, Class::Operator | Class::Prefix | Class::Joiner);
+        let takes_left = |class| matches!(class, Class::Operator | Class::Joiner);
+        self.previous.is_some_and(wants_more) || first.is_some_and(takes_left)
+    }
+
+    fn start_line(&mut self, indent: usize, continues: bool) {
+        if std::mem::take(&mut self.blank_line_pending) {
+            self.out.push('\n');
+        }
+        for _ in 0..indent {
+            self.out.push_str(INDENT);
+        }
+        self.line_started = true;
+        self.line_continues = continues;
+    }
+
+    fn open_bracket(&mut self) {
+        match self.open_lines.last_mut() {
+            Some(line) if line.line_number == self.line_number => line.open_brackets += 1,
+            // The lines inside are one level deeper than those around the
+            // bracket, or two on a continuation line: the brackets closed
+            // earlier on this line (`b) {`) do not count.
+            _ => self.open_lines.push(OpenLine {
+                line_number: self.line_number,
+                open_brackets: 1,
+                inner_indent: self.inner_indent() + 1 + usize::from(self.line_continues),
+            }),
+        }
+    }
+
+    fn close_bracket(&mut self) {
+        if let Some(line) = self.open_lines.last_mut() {
+            line.open_brackets -= 1;
+            if line.open_brackets == 0 {
+                self.open_lines.pop();
+            }
+        }
+    }
+
+    fn finish(mut self) -> String {
+        if self.line_started {
+            self.out.push('\n');
+        }
+        self.out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn formatted(text: &str) -> String {
+        format_source(0, text).unwrap_or_else(|d| panic!("{text:?} does not parse: {d:?}"))
+    }
+
+    /// `text` formats to itself, and `messy` formats to `text`.
+    fn check(messy: &str, text: &str) {
+        assert_eq!(formatted(messy), text, "formatting {messy:?}");
+        assert_eq!(formatted(text), text, "formatting {text:?} again");
+    }
+
+    #[test]
+    fn binary_operators_assignments_and_arrows_take_a_space_each_side() {
+        check("let x=a+b*c-d\n", "let x = a + b * c - d\n");
+        check("x=a<<1|b>=c&&!d\n", "x = a << 1 | b >= c && !d\n");
+        check(
+            "fn f(a:int)->int{return a}\n",
+            "fn f(a: int) -> int { return a }\n",
+        );
+    }
+
+    #[test]
+    fn dots_and_ranges_bind_tightly() {
+        check(
+            "let c = rank ( 0 ) . input [ 0 .. n ]\n",
+            "let c = rank(0).input[0..n]\n",
+        );
+        check("for i in 0 ..n-1 {}\n", "for i in 0..n - 1 {}\n");
+    }
+
+    #[test]
+    fn separators_take_a_space_after_only() {
+        check("f(a , b ,c : 1) ; g()\n", "f(a, b, c: 1); g()\n");
+        check("let m = {1:2 , 3:4}\n", "let m = { 1: 2, 3: 4 }\n");
+    }
+
+    #[test]
+    fn a_minus_is_unary_where_no_operand_precedes_it() {
+        check("let x = - 1\n", "let x = -1\n");
+        check("let x = a - - 1\n", "let x = a - -1\n");
+        check("f(- 1, x :- 2, [ - 3 ])\n", "f(-1, x: -2, [-3])\n");
+        check("let r = 0 .. - 1\n", "let r = 0..-1\n");
+        check(
+            "fn f() -> int { return - 1 }\n",
+            "fn f() -> int { return -1 }\n",
+        );
+        check("let x = f(1)-g[0]-1\n", "let x = f(1) - g[0] - 1\n");
+        check("let x = ! ! b\n", "let x = !!b\n");
+    }
+
+    #[test]
+    fn a_minus_after_a_closing_brace_is_binary() {
+        check(
+            "let x = if c { 1 } else { 2 }-1\n",
+            "let x = if c { 1 } else { 2 } - 1\n",
+        );
+        check("let x = { 1: 2 }[1]-1\n", "let x = { 1: 2 }[1] - 1\n");
+    }
+
+    #[test]
+    fn a_minus_starting_a_line_looks_back_across_the_break() {
+        check("let x = a\n-b\n", "let x = a\n    - b\n");
+        check("let x =\n-b\n", "let x =\n    -b\n");
+    }
+
+    #[test]
+    fn a_line_that_continues_an_expression_is_indented_once_more() {
+        check("let x = a +\nb\nf()\n", "let x = a +\n    b\nf()\n");
+        check("f(a\n+ b,\nc)\n", "f(a\n        + b,\n    c)\n");
+        check(
+            "let c = rank(0)\n.input[0\n..2]\n",
+            "let c = rank(0)\n    .input[0\n            ..2]\n",
+        );
+        check(
+            "fn f()\n-> int { return 1 }\n",
+            "fn f()\n    -> int { return 1 }\n",
+        );
+        // Brackets opened on a continuation line indent from there.
+        check(
+            "let x = a\n+ f(\nb,\n)\n",
+            "let x = a\n    + f(\n        b,\n    )\n",
+        );
+        // A comment between the lines is indented as the line after it.
+        check(
+            "let x = a\n// why\n+ b\n",
+            "let x = a\n    // why\n    + b\n",
+        );
+        check(
+            "let x = a +\n// why\nb\n",
+            "let x = a +\n    // why\n    b\n",
+        );
+    }
+
+    #[test]
+    fn calls_and_indexing_attach_other_brackets_take_a_space() {
+        check("f (x) [0] (y)\n", "f(x)[0](y)\n");
+        check("for(a,b)in[(1,2)]{}\n", "for (a, b) in [(1, 2)] {}\n");
+        check("let x =(1)*[2][0]\n", "let x = (1) * [2][0]\n");
+        check(
+            "pipeline (unit_size: 1) { }\n",
+            "pipeline(unit_size: 1) {}\n",
+        );
+        check("let s = \"ab\" [0]\n", "let s = \"ab\"[0]\n");
+    }
+
+    #[test]
+    fn types_read_naturally() {
+        check(
+            "param n:int=8\nfn f(m : map [ ( int , int ) , list [ int ] ] , t:(int,bool)) {}\n",
+            "param n: int = 8\nfn f(m: map[(int, int), list[int]], t: (int, bool)) {}\n",
+        );
+    }
+
+    #[test]
+    fn braces_hold_their_contents_with_a_space() {
+        check("if c {x = 1} else {}\n", "if c { x = 1 } else {}\n");
+        check(
+            "let m = {(a,b):c for a in 0..n,b in 0..n where a!=b}\n",
+            "let m = { (a, b): c for a in 0..n, b in 0..n where a != b }\n",
+        );
+        check("f({1: 2})\n", "f({ 1: 2 })\n");
+    }
+
+    #[test]
+    fn indentation_counts_lines_with_open_brackets() {
+        check(
+            "for i in xs {\nif i > 0 {\n      f(i)\n}\n}\n",
+            "for i in xs {\n    if i > 0 {\n        f(i)\n    }\n}\n",
+        );
+        // Two brackets opened on one line indent the lines inside once.
+        check("foo(a, [\n1,\n2,\n])\n", "foo(a, [\n    1,\n    2,\n])\n");
+        // A closing bracket lines up with the line that opened it.
+        check("foo(a, [\n1,\n], b)\n", "foo(a, [\n    1,\n], b)\n");
+        check(
+            "foo(a,\nbar({\nx: 1\n}))\n",
+            "foo(a,\n    bar({\n        x: 1\n    }))\n",
+        );
+        // Brackets closed before a bracket opens on the line do not count.
+        check(
+            "fn f(a: int,\nb: int) {\nreturn a\n}\n",
+            "fn f(a: int,\n    b: int) {\n    return a\n}\n",
+        );
+        check(
+            "if c {\nx = 1\n} else {\nx = 2\n}\n",
+            "if c {\n    x = 1\n} else {\n    x = 2\n}\n",
+        );
+    }
+
+    #[test]
+    fn blank_lines_collapse_and_the_file_ends_in_one_newline() {
+        check(
+            "\n\n\nlet a = 1\n\n\n\nlet b = 2\n\n\n",
+            "let a = 1\n\nlet b = 2\n",
+        );
+        check("let a = 1", "let a = 1\n");
+        check(
+            "let a = 1   \r\n\r\n\r\nlet b = 2\t\r\n",
+            "let a = 1\n\nlet b = 2\n",
+        );
+        check("", "");
+        check(" \n\n \t\n", "");
+    }
+
+    #[test]
+    fn comments_keep_their_text_and_take_the_indentation_of_their_line() {
+        check(
+            "//top   \n\n  // doc\nfn f() {\n// inside\n  let a = 1    //  trailing  \n        // last\n}\n// end\n",
+            "//top\n\n// doc\nfn f() {\n    // inside\n    let a = 1 //  trailing\n    // last\n}\n// end\n",
+        );
+        check("let a = 1 // x", "let a = 1 // x\n");
+        check("// only a comment", "// only a comment\n");
+        check("f(a, // first\nb)\n", "f(a, // first\n    b)\n");
+        check("f(\n// why\na)\n", "f(\n    // why\n    a)\n");
+    }
+
+    #[test]
+    fn text_that_does_not_parse_is_refused_with_its_diagnostic() {
+        let d = format_source(3, "let x = (1 + ]").unwrap_err();
+        assert_eq!(d.code, crate::diag::Code::Syntax);
+        assert_eq!(d.span().map(|s| s.file), Some(3));
+        assert!(format_source(0, "let s = \"open").is_err());
+        assert!(format_source(0, "let x = 1 @").is_err());
+    }
+}
