@@ -71,7 +71,7 @@ pub fn compile(path: &Path, defines: &[(String, String)]) -> Compilation {
 const MAX_SOURCE_BYTES: u64 = 16 << 20;
 
 /// A source file's text, refused when it is larger than `MAX_SOURCE_BYTES`.
-fn read_source(path: &Path) -> std::io::Result<String> {
+pub fn read_source(path: &Path) -> std::io::Result<String> {
     use std::io::Read;
     let mut text = String::new();
     std::fs::File::open(path)?

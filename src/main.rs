@@ -207,6 +207,9 @@ enum Command {
     Compile(CompileArgs),
     /// Run every stage but the back end and report problems.
     Check(CheckArgs),
+    /// Lay .mscl files out canonically, in place: indentation, spaces and
+    /// blank lines are made canonical, comments and line breaks are kept.
+    Fmt(FmtArgs),
     /// Execute a program or a JSON plan on the CPU, two executions back to
     /// back, and say whether it is correct, deadlocks or races. Exit code 0:
     /// verified; 1: a problem found; 2: unusable input.
@@ -342,6 +345,18 @@ struct CheckArgs {
     warnings: WarningArgs,
 }
 
+#[derive(Debug, Args)]
+struct FmtArgs {
+    /// The .mscl files to rewrite; `-` formats standard input to standard
+    /// output.
+    #[arg(required = true, value_hint = clap::ValueHint::FilePath)]
+    files: Vec<PathBuf>,
+    /// Write nothing: print each file that is not formatted, one path a
+    /// line, and exit 1 if there is one (for CI).
+    #[arg(long)]
+    check: bool,
+}
+
 fn parse_define(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((name, value)) if !name.is_empty() => Ok((name.to_string(), value.to_string())),
@@ -454,6 +469,76 @@ fn write_plan_to(plan: &msclc::ir::Plan, pretty: bool, out: impl Write) -> std::
     msclc::back::json::write_plan(plan, pretty, &mut out)?;
     out.write_all(b"\n")?;
     out.flush()
+}
+
+/// `msclc fmt`: every file is formatted (or checked), whatever becomes of
+/// the others; the exit code is the worst any of them gets.
+fn fmt(args: &FmtArgs) -> ExitCode {
+    let worst = args
+        .files
+        .iter()
+        .map(|path| format_file(path, args.check))
+        .max()
+        .unwrap_or(0);
+    ExitCode::from(worst)
+}
+
+/// Formats the file at `path` in place, if that changes it (`-`: standard
+/// input, written formatted to standard output), or with `check` only
+/// prints its path if it would change. Prints what went wrong; the exit
+/// status: 0, 1 when it does not parse or is not formatted under `check`,
+/// 2 when it cannot be read or written.
+fn format_file(path: &std::path::Path, check: bool) -> u8 {
+    let stdin = path.as_os_str() == "-";
+    let (name, read) = if stdin {
+        (
+            "<stdin>".to_string(),
+            std::io::read_to_string(std::io::stdin()),
+        )
+    } else {
+        (path.display().to_string(), driver::read_source(path))
+    };
+    let unusable = |what: String| {
+        let d = Diagnostic::plain(Code::Unreadable, what);
+        eprint!("{}", SourceMap::default().render(std::slice::from_ref(&d)));
+        d.exit_status()
+    };
+    let text = match read {
+        Ok(text) => text,
+        Err(e) if stdin => return unusable(format!("cannot read standard input: {e}")),
+        Err(e) => return unusable(format!("cannot read {name}: {e}")),
+    };
+    let mut sources = SourceMap::default();
+    let file = sources.add(name.clone(), text);
+    let text = sources.source(file);
+    let formatted = match msclc::format::format_source(file, text) {
+        Ok(formatted) => formatted,
+        Err(d) => {
+            eprint!("{}", sources.render(std::slice::from_ref(&d)));
+            return d.exit_status();
+        }
+    };
+    let changed = formatted != text;
+    if check {
+        if changed {
+            println!("{name}");
+        }
+        return u8::from(changed);
+    }
+    if stdin {
+        let mut out = std::io::stdout().lock();
+        if let Err(e) = out
+            .write_all(formatted.as_bytes())
+            .and_then(|()| out.flush())
+        {
+            return unusable(format!("cannot write standard output: {e}"));
+        }
+    } else if changed {
+        if let Err(e) = std::fs::write(path, formatted) {
+            return unusable(format!("cannot write {name}: {e}"));
+        }
+    }
+    0
 }
 
 /// `msclc sim`: simulate a .mscl program or a JSON plan.
@@ -737,6 +822,7 @@ fn command() -> ExitCode {
         Some(Command::Sim(args)) => sim(&args),
         Some(Command::Run(args)) => run(&args),
         Some(Command::Install(args)) => install(&args),
+        Some(Command::Fmt(args)) => fmt(&args),
         Some(Command::Check(args)) if is_plan(&args.input) => {
             match read_checked_plan(&args.input, &args.define, &args.warnings) {
                 Ok(_) => ExitCode::SUCCESS,
