@@ -214,6 +214,18 @@ fn compile_text(
 ) -> Result<Plan, Vec<Diagnostic>> {
     let program = timings.time("parse", || load(sources, path, text))?;
     timings.time("check", || crate::check::check(&program))?;
+    plan_of(sources, timings, &program, defines, limits)
+}
+
+/// The plan of a checked program: evaluated with the `-D` settings, then
+/// through the passes.
+fn plan_of(
+    sources: &SourceMap,
+    timings: &mut Timings,
+    program: &Program,
+    defines: &[(String, String)],
+    limits: Limits,
+) -> Result<Plan, Vec<Diagnostic>> {
     let overrides = parse_defines(sources, &program.stmts, defines)?;
     let evaluate = |limits| {
         crate::eval::evaluate(&program.stmts, &program.imported, overrides.clone(), limits)
@@ -235,6 +247,54 @@ fn compile_text(
     };
     let again = evaluate(with_values).and_then(|mut plan| crate::passes::run(&mut plan));
     Err(vec![again.err().unwrap_or(d)])
+}
+
+/// A program as an editor sees it (`msclc lsp`): every diagnostic the
+/// compiler gives, errors or the warnings of its plan, and what the checker
+/// learnt of its names and expressions.
+pub struct Analysis {
+    pub sources: SourceMap,
+    /// The parsed program; `None` when the main file or an import does
+    /// not parse.
+    pub program: Option<Program>,
+    /// Empty when the program does not parse.
+    pub index: crate::check::index::Index,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Analyses `text` as the program at `path` with the `-D` settings in
+/// `defines`, keeping loop values for the warnings' notes.
+pub fn analyze(path: &Path, text: String, defines: &[(String, String)]) -> Analysis {
+    let mut sources = SourceMap::default();
+    let program = match load(&mut sources, path, text) {
+        Ok(program) => program,
+        Err(diagnostics) => {
+            return Analysis {
+                sources,
+                program: None,
+                index: Default::default(),
+                diagnostics,
+            }
+        }
+    };
+    let (checked, index) = crate::check::check_indexed(&program);
+    let limits = Limits {
+        loop_values: true,
+        ..Limits::default()
+    };
+    let diagnostics = match checked {
+        Err(diagnostics) => diagnostics,
+        Ok(()) => match plan_of(&sources, &mut Timings::default(), &program, defines, limits) {
+            Ok(plan) => crate::passes::warnings(&plan),
+            Err(diagnostics) => diagnostics,
+        },
+    };
+    Analysis {
+        sources,
+        program: Some(program),
+        index,
+        diagnostics,
+    }
 }
 
 /// Parses the main file and, transitively, the files it imports.
@@ -325,7 +385,7 @@ fn import_all(
 }
 
 /// The `param`s a program declares: name, type as written, default as written.
-fn declared_params(stmts: &[Stmt]) -> Vec<(String, String, Span)> {
+pub fn declared_params(stmts: &[Stmt]) -> Vec<(String, String, Span)> {
     stmts
         .iter()
         .filter_map(|s| match &s.kind {

@@ -15,6 +15,7 @@ pub mod format;
 pub mod front;
 pub mod install;
 pub mod ir;
+pub mod lsp;
 pub mod passes;
 pub mod runner;
 pub mod sim;

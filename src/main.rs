@@ -223,6 +223,10 @@ enum Command {
     /// AllReduce plans), as `python3 -m mscclpp --install` does, with no
     /// Python. The folder is CLEARED first, as the reference does.
     Install(InstallArgs),
+    /// Serve the editor: a language server on standard input and output
+    /// (diagnostics, hover, go to definition, references, completion,
+    /// outline, formatting).
+    Lsp,
 }
 
 #[derive(Debug, Args)]
@@ -823,6 +827,14 @@ fn command() -> ExitCode {
         Some(Command::Run(args)) => run(&args),
         Some(Command::Install(args)) => install(&args),
         Some(Command::Fmt(args)) => fmt(&args),
+        // Standard input or output failed: the editor went away.
+        Some(Command::Lsp) => match msclc::lsp::serve() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => fail(Diagnostic::plain(
+                Code::Unreadable,
+                format!("the language server stopped: {e}"),
+            )),
+        },
         Some(Command::Check(args)) if is_plan(&args.input) => {
             match read_checked_plan(&args.input, &args.define, &args.warnings) {
                 Ok(_) => ExitCode::SUCCESS,

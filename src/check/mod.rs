@@ -8,17 +8,48 @@ use crate::diag::{Code, Diagnostic, Span};
 use crate::driver::Program;
 use crate::syntax::ast::*;
 use crate::vocab::{self, Receiver, Signature, Type};
+use index::{Def, DefKind, Index, Target};
 use std::collections::HashMap;
 use std::rc::Rc;
+
+pub mod index;
 
 struct FnSig {
     def: Rc<FnDef>,
     params: Vec<Type>,
     ret: Type,
+    /// Its entry in the index, when one is kept.
+    id: usize,
+}
+
+/// A name's type, and its entry in the index when one is kept.
+#[derive(Clone)]
+struct Binding {
+    ty: Type,
+    def: usize,
+}
+
+/// The names of one block, loop, comprehension or function, and the byte
+/// where it ends (how far its names are visible, for the index).
+#[derive(Default)]
+struct Scope {
+    names: HashMap<String, Binding>,
+    end: u32,
+}
+
+impl Scope {
+    fn until(end: u32) -> Scope {
+        Scope {
+            names: HashMap::new(),
+            end,
+        }
+    }
 }
 
 struct Checker {
-    scopes: Vec<HashMap<String, Type>>,
+    scopes: Vec<Scope>,
+    /// What an editor wants to know, kept only on request (`check_indexed`).
+    index: Option<Index>,
     functions: HashMap<String, FnSig>,
     builtins: HashMap<(Receiver, &'static str), Signature>,
     /// The declared return type of the function being checked.
@@ -27,8 +58,19 @@ struct Checker {
 }
 
 pub fn check(program: &Program) -> Result<(), Vec<Diagnostic>> {
+    run(program, None).0
+}
+
+/// `check`, keeping what it learns of names and expressions (`Index`).
+pub fn check_indexed(program: &Program) -> (Result<(), Vec<Diagnostic>>, Index) {
+    let (result, index) = run(program, Some(Index::default()));
+    (result, index.unwrap_or_default())
+}
+
+fn run(program: &Program, index: Option<Index>) -> (Result<(), Vec<Diagnostic>>, Option<Index>) {
     let mut c = Checker {
-        scopes: vec![HashMap::new()],
+        scopes: vec![Scope::until(u32::MAX)],
+        index,
         functions: HashMap::new(),
         builtins: vocab::signatures()
             .into_iter()
@@ -51,13 +93,14 @@ pub fn check(program: &Program) -> Result<(), Vec<Diagnostic>> {
     for f in fns {
         c.fn_body(&f);
     }
-    if c.errors.is_empty() {
+    let result = if c.errors.is_empty() {
         Ok(())
     } else {
         c.errors
             .sort_by_key(|d| d.span().map(|s| (s.file, s.start)));
         Err(c.errors)
-    }
+    };
+    (result, c.index)
 }
 
 impl Checker {
@@ -131,14 +174,21 @@ impl Checker {
             );
             return;
         }
-        let params = f.params.iter().map(|p| self.resolve(&p.ty)).collect();
+        let params: Vec<Type> = f.params.iter().map(|p| self.resolve(&p.ty)).collect();
         let ret = f.ret.as_ref().map_or(Type::Unit, |t| self.resolve(t));
+        let id = self.define(
+            &f.name,
+            DefKind::Function,
+            ret.clone(),
+            (f.span.start, u32::MAX),
+        );
         self.functions.insert(
             f.name.name.clone(),
             FnSig {
                 def: f,
                 params,
                 ret,
+                id,
             },
         );
     }
@@ -160,38 +210,60 @@ impl Checker {
                 );
             }
         }
-        let saved: Vec<HashMap<String, Type>> = self.scopes.drain(1..).collect();
-        self.scopes.push(
-            f.params
-                .iter()
-                .zip(params)
-                .map(|(p, t)| (p.name.name.clone(), t))
-                .collect(),
-        );
+        let saved: Vec<Scope> = self.scopes.drain(1..).collect();
+        self.scopes.push(Scope::until(f.span.end));
+        for (p, t) in f.params.iter().zip(params) {
+            self.bind(&p.name, t, DefKind::FunctionParam);
+        }
         let outer = self.returns.replace(ret);
-        self.block(&f.body);
+        self.block(&f.body, f.span.end);
         self.returns = outer;
         self.scopes.truncate(1);
         self.scopes.extend(saved);
     }
 
-    fn bind(&mut self, name: &str, t: Type) {
+    /// Records a definition in the index, if one is kept: its entry.
+    fn define(&mut self, name: &Ident, kind: DefKind, ty: Type, visible: (u32, u32)) -> usize {
+        let Some(index) = &mut self.index else {
+            return usize::MAX;
+        };
+        index.defs.push(Def {
+            name: name.name.clone(),
+            span: name.span,
+            kind,
+            ty,
+            visible,
+        });
+        index.defs.len() - 1
+    }
+
+    /// Records a use in the index, if one is kept.
+    fn refer(&mut self, span: Span, to: Target) {
+        if let Some(index) = &mut self.index {
+            index.refs.push(index::Ref { span, to });
+        }
+    }
+
+    fn bind(&mut self, name: &Ident, ty: Type, kind: DefKind) {
+        let end = self.scopes.last().map_or(u32::MAX, |s| s.end);
+        let def = self.define(name, kind, ty.clone(), (name.span.start, end));
         if let Some(s) = self.scopes.last_mut() {
-            s.insert(name.to_string(), t);
+            s.names.insert(name.name.clone(), Binding { ty, def });
         }
     }
 
     fn lookup(&self, name: &str) -> Option<Type> {
-        for s in self.scopes.iter().rev() {
-            if let Some(t) = s.get(name) {
-                return Some(t.clone());
-            }
-        }
-        vocab::Constant::named(name).map(vocab::Constant::ty)
+        self.binding(name)
+            .map(|b| b.ty.clone())
+            .or_else(|| vocab::Constant::named(name).map(vocab::Constant::ty))
     }
 
-    fn block(&mut self, stmts: &[Stmt]) {
-        self.scopes.push(HashMap::new());
+    fn binding(&self, name: &str) -> Option<&Binding> {
+        self.scopes.iter().rev().find_map(|s| s.names.get(name))
+    }
+
+    fn block(&mut self, stmts: &[Stmt], end: u32) {
+        self.scopes.push(Scope::until(end));
         for s in stmts {
             self.stmt(s, false);
         }
@@ -237,7 +309,7 @@ impl Checker {
                     default.span,
                     &format!("the default of param `{}`", name.name),
                 );
-                self.bind(&name.name, t);
+                self.bind(name, t, DefKind::Param);
             }
             StmtKind::Import { .. } => top_only(self, "an `import`"),
             StmtKind::Fn(_) => top_only(self, "a `fn`"),
@@ -280,18 +352,20 @@ impl Checker {
             }
             StmtKind::Let { pattern, value } => {
                 let t = self.expr(value);
-                self.bind_pattern(pattern, t);
+                self.bind_pattern(pattern, t, DefKind::Let);
             }
             StmtKind::Assign { target, value } => {
                 let got = self.expr(value);
+                if let Some(b) = self.binding(&target.name) {
+                    self.refer(target.span, Target::Def(b.def));
+                }
                 match self.lookup(&target.name) {
-                    Some(t) if self.scopes.iter().any(|s| s.contains_key(&target.name)) => self
-                        .expect(
-                            &got,
-                            &t,
-                            value.span,
-                            &format!("the new value of `{}`", target.name),
-                        ),
+                    Some(t) if self.binding(&target.name).is_some() => self.expect(
+                        &got,
+                        &t,
+                        value.span,
+                        &format!("the new value of `{}`", target.name),
+                    ),
                     _ => {
                         self.err(
                             Diagnostic::error(
@@ -309,9 +383,9 @@ impl Checker {
                 }
             }
             StmtKind::For { loops, body } => {
-                self.scopes.push(HashMap::new());
+                self.scopes.push(Scope::until(stmt.span.end));
                 self.loops(loops);
-                self.block(body);
+                self.block(body, stmt.span.end);
                 self.scopes.pop();
             }
             StmtKind::If {
@@ -321,8 +395,8 @@ impl Checker {
             } => {
                 let t = self.expr(cond);
                 self.expect(&t, &Type::Bool, cond.span, "the condition");
-                self.block(then);
-                self.block(otherwise);
+                self.block(then, stmt.span.end);
+                self.block(otherwise, stmt.span.end);
             }
             StmtKind::Return(value) => {
                 let got = value.as_ref().map_or(Type::Unit, |e| self.expr(e));
@@ -373,7 +447,7 @@ impl Checker {
                         self.err(d);
                     }
                 }
-                self.block(body);
+                self.block(body, stmt.span.end);
             }
             StmtKind::Expr(e) => {
                 self.expr(e);
@@ -381,17 +455,19 @@ impl Checker {
         }
     }
 
-    fn bind_pattern(&mut self, p: &Pattern, t: Type) {
+    fn bind_pattern(&mut self, p: &Pattern, t: Type, kind: DefKind) {
         match p {
-            Pattern::Name(id) => self.bind(&id.name, t),
+            Pattern::Name(id) => self.bind(id, t, kind),
             Pattern::Wildcard(_) => {}
             Pattern::Tuple(items, span) => match t {
                 Type::Tuple(ts) if ts.len() == items.len() => {
                     for (p, t) in items.iter().zip(ts) {
-                        self.bind_pattern(p, t);
+                        self.bind_pattern(p, t, kind);
                     }
                 }
-                Type::Any => items.iter().for_each(|p| self.bind_pattern(p, Type::Any)),
+                Type::Any => items
+                    .iter()
+                    .for_each(|p| self.bind_pattern(p, Type::Any, kind)),
                 other => {
                     self.err(Diagnostic::error(
                         Code::TypeMismatch,
@@ -399,7 +475,9 @@ impl Checker {
                         format!("cannot unpack a `{other}` into {} names", items.len()),
                         "pattern does not fit",
                     ));
-                    items.iter().for_each(|p| self.bind_pattern(p, Type::Any));
+                    items
+                        .iter()
+                        .for_each(|p| self.bind_pattern(p, Type::Any, kind));
                 }
             },
         }
@@ -431,7 +509,7 @@ impl Checker {
                 }
             };
             for (p, t) in clause.patterns.iter().zip(items) {
-                self.bind_pattern(p, t);
+                self.bind_pattern(p, t, DefKind::LoopVariable);
             }
         }
         if let Some(f) = &loops.filter {
@@ -441,12 +519,30 @@ impl Checker {
     }
 
     fn expr(&mut self, e: &Expr) -> Type {
+        let t = self.expr_type(e);
+        if let Some(index) = &mut self.index {
+            index.types.push((e.span, t.clone()));
+        }
+        t
+    }
+
+    fn expr_type(&mut self, e: &Expr) -> Type {
         match &e.kind {
             ExprKind::Int(_) => Type::Int,
             ExprKind::Str(_) => Type::Str,
             ExprKind::Bool(_) => Type::Bool,
             ExprKind::Name(n) => match self.lookup(n) {
-                Some(t) => t,
+                Some(t) => {
+                    let to = match self.binding(n) {
+                        Some(b) => Target::Def(b.def),
+                        None => match vocab::CONSTANTS.iter().find(|(c, _)| c == n) {
+                            Some((c, _)) => Target::Constant(c),
+                            None => return t,
+                        },
+                    };
+                    self.refer(e.span, to);
+                    t
+                }
                 None if self.functions.contains_key(n)
                     || self.builtins.contains_key(&(Receiver::Free, n.as_str())) =>
                 {
@@ -569,7 +665,7 @@ impl Checker {
                 Type::List(Box::new(elem))
             }
             ExprKind::ListComp(item, loops) => {
-                self.scopes.push(HashMap::new());
+                self.scopes.push(Scope::until(e.span.end));
                 self.loops(loops);
                 let t = self.expr(item);
                 self.scopes.pop();
@@ -599,7 +695,7 @@ impl Checker {
                 Type::Map(Box::new(kt), Box::new(vt))
             }
             ExprKind::MapComp(k, v, loops) => {
-                self.scopes.push(HashMap::new());
+                self.scopes.push(Scope::until(e.span.end));
                 self.loops(loops);
                 let (kt, vt) = (self.expr(k), self.expr(v));
                 self.scopes.pop();
@@ -634,7 +730,7 @@ impl Checker {
         let names = self
             .scopes
             .iter()
-            .flat_map(|s| s.keys().cloned())
+            .flat_map(|s| s.names.keys().cloned())
             .chain(vocab::CONSTANTS.iter().map(|(c, _)| c.to_string()));
         names
             .filter(|c| c.len().abs_diff(n.len()) <= 2 && c != n && edit_distance(c, n) <= 2)
@@ -725,9 +821,13 @@ impl Checker {
                         .zip(&f.params)
                         .map(|(p, t)| (p.name.name.clone(), t.clone(), p.default.is_none()))
                         .collect();
-                    (n.clone(), params, f.ret.clone())
+                    let (ret, id) = (f.ret.clone(), f.id);
+                    self.refer(callee.span, Target::Def(id));
+                    (n.clone(), params, ret)
                 } else if let Some(sig) = self.builtins.get(&(Receiver::Free, n.as_str())) {
-                    (n.clone(), sig_params(sig), sig.ret.clone())
+                    let (params, ret, name) = (sig_params(sig), sig.ret.clone(), sig.name);
+                    self.refer(callee.span, Target::Builtin(Receiver::Free, name));
+                    (n.clone(), params, ret)
                 } else {
                     for a in args {
                         self.expr(&a.value);
@@ -749,7 +849,12 @@ impl Checker {
                     return Type::Any;
                 }
                 match Receiver::of(&t).and_then(|r| self.builtins.get(&(r, method.name.as_str()))) {
-                    Some(sig) => (method.name.clone(), sig_params(sig), sig.ret.clone()),
+                    Some(sig) => {
+                        let (params, ret) = (sig_params(sig), sig.ret.clone());
+                        let to = Target::Builtin(sig.receiver, sig.name);
+                        self.refer(method.span, to);
+                        (method.name.clone(), params, ret)
+                    }
                     None => {
                         let methods: Vec<&str> = match Receiver::of(&t) {
                             Some(r) => {
@@ -787,6 +892,13 @@ impl Checker {
             }
         };
         let names: Vec<&str> = params.iter().map(|(n, _, _)| n.as_str()).collect();
+        if let Some(index) = &mut self.index {
+            index.calls.push(index::Call {
+                span,
+                callee: name.clone(),
+                params: names.iter().map(|n| n.to_string()).collect(),
+            });
+        }
         let required: Vec<bool> = params.iter().map(|(_, _, r)| *r).collect();
         match vocab::match_args(&name, &names, &required, args, span) {
             Err(d) => {

@@ -191,6 +191,12 @@ impl SourceMap {
             .unwrap_or("")
     }
 
+    /// The name `file` was added under (its path), if there is one.
+    pub fn name(&self, file: u32) -> Option<String> {
+        use codespan_reporting::files::Files;
+        self.files.name(file as usize).ok()
+    }
+
     /// The file name, line and column (1-based) where `span` starts.
     pub fn location(&self, span: Span) -> Option<(String, usize, usize)> {
         use codespan_reporting::files::Files;

@@ -206,6 +206,11 @@ pub enum Field {
 }
 
 impl Field {
+    /// Every field's name (what an editor offers after a `.`).
+    pub const NAMES: &'static [&'static str] = &[
+        "input", "output", "id", "size", "rank", "index", "src_rank", "dst_rank", "tb_list",
+    ];
+
     /// The field of this name, on whatever value has it.
     pub fn of(name: &str) -> Option<Field> {
         Some(match name {

@@ -1,0 +1,266 @@
+//! Completion. While a name is typed the text seldom parses (`ch.` or
+//! `copy(` alone do not), so the place is read from the text before the
+//! cursor: after a `.`, the receiver's type gives its methods and fields;
+//! inside a call's parentheses, the callee gives its keyword arguments;
+//! anywhere, the names in scope (from the last analysis that parsed), the
+//! functions, builtins, constants and keywords.
+
+use super::features::describe_builtin;
+use super::position::Lines;
+use super::Document;
+use crate::check::index::DefKind;
+use crate::driver::Analysis;
+use crate::vocab::{self, Receiver, Type};
+use lsp_types::*;
+
+/// The completions at `position`.
+pub fn items(doc: &Document, position: Position) -> Vec<CompletionItem> {
+    let offset = Lines::new(&doc.text).offset(position);
+    let before = &doc.text[..offset];
+    let (_, analysis) = doc.readable();
+    // The part of a name already typed is the client's to filter by.
+    let start = before.trim_end_matches(is_name_char);
+    if let Some(receiver) = start.strip_suffix('.') {
+        return match type_of(receiver, analysis) {
+            Some(ty) => members(&ty),
+            None => Vec::new(),
+        };
+    }
+    let mut out = Vec::new();
+    if let Some(callee) = open_call(start) {
+        for name in params_of(callee, analysis) {
+            out.push(item(
+                format!("{name}:"),
+                CompletionItemKind::PROPERTY,
+                Some(format!("keyword argument of `{}`", callee_name(callee))),
+                Some(format!("{name}: ")),
+            ));
+        }
+    }
+    let offset = offset as u32;
+    let index = &analysis.index;
+    let mut seen = std::collections::HashSet::new();
+    // Innermost first: a name shadows the same name further out.
+    let visible: Vec<_> = index.visible_at(0, offset).collect();
+    for def in visible.into_iter().rev() {
+        if !seen.insert(def.name.clone()) {
+            continue;
+        }
+        let kind = match def.kind {
+            DefKind::Function => CompletionItemKind::FUNCTION,
+            DefKind::Param => CompletionItemKind::CONSTANT,
+            _ => CompletionItemKind::VARIABLE,
+        };
+        out.push(item(def.name.clone(), kind, Some(def.ty.to_string()), None));
+    }
+    for sig in vocab::signatures()
+        .into_iter()
+        .filter(|s| s.receiver == Receiver::Free)
+    {
+        out.push(item(
+            sig.name.to_string(),
+            CompletionItemKind::FUNCTION,
+            Some(sig.doc.to_string()),
+            None,
+        ));
+    }
+    for (name, constant) in vocab::CONSTANTS {
+        out.push(item(
+            name.to_string(),
+            CompletionItemKind::CONSTANT,
+            Some(constant.ty().to_string()),
+            None,
+        ));
+    }
+    for keyword in crate::syntax::lexer::KEYWORDS {
+        out.push(item(
+            keyword.to_string(),
+            CompletionItemKind::KEYWORD,
+            None,
+            None,
+        ));
+    }
+    out
+}
+
+fn item(
+    label: String,
+    kind: CompletionItemKind,
+    detail: Option<String>,
+    insert: Option<String>,
+) -> CompletionItem {
+    CompletionItem {
+        label,
+        kind: Some(kind),
+        detail,
+        insert_text: insert,
+        ..CompletionItem::default()
+    }
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// The methods and fields of a value of type `ty`.
+fn members(ty: &Type) -> Vec<CompletionItem> {
+    let mut out = Vec::new();
+    if let Some(receiver) = Receiver::of(ty) {
+        for sig in vocab::signatures()
+            .into_iter()
+            .filter(|s| s.receiver == receiver)
+        {
+            out.push(CompletionItem {
+                documentation: describe_builtin(receiver, sig.name).map(|text| {
+                    Documentation::MarkupContent(MarkupContent {
+                        kind: MarkupKind::Markdown,
+                        value: text,
+                    })
+                }),
+                ..item(
+                    sig.name.to_string(),
+                    CompletionItemKind::METHOD,
+                    Some(sig.doc.to_string()),
+                    None,
+                )
+            });
+        }
+    }
+    for name in vocab::Field::NAMES {
+        if let Some(field_ty) = vocab::Field::of(name).and_then(|f| f.type_on(ty)) {
+            out.push(item(
+                name.to_string(),
+                CompletionItemKind::FIELD,
+                Some(field_ty.to_string()),
+                None,
+            ));
+        }
+    }
+    out
+}
+
+/// The static type of the expression that `text` ends with, as far as the
+/// text and the last analysis tell: a name, a call, an index, a field.
+fn type_of(text: &str, analysis: &Analysis) -> Option<Type> {
+    let text = text.trim_end();
+    if let Some(inner) = text.strip_suffix(')') {
+        let open = matching_open(inner, '(', ')')?;
+        return return_type(&inner[..open], analysis);
+    }
+    if let Some(inner) = text.strip_suffix(']') {
+        let open = matching_open(inner, '[', ']')?;
+        return match type_of(&inner[..open], analysis)? {
+            Type::List(elem) => Some(*elem),
+            Type::Map(_, value) => Some(*value),
+            Type::Buffer => Some(Type::Chunk),
+            _ => None,
+        };
+    }
+    let name_start = text.trim_end_matches(is_name_char).len();
+    let name = &text[name_start..];
+    if name.is_empty() {
+        return None;
+    }
+    let before = &text[..name_start];
+    if let Some(receiver) = before.strip_suffix('.') {
+        let on = type_of(receiver, analysis)?;
+        return vocab::Field::of(name)?.type_on(&on);
+    }
+    // The innermost definition of the name before this point.
+    let at = text.len() as u32;
+    let index = &analysis.index;
+    index
+        .visible_at(0, at)
+        .filter(|d| d.name == name)
+        .last()
+        .or_else(|| index.defs.iter().rev().find(|d| d.name == name))
+        .map(|d| d.ty.clone())
+}
+
+/// The result type of calling what `callee` (text ending with the callee's
+/// name) names: a builtin, a method or a function of the program.
+fn return_type(callee: &str, analysis: &Analysis) -> Option<Type> {
+    let name_start = callee.trim_end_matches(is_name_char).len();
+    let name = &callee[name_start..];
+    let receiver = match callee[..name_start].strip_suffix('.') {
+        Some(on) => Receiver::of(&type_of(on, analysis)?)?,
+        None => Receiver::Free,
+    };
+    if let Some(sig) = vocab::signatures()
+        .into_iter()
+        .find(|s| s.receiver == receiver && s.name == name)
+    {
+        return Some(sig.ret);
+    }
+    analysis
+        .index
+        .defs
+        .iter()
+        .find(|d| d.kind == DefKind::Function && d.name == name)
+        .map(|d| d.ty.clone())
+}
+
+/// The parameter names of what `callee` calls.
+fn params_of(callee: &str, analysis: &Analysis) -> Vec<String> {
+    let name = callee_name(callee);
+    let name_start = callee.len() - name.len();
+    let receiver = match callee[..name_start].strip_suffix('.') {
+        Some(on) => type_of(on, analysis).and_then(|t| Receiver::of(&t)),
+        None => Some(Receiver::Free),
+    };
+    if let Some(sig) = receiver.and_then(|r| {
+        vocab::signatures()
+            .into_iter()
+            .find(|s| s.receiver == r && s.name == name)
+    }) {
+        return sig.params.iter().map(|p| p.name.to_string()).collect();
+    }
+    // A function of the program: the parameters of its definition.
+    let program = analysis.program.iter();
+    program
+        .flat_map(|p| {
+            p.imported
+                .iter()
+                .cloned()
+                .chain(p.stmts.iter().filter_map(|s| match &s.kind {
+                    crate::syntax::ast::StmtKind::Fn(f) => Some(f.clone()),
+                    _ => None,
+                }))
+        })
+        .find(|f| f.name.name == name)
+        .map(|f| f.params.iter().map(|p| p.name.name.clone()).collect())
+        .unwrap_or_default()
+}
+
+fn callee_name(callee: &str) -> &str {
+    &callee[callee.trim_end_matches(is_name_char).len()..]
+}
+
+/// The callee text before the innermost `(` still open at the end of
+/// `text`, if that `(` follows a name (a call, not a tuple).
+fn open_call(text: &str) -> Option<&str> {
+    let open = unclosed(text, '(', ')')?;
+    let callee = text[..open].trim_end();
+    (!callee_name(callee).is_empty()).then_some(callee)
+}
+
+/// The byte of the `open` that the `close` ending `text` (removed) closes.
+fn matching_open(text: &str, open: char, close: char) -> Option<usize> {
+    unclosed(text, open, close)
+}
+
+/// The byte of the innermost `open` left unclosed at the end of `text`.
+fn unclosed(text: &str, open: char, close: char) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in text.char_indices().rev() {
+        if c == close {
+            depth += 1;
+        } else if c == open {
+            if depth == 0 {
+                return Some(i);
+            }
+            depth -= 1;
+        }
+    }
+    None
+}

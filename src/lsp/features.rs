@@ -1,0 +1,278 @@
+//! The answers that read a document's analysis: hover, go to definition,
+//! find references, the outline (document symbols) and formatting.
+
+use super::position::Lines;
+use super::{file_uri, range_of, Document};
+use crate::check::index::{Def, DefKind, Target};
+use crate::diag::Span;
+use crate::driver::Analysis;
+use crate::syntax::ast::{Pattern, StmtKind};
+use crate::vocab::{self, Receiver};
+use lsp_types::*;
+
+/// The byte offset of `position` in the text requests read.
+fn offset_in(doc: &Document, position: Position) -> (u32, &Analysis) {
+    let (text, analysis) = doc.readable();
+    (Lines::new(text).offset(position) as u32, analysis)
+}
+
+/// The text of `span` in its file.
+fn text_of(analysis: &Analysis, span: Span) -> &str {
+    analysis
+        .sources
+        .source(span.file)
+        .get(span.start as usize..span.end as usize)
+        .unwrap_or("")
+}
+
+/// What the name or expression under the cursor is: its definition, type,
+/// or, for a builtin, its signature and documentation.
+pub fn hover(doc: &Document, position: Position) -> Option<Hover> {
+    let (offset, analysis) = offset_in(doc, position);
+    let index = &analysis.index;
+    let (text, span) = if let Some(d) = index.def_of(0, offset) {
+        let def = &index.defs[d];
+        let span = index.ref_at(0, offset).map_or(def.span, |r| r.span);
+        (describe_def(doc, analysis, def), span)
+    } else if let Some(r) = index.ref_at(0, offset) {
+        let text = match r.to {
+            Target::Builtin(receiver, name) => describe_builtin(receiver, name)?,
+            Target::Constant(name) => {
+                let ty = vocab::Constant::named(name).map(vocab::Constant::ty)?;
+                format!("```mscl\n{name}: {ty}\n```\na named constant")
+            }
+            Target::Def(_) => return None,
+        };
+        (text, r.span)
+    } else {
+        let (span, ty) = index.type_at(0, offset)?;
+        (format!("```mscl\n{ty}\n```"), *span)
+    };
+    Some(Hover {
+        contents: HoverContents::Markup(MarkupContent {
+            kind: MarkupKind::Markdown,
+            value: text,
+        }),
+        range: Some(range_of(analysis, span)),
+    })
+}
+
+fn describe_def(doc: &Document, analysis: &Analysis, def: &Def) -> String {
+    let (name, ty) = (&def.name, &def.ty);
+    match def.kind {
+        DefKind::Param => {
+            let declared = analysis
+                .program
+                .as_ref()
+                .map(|p| crate::driver::declared_params(&p.stmts))
+                .unwrap_or_default();
+            let default = declared
+                .iter()
+                .find(|(n, _, _)| n == name)
+                .map(|(_, _, span)| text_of(analysis, *span).to_string())
+                .unwrap_or_default();
+            let set = doc
+                .defines
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.clone());
+            let value = match set {
+                Some(v) => format!("set to `{v}` by the editor's params (default `{default}`)"),
+                None => format!("`{default}` (its default; the editor's params can set it)"),
+            };
+            format!("```mscl\nparam {name}: {ty} = {default}\n```\nvalue: {value}")
+        }
+        DefKind::Let => format!("```mscl\nlet {name}: {ty}\n```"),
+        DefKind::LoopVariable => format!("```mscl\n{name}: {ty}\n```\na loop variable"),
+        DefKind::FunctionParam => format!("```mscl\n{name}: {ty}\n```\na function parameter"),
+        DefKind::Function => {
+            // The signature as written: from `fn` to the body's brace.
+            let whole = function_span(analysis, def).map(|s| text_of(analysis, s));
+            let signature = whole
+                .and_then(|w| w.split('{').next())
+                .map_or(format!("fn {name}(..) -> {ty}"), |s| s.trim().to_string());
+            format!("```mscl\n{signature}\n```")
+        }
+    }
+}
+
+/// The whole definition of the function `def` names.
+fn function_span(analysis: &Analysis, def: &Def) -> Option<Span> {
+    let program = analysis.program.as_ref()?;
+    let local = program.stmts.iter().filter_map(|s| match &s.kind {
+        StmtKind::Fn(f) => Some(f.clone()),
+        _ => None,
+    });
+    program
+        .imported
+        .iter()
+        .cloned()
+        .chain(local)
+        .find(|f| f.name.span == def.span)
+        .map(|f| f.span)
+}
+
+/// A builtin's signature and its line of documentation.
+pub(crate) fn describe_builtin(receiver: Receiver, name: &str) -> Option<String> {
+    let sig = vocab::signatures()
+        .into_iter()
+        .find(|s| s.receiver == receiver && s.name == name)?;
+    let params: Vec<String> = sig
+        .params
+        .iter()
+        .map(|p| match p.default {
+            vocab::Default::Required => format!("{}: {}", p.name, p.ty),
+            vocab::Default::Absent => format!("{}: {} = (absent)", p.name, p.ty),
+            vocab::Default::Int(v) => format!("{}: {} = {v}", p.name, p.ty),
+            vocab::Default::Bool(v) => format!("{}: {} = {v}", p.name, p.ty),
+            vocab::Default::Const(c) => format!("{}: {} = {c}", p.name, p.ty),
+        })
+        .collect();
+    let on = match receiver {
+        Receiver::Free => String::new(),
+        other => format!("{}.", receiver_name(other)),
+    };
+    Some(format!(
+        "```mscl\n{on}{name}({}) -> {}\n```\n{}",
+        params.join(", "),
+        sig.ret,
+        sig.doc
+    ))
+}
+
+fn receiver_name(receiver: Receiver) -> &'static str {
+    match receiver {
+        Receiver::Free => "",
+        Receiver::Rank => "rank",
+        Receiver::MemoryChannel => "memory_channel",
+        Receiver::PortChannel => "port_channel",
+        Receiver::SwitchChannel => "switch_channel",
+        Receiver::SwitchView => "switch_view",
+        Receiver::Semaphore => "semaphore",
+    }
+}
+
+/// Where the name under the cursor is defined: a variable, param or
+/// function, or the file an `import` names.
+pub fn definition(doc: &Document, position: Position) -> Option<Location> {
+    let (offset, analysis) = offset_in(doc, position);
+    if let Some(d) = analysis.index.def_of(0, offset) {
+        let span = analysis.index.defs[d].span;
+        return Some(Location::new(
+            file_uri(analysis, span.file, &doc.uri),
+            range_of(analysis, span),
+        ));
+    }
+    // An import's path: the start of the file it names.
+    let program = analysis.program.as_ref()?;
+    program.stmts.iter().find_map(|s| match &s.kind {
+        StmtKind::Import { path, path_span }
+            if path_span.start <= offset && offset <= path_span.end =>
+        {
+            let base = doc.path.parent()?;
+            let target = super::uri_of(&base.join(path))?;
+            Some(Location::new(target, Range::default()))
+        }
+        _ => None,
+    })
+}
+
+/// Every use of the name under the cursor (and its definition, if asked).
+pub fn references(doc: &Document, position: Position, declaration: bool) -> Option<Vec<Location>> {
+    let (offset, analysis) = offset_in(doc, position);
+    let d = analysis.index.def_of(0, offset)?;
+    let def_span = analysis.index.defs[d].span;
+    let spans = declaration
+        .then_some(def_span)
+        .into_iter()
+        .chain(analysis.index.uses_of(d));
+    Some(
+        spans
+            .map(|span| {
+                Location::new(
+                    file_uri(analysis, span.file, &doc.uri),
+                    range_of(analysis, span),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// The outline: the program block, params, functions and top-level lets.
+pub fn symbols(doc: &Document) -> Vec<DocumentSymbol> {
+    let (_, analysis) = doc.readable();
+    let Some(program) = &analysis.program else {
+        return Vec::new();
+    };
+    let symbol = |name: String, detail: Option<String>, kind, whole: Span, at: Span| {
+        #[allow(deprecated)] // `deprecated` is a required field of the type
+        DocumentSymbol {
+            name,
+            detail,
+            kind,
+            tags: None,
+            deprecated: None,
+            range: range_of(analysis, whole),
+            selection_range: range_of(analysis, at),
+            children: None,
+        }
+    };
+    let mut out = Vec::new();
+    for stmt in &program.stmts {
+        match &stmt.kind {
+            StmtKind::Param { name, ty, .. } => out.push(symbol(
+                name.name.clone(),
+                Some(text_of(analysis, ty.span()).to_string()),
+                SymbolKind::CONSTANT,
+                stmt.span,
+                name.span,
+            )),
+            StmtKind::Fn(f) => out.push(symbol(
+                f.name.name.clone(),
+                None,
+                SymbolKind::FUNCTION,
+                f.span,
+                f.name.span,
+            )),
+            StmtKind::Program { name, .. } => out.push(symbol(
+                format!("program {}", text_of(analysis, name.span)),
+                None,
+                SymbolKind::NAMESPACE,
+                stmt.span,
+                name.span,
+            )),
+            StmtKind::Let { pattern, .. } => {
+                for id in pattern_names(pattern) {
+                    out.push(symbol(
+                        id.name.clone(),
+                        None,
+                        SymbolKind::VARIABLE,
+                        stmt.span,
+                        id.span,
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn pattern_names(p: &Pattern) -> Vec<&crate::syntax::ast::Ident> {
+    match p {
+        Pattern::Name(id) => vec![id],
+        Pattern::Wildcard(_) => Vec::new(),
+        Pattern::Tuple(items, _) => items.iter().flat_map(pattern_names).collect(),
+    }
+}
+
+/// The document as `msclc fmt` writes it: one edit of the whole text, or
+/// none when it does not parse (the diagnostics say why).
+pub fn formatting(doc: &Document) -> Option<Vec<TextEdit>> {
+    let formatted = crate::format::format_source(0, &doc.text).ok()?;
+    if formatted == doc.text {
+        return Some(Vec::new());
+    }
+    let whole = Lines::new(&doc.text).range(0, doc.text.len());
+    Some(vec![TextEdit::new(whole, formatted)])
+}

@@ -1,0 +1,491 @@
+//! `msclc lsp`: the language server, on standard input and output.
+//!
+//! Built on `lsp-server` and `lsp-types`, the synchronous scaffold that
+//! rust-analyzer uses: one loop reads a message, answers it and goes on.
+//! Every answer comes from the compiler's own stages: a document is
+//! analysed on open and on each change (`driver::analyze`: parse, check
+//! keeping an `Index` of names and types, evaluate with the params the
+//! editor set, the passes and their warnings), and requests read that
+//! analysis. While a document does not parse (most keystrokes leave it
+//! half-written), requests read the last analysis that did.
+
+mod complete;
+mod features;
+mod position;
+
+use crate::diag::{Diagnostic, Severity};
+use crate::driver::{self, Analysis};
+use lsp_server::{Connection, Message, Notification, Request, Response};
+use lsp_types::notification::{self as notif, Notification as _};
+use lsp_types::request::{self as req, Request as _};
+use lsp_types::*;
+use position::Lines;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// Serves one editor over standard input and output until it exits.
+pub fn serve() -> Result<(), String> {
+    let (connection, io) = Connection::stdio();
+    let init = connection
+        .initialize(serde_json::to_value(capabilities()).map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
+    let mut server = Server {
+        documents: HashMap::new(),
+        defines: params_from(init.get("initializationOptions")),
+    };
+    server.main_loop(&connection)?;
+    drop(connection);
+    io.join().map_err(|e| e.to_string())
+}
+
+fn capabilities() -> ServerCapabilities {
+    ServerCapabilities {
+        text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::FULL)),
+        hover_provider: Some(HoverProviderCapability::Simple(true)),
+        definition_provider: Some(OneOf::Left(true)),
+        references_provider: Some(OneOf::Left(true)),
+        document_symbol_provider: Some(OneOf::Left(true)),
+        document_formatting_provider: Some(OneOf::Left(true)),
+        completion_provider: Some(CompletionOptions {
+            trigger_characters: Some(vec![".".into(), "(".into(), ",".into()]),
+            ..CompletionOptions::default()
+        }),
+        ..ServerCapabilities::default()
+    }
+}
+
+/// The params an editor sets, as `-D` would: `{"params": {"num_gpus": 4}}`
+/// (in `initializationOptions`, or under `msclc` in the settings).
+fn params_from(options: Option<&serde_json::Value>) -> Vec<(String, String)> {
+    let Some(serde_json::Value::Object(params)) = options.and_then(|o| o.get("params")) else {
+        return Vec::new();
+    };
+    params
+        .iter()
+        .map(|(name, value)| {
+            let text = match value {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            (name.clone(), text)
+        })
+        .collect()
+}
+
+/// An open document.
+pub(crate) struct Document {
+    uri: Uri,
+    path: PathBuf,
+    text: String,
+    /// The analysis of `text`.
+    analysis: Analysis,
+    /// While `text` does not parse: the last version that did, and its
+    /// analysis.
+    fallback: Option<(String, Analysis)>,
+    /// The files diagnostics were last published for (to clear them).
+    published: Vec<Uri>,
+    /// The params it was analysed with, as `-D` would set them.
+    defines: Vec<(String, String)>,
+}
+
+impl Document {
+    /// The analysis requests read, and the text it is of: the current one
+    /// when it parses, else the last that did.
+    pub(crate) fn readable(&self) -> (&str, &Analysis) {
+        match (&self.analysis.program, &self.fallback) {
+            (None, Some((text, analysis))) => (text, analysis),
+            _ => (&self.text, &self.analysis),
+        }
+    }
+}
+
+struct Server {
+    documents: HashMap<String, Document>,
+    /// The params the editor set, as `-D NAME=VALUE` would.
+    defines: Vec<(String, String)>,
+}
+
+impl Server {
+    fn main_loop(&mut self, connection: &Connection) -> Result<(), String> {
+        for message in &connection.receiver {
+            match message {
+                Message::Request(request) => {
+                    if connection
+                        .handle_shutdown(&request)
+                        .map_err(|e| e.to_string())?
+                    {
+                        return Ok(());
+                    }
+                    let response = self.answer(request);
+                    send(connection, Message::Response(response))?;
+                }
+                Message::Notification(n) => {
+                    for out in self.notice(n) {
+                        send(connection, Message::Notification(out))?;
+                    }
+                }
+                Message::Response(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The answer to a request (`null` for one msclc does not serve).
+    fn answer(&mut self, request: Request) -> Response {
+        let id = request.id.clone();
+        let result = match request.method.as_str() {
+            req::HoverRequest::METHOD => self.on::<req::HoverRequest>(request, |doc, p| {
+                features::hover(doc, p.text_document_position_params.position)
+            }),
+            req::GotoDefinition::METHOD => self.on::<req::GotoDefinition>(request, |doc, p| {
+                features::definition(doc, p.text_document_position_params.position)
+                    .map(GotoDefinitionResponse::Scalar)
+            }),
+            req::References::METHOD => self.on::<req::References>(request, |doc, p| {
+                features::references(
+                    doc,
+                    p.text_document_position.position,
+                    p.context.include_declaration,
+                )
+            }),
+            req::Completion::METHOD => self.on::<req::Completion>(request, |doc, p| {
+                Some(CompletionResponse::Array(complete::items(
+                    doc,
+                    p.text_document_position.position,
+                )))
+            }),
+            req::DocumentSymbolRequest::METHOD => self
+                .on::<req::DocumentSymbolRequest>(request, |doc, _| {
+                    Some(DocumentSymbolResponse::Nested(features::symbols(doc)))
+                }),
+            req::Formatting::METHOD => {
+                self.on::<req::Formatting>(request, |doc, _| features::formatting(doc))
+            }
+            _ => Ok(serde_json::Value::Null),
+        };
+        match result {
+            Ok(value) => Response::new_ok(id, value),
+            Err(message) => {
+                Response::new_err(id, lsp_server::ErrorCode::InvalidParams as i32, message)
+            }
+        }
+    }
+
+    /// Runs `handle` on the request's parameters and its document.
+    fn on<R>(
+        &self,
+        request: Request,
+        handle: impl FnOnce(&Document, R::Params) -> R::Result,
+    ) -> Result<serde_json::Value, String>
+    where
+        R: req::Request,
+        R::Params: serde::de::DeserializeOwned + HasDocument,
+        R::Result: serde::Serialize,
+    {
+        let (_, params) = request
+            .extract::<R::Params>(R::METHOD)
+            .map_err(|e| format!("{e:?}"))?;
+        let Some(doc) = self.documents.get(params.document().as_str()) else {
+            return Ok(serde_json::Value::Null);
+        };
+        let result = handle(doc, params);
+        serde_json::to_value(result).map_err(|e| e.to_string())
+    }
+
+    /// Acts on a notification; the notifications to send back.
+    fn notice(&mut self, n: Notification) -> Vec<Notification> {
+        match n.method.as_str() {
+            notif::DidOpenTextDocument::METHOD => {
+                let Ok(p) =
+                    n.extract::<DidOpenTextDocumentParams>(notif::DidOpenTextDocument::METHOD)
+                else {
+                    return Vec::new();
+                };
+                self.update(p.text_document.uri, p.text_document.text)
+            }
+            notif::DidChangeTextDocument::METHOD => {
+                let Ok(p) =
+                    n.extract::<DidChangeTextDocumentParams>(notif::DidChangeTextDocument::METHOD)
+                else {
+                    return Vec::new();
+                };
+                // Full synchronisation: the last change is the whole text.
+                match p.content_changes.into_iter().last() {
+                    Some(change) => self.update(p.text_document.uri, change.text),
+                    None => Vec::new(),
+                }
+            }
+            notif::DidCloseTextDocument::METHOD => {
+                let Ok(p) =
+                    n.extract::<DidCloseTextDocumentParams>(notif::DidCloseTextDocument::METHOD)
+                else {
+                    return Vec::new();
+                };
+                match self.documents.remove(p.text_document.uri.as_str()) {
+                    Some(doc) => doc
+                        .published
+                        .into_iter()
+                        .map(|uri| publish(uri, Vec::new()))
+                        .collect(),
+                    None => Vec::new(),
+                }
+            }
+            notif::DidChangeConfiguration::METHOD => {
+                let Ok(p) = n
+                    .extract::<DidChangeConfigurationParams>(notif::DidChangeConfiguration::METHOD)
+                else {
+                    return Vec::new();
+                };
+                self.defines = params_from(p.settings.get("msclc"));
+                let open: Vec<(Uri, String)> = self
+                    .documents
+                    .values()
+                    .map(|d| (d.uri.clone(), d.text.clone()))
+                    .collect();
+                open.into_iter()
+                    .flat_map(|(uri, text)| self.update(uri, text))
+                    .collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Analyses the new text of `uri`; its diagnostics to publish.
+    fn update(&mut self, uri: Uri, text: String) -> Vec<Notification> {
+        let path = path_of(&uri);
+        let analysis = driver::analyze(&path, text.clone(), &self.defines);
+        let key = uri.as_str().to_string();
+        let (previous, fallback) = match self.documents.remove(&key) {
+            Some(old) if analysis.program.is_none() => {
+                let fallback = match old.analysis.program {
+                    Some(_) => Some((old.text, old.analysis)),
+                    None => old.fallback,
+                };
+                (old.published, fallback)
+            }
+            Some(old) => (old.published, None),
+            None => (Vec::new(), None),
+        };
+        let (by_file, published) = diagnostics_by_file(&analysis, &uri);
+        let mut out: Vec<Notification> = Vec::new();
+        for gone in previous.into_iter().filter(|u| !published.contains(u)) {
+            out.push(publish(gone, Vec::new()));
+        }
+        for (file_uri, diagnostics) in by_file {
+            out.push(publish(file_uri, diagnostics));
+        }
+        self.documents.insert(
+            key,
+            Document {
+                uri,
+                path,
+                text,
+                analysis,
+                fallback,
+                published,
+                defines: self.defines.clone(),
+            },
+        );
+        out
+    }
+}
+
+fn send(connection: &Connection, message: Message) -> Result<(), String> {
+    connection.sender.send(message).map_err(|e| e.to_string())
+}
+
+fn publish(uri: Uri, diagnostics: Vec<lsp_types::Diagnostic>) -> Notification {
+    Notification::new(
+        notif::PublishDiagnostics::METHOD.to_string(),
+        PublishDiagnosticsParams {
+            uri,
+            diagnostics,
+            version: None,
+        },
+    )
+}
+
+/// The analysis's diagnostics as LSP diagnostics, per file: the document
+/// itself always (an empty list clears it), and each import with some.
+/// Diagnostics with no place (a bad param setting) go at the document's
+/// start.
+fn diagnostics_by_file(
+    analysis: &Analysis,
+    uri: &Uri,
+) -> (Vec<(Uri, Vec<lsp_types::Diagnostic>)>, Vec<Uri>) {
+    let mut by_file: Vec<(Uri, Vec<lsp_types::Diagnostic>)> = vec![(uri.clone(), Vec::new())];
+    for d in &analysis.diagnostics {
+        let (file, range) = match d.primary.as_ref() {
+            Some(label) => (label.span.file, range_of(analysis, label.span)),
+            None => (0, Range::default()),
+        };
+        let file_uri = file_uri(analysis, file, uri);
+        let converted = convert(analysis, d, range, uri);
+        match by_file.iter_mut().find(|(u, _)| *u == file_uri) {
+            Some((_, list)) => list.push(converted),
+            None => by_file.push((file_uri, vec![converted])),
+        }
+    }
+    let published = by_file.iter().map(|(u, _)| u.clone()).collect();
+    (by_file, published)
+}
+
+fn convert(analysis: &Analysis, d: &Diagnostic, range: Range, uri: &Uri) -> lsp_types::Diagnostic {
+    let mut message = d.message.clone();
+    if let Some(label) = &d.primary {
+        if !label.message.is_empty() {
+            message.push_str(&format!(" ({})", label.message));
+        }
+    }
+    for note in &d.notes {
+        message.push('\n');
+        message.push_str(note);
+    }
+    let related: Vec<DiagnosticRelatedInformation> = d
+        .secondary
+        .iter()
+        .map(|l| DiagnosticRelatedInformation {
+            location: Location::new(
+                file_uri(analysis, l.span.file, uri),
+                range_of(analysis, l.span),
+            ),
+            message: l.message.clone(),
+        })
+        .collect();
+    lsp_types::Diagnostic {
+        range,
+        severity: Some(match d.severity {
+            Severity::Error => DiagnosticSeverity::ERROR,
+            Severity::Warning => DiagnosticSeverity::WARNING,
+        }),
+        code: Some(NumberOrString::String(d.code.id().to_string())),
+        source: Some("msclc".into()),
+        message,
+        related_information: (!related.is_empty()).then_some(related),
+        ..lsp_types::Diagnostic::default()
+    }
+}
+
+/// The LSP range of `span`, in the file it points into.
+pub(crate) fn range_of(analysis: &Analysis, span: crate::diag::Span) -> Range {
+    let text = analysis.sources.source(span.file);
+    Lines::new(text).range(span.start as usize, span.end as usize)
+}
+
+/// The URI of file `file` of an analysis: the document's own for the main
+/// file, the imported file's path for the others.
+pub(crate) fn file_uri(analysis: &Analysis, file: u32, uri: &Uri) -> Uri {
+    if file == 0 {
+        return uri.clone();
+    }
+    let name = analysis.sources.name(file).unwrap_or_default();
+    let imported = PathBuf::from(&name);
+    let full = if imported.is_absolute() {
+        imported
+    } else {
+        std::env::current_dir().unwrap_or_default().join(imported)
+    };
+    uri_of(&full).unwrap_or_else(|| uri.clone())
+}
+
+/// The file a `file://` URI names (another scheme: a name for messages).
+fn path_of(uri: &Uri) -> PathBuf {
+    let text = uri.as_str();
+    match text.strip_prefix("file://") {
+        Some(rest) => PathBuf::from(percent_decode(rest)),
+        None => PathBuf::from(text),
+    }
+}
+
+/// The `file://` URI of an absolute path.
+fn uri_of(path: &Path) -> Option<Uri> {
+    let mut text = String::from("file://");
+    for byte in path.to_string_lossy().bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
+                text.push(byte as char)
+            }
+            _ => text.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    Uri::from_str(&text).ok()
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes.get(i + 1..i + 3).and_then(|h| {
+            std::str::from_utf8(h)
+                .ok()
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        });
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The document a request is about.
+trait HasDocument {
+    fn document(&self) -> &Uri;
+}
+
+impl HasDocument for HoverParams {
+    fn document(&self) -> &Uri {
+        &self.text_document_position_params.text_document.uri
+    }
+}
+
+impl HasDocument for GotoDefinitionParams {
+    fn document(&self) -> &Uri {
+        &self.text_document_position_params.text_document.uri
+    }
+}
+
+impl HasDocument for ReferenceParams {
+    fn document(&self) -> &Uri {
+        &self.text_document_position.text_document.uri
+    }
+}
+
+impl HasDocument for CompletionParams {
+    fn document(&self) -> &Uri {
+        &self.text_document_position.text_document.uri
+    }
+}
+
+impl HasDocument for DocumentSymbolParams {
+    fn document(&self) -> &Uri {
+        &self.text_document.uri
+    }
+}
+
+impl HasDocument for DocumentFormattingParams {
+    fn document(&self) -> &Uri {
+        &self.text_document.uri
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_uris_and_paths_round_trip() {
+        let path = Path::new("/tmp/a dir/ring+1.mscl");
+        let uri = uri_of(path).unwrap();
+        assert_eq!(uri.as_str(), "file:///tmp/a%20dir/ring%2B1.mscl");
+        assert_eq!(path_of(&uri), path);
+    }
+}

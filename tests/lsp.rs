@@ -1,0 +1,323 @@
+//! `msclc lsp` driven over stdio as an editor drives it: initialize, open,
+//! change, hover, definition, references, completion, outline, formatting,
+//! shutdown; each answer checked as the editor would show it.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+/// An editor's end of the connection.
+struct Editor {
+    child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+    next_id: i64,
+    /// Notifications received while waiting for answers.
+    notifications: Vec<Value>,
+}
+
+impl Editor {
+    fn start(options: Value) -> Editor {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_msclc"))
+            .arg("lsp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("msclc lsp starts");
+        let input = child.stdin.take().unwrap();
+        let output = BufReader::new(child.stdout.take().unwrap());
+        let mut editor = Editor {
+            child,
+            input,
+            output,
+            next_id: 0,
+            notifications: Vec::new(),
+        };
+        let init = editor.request(
+            "initialize",
+            json!({"processId": null, "rootUri": null, "capabilities": {}, "initializationOptions": options}),
+        );
+        assert!(
+            init["capabilities"]["hoverProvider"] == json!(true),
+            "{init}"
+        );
+        editor.notify("initialized", json!({}));
+        editor
+    }
+
+    fn send(&mut self, message: Value) {
+        let body = message.to_string();
+        write!(self.input, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        self.input.flush().unwrap();
+    }
+
+    fn receive(&mut self) -> Value {
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            self.output.read_line(&mut line).expect("a header");
+            assert!(!line.is_empty(), "the server closed the connection");
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some(n) = line.strip_prefix("Content-Length: ") {
+                length = n.parse().unwrap();
+            }
+        }
+        let mut body = vec![0; length];
+        self.output.read_exact(&mut body).unwrap();
+        serde_json::from_slice(&body).unwrap()
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let message = self.receive();
+            if message["id"] == json!(id) {
+                assert!(message.get("error").is_none(), "{message}");
+                return message["result"].clone();
+            }
+            self.notifications.push(message);
+        }
+    }
+
+    /// The diagnostics last published for `uri`, after a round trip (the
+    /// server answers in order, so they have arrived).
+    fn diagnostics(&mut self, uri: &str) -> Vec<Value> {
+        self.request("shutdown-probe/unknown", json!(null));
+        self.notifications
+            .iter()
+            .rev()
+            .find(|n| n["method"] == "textDocument/publishDiagnostics" && n["params"]["uri"] == uri)
+            .map(|n| n["params"]["diagnostics"].as_array().unwrap().clone())
+            .expect("diagnostics were published")
+    }
+
+    fn at(&mut self, method: &str, uri: &str, line: u32, character: u32) -> Value {
+        let mut params = json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}});
+        if method == "textDocument/references" {
+            params["context"] = json!({"includeDeclaration": true});
+        }
+        self.request(method, params)
+    }
+
+    fn open(&mut self, uri: &str, text: &str) {
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "mscl", "version": 1, "text": text}}),
+        );
+    }
+
+    fn change(&mut self, uri: &str, version: i64, text: &str) {
+        self.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
+        );
+    }
+
+    fn stop(mut self) {
+        self.request("shutdown", json!(null));
+        self.notify("exit", json!(null));
+        let status = self.child.wait().unwrap();
+        assert!(
+            status.success(),
+            "msclc lsp exits 0 after shutdown and exit"
+        );
+    }
+}
+
+const PROGRAM: &str = r#"param num_gpus: int = 2
+
+program "ring" {
+    collective = allgather(num_gpus, chunk_factor: 1, inplace: false)
+}
+
+for r in 0..num_gpus {
+    let peer = (r + 1) % num_gpus
+    let ch = memory_channel(peer, r)
+    let back = memory_channel((r + num_gpus - 1) % num_gpus, r)
+    rank(r).copy(rank(r).output[r], rank(r).input[0], tb: 0)
+    ch.put(rank(peer).output[r], rank(r).input[0], tb: 0)
+    ch.signal(tb: 0, data_sync: before)
+    back.wait(tb: 0, data_sync: after)
+}
+"#;
+
+fn temp_uri(name: &str) -> (std::path::PathBuf, String) {
+    let dir = std::env::temp_dir().join(format!("msclc-lsp-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("ring.mscl");
+    let uri = format!("file://{}", path.display());
+    (path, uri)
+}
+
+fn hover_text(hover: &Value) -> String {
+    hover["contents"]["value"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+fn labels(items: &Value) -> Vec<String> {
+    items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["label"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn an_editor_gets_diagnostics_hover_definitions_and_completions() {
+    let (_, uri) = temp_uri("session");
+    let mut editor = Editor::start(json!({"params": {"num_gpus": 4}}));
+
+    // A misspelt name: an error at its place, with its code.
+    editor.open(&uri, &PROGRAM.replace("(peer, r)", "(peeer, r)"));
+    let diagnostics = editor.diagnostics(&uri);
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+    let d = &diagnostics[0];
+    assert_eq!(d["code"], "E0101");
+    assert_eq!(d["severity"], 1);
+    assert_eq!(d["range"]["start"], json!({"line": 8, "character": 28}));
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean `peer`?"),
+        "{d}"
+    );
+
+    // Fixed: the diagnostics are cleared.
+    editor.change(&uri, 2, PROGRAM);
+    assert_eq!(editor.diagnostics(&uri), Vec::<Value>::new());
+
+    // Hover: a variable's type, a param's value in the editor's settings,
+    // a builtin's signature and documentation.
+    let ch = hover_text(&editor.at("textDocument/hover", &uri, 11, 5));
+    assert!(ch.contains("let ch: memory_channel"), "{ch}");
+    let param = hover_text(&editor.at("textDocument/hover", &uri, 6, 15));
+    assert!(param.contains("param num_gpus: int = 2"), "{param}");
+    assert!(param.contains("set to `4`"), "{param}");
+    let builtin = hover_text(&editor.at("textDocument/hover", &uri, 8, 15));
+    assert!(
+        builtin.contains("memory_channel(dst_rank: int, src_rank: int) -> memory_channel"),
+        "{builtin}"
+    );
+    let method = hover_text(&editor.at("textDocument/hover", &uri, 12, 8));
+    assert!(
+        method.contains("Signals the peer's paired channel."),
+        "{method}"
+    );
+
+    // Go to definition and find references of `peer`.
+    let def = editor.at("textDocument/definition", &uri, 11, 16);
+    assert_eq!(def["uri"], uri);
+    assert_eq!(def["range"]["start"], json!({"line": 7, "character": 8}));
+    let refs = editor.at("textDocument/references", &uri, 7, 9);
+    let lines: Vec<i64> = refs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["range"]["start"]["line"].as_i64().unwrap())
+        .collect();
+    assert_eq!(lines, vec![7, 8, 11]);
+
+    // Completion while typing: the text does not parse, the last analysis
+    // that did gives the receiver's type.
+    let typing = PROGRAM.replace("    back.wait(tb: 0, data_sync: after)\n", "    ch.\n");
+    editor.change(&uri, 3, &typing);
+    let methods = labels(&editor.at("textDocument/completion", &uri, 13, 7));
+    for m in ["signal", "wait", "put", "reduce", "src_rank"] {
+        assert!(methods.contains(&m.to_string()), "{m} in {methods:?}");
+    }
+    assert!(!methods.contains(&"copy".to_string()), "{methods:?}");
+    let typing = PROGRAM.replace(
+        "    back.wait(tb: 0, data_sync: after)\n",
+        "    rank(r).copy(\n",
+    );
+    editor.change(&uri, 4, &typing);
+    let inside = labels(&editor.at("textDocument/completion", &uri, 13, 17));
+    for expected in [
+        "tb:",
+        "dst_chunk:",
+        "peer",
+        "ch",
+        "num_gpus",
+        "after",
+        "memory_channel",
+    ] {
+        assert!(
+            inside.contains(&expected.to_string()),
+            "{expected} in {inside:?}"
+        );
+    }
+
+    // The outline.
+    editor.change(&uri, 5, PROGRAM);
+    let symbols = editor.request(
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": uri}}),
+    );
+    let names = labels(&json!(symbols
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| json!({"label": s["name"]}))
+        .collect::<Vec<_>>()));
+    assert_eq!(names, vec!["num_gpus", "program \"ring\""]);
+
+    // Formatting: one edit that gives `msclc fmt`'s text.
+    editor.change(&uri, 6, &PROGRAM.replace("    let peer", "let   peer"));
+    let edits = editor.request(
+        "textDocument/formatting",
+        json!({"textDocument": {"uri": uri}, "options": {"tabSize": 4, "insertSpaces": true}}),
+    );
+    assert_eq!(edits.as_array().unwrap().len(), 1, "{edits}");
+    assert_eq!(edits[0]["newText"], PROGRAM);
+
+    editor.stop();
+}
+
+/// Warnings come with their related places; params from the settings
+/// change what the program evaluates to.
+#[test]
+fn warnings_and_settings_reach_the_editor() {
+    let (path, uri) = temp_uri("warnings");
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/ring_one_block.mscl"),
+    )
+    .unwrap();
+    std::fs::write(&path, &text).unwrap();
+    let mut editor = Editor::start(json!({}));
+    editor.open(&uri, &text);
+    assert_eq!(
+        editor.diagnostics(&uri),
+        Vec::<Value>::new(),
+        "fine at its default size"
+    );
+    editor.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"msclc": {"params": {"n": 16}}}}),
+    );
+    let warnings = editor.diagnostics(&uri);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(warnings[0]["code"], "W0502");
+    assert_eq!(warnings[0]["severity"], 2);
+    assert!(
+        warnings[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("when r = 0"),
+        "{}",
+        warnings[0]
+    );
+    editor.stop();
+}
