@@ -282,8 +282,14 @@ pub fn analyze(path: &Path, text: String, defines: &[(String, String)]) -> Analy
         loop_values: true,
         ..Limits::default()
     };
+    // A file of functions only is a library: it is checked, not run.
+    let library = program
+        .stmts
+        .iter()
+        .all(|s| matches!(s.kind, StmtKind::Fn(_) | StmtKind::Import { .. }));
     let diagnostics = match checked {
         Err(diagnostics) => diagnostics,
+        Ok(()) if library => Vec::new(),
         Ok(()) => match plan_of(&sources, &mut Timings::default(), &program, defines, limits) {
             Ok(plan) => crate::passes::warnings(&plan),
             Err(diagnostics) => diagnostics,

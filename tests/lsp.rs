@@ -321,3 +321,36 @@ fn warnings_and_settings_reach_the_editor() {
     );
     editor.stop();
 }
+
+/// A mistake in an imported file is published for that file, and goes to
+/// definition across files.
+#[test]
+fn imported_files_get_their_diagnostics_and_definitions() {
+    let (path, uri) = temp_uri("imports");
+    let dir = path.parent().unwrap();
+    std::fs::write(
+        dir.join("lib.mscl"),
+        "fn next(r: int, n: int) -> int {\n    return (r + 1) % n\n}\nfn broken() -> int {\n    return true\n}\n",
+    )
+    .unwrap();
+    let lib_uri = format!("file://{}", dir.join("lib.mscl").display());
+    let main = PROGRAM
+        .replace("param num_gpus", "import \"lib.mscl\"\nparam num_gpus")
+        .replace("(r + 1) % num_gpus", "next(r, num_gpus)");
+    let mut editor = Editor::start(json!({}));
+    editor.open(&uri, &main);
+    let in_lib = editor.diagnostics(&lib_uri);
+    assert_eq!(in_lib.len(), 1, "{in_lib:?}");
+    assert_eq!(in_lib[0]["code"], "E0103");
+    assert_eq!(in_lib[0]["range"]["start"]["line"], 4);
+    assert_eq!(editor.diagnostics(&uri), Vec::<Value>::new());
+    // `next` (line 8 of the main file) is defined in lib.mscl.
+    let def = editor.at("textDocument/definition", &uri, 8, 16);
+    assert_eq!(def["uri"], lib_uri);
+    assert_eq!(def["range"]["start"], json!({"line": 0, "character": 3}));
+    // Opened alone, the library is checked, not run (it has no program).
+    let lib = std::fs::read_to_string(dir.join("lib.mscl")).unwrap();
+    editor.open(&lib_uri, &lib.replace("return true", "return 1"));
+    assert_eq!(editor.diagnostics(&lib_uri), Vec::<Value>::new());
+    editor.stop();
+}
