@@ -295,6 +295,7 @@ fn check_lists_the_files_that_would_change_and_writes_nothing() {
     let out = msclc(&["fmt", "--check", tidy.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -311,6 +312,7 @@ fn fmt_rewrites_a_file_in_place() {
     );
     assert!(out.stdout.is_empty());
     assert_eq!(read(&file), TIDY);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -346,6 +348,7 @@ fn a_file_that_does_not_parse_is_reported_where_and_left_alone() {
     assert_eq!(read(&bad), "let x = 1\nlet y = (1 + ]\n");
     // The other files are formatted all the same.
     assert_eq!(read(&messy), TIDY);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -356,4 +359,5 @@ fn a_missing_file_exits_2() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("error[E0801]"), "{err}");
     assert!(err.contains("nothing.mscl"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
