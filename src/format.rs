@@ -29,9 +29,10 @@
 //!     space before any other (`for (a, b) in`, `= [1, 2]`, `, (x, y)`);
 //!   - braces hold their contents with a space inside, `{ x }`, and an
 //!     empty pair is `{}`.
-//! - A `-` is unary when what precedes it cannot end an operand; a `}` can
+//! - A `-` is unary when what precedes it cannot end an operand. A `}` can
 //!   (a map literal or an `if` expression), and no statement starts with
-//!   `-`, so a `-` after `}` is binary.
+//!   `-`, `(` or `[`, so a `-` after `}` is binary and a `(` or `[` after it
+//!   calls or indexes.
 //! - A comment keeps its text, less trailing whitespace. After code it is
 //!   one space from it; on a line of its own it is indented as a token
 //!   there would be.
@@ -43,9 +44,9 @@
 use crate::diag::Diagnostic;
 use crate::syntax::{self, lexer, lexer::Token};
 
-/// The text of `text`, laid out canonically; `file` is the id the
-/// diagnostic's span carries when the text does not parse (a formatter
-/// must not guess at the layout of text it cannot read).
+/// `text` laid out canonically. Text that does not parse is refused with
+/// the parser's diagnostic, whose span carries `file`: the layout of text
+/// the compiler cannot read is anyone's guess.
 pub fn format_source(file: u32, text: &str) -> Result<String, Diagnostic> {
     syntax::parse(file, text)?;
     Ok(layout(text))
@@ -139,7 +140,7 @@ fn space_between(before: Class, after: Class) -> bool {
         (OpenBrace, _) | (_, CloseBrace) => true,
         (Open | Joiner | Prefix, _) => false,
         (_, Close | Separator | Joiner) => false,
-        (Operand | Close | CloseBrace | CallLikeKeyword, Open) => false,
+        (before, Open) => !(before.ends_operand() || before == CallLikeKeyword),
         _ => true,
     }
 }
@@ -218,8 +219,9 @@ impl Writer {
     }
 
     /// A comment, before a token of class `next`: on a line of its own, it
-    /// is indented as that token would be if it started the line, unless
-    /// it closes a bracket (the comment is about what is inside).
+    /// is indented as that token would be if it started the line, or, if
+    /// that token closes a bracket, as the lines inside (the comment is
+    /// about them).
     fn comment(&mut self, comment: &str, next: Option<Class>) {
         if self.line_started {
             self.out.push(' ');
@@ -235,8 +237,9 @@ impl Writer {
         let class = self.in_context(class);
         if !self.line_started {
             if class.closes() {
-                // A closing bracket first on its line lines up with the
-                // line that opened it.
+                // A closing bracket first on its line is indented as the
+                // lines around its bracket: as the line that opened it,
+                // unless that line started by closing others.
                 self.start_line(self.inner_indent().saturating_sub(1), false);
             } else {
                 let continues = self.continues(Some(class));

@@ -16,7 +16,7 @@
 //!   deep arrays; enormous declared counts).
 //!
 //! Every input runs through the real binary (`check`, `compile`, `compile
-//! --emit cuda`, `sim`) under a wall-clock limit and an address-space cap,
+//! --emit cuda`, `sim`; some pathological ones through `fmt` too) under a wall-clock limit and an address-space cap,
 //! and must end on its own with exit code 0, 1 or 2: no panic, no signal
 //! (stack overflow, out of memory), no hang. A program that fails to compile
 //! must say where (`NAME.mscl:LINE:COL`); a plan the compiler wrote must
@@ -2656,6 +2656,7 @@ fn generated_programs() {
         if rng.chance(5) {
             p.text = damage(&mut rng, &p.text);
         }
+        formats_for_good_in_process(&p.text);
         run_program(&mut h, &mut rng, &format!("program {k}"), &p);
     }
     h.finish();
@@ -2924,8 +2925,46 @@ fn pathological_programs() {
             a.extend(args(&["--quiet", "--max-memory", SIM_MAX_MEMORY]));
         }
         h.run(&case, "case.mscl", Input::Source, &a);
+        // A quarter of them: a debug build parses these slowly.
+        if rng.chance(25) {
+            formats_for_good(&mut h, &case);
+        }
     }
     h.finish();
+}
+
+/// `msclc fmt case.mscl` ends as any command does (it formats the file, or
+/// says where it does not parse, or that it cannot read it), and what it
+/// writes is formatted: `--check` finds nothing to change.
+fn formats_for_good(h: &mut Harness, case: &str) {
+    let fmt = args(&["fmt", "case.mscl"]);
+    if h.run(case, "case.mscl", Input::Source, &fmt).code() != Some(0) {
+        return;
+    }
+    let check = args(&["fmt", "--check", "case.mscl"]);
+    let again = h.exec(&check);
+    if again.code() != Some(0) {
+        h.fail(
+            case,
+            "case.mscl",
+            &check,
+            "what `msclc fmt` wrote is not formatted",
+            &again,
+        );
+    }
+}
+
+/// A generated program formats, if it parses, to text that formats to
+/// itself (in process: a run of the binary per program costs seconds).
+fn formats_for_good_in_process(text: &str) {
+    if let Ok(once) = msclc::format::format_source(0, text) {
+        let twice = msclc::format::format_source(0, &once);
+        assert_eq!(
+            twice.as_ref(),
+            Ok(&once),
+            "formatting twice differs:\n{text}"
+        );
+    }
 }
 
 // ---------------------------------------------------------- mutating plans

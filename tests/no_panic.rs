@@ -1,5 +1,6 @@
 //! No input makes msclc panic: truncated and randomly mutated versions of
-//! every example must yield a plan or diagnostics, never a crash.
+//! every example must yield a plan or diagnostics, never a crash; and
+//! format as they parse (formatted text formats to itself) or not at all.
 
 mod common;
 
@@ -71,6 +72,15 @@ fn examples() -> Vec<(PathBuf, String)> {
         .collect()
 }
 
+fn format_must_not_panic(text: &str) {
+    let result = std::panic::catch_unwind(|| {
+        if let Ok(once) = msclc::format::format_source(0, text) {
+            assert_eq!(msclc::format::format_source(0, &once), Ok(once.clone()));
+        }
+    });
+    assert!(result.is_ok(), "msclc fmt panicked on:\n{text}");
+}
+
 fn compile_must_not_panic(path: &Path, text: String) {
     let shown = text.clone();
     let result = std::panic::catch_unwind(|| {
@@ -97,6 +107,7 @@ fn truncated_examples() {
             .filter(|i| text.is_char_boundary(*i))
             .collect();
         for cut in cuts {
+            format_must_not_panic(&text[..cut]);
             compile_must_not_panic(&path, text[..cut].to_string());
         }
     }
@@ -134,6 +145,7 @@ fn mutated_examples() {
                     }
                 }
             }
+            format_must_not_panic(&s);
             compile_must_not_panic(&path, s);
         }
     }

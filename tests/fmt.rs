@@ -1,0 +1,363 @@
+//! `msclc fmt`: every example and stdlib file is formatted (the check CI
+//! runs), formatting is idempotent and keeps tokens, comments and plans,
+//! and the command line does what docs/language.md says.
+
+mod common;
+
+use msclc::driver;
+use msclc::format::format_source;
+use msclc::syntax::lexer;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// Every .mscl file of examples/ and stdlib/, sorted.
+fn source_files() -> Vec<PathBuf> {
+    let stdlib = Path::new(env!("CARGO_MANIFEST_DIR")).join("stdlib");
+    let mut files = common::example_files();
+    for entry in std::fs::read_dir(stdlib).expect("stdlib dir").flatten() {
+        if entry.path().extension().is_some_and(|e| e == "mscl") {
+            files.push(entry.path());
+        }
+    }
+    files.sort();
+    assert!(files.len() >= 77, "found only {} files", files.len());
+    files
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn formatted(path: &Path, text: &str) -> String {
+    format_source(0, text).unwrap_or_else(|d| panic!("{}: {d:?}\n{text}", path.display()))
+}
+
+/// The text of each token, in order: what the program means.
+fn tokens(text: &str) -> Vec<&str> {
+    lexer::lex(text)
+        .map(|t| {
+            let (start, _, end) = t.expect("lexes");
+            &text[start..end]
+        })
+        .collect()
+}
+
+/// A small deterministic generator, so that a failure can be reproduced.
+struct Dice(u64);
+
+impl Dice {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+
+    fn whitespace(&mut self, max: u64) -> String {
+        (0..self.below(max + 1))
+            .map(|_| if self.below(4) == 0 { '\t' } else { ' ' })
+            .collect()
+    }
+}
+
+/// `text` with each gap between its tokens (whitespace and comments)
+/// rewritten by `rewrite`, given the gap, the tokens either side (empty at
+/// the ends of the text) and the dice.
+fn with_gaps(
+    text: &str,
+    seed: u64,
+    rewrite: impl Fn(&str, &str, &str, &mut Dice) -> String,
+) -> String {
+    let mut dice = Dice(seed);
+    let mut out = String::new();
+    let mut end_of_previous = 0;
+    let mut previous = "";
+    for t in lexer::lex(text) {
+        let (start, _, end) = t.expect("lexes");
+        let token = &text[start..end];
+        out += &rewrite(&text[end_of_previous..start], previous, token, &mut dice);
+        out += token;
+        (end_of_previous, previous) = (end, token);
+    }
+    out + &rewrite(&text[end_of_previous..], previous, "", &mut dice)
+}
+
+/// Whether `before` and `after` lex as themselves with nothing between.
+fn may_touch(before: &str, after: &str) -> bool {
+    let joined = format!("{before}{after}");
+    tokens(&joined) == [before, after]
+}
+
+/// `text` changed in whitespace only, in every way the layout makes
+/// canonical: indentation changed or removed, spaces added, or taken away
+/// where the tokens still lex apart, trailing whitespace, more blank lines
+/// where there is one, blank lines at both ends, CRLF line ends.
+fn mangled(text: &str, seed: u64) -> String {
+    let crlf = seed.is_multiple_of(3);
+    let messy = with_gaps(text, seed, |gap, before, after, dice| {
+        let lines: Vec<&str> = gap.split('\n').collect();
+        if lines.len() == 1 && !gap.contains("//") {
+            let tight = !before.is_empty() && !after.is_empty() && may_touch(before, after);
+            return match dice.below(3) {
+                0 if tight => String::new(),
+                _ => format!(" {}", dice.whitespace(3)),
+            };
+        }
+        let mut out = String::new();
+        for (i, line) in lines.iter().enumerate() {
+            if i > 0 {
+                out += if crlf { "\r\n" } else { "\n" };
+            }
+            let comment = line.trim();
+            if i == 0 {
+                // Still on the line of `before`: a comment there stays
+                // apart from it.
+                if !comment.is_empty() {
+                    out += &format!(" {}{comment}", dice.whitespace(4));
+                }
+            } else {
+                out += &dice.whitespace(9);
+                out += comment;
+            }
+            let last = i + 1 == lines.len();
+            if !last {
+                out += &dice.whitespace(2);
+            }
+            // Where there is a blank line, a few more.
+            if i > 0 && !last && comment.is_empty() {
+                out += "\n \n\t";
+            }
+        }
+        out
+    });
+    format!("\n \n{messy}\n\n  \n")
+}
+
+/// `text` with every token on a line of its own (comments stay where they
+/// are): the most indentation the layout can be asked for.
+fn exploded(text: &str) -> String {
+    with_gaps(text, 0, |gap, before, _, _| {
+        match gap.contains('\n') || before.is_empty() {
+            true => gap.to_string(),
+            false => format!("{gap}\n"),
+        }
+    })
+}
+
+/// `text` on as few lines as its comments allow.
+fn joined(text: &str) -> String {
+    with_gaps(text, 0, |gap, _, _, _| match gap.contains("//") {
+        true => gap.to_string(),
+        false => " ".to_string(),
+    })
+}
+
+#[test]
+fn every_example_and_stdlib_file_is_formatted() {
+    let unformatted: Vec<String> = source_files()
+        .into_iter()
+        .filter(|f| {
+            let text = read(f);
+            formatted(f, &text) != text
+        })
+        .map(|f| f.display().to_string())
+        .collect();
+    assert!(
+        unformatted.is_empty(),
+        "not formatted (run `msclc fmt` on them): {}",
+        unformatted.join(", ")
+    );
+}
+
+#[test]
+fn a_mangled_file_formats_back_to_the_file() {
+    for (seed, f) in (1..).zip(source_files()) {
+        let text = read(&f);
+        let messy = mangled(&text, seed);
+        assert_ne!(messy, text);
+        assert_eq!(
+            tokens(&messy),
+            tokens(&text),
+            "{}: mangling changed tokens",
+            f.display()
+        );
+        assert_eq!(
+            formatted(&f, &messy),
+            text,
+            "{} mangled:\n{messy}",
+            f.display()
+        );
+    }
+}
+
+#[test]
+fn formatting_is_idempotent_and_keeps_the_tokens() {
+    for (seed, f) in (1..).zip(source_files()) {
+        let text = read(&f);
+        for variant in [
+            text.clone(),
+            mangled(&text, seed),
+            exploded(&text),
+            joined(&text),
+        ] {
+            let once = formatted(&f, &variant);
+            assert_eq!(
+                formatted(&f, &once),
+                once,
+                "{}: formatting twice differs",
+                f.display()
+            );
+            assert_eq!(tokens(&once), tokens(&text), "{}", f.display());
+            let comments = |t: &str| t.lines().filter(|l| l.contains("//")).count();
+            assert_eq!(
+                comments(&once),
+                comments(&text),
+                "{}: comments lost",
+                f.display()
+            );
+        }
+    }
+}
+
+/// The plan of `text` compiled as the program at `path` (imports resolve
+/// from there), or its errors' messages.
+fn plan(path: &Path, text: String) -> Result<Vec<u8>, Vec<String>> {
+    let c = driver::compile_source(path, text, &[]);
+    match c.result {
+        Ok(plan) => {
+            let mut json = Vec::new();
+            msclc::back::json::write_plan(&plan, false, &mut json).expect("writes");
+            Ok(json)
+        }
+        Err(diags) => Err(diags.into_iter().map(|d| d.message.clone()).collect()),
+    }
+}
+
+#[test]
+fn formatting_keeps_every_examples_plan() {
+    for (seed, f) in (1..).zip(common::example_files()) {
+        let text = read(&f);
+        let original = plan(&f, text.clone());
+        for variant in [mangled(&text, seed), formatted(&f, &exploded(&text))] {
+            assert!(
+                plan(&f, variant) == original,
+                "{}: another plan",
+                f.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn comments_are_kept_where_they_are() {
+    let messy = "\n\n// leading\n\n\n//   second   \nparam n:int=2 // trailing\n\n\nfor i in 0..n{\n// own line\n  f(i)  //after a call\n      // before the brace\n}\n// the end   \n\n";
+    let text = "// leading\n\n//   second\nparam n: int = 2 // trailing\n\nfor i in 0..n {\n    // own line\n    f(i) //after a call\n    // before the brace\n}\n// the end\n";
+    assert_eq!(format_source(0, messy).expect("parses"), text);
+}
+
+fn msclc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .args(args)
+        .output()
+        .expect("msclc runs")
+}
+
+/// A folder of its own for a test's files.
+fn temp_dir(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("msclc-fmt-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+const MESSY: &str = "param n:int=2\nfor i in 0..n{\nf(i)\n}\n";
+const TIDY: &str = "param n: int = 2\nfor i in 0..n {\n    f(i)\n}\n";
+
+#[test]
+fn check_lists_the_files_that_would_change_and_writes_nothing() {
+    let dir = temp_dir("check");
+    let (messy, tidy) = (dir.join("messy.mscl"), dir.join("tidy.mscl"));
+    std::fs::write(&messy, MESSY).expect("write");
+    std::fs::write(&tidy, TIDY).expect("write");
+    let out = msclc(&[
+        "fmt",
+        "--check",
+        messy.to_str().unwrap(),
+        tidy.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("{}\n", messy.display())
+    );
+    assert_eq!(read(&messy), MESSY);
+    let out = msclc(&["fmt", "--check", tidy.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn fmt_rewrites_a_file_in_place() {
+    let dir = temp_dir("rewrite");
+    let file = dir.join("messy.mscl");
+    std::fs::write(&file, MESSY).expect("write");
+    let out = msclc(&["fmt", file.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty());
+    assert_eq!(read(&file), TIDY);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn fmt_dash_formats_standard_input_to_standard_output() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .args(["fmt", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("msclc runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(MESSY.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("msclc ends");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), TIDY);
+}
+
+#[test]
+fn a_file_that_does_not_parse_is_reported_where_and_left_alone() {
+    let dir = temp_dir("parse");
+    let (bad, messy) = (dir.join("bad.mscl"), dir.join("messy.mscl"));
+    std::fs::write(&bad, "let x = 1\nlet y = (1 + ]\n").expect("write");
+    std::fs::write(&messy, MESSY).expect("write");
+    let out = msclc(&["fmt", bad.to_str().unwrap(), messy.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("error[E0001]"), "{err}");
+    assert!(err.contains(&format!("{}:2:14", bad.display())), "{err}");
+    assert_eq!(read(&bad), "let x = 1\nlet y = (1 + ]\n");
+    // The other files are formatted all the same.
+    assert_eq!(read(&messy), TIDY);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_missing_file_exits_2() {
+    let dir = temp_dir("missing");
+    let out = msclc(&["fmt", dir.join("nothing.mscl").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("error[E0801]"), "{err}");
+    assert!(err.contains("nothing.mscl"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
