@@ -144,11 +144,11 @@ fn members(ty: &Type) -> Vec<CompletionItem> {
 fn type_of(text: &str, analysis: &Analysis) -> Option<Type> {
     let text = text.trim_end();
     if let Some(inner) = text.strip_suffix(')') {
-        let open = matching_open(inner, '(', ')')?;
+        let open = unclosed(inner, '(', ')')?;
         return return_type(&inner[..open], analysis);
     }
     if let Some(inner) = text.strip_suffix(']') {
-        let open = matching_open(inner, '[', ']')?;
+        let open = unclosed(inner, '[', ']')?;
         return match type_of(&inner[..open], analysis)? {
             Type::List(elem) => Some(*elem),
             Type::Map(_, value) => Some(*value),
@@ -242,11 +242,6 @@ fn open_call(text: &str) -> Option<&str> {
     let open = unclosed(text, '(', ')')?;
     let callee = text[..open].trim_end();
     (!callee_name(callee).is_empty()).then_some(callee)
-}
-
-/// The byte of the `open` that the `close` ending `text` (removed) closes.
-fn matching_open(text: &str, open: char, close: char) -> Option<usize> {
-    unclosed(text, open, close)
 }
 
 /// The byte of the innermost `open` left unclosed at the end of `text`.
