@@ -24,6 +24,17 @@ pub struct Program {
     pub imported: Vec<Rc<FnDef>>,
 }
 
+impl Program {
+    /// Every function the program can call: the imported ones, then its own.
+    pub fn functions(&self) -> impl Iterator<Item = Rc<FnDef>> + '_ {
+        let own = self.stmts.iter().filter_map(|s| match &s.kind {
+            StmtKind::Fn(f) => Some(f.clone()),
+            _ => None,
+        });
+        self.imported.iter().cloned().chain(own)
+    }
+}
+
 pub struct Compilation {
     pub sources: SourceMap,
     /// The plan, or why compilation stopped.

@@ -79,11 +79,7 @@ fn run(program: &Program, index: Option<Index>) -> (Result<(), Vec<Diagnostic>>,
         returns: None,
         errors: Vec::new(),
     };
-    let local_fns = program.stmts.iter().filter_map(|s| match &s.kind {
-        StmtKind::Fn(f) => Some(f.clone()),
-        _ => None,
-    });
-    for f in program.imported.iter().cloned().chain(local_fns) {
+    for f in program.functions() {
         c.declare_fn(f);
     }
     let fns: Vec<Rc<FnDef>> = c.functions.values().map(|f| f.def.clone()).collect();

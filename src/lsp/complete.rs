@@ -177,59 +177,52 @@ fn type_of(text: &str, analysis: &Analysis) -> Option<Type> {
         .map(|d| d.ty.clone())
 }
 
-/// The result type of calling what `callee` (text ending with the callee's
-/// name) names: a builtin, a method or a function of the program.
-fn return_type(callee: &str, analysis: &Analysis) -> Option<Type> {
-    let name_start = callee.trim_end_matches(is_name_char).len();
-    let name = &callee[name_start..];
-    let receiver = match callee[..name_start].strip_suffix('.') {
+/// What `callee` (text ending with the callee's name) calls: a builtin or
+/// method, or else a function of the program (a name with no receiver).
+enum Callee {
+    Builtin(vocab::Signature),
+    Function(String),
+}
+
+fn callee(callee: &str, analysis: &Analysis) -> Option<Callee> {
+    let name = callee_name(callee);
+    let receiver = match callee[..callee.len() - name.len()].strip_suffix('.') {
         Some(on) => Receiver::of(&type_of(on, analysis)?)?,
         None => Receiver::Free,
     };
-    if let Some(sig) = vocab::signatures()
-        .into_iter()
-        .find(|s| s.receiver == receiver && s.name == name)
-    {
-        return Some(sig.ret);
+    match vocab::signature(receiver, name) {
+        Some(sig) => Some(Callee::Builtin(sig)),
+        None => (receiver == Receiver::Free).then(|| Callee::Function(name.to_string())),
     }
-    analysis
-        .index
-        .defs
-        .iter()
-        .find(|d| d.kind == DefKind::Function && d.name == name)
-        .map(|d| d.ty.clone())
+}
+
+/// The result type of calling what `callee` names.
+fn return_type(text: &str, analysis: &Analysis) -> Option<Type> {
+    match callee(text, analysis)? {
+        Callee::Builtin(sig) => Some(sig.ret),
+        Callee::Function(name) => analysis
+            .index
+            .defs
+            .iter()
+            .find(|d| d.kind == DefKind::Function && d.name == name)
+            .map(|d| d.ty.clone()),
+    }
 }
 
 /// The parameter names of what `callee` calls.
-fn params_of(callee: &str, analysis: &Analysis) -> Vec<String> {
-    let name = callee_name(callee);
-    let name_start = callee.len() - name.len();
-    let receiver = match callee[..name_start].strip_suffix('.') {
-        Some(on) => type_of(on, analysis).and_then(|t| Receiver::of(&t)),
-        None => Some(Receiver::Free),
-    };
-    if let Some(sig) = receiver.and_then(|r| {
-        vocab::signatures()
-            .into_iter()
-            .find(|s| s.receiver == r && s.name == name)
-    }) {
-        return sig.params.iter().map(|p| p.name.to_string()).collect();
+fn params_of(text: &str, analysis: &Analysis) -> Vec<String> {
+    match callee(text, analysis) {
+        Some(Callee::Builtin(sig)) => sig.params.iter().map(|p| p.name.to_string()).collect(),
+        // A function of the program: the parameters of its definition.
+        Some(Callee::Function(name)) => analysis
+            .program
+            .iter()
+            .flat_map(|p| p.functions())
+            .find(|f| f.name.name == name)
+            .map(|f| f.params.iter().map(|p| p.name.name.clone()).collect())
+            .unwrap_or_default(),
+        None => Vec::new(),
     }
-    // A function of the program: the parameters of its definition.
-    let program = analysis.program.iter();
-    program
-        .flat_map(|p| {
-            p.imported
-                .iter()
-                .cloned()
-                .chain(p.stmts.iter().filter_map(|s| match &s.kind {
-                    crate::syntax::ast::StmtKind::Fn(f) => Some(f.clone()),
-                    _ => None,
-                }))
-        })
-        .find(|f| f.name.name == name)
-        .map(|f| f.params.iter().map(|p| p.name.name.clone()).collect())
-        .unwrap_or_default()
 }
 
 fn callee_name(callee: &str) -> &str {

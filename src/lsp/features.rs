@@ -98,25 +98,17 @@ fn describe_def(doc: &Document, analysis: &Analysis, def: &Def) -> String {
 
 /// The whole definition of the function `def` names.
 fn function_span(analysis: &Analysis, def: &Def) -> Option<Span> {
-    let program = analysis.program.as_ref()?;
-    let local = program.stmts.iter().filter_map(|s| match &s.kind {
-        StmtKind::Fn(f) => Some(f.clone()),
-        _ => None,
-    });
-    program
-        .imported
-        .iter()
-        .cloned()
-        .chain(local)
+    analysis
+        .program
+        .as_ref()?
+        .functions()
         .find(|f| f.name.span == def.span)
         .map(|f| f.span)
 }
 
 /// A builtin's signature and its line of documentation.
 pub(crate) fn describe_builtin(receiver: Receiver, name: &str) -> Option<String> {
-    let sig = vocab::signatures()
-        .into_iter()
-        .find(|s| s.receiver == receiver && s.name == name)?;
+    let sig = vocab::signature(receiver, name)?;
     let params: Vec<String> = sig
         .params
         .iter()

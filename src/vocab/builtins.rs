@@ -270,6 +270,13 @@ macro_rules! declare_signatures {
             }
         }
 
+        /// The builtin `name` called on `receiver`, if there is one.
+        pub fn signature(receiver: Receiver, name: &str) -> Option<Signature> {
+            signatures()
+                .into_iter()
+                .find(|s| s.receiver == receiver && s.name == name)
+        }
+
         /// The table of all builtins.
         pub fn signatures() -> Vec<Signature> {
             let shapes = Shapes::new();

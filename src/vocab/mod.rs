@@ -11,7 +11,7 @@ use std::fmt;
 mod builtins;
 
 pub(crate) use builtins::builtin_table;
-pub use builtins::{signatures, Builtin, Signature};
+pub use builtins::{signature, signatures, Builtin, Signature};
 
 /// A static type of the language.
 #[derive(Debug, Clone, PartialEq)]
