@@ -20,4 +20,5 @@ pub mod passes;
 pub mod runner;
 pub mod sim;
 pub mod syntax;
+pub mod timing;
 pub mod vocab;

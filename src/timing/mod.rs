@@ -1,0 +1,6 @@
+//! The timing model: how long a plan takes on a topology, predicted from
+//! the simulator's execution, before any GPU.
+
+pub mod timeline;
+
+pub use timeline::*;
