@@ -148,6 +148,7 @@ impl Sim<'_> {
         if let Some(v) = self.check(loc, access, &clock) {
             return Err(v);
         }
+        self.recorded_read(t, loc);
         let cell = self.memory.entry(loc).or_default();
         // A packet slot is not checked (its flags order it), and only a
         // write, which clears the log, makes it an ordinary cell again: its
@@ -173,6 +174,7 @@ impl Sim<'_> {
                 return Err(v);
             }
         }
+        let event = self.recording_id(t);
         let packet = packet.then(|| {
             let th = &self.threads[t];
             Box::new(Packet {
@@ -180,6 +182,7 @@ impl Sim<'_> {
                 clock: th.clock.exec.clone(),
                 writer: t,
                 epoch: th.epoch + 1,
+                event,
             })
         });
         let cell = self.memory.entry(loc).or_default();
@@ -204,10 +207,17 @@ impl Sim<'_> {
                 .collect();
             let mut exec = self.threads[t].clock.exec.clone();
             exec.join_all(packets.iter().map(|p| &p.clock));
+            let writers: Vec<u32> = match self.record {
+                Some(_) => packets.iter().map(|p| p.event).collect(),
+                None => Vec::new(),
+            };
             for p in packets {
                 exec.raise(p.writer, p.epoch);
             }
             self.threads[t].clock.exec = exec;
+            for event in writers {
+                self.recorded_needs(t, event, record::Release::Packet);
+            }
         }
         let th = &self.threads[t];
         let switch_src = op

@@ -37,6 +37,7 @@ mod limits;
 mod memory;
 pub mod output;
 mod race;
+pub mod record;
 mod report;
 mod signals;
 mod user;
@@ -117,9 +118,27 @@ pub fn simulate(plan: &Plan, executions: u32) -> Report {
 
 /// Simulates `plan` as `options` say.
 pub fn simulate_with(plan: &Plan, options: &SimOptions) -> Report {
+    simulate_run(plan, options, false).0
+}
+
+/// Simulates `plan` as `options` say, and keeps what its first execution
+/// did for the timing model.
+pub fn simulate_recorded<'p>(plan: &'p Plan, options: &SimOptions) -> (Report, record::Run<'p>) {
+    let (report, run) = simulate_run(plan, options, true);
+    (report, run.expect("a recorded simulation keeps its run"))
+}
+
+fn simulate_run<'p>(
+    plan: &'p Plan,
+    options: &SimOptions,
+    record: bool,
+) -> (Report, Option<record::Run<'p>>) {
     let executions = options.executions;
     let mut warnings = check_limits(plan);
     let mut sim = Sim::new(plan, executions);
+    if record {
+        sim.start_recording();
+    }
     sim.inplace = options.inplace.unwrap_or(plan.collective.inplace);
     let total: u64 =
         sim.threads.iter().map(|t| t.ops.len() as u64).sum::<u64>() * u64::from(executions);
@@ -139,6 +158,12 @@ pub fn simulate_with(plan: &Plan, options: &SimOptions) -> Report {
     if let Some(bar) = sim.progress.take() {
         bar.finish_and_clear();
     }
+    let run = sim.record.take().map(|mut recorder| {
+        if matches!(verdict, Verdict::Deadlock(_)) {
+            recorder.run.stuck = sim.stuck_in_first_execution();
+        }
+        recorder.run
+    });
     let mut sendrecv_sources = None;
     if verdict == Verdict::Verified {
         warnings.extend(sim.unconsumed_signals());
@@ -147,13 +172,14 @@ pub fn simulate_with(plan: &Plan, options: &SimOptions) -> Report {
             Err(wrong) => verdict = wrong,
         }
     }
-    Report {
+    let report = Report {
         verdict,
         warnings,
         ops_run: sim.ops_run,
         executions,
         sendrecv_sources,
-    }
+    };
+    (report, run)
 }
 
 // ---------------------------------------------------------------------------
@@ -272,6 +298,8 @@ struct Packet {
     clock: VClock,
     writer: usize,
     epoch: u32,
+    /// The writer's recorded event (`record::NONE` when not recorded).
+    event: u32,
 }
 
 struct Thread<'p> {
@@ -306,7 +334,9 @@ struct Sim<'p> {
     memory: memory::Memory,
     /// Signals in flight to each channel end: the signallers' clocks.
     signals: Signals,
-    semaphores: HashMap<(u32, u32), (i64, VecDeque<Clocks>)>,
+    /// Per (rank, semaphore): its value, and the releases not yet taken
+    /// (their clocks and recorded events).
+    semaphores: HashMap<(u32, u32), (i64, VecDeque<(Clocks, u32)>)>,
     /// (rank, barrier id, generation) -> arrivals and their clocks.
     barriers: HashMap<(u32, u32, u32), Barrier>,
     ops_run: u64,
@@ -328,6 +358,8 @@ struct Sim<'p> {
     inplace: bool,
     /// The progress bar of a long run on a terminal.
     progress: Option<indicatif::ProgressBar>,
+    /// The first execution's events, when the timing model asked for them.
+    record: Option<Box<record::Recorder<'p>>>,
 }
 
 impl<'p> Sim<'p> {
@@ -384,6 +416,7 @@ impl<'p> Sim<'p> {
             sendrecv_sources: vec![None; plan.ranks.len()],
             inplace: plan.collective.inplace,
             progress: None,
+            record: None,
         };
         for (r, rank) in plan.ranks.iter().enumerate() {
             for (s, init) in rank.semaphores.iter().enumerate() {
@@ -488,8 +521,12 @@ impl<'p> Sim<'p> {
             return self.end_of_kernel(t);
         }
         let op = th.ops.op(th.pc);
+        if let Some(recorder) = &mut self.record {
+            recorder.after.clear();
+        }
         match self.execute(t, op) {
             Ok(true) => {
+                self.note_event(t, op);
                 self.threads[t].pc += 1;
                 self.ops_run += 1;
                 Step::Ran
@@ -615,10 +652,11 @@ impl<'p> Sim<'p> {
             SemRelease => {
                 let clock = self.published(t);
                 let rank = self.threads[t].rank;
+                let event = self.recording_id(t);
                 for s in op.semaphore_ids() {
                     if let Some((v, q)) = self.semaphores.get_mut(&(rank, *s)) {
                         *v += 1;
-                        q.push_back(clock.clone());
+                        q.push_back((clock.clone(), event));
                     }
                 }
             }
@@ -627,8 +665,9 @@ impl<'p> Sim<'p> {
                 for s in op.semaphore_ids() {
                     if let Some((v, q)) = self.semaphores.get_mut(&(rank, *s)) {
                         *v -= 1;
-                        if let Some(clock) = q.pop_front() {
+                        if let Some((clock, event)) = q.pop_front() {
                             self.threads[t].pending.push(clock);
+                            self.recorded_needs(t, event, record::Release::Semaphore);
                         }
                     }
                 }
@@ -721,6 +760,11 @@ impl<'p> Sim<'p> {
         for key in self.proxies_of(t, op) {
             let (proxy, epoch) = self.proxies[&key];
             self.threads[t].clock.set(proxy, epoch + 1);
+            let ordinal = proxy - self.users - self.plan.ranks.len();
+            if let Some(recorder) = &self.record {
+                let last = recorder.proxy_last[ordinal];
+                self.recorded_needs(t, last, record::Release::Proxy);
+            }
         }
     }
 
@@ -736,17 +780,20 @@ impl<'p> Sim<'p> {
         } else {
             published.relaxed()
         };
+        let event = self.recording_id(t);
         for e in self.endpoints(&self.threads[t], op) {
             if let Some(peer) = self.signals.pair(e) {
-                self.signals.deliver(peer, clock.clone());
+                self.signals.deliver(peer, clock.clone(), event);
             }
         }
     }
 
     fn wait(&mut self, t: usize, op: &Op, carries_data: bool) {
         for e in self.endpoints(&self.threads[t], op) {
-            if let Some(clock) = self.signals.take(e) {
+            if let Some(sent) = self.signals.take(e) {
+                self.recorded_needs(t, sent.event, record::Release::Signal);
                 // A relaxed wait learns only the execution order.
+                let clock = sent.clock;
                 let learnt = if carries_data { clock } else { clock.relaxed() };
                 self.threads[t].pending.push(learnt);
             }
@@ -769,6 +816,9 @@ impl<'p> Sim<'p> {
             th.clock.join_all(&std::mem::take(&mut th.pending));
             barrier.arrived.push(t);
             barrier.clocks.push(th.clock.clone());
+            if let Some(recorder) = &self.record {
+                barrier.last_events.push(recorder.last_of(t));
+            }
         }
         if (barrier.arrived.len() as u32) < n {
             return false;
@@ -779,6 +829,16 @@ impl<'p> Sim<'p> {
             barrier.joined.join_all(&clocks);
         }
         let joined = barrier.joined.clone();
+        let others: Vec<u32> = barrier
+            .arrived
+            .iter()
+            .zip(&barrier.last_events)
+            .filter(|(who, _)| **who != t)
+            .map(|(_, event)| *event)
+            .collect();
+        for event in others {
+            self.recorded_needs(t, event, record::Release::Barrier);
+        }
         self.threads[t].pending.push(joined);
         self.sync_epoch(t);
         *self.threads[t].barrier_count.entry(id).or_insert(0) += 1;
@@ -799,6 +859,8 @@ struct Barrier {
     arrived: Vec<usize>,
     clocks: Vec<Clocks>,
     joined: Clocks,
+    /// Of each arrival, its last recorded event before it (when recorded).
+    last_events: Vec<u32>,
 }
 
 enum Step {

@@ -8,6 +8,13 @@ use super::clock::Clocks;
 use crate::ir::{ChannelPairs, Endpoint, Plan};
 use std::collections::VecDeque;
 
+/// A signal in flight: what its signaller had done, and the recorded
+/// event that sent it (`record::NONE` when the run is not recorded).
+pub(super) struct Sent {
+    pub clock: Clocks,
+    pub event: u32,
+}
+
 pub(super) struct Signals {
     pairs: ChannelPairs,
     queues: Vec<Queue>,
@@ -17,8 +24,8 @@ pub(super) struct Signals {
 enum Queue {
     #[default]
     Empty,
-    One(Clocks),
-    Many(Box<VecDeque<Clocks>>),
+    One(Sent),
+    Many(Box<VecDeque<Sent>>),
 }
 
 impl Signals {
@@ -33,8 +40,10 @@ impl Signals {
         self.pairs.pair(e)
     }
 
-    /// A signal (the signaller's clock) arrives at end `to`.
-    pub fn deliver(&mut self, to: Endpoint, clock: Clocks) {
+    /// A signal (the signaller's clock, and its op's event when the run is
+    /// recorded) arrives at end `to`.
+    pub fn deliver(&mut self, to: Endpoint, clock: Clocks, event: u32) {
+        let clock = Sent { clock, event };
         let Some(i) = self.pairs.index(to) else {
             return;
         };
@@ -50,7 +59,7 @@ impl Signals {
     }
 
     /// Takes the oldest signal waiting at end `e`.
-    pub fn take(&mut self, e: Endpoint) -> Option<Clocks> {
+    pub fn take(&mut self, e: Endpoint) -> Option<Sent> {
         let queue = self.queues.get_mut(self.pairs.index(e)?)?;
         match std::mem::take(queue) {
             Queue::Empty => None,
