@@ -305,10 +305,36 @@ struct SimArgs {
     quiet: bool,
     /// Print one JSON object: the verdict, each problem with its locations,
     /// the warnings.
-    #[arg(long, conflicts_with = "quiet")]
+    #[arg(long, conflicts_with_all = ["quiet", "timing"])]
     json: bool,
     #[command(flatten)]
+    timing: TimingArgs,
+    #[command(flatten)]
     limits: LimitArgs,
+}
+
+/// `msclc sim --timing`: the predicted time.
+#[derive(Debug, Args)]
+struct TimingArgs {
+    /// Predict how long the plan takes on this topology: a built-in
+    /// (h100-nvlink, h100-nvls, h100-ib, emulated-h100) or a JSON file
+    /// (docs/timing.md). Prints a table in the nccl-tests form and each
+    /// size's critical path
+    #[arg(long, value_name = "TOPOLOGY")]
+    timing: Option<String>,
+    /// Message sizes to predict, doubling from MIN to MAX (K, M, G suffixes)
+    #[arg(long, value_name = "MIN:MAX", default_value = "1K:1G", requires = "timing", value_parser = msclc::runner::parse_size_range)]
+    size: (u64, u64),
+    /// Element type of the data
+    #[arg(long, value_enum, default_value = "float32", requires = "timing")]
+    dtype: DtypeArg,
+    /// Write the largest size's predicted timeline in Chrome trace-event
+    /// JSON (opens in Perfetto and chrome://tracing)
+    #[arg(long, value_name = "FILE", requires = "timing")]
+    trace: Option<PathBuf>,
+    /// Write the largest size's predicted timeline as an SVG picture
+    #[arg(long, value_name = "FILE", requires = "timing")]
+    svg: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -334,6 +360,16 @@ enum DtypeArg {
     Float32,
     Float16,
     Bfloat16,
+}
+
+impl From<DtypeArg> for msclc::ir::Dtype {
+    fn from(d: DtypeArg) -> msclc::ir::Dtype {
+        match d {
+            DtypeArg::Float32 => msclc::ir::Dtype::Float32,
+            DtypeArg::Float16 => msclc::ir::Dtype::Float16,
+            DtypeArg::Bfloat16 => msclc::ir::Dtype::Bfloat16,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -586,6 +622,18 @@ fn sim(args: &SimArgs) -> ExitCode {
     let residency = args
         .target
         .and_then(|target| msclc::sim::residency(&plan, target));
+    let topology = match args
+        .timing
+        .timing
+        .as_deref()
+        .map(msclc::timing::load_topology)
+    {
+        Some(Err(d)) => return fail(d),
+        Some(Ok(t)) => Some(t),
+        None => None,
+    };
+    // The timing model times the first buffer mode's execution.
+    let mut recorded = None;
     let runs: Vec<Run> = modes
         .into_iter()
         .map(|inplace| {
@@ -594,7 +642,13 @@ fn sim(args: &SimArgs) -> ExitCode {
                 inplace: Some(inplace),
                 progress: !args.quiet && !args.json,
             };
-            let mut report = msclc::sim::simulate_with(&plan, &options);
+            let mut report = if topology.is_some() && recorded.is_none() {
+                let (report, run) = msclc::sim::simulate_recorded(&plan, &options);
+                recorded = Some(run);
+                report
+            } else {
+                msclc::sim::simulate_with(&plan, &options)
+            };
             report.warnings.extend(residency.clone());
             Run {
                 buffers: if inplace { "in-place" } else { "out-of-place" },
@@ -650,6 +704,22 @@ fn sim(args: &SimArgs) -> ExitCode {
             }
         }
         eprint!("{}", rendered(sources, &args.input, &warnings));
+    }
+    if let (Some(topology), Some(run)) = (&topology, &recorded) {
+        let t = &args.timing;
+        let title = args.input.display().to_string();
+        let request = msclc::timing::Request {
+            topology,
+            dtype: t.dtype.into(),
+            sizes: t.size,
+            trace: t.trace.as_deref(),
+            svg: t.svg.as_deref(),
+            title: &title,
+        };
+        match msclc::timing::predict_report(&plan, run, &request) {
+            Ok(text) => print!("{text}"),
+            Err(d) => return fail(d),
+        }
     }
     code
 }
@@ -732,11 +802,7 @@ fn run(args: &RunArgs) -> ExitCode {
         Err(code) => return code,
     };
     let opts = msclc::runner::RunOptions {
-        dtype: match args.dtype {
-            DtypeArg::Float32 => msclc::ir::Dtype::Float32,
-            DtypeArg::Float16 => msclc::ir::Dtype::Float16,
-            DtypeArg::Bfloat16 => msclc::ir::Dtype::Bfloat16,
-        },
+        dtype: args.dtype.into(),
         min_size: args.size.0,
         max_size: args.size.1,
         iters: args.iters,

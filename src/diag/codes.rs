@@ -89,6 +89,7 @@ codes! {
     Ranks "E0804": "no param gives the `--nranks` asked";
     Memory "E0805": "a simulation larger than `--max-memory`";
     Device "E0806": "no GPU, CUDA driver or NVRTC to run on";
+    Topology "E0807": "a topology `--timing` cannot use";
     // A bug in msclc.
     Internal "E0999": "an internal error (a bug in msclc: please report it)";
 }

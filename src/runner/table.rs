@@ -38,7 +38,6 @@ impl Table {
             ),
             format!("# mode: {mode}"),
         ];
-        let reduces = matches!(c.name, "allreduce" | "reducescatter");
         Table {
             intro,
             placement: if c.inplace {
@@ -46,7 +45,7 @@ impl Table {
             } else {
                 "out-of-place"
             },
-            redop: if reduces { "sum" } else { "none" },
+            redop: redop(c.name),
             bus_bandwidths: Vec::new(),
             wrong: 0,
         }
@@ -64,23 +63,19 @@ impl Table {
         );
         let _ = writeln!(
             out,
-            "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>7}",
-            "size",
-            "count",
-            "type",
-            "redop",
-            "root",
-            "time",
-            "algbw",
-            "busbw",
+            "# {}  {:>6}  {:>7}  {:>7}",
+            &column_names()[2..],
             "#wrong",
             "time",
             "of d2d"
         );
         let _ = writeln!(
             out,
-            "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>7}",
-            "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(%)"
+            "# {}  {:>6}  {:>7}  {:>7}",
+            &column_units()[2..],
+            "",
+            "(us)",
+            "(%)"
         );
     }
 
@@ -97,15 +92,8 @@ impl Table {
         };
         let _ = writeln!(
             out,
-            "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>7}",
-            w.size(),
-            w.count(),
-            w.dtype.nccl_name(),
-            self.redop,
-            -1,
-            float_str(row.seconds * 1e6, 7),
-            float_str(algbw, 6),
-            float_str(busbw, 6),
+            "{}  {:>6}  {:>7}  {:>7}",
+            columns(w, self.redop, row.seconds * 1e6, algbw, busbw),
             wrong,
             float_str(row.copy_seconds * 1e6, 7),
             float_str(100.0 * row.copy_seconds / row.seconds, 7),
@@ -128,13 +116,65 @@ impl Table {
             "# {:<20} : {} {verdict}",
             "Out of bounds values", self.wrong
         );
-        let _ = writeln!(
-            out,
-            "# {:<20} : {}",
-            "Avg bus bandwidth",
-            float_str(avg, 1).trim()
-        );
+        let _ = writeln!(out, "# {:<20} : {}", "Avg bus bandwidth", g_str(avg));
         let _ = writeln!(out, "#");
+    }
+}
+
+/// The columns every nccl-tests table has, for one size: size, count,
+/// type, redop, root, time, algbw, busbw.
+pub fn columns(w: &Workload, redop: &str, time_us: f64, algbw: f64, busbw: f64) -> String {
+    format!(
+        "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}",
+        w.size(),
+        w.count(),
+        w.dtype.nccl_name(),
+        redop,
+        -1,
+        float_str(time_us, 7),
+        float_str(algbw, 6),
+        float_str(busbw, 6)
+    )
+}
+
+/// The names of `columns`, aligned to them (after a `# `).
+pub fn column_names() -> String {
+    format!(
+        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}",
+        "size", "count", "type", "redop", "root", "time", "algbw", "busbw"
+    )
+}
+
+/// The units of `columns`, aligned to them.
+pub fn column_units() -> String {
+    format!(
+        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}",
+        "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)"
+    )
+}
+
+/// The redop column of a collective.
+pub fn redop(collective: &str) -> &'static str {
+    if matches!(collective, "allreduce" | "reducescatter") {
+        "sum"
+    } else {
+        "none"
+    }
+}
+
+/// C's `%g`, as nccl-tests prints its average: six significant digits,
+/// no trailing zeros.
+pub fn g_str(value: f64) -> String {
+    if value == 0.0 || !value.is_finite() {
+        return format!("{value}");
+    }
+    let magnitude = value.abs().log10().floor() as i32;
+    let decimals = (5 - magnitude).max(0) as usize;
+    let text = format!("{value:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
     }
 }
 
@@ -167,5 +207,13 @@ mod tests {
         assert_eq!(float_str(131.006, 6), "131.01");
         assert_eq!(float_str(12345.6, 6), "12346");
         assert_eq!(float_str(0.0, 6), "0.00");
+    }
+
+    #[test]
+    fn the_average_prints_as_percent_g() {
+        assert_eq!(super::g_str(374.6512), "374.651");
+        assert_eq!(super::g_str(62.5), "62.5");
+        assert_eq!(super::g_str(0.123456789), "0.123457");
+        assert_eq!(super::g_str(0.0), "0");
     }
 }

@@ -18,10 +18,10 @@ pub struct Run<'p> {
     /// Port channels' proxies, as `(rank, port channel)`: an event's
     /// `proxy` indexes this.
     pub proxies: Vec<(u32, u32)>,
-    /// A deadlock: each block that could not finish, and the position in
-    /// its run of the op it stopped at (its op count when it waits at the
+    /// A deadlock: each block that could not finish, the position in its
+    /// run of the op it stopped at, and the op (none when it waits at the
     /// kernel's end for its rank's other blocks).
-    pub stuck: Vec<(u32, usize)>,
+    pub stuck: Vec<(u32, usize, Option<&'p Op>)>,
 }
 
 /// One op run by one thread block.
@@ -201,12 +201,15 @@ impl<'p> Sim<'p> {
 
     /// After a deadlock: the blocks that did not finish their first
     /// execution, and where they stopped.
-    pub(super) fn stuck_in_first_execution(&self) -> Vec<(u32, usize)> {
+    pub(super) fn stuck_in_first_execution(&self) -> Vec<(u32, usize, Option<&'p Op>)> {
         self.threads
             .iter()
             .enumerate()
             .filter(|(_, th)| !th.done && th.execution == 1)
-            .map(|(t, th)| (t as u32, th.pc))
+            .map(|(t, th)| {
+                let op = (th.pc < th.ops.len()).then(|| th.ops.op(th.pc));
+                (t as u32, th.pc, op)
+            })
             .collect()
     }
 }

@@ -1,6 +1,113 @@
 //! The timing model: how long a plan takes on a topology, predicted from
 //! the simulator's execution, before any GPU.
 
+pub mod cost;
+pub mod build;
+pub mod critical;
+pub mod engine;
+pub mod report;
+pub mod svg;
+pub mod trace;
 pub mod timeline;
+pub mod topology;
 
 pub use timeline::*;
+
+use crate::diag::{Code, Diagnostic};
+use std::path::Path;
+
+/// The topology `--timing` names: a built-in, or a JSON file.
+pub fn load_topology(spec: &str) -> Result<topology::Topology, Diagnostic> {
+    if let Some(t) = topology::built_in(spec) {
+        return Ok(t);
+    }
+    let path = Path::new(spec);
+    let unusable = |why: String| {
+        Diagnostic::plain(
+            Code::Topology,
+            format!("--timing {spec}: {why}"),
+        )
+    };
+    if !path.exists() {
+        return Err(unusable(format!(
+            "no such built-in topology or file (built-ins: {}; a file is JSON, as docs/timing.md shows)",
+            topology::BUILT_IN.join(", ")
+        )));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| unusable(format!("cannot read it: {e}")))?;
+    let name = path
+        .file_stem()
+        .map_or(spec.to_string(), |s| s.to_string_lossy().into_owned());
+    topology::from_json(&name, &text).map_err(unusable)
+}
+
+/// What `msclc sim --timing` asks.
+pub struct Request<'a> {
+    pub topology: &'a topology::Topology,
+    pub dtype: crate::ir::Dtype,
+    /// Sizes double from the first to the second.
+    pub sizes: (u64, u64),
+    /// Where to write the largest size's timeline as a trace, as a picture.
+    pub trace: Option<&'a Path>,
+    pub svg: Option<&'a Path>,
+    /// The program or plan, for titles.
+    pub title: &'a str,
+}
+
+/// Predicts `run`'s time at each size, writes the timeline files asked
+/// for, and returns the table and critical paths to print. A deadlocked
+/// run has no time: its timeline shows where the blocks stopped.
+pub fn predict_report(
+    plan: &crate::ir::Plan,
+    run: &crate::sim::record::Run,
+    req: &Request,
+) -> Result<String, Diagnostic> {
+    let prep = engine::Prepared::new(plan, req.topology, run);
+    let rows = report::predict(plan, &prep, req.topology, req.dtype, req.sizes);
+    let deadlocked = !run.stuck.is_empty();
+    let mut text = if deadlocked {
+        "# no predicted time: the plan deadlocks (the timeline shows where its blocks stopped)\n"
+            .to_string()
+    } else {
+        report::render(plan, &prep, req.topology, req.dtype, &rows)
+    };
+    if req.trace.is_none() && req.svg.is_none() {
+        return Ok(text);
+    }
+    let Some(largest) = rows.iter().rev().find_map(|r| r.as_ref().ok()) else {
+        return Err(Diagnostic::plain(
+            Code::Options,
+            "no size in --size runs this plan, so there is no timeline to write; choose larger sizes",
+        ));
+    };
+    let timeline = build::timeline(
+        plan,
+        &prep,
+        &largest.times,
+        &largest.critical,
+        &build::Labels {
+            title: req.title,
+            topology: &req.topology.name,
+            size_bytes: largest.size,
+            chunk_bytes: largest.chunk_bytes as f64,
+        },
+    );
+    let write = |path: &Path, contents: String| {
+        std::fs::write(path, contents).map_err(|e| {
+            Diagnostic::plain(
+                Code::Unreadable,
+                format!("cannot write {}: {e}", path.display()),
+            )
+        })
+    };
+    let size = build::human_bytes(largest.size);
+    if let Some(path) = req.trace {
+        write(path, trace::chrome_trace(&timeline))?;
+        text.push_str(&format!("# timeline at {size}: {} (trace events)\n", path.display()));
+    }
+    if let Some(path) = req.svg {
+        write(path, svg::svg(&timeline))?;
+        text.push_str(&format!("# timeline at {size}: {} (picture)\n", path.display()));
+    }
+    Ok(text)
+}

@@ -1,0 +1,479 @@
+//! Puts times on a recorded execution: a discrete-event simulation in
+//! which each thread block runs its ops in order, an op starts when its
+//! block is free and what it needs from other blocks has arrived, and the
+//! bytes of the ops running at once share each resource equally.
+//!
+//! An op's transfer is fluid. A resource is shared in proportion to what
+//! each transfer on it has to move, so that the transfers on it progress
+//! at one pace (as the symmetric steps of a collective do); a transfer
+//! moves at the pace of its slowest resource, and never faster than one
+//! block copies. Each start or end of a transfer changes the pace of the
+//! others on its resources, which are then settled and rescheduled.
+//! (Capacity a transfer slowed elsewhere leaves unused is not handed to
+//! the others: the model errs slow where transfers of unequal pace meet.)
+//!
+//! Port channel ops have two parts: the block pushes a request and goes
+//! on; the channel's proxy runs the requests in order, each after the
+//! proxy's latency, and delivers its signal when its transfer is done.
+
+use super::cost::{Cost, RESOURCE_KINDS};
+use super::topology::Topology;
+use crate::sim::record::{Release, Run};
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// No event.
+pub const NONE: u32 = u32::MAX;
+
+/// What made an op start when it did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Why {
+    /// The launch: its block's first op, needing nothing else.
+    Launch,
+    /// Its block's previous op ended.
+    Block,
+    /// Another block's op, for this reason.
+    Needed(u32, Release),
+}
+
+/// A recorded execution made ready to time at any size.
+pub struct Prepared<'r, 'p> {
+    pub run: &'r Run<'p>,
+    pub costs: Vec<Cost>,
+    /// Each event's rank.
+    pub ranks: Vec<u32>,
+    /// The next event of the same block, and the one before.
+    next_on_track: Vec<u32>,
+    previous_on_track: Vec<u32>,
+    /// Who needs each event, and why (data flows left out: not waits).
+    needed_by: Vec<Vec<(u32, Release)>>,
+    /// Dependencies each event waits for, its block's previous op included.
+    needs: Vec<u32>,
+    first_on_track: Vec<u32>,
+    resources: usize,
+}
+
+impl<'r, 'p> Prepared<'r, 'p> {
+    pub fn new(
+        plan: &crate::ir::Plan,
+        top: &Topology,
+        run: &'r Run<'p>,
+    ) -> Prepared<'r, 'p> {
+        let n = run.events.len();
+        let mut next_on_track = vec![NONE; n];
+        let mut previous_on_track = vec![NONE; n];
+        let mut first_on_track = vec![NONE; run.threads.len()];
+        let mut last_on_track = vec![NONE; run.threads.len()];
+        let mut needed_by = vec![Vec::new(); n];
+        let mut needs = vec![0u32; n];
+        let mut costs = Vec::with_capacity(n);
+        let mut ranks = Vec::with_capacity(n);
+        for (i, e) in run.events.iter().enumerate() {
+            let t = e.thread as usize;
+            let (rank, tb) = run.threads[t];
+            ranks.push(rank);
+            costs.push(super::cost::cost(plan, top, e, rank, tb));
+            match last_on_track[t] {
+                NONE => first_on_track[t] = i as u32,
+                prev => {
+                    next_on_track[prev as usize] = i as u32;
+                    previous_on_track[i] = prev;
+                    needs[i] += 1;
+                }
+            }
+            last_on_track[t] = i as u32;
+            for &(d, why) in &e.after {
+                if why != Release::Data {
+                    needed_by[d as usize].push((i as u32, why));
+                    needs[i] += 1;
+                }
+            }
+        }
+        let gpus = super::cost::gpu_count(plan, top) as usize;
+        Prepared {
+            run,
+            costs,
+            ranks,
+            next_on_track,
+            previous_on_track,
+            needed_by,
+            needs,
+            first_on_track,
+            resources: gpus * RESOURCE_KINDS,
+        }
+    }
+}
+
+impl Prepared<'_, '_> {
+    /// The op its block ran before `e`.
+    pub fn previous_on_track(&self, e: u32) -> u32 {
+        self.previous_on_track[e as usize]
+    }
+}
+
+/// When each op ran, at one size.
+pub struct Times {
+    /// When the block got to the op.
+    pub arrived: Vec<f64>,
+    /// When it could start: what it needed had arrived.
+    pub started: Vec<f64>,
+    /// When the block was done with it.
+    pub ended: Vec<f64>,
+    /// When its effect was complete (a port transfer's proxy end).
+    pub done: Vec<f64>,
+    pub why: Vec<Why>,
+    /// The last block's end, microseconds from the launch.
+    pub end_us: f64,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Happening {
+    Start(u32),
+    TransferStart(u32, Phase),
+    TransferDone(u32, u64),
+    BlockEnd(u32),
+    ProxyStart(u32),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Block,
+    Proxy,
+}
+
+struct At {
+    time: f64,
+    seq: u64,
+    what: Happening,
+}
+
+impl PartialEq for At {
+    fn eq(&self, other: &At) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for At {}
+impl PartialOrd for At {
+    fn partial_cmp(&self, other: &At) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for At {
+    /// Earliest first (the heap is a max-heap), then first scheduled.
+    fn cmp(&self, other: &At) -> Ordering {
+        other
+            .time
+            .total_cmp(&self.time)
+            .then(other.seq.cmp(&self.seq))
+    }
+}
+
+/// A transfer in flight.
+struct Transfer {
+    event: u32,
+    phase: Phase,
+    /// Bytes on each resource, and through its block.
+    demands: Vec<(u32, f64)>,
+    block: f64,
+    /// Of the whole transfer, what is left (1 to 0).
+    left: f64,
+    /// Fraction per microsecond.
+    rate: f64,
+    since: f64,
+    version: u64,
+}
+
+struct Engine<'a, 'r, 'p> {
+    prep: &'a Prepared<'r, 'p>,
+    top: &'a Topology,
+    chunk: f64,
+    heap: BinaryHeap<At>,
+    seq: u64,
+    times: Times,
+    needs: Vec<u32>,
+    /// Bytes per microsecond of each resource.
+    capacity: Vec<f64>,
+    /// The transfers on each resource, and the bytes they have in all.
+    on: Vec<Vec<u32>>,
+    load: Vec<f64>,
+    transfers: Vec<Transfer>,
+    /// Per proxy: requests waiting, and whether it is busy.
+    proxy_queue: Vec<VecDeque<u32>>,
+    proxy_busy: Vec<bool>,
+    proxy_ready: Vec<f64>,
+}
+
+/// Times `prep` on `top` with chunks of `chunk_bytes`.
+pub fn time(prep: &Prepared, top: &Topology, chunk_bytes: f64) -> Times {
+    let n = prep.run.events.len();
+    let gpus = prep.resources / RESOURCE_KINDS;
+    let bw = &top.bandwidth;
+    // GB/s is 10^3 bytes per microsecond.
+    let per_kind = [
+        bw.memory,
+        bw.nvlink,
+        bw.nvlink,
+        bw.nic,
+        bw.nic,
+        bw.block * f64::from(top.sms.max(1)),
+    ];
+    let capacity = per_kind
+        .iter()
+        .flat_map(|gbps| std::iter::repeat_n(gbps * 1e3, gpus))
+        .collect();
+    let mut engine = Engine {
+        prep,
+        top,
+        chunk: chunk_bytes,
+        heap: BinaryHeap::new(),
+        seq: 0,
+        times: Times {
+            arrived: vec![f64::NAN; n],
+            started: vec![f64::NAN; n],
+            ended: vec![f64::NAN; n],
+            done: vec![f64::NAN; n],
+            why: vec![Why::Launch; n],
+            end_us: top.latency.launch,
+        },
+        needs: prep.needs.clone(),
+        capacity,
+        on: vec![Vec::new(); prep.resources],
+        load: vec![0.0; prep.resources],
+        transfers: Vec::new(),
+        proxy_queue: vec![VecDeque::new(); prep.run.proxies.len()],
+        proxy_busy: vec![false; prep.run.proxies.len()],
+        proxy_ready: vec![0.0; n],
+    };
+    for &first in &prep.first_on_track {
+        if first != NONE {
+            engine.times.arrived[first as usize] = top.latency.launch;
+            engine.times.started[first as usize] = top.latency.launch;
+            if engine.needs[first as usize] == 0 {
+                engine.schedule(top.latency.launch, Happening::Start(first));
+            }
+        }
+    }
+    engine.run();
+    let mut times = engine.times;
+    times.end_us = times
+        .ended
+        .iter()
+        .copied()
+        .filter(|t| t.is_finite())
+        .fold(top.latency.launch, f64::max);
+    times
+}
+
+impl Engine<'_, '_, '_> {
+    fn schedule(&mut self, time: f64, what: Happening) {
+        self.seq += 1;
+        self.heap.push(At {
+            time,
+            seq: self.seq,
+            what,
+        });
+    }
+
+    fn run(&mut self) {
+        while let Some(At { time, what, .. }) = self.heap.pop() {
+            match what {
+                Happening::Start(e) => self.start(e, time),
+                Happening::TransferStart(e, phase) => self.transfer_start(e, phase, time),
+                Happening::TransferDone(i, version) => {
+                    if self.transfers[i as usize].version == version {
+                        self.transfer_done(i, time);
+                    }
+                }
+                Happening::BlockEnd(e) => self.block_end(e, time),
+                Happening::ProxyStart(e) => self.schedule_transfer(e, Phase::Proxy, time),
+            }
+        }
+    }
+
+    fn start(&mut self, e: u32, now: f64) {
+        let i = e as usize;
+        self.times.started[i] = now;
+        let cost = &self.prep.costs[i];
+        let after_fixed = now + cost.fixed_us;
+        if cost.on_proxy {
+            self.schedule(after_fixed, Happening::BlockEnd(e));
+            let proxy = self.prep.run.events[i].proxy.unwrap_or(0) as usize;
+            self.proxy_ready[i] = after_fixed + self.top.latency.proxy;
+            self.proxy_queue[proxy].push_back(e);
+            self.next_on_proxy(proxy, now);
+        } else if cost.data {
+            self.schedule(after_fixed, Happening::TransferStart(e, Phase::Block));
+        } else {
+            self.schedule(after_fixed, Happening::BlockEnd(e));
+        }
+    }
+
+    /// Starts the proxy's next request if it is free.
+    fn next_on_proxy(&mut self, proxy: usize, now: f64) {
+        if self.proxy_busy[proxy] {
+            return;
+        }
+        if let Some(e) = self.proxy_queue[proxy].pop_front() {
+            self.proxy_busy[proxy] = true;
+            let at = self.proxy_ready[e as usize].max(now);
+            self.schedule(at, Happening::ProxyStart(e));
+        }
+    }
+
+    fn schedule_transfer(&mut self, e: u32, phase: Phase, now: f64) {
+        self.transfer_start(e, phase, now);
+    }
+
+    fn transfer_start(&mut self, e: u32, phase: Phase, now: f64) {
+        let cost = &self.prep.costs[e as usize];
+        let bytes: f64 = cost.demands.iter().map(|(_, b)| b).sum::<f64>() + cost.block;
+        if bytes * self.chunk <= 0.0 {
+            self.transfer_finished(e, phase, now);
+            return;
+        }
+        let index = self.transfers.len() as u32;
+        self.transfers.push(Transfer {
+            event: e,
+            phase,
+            demands: cost
+                .demands
+                .iter()
+                .map(|(r, b)| (*r, b * self.chunk))
+                .collect(),
+            block: cost.block * self.chunk,
+            left: 1.0,
+            rate: 0.0,
+            since: now,
+            version: 0,
+        });
+        let resources: Vec<u32> = cost.demands.iter().map(|(r, _)| *r).collect();
+        for &(r, bytes) in &cost.demands {
+            self.on[r as usize].push(index);
+            self.load[r as usize] += bytes * self.chunk;
+        }
+        self.reshare(&resources, now);
+    }
+
+    fn transfer_done(&mut self, index: u32, now: f64) {
+        let (e, phase, resources) = {
+            let t = &mut self.transfers[index as usize];
+            t.left = 0.0;
+            t.version += 1;
+            let resources: Vec<u32> = t.demands.iter().map(|(r, _)| *r).collect();
+            (t.event, t.phase, resources)
+        };
+        for (k, &r) in resources.iter().enumerate() {
+            let list = &mut self.on[r as usize];
+            if let Some(p) = list.iter().position(|x| *x == index) {
+                list.swap_remove(p);
+            }
+            let bytes = self.transfers[index as usize].demands[k].1;
+            self.load[r as usize] = if list.is_empty() {
+                0.0
+            } else {
+                self.load[r as usize] - bytes
+            };
+        }
+        self.reshare(&resources, now);
+        self.transfer_finished(e, phase, now);
+    }
+
+    fn transfer_finished(&mut self, e: u32, phase: Phase, now: f64) {
+        match phase {
+            Phase::Block => self.block_end(e, now),
+            Phase::Proxy => {
+                self.times.done[e as usize] = now;
+                self.release(e, now, false);
+                let proxy = self.prep.run.events[e as usize].proxy.unwrap_or(0) as usize;
+                self.proxy_busy[proxy] = false;
+                self.next_on_proxy(proxy, now);
+            }
+        }
+    }
+
+    /// Settles the transfers on `resources` at `now` and gives each its new
+    /// share.
+    fn reshare(&mut self, resources: &[u32], now: f64) {
+        let mut touched: Vec<u32> = resources
+            .iter()
+            .flat_map(|r| self.on[*r as usize].iter().copied())
+            .collect();
+        touched.sort_unstable();
+        touched.dedup();
+        let block_cap = self.top.bandwidth.block * 1e3;
+        for index in touched {
+            let rate = {
+                let t = &self.transfers[index as usize];
+                let mut rate = if t.block > 0.0 {
+                    block_cap / t.block
+                } else {
+                    f64::INFINITY
+                };
+                for (r, _) in &t.demands {
+                    rate = rate.min(self.capacity[*r as usize] / self.load[*r as usize]);
+                }
+                rate
+            };
+            let t = &mut self.transfers[index as usize];
+            t.left = (t.left - t.rate * (now - t.since)).max(0.0);
+            t.since = now;
+            t.rate = rate;
+            t.version += 1;
+            let finish = now + t.left / rate;
+            let version = t.version;
+            self.schedule(finish, Happening::TransferDone(index, version));
+        }
+    }
+
+    fn block_end(&mut self, e: u32, now: f64) {
+        let i = e as usize;
+        self.times.ended[i] = now;
+        let on_proxy = self.prep.costs[i].on_proxy;
+        if !on_proxy {
+            self.times.done[i] = now;
+        }
+        self.release(e, now, on_proxy);
+        let next = self.prep.next_on_track[i];
+        if next != NONE {
+            self.times.arrived[next as usize] = now;
+            self.resolve(next, now, Why::Block);
+        }
+    }
+
+    /// `e` is done (or, `block_only`, its block part is): what needed it
+    /// may go on once it has seen so.
+    fn release(&mut self, e: u32, now: f64, block_only: bool) {
+        let from = self.prep.ranks[e as usize];
+        for k in 0..self.prep.needed_by[e as usize].len() {
+            let (who, why) = self.prep.needed_by[e as usize][k];
+            if block_only != (why == Release::Barrier) {
+                continue;
+            }
+            let to = self.prep.ranks[who as usize];
+            let lat = &self.top.latency;
+            let delay = match why {
+                Release::Signal | Release::Packet => self.top.latency(from, to),
+                Release::Semaphore => lat.local,
+                Release::Barrier => lat.barrier,
+                Release::Proxy => lat.proxy,
+                Release::Data => 0.0,
+            };
+            self.resolve(who, now + delay, Why::Needed(e, why));
+        }
+    }
+
+    /// One of `e`'s needs arrived at `at`.
+    fn resolve(&mut self, e: u32, at: f64, why: Why) {
+        let i = e as usize;
+        let started = &mut self.times.started[i];
+        if started.is_nan() || at > *started {
+            *started = at;
+            self.times.why[i] = why;
+        }
+        self.needs[i] -= 1;
+        if self.needs[i] == 0 {
+            let at = self.times.started[i];
+            self.schedule(at, Happening::Start(e));
+        }
+    }
+}

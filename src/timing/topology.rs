@@ -1,0 +1,324 @@
+//! The machines a plan's time is predicted for: how ranks map to GPUs and
+//! nodes, how fast each resource moves bytes, and how long each kind of
+//! step takes to be seen by another GPU. Built-ins for H100 systems, or a
+//! JSON file that starts from one and changes what differs.
+//!
+//! Every constant says where it comes from; docs/timing.md has the table.
+
+use serde_json::{Map, Value};
+
+/// One machine model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Topology {
+    pub name: String,
+    /// GPUs in one node: ranks `n*k .. n*(k+1)` share node `k`'s NVSwitch.
+    pub gpus_per_node: u32,
+    /// Every rank on one GPU, as `msclc run` runs them: a peer's buffer is
+    /// the same GPU's memory, and all ranks share its SMs and bandwidth.
+    pub one_gpu: bool,
+    /// Whether the NVSwitch does multimem (NVLS) loads and stores.
+    pub nvls: bool,
+    /// Streaming multiprocessors per GPU: blocks beyond these share SMs.
+    pub sms: u32,
+    pub bandwidth: Bandwidth,
+    pub latency: Latency,
+}
+
+/// GB/s (10^9 bytes per second).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bandwidth {
+    /// Device memory, bytes read plus bytes written.
+    pub memory: f64,
+    /// What one thread block (one SM) copies, bytes read plus written: a
+    /// block cannot fill a link alone.
+    pub block: f64,
+    /// NVLink out of one GPU, and into it (each direction).
+    pub nvlink: f64,
+    /// The network out of one GPU, and into it: its own NIC.
+    pub nic: f64,
+}
+
+/// Microseconds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Latency {
+    /// From the launch until every block runs its first op.
+    pub launch: f64,
+    /// What any op costs its block beyond moving bytes: decode, index
+    /// arithmetic, the block's own synchronisation.
+    pub op: f64,
+    /// A store to another GPU of the node (a signal, a packet, a put's
+    /// last bytes) until its reader sees it; a load from one, back.
+    pub nvlink: f64,
+    /// The same for two ranks on one GPU (a flag in its own memory).
+    pub local: f64,
+    /// A port channel request: from the block's FIFO push until the host
+    /// proxy starts the transfer, and from the transfer's end until the
+    /// block's flush sees it.
+    pub proxy: f64,
+    /// An RDMA write to another node until it lands.
+    pub nic: f64,
+    /// A barrier of a rank's blocks, from the last arrival.
+    pub barrier: f64,
+    /// A multimem load-reduce or store through the NVSwitch (NVLS), over
+    /// and above an NVLink access.
+    pub multimem: f64,
+}
+
+/// How two ranks reach each other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Link {
+    /// The same GPU.
+    Local,
+    /// Two GPUs of one node, through NVLink and the NVSwitch.
+    NvLink,
+    /// Two nodes, through their NICs.
+    Network,
+}
+
+impl Topology {
+    /// The GPU `rank` runs on.
+    pub fn gpu(&self, rank: u32) -> u32 {
+        if self.one_gpu {
+            0
+        } else {
+            rank
+        }
+    }
+
+    pub fn link(&self, from: u32, to: u32) -> Link {
+        if self.gpu(from) == self.gpu(to) {
+            Link::Local
+        } else if from / self.gpus_per_node.max(1) == to / self.gpus_per_node.max(1) {
+            Link::NvLink
+        } else {
+            Link::Network
+        }
+    }
+
+    /// How long a store from `from` takes to be seen at `to`.
+    pub fn latency(&self, from: u32, to: u32) -> f64 {
+        match self.link(from, to) {
+            Link::Local => self.latency.local,
+            Link::NvLink => self.latency.nvlink,
+            Link::Network => self.latency.nic,
+        }
+    }
+}
+
+/// The built-in topologies, by name.
+pub const BUILT_IN: &[&str] = &["h100-nvlink", "h100-nvls", "h100-ib", "emulated-h100"];
+
+/// A built-in topology (`BUILT_IN`), by name.
+pub fn built_in(name: &str) -> Option<Topology> {
+    let mut t = h100(name);
+    match name {
+        "h100-nvlink" => {}
+        "h100-nvls" => t.nvls = true,
+        "h100-ib" => {}
+        "emulated-h100" => t.one_gpu = true,
+        _ => return None,
+    }
+    Some(t)
+}
+
+/// An HGX/DGX H100 node (8 H100 SXM5 GPUs on NVSwitch gen 3, NVLink 4,
+/// one ConnectX-7 400 Gb/s NIC per GPU). Sources, as docs/timing.md cites
+/// them in full:
+fn h100(name: &str) -> Topology {
+    Topology {
+        name: name.to_string(),
+        // DGX H100: 8 GPUs per node.
+        gpus_per_node: 8,
+        one_gpu: false,
+        nvls: false,
+        // H100 SXM5 datasheet: 132 SMs.
+        sms: 132,
+        bandwidth: Bandwidth {
+            // CUDA's bandwidthTest, device to device on H100 SXM5, counting
+            // read plus write: 2.3-2.5 TB/s past the L2's reach (the
+            // datasheet's 3.35 TB/s is the peak).
+            memory: 2400.0,
+            // NCCL's per-channel cap for Hopper (tuning.cc,
+            // perChMaxRingLL128Bws, 36.7 GB/s; a channel is one block),
+            // bytes in and out: twice that.
+            block: 73.4,
+            // Measured one-way peer-to-peer copy between two H100s,
+            // 371-377 GB/s (NVIDIA/nccl issue #1264); the datasheet's
+            // 450 GB/s per direction is the signalling rate.
+            nvlink: 375.0,
+            // ConnectX-7 at 400 Gb/s is 50 GB/s; NVIDIA's figure for NCCL
+            // over one is 46-48 GB/s.
+            nic: 47.0,
+        },
+        latency: Latency {
+            // An 8-byte allreduce takes about 2.3 us end to end on H800 and
+            // H200 (NVIDIA/nccl issue #1940): a launch costs less.
+            launch: 2.0,
+            // Assumed: an op's decode, index arithmetic and __syncthreads.
+            op: 0.1,
+            // NCCL's hwLat for an NVLink step with LL (tuning.cc): 0.6 us.
+            nvlink: 0.6,
+            // Assumed: a flag in the GPU's own L2, half an NVLink step.
+            local: 0.3,
+            // MSCCL++'s port channel takes ~20.5 us for a 1 KB round trip
+            // where a memory channel takes 4.1-6.5 us: ~15 us more, over
+            // two crossings of the proxy (request, then completion).
+            proxy: 7.5,
+            // NCCL's hwLat for a network step with LL (tuning.cc): 2.7 us.
+            nic: 2.7,
+            // Assumed: a barrier of a rank's blocks is an atomic counter in
+            // L2 and a spin, about two local flag latencies.
+            barrier: 0.6,
+            // Assumed: one more hop, through the NVSwitch, per multimem
+            // access (NCCL's NVLS latencies are per algorithm, not per op).
+            multimem: 0.6,
+        },
+    }
+}
+
+/// Reads a topology from JSON text (docs/timing.md has the format): either
+/// every field, or `"base": "<built-in>"` and the fields that differ.
+pub fn from_json(name: &str, text: &str) -> Result<Topology, String> {
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let Value::Object(top) = value else {
+        return Err("a topology is a JSON object".into());
+    };
+    let mut t = match top.get("base") {
+        None => None,
+        Some(Value::String(base)) => Some(built_in(base).ok_or_else(|| {
+            format!("`base`: `{base}` is not a built-in topology ({})", BUILT_IN.join(", "))
+        })?),
+        Some(_) => return Err("`base` is the name of a built-in topology".into()),
+    };
+    let mut missing = Vec::new();
+    let mut fields = Fields::new(&top, &mut missing, t.is_some());
+    fields.known(&["base", "name", "gpus_per_node", "one_gpu", "nvls", "sms", "bandwidth_gbps", "latency_us"])?;
+    let base = t.take().unwrap_or_else(|| h100(name));
+    let bw_map = fields.object("bandwidth_gbps")?;
+    let lat_map = fields.object("latency_us")?;
+    let mut bw = Fields::new(&bw_map, fields.missing, fields.has_base);
+    bw.known(&["memory", "block", "nvlink", "nic"])?;
+    let bandwidth = Bandwidth {
+        memory: bw.positive("memory", base.bandwidth.memory)?,
+        block: bw.positive("block", base.bandwidth.block)?,
+        nvlink: bw.positive("nvlink", base.bandwidth.nvlink)?,
+        nic: bw.positive("nic", base.bandwidth.nic)?,
+    };
+    let mut lat = Fields::new(&lat_map, bw.missing, bw.has_base);
+    lat.known(&["launch", "op", "nvlink", "local", "proxy", "nic", "barrier", "multimem"])?;
+    let l = &base.latency;
+    let latency = Latency {
+        launch: lat.at_least_zero("launch", l.launch)?,
+        op: lat.at_least_zero("op", l.op)?,
+        nvlink: lat.at_least_zero("nvlink", l.nvlink)?,
+        local: lat.at_least_zero("local", l.local)?,
+        proxy: lat.at_least_zero("proxy", l.proxy)?,
+        nic: lat.at_least_zero("nic", l.nic)?,
+        barrier: lat.at_least_zero("barrier", l.barrier)?,
+        multimem: lat.at_least_zero("multimem", l.multimem)?,
+    };
+    let mut fields = Fields::new(&top, lat.missing, lat.has_base);
+    let topology = Topology {
+        name: match top.get("name") {
+            Some(Value::String(s)) => s.clone(),
+            Some(_) => return Err("`name` is a string".into()),
+            None => name.to_string(),
+        },
+        gpus_per_node: fields.count("gpus_per_node", base.gpus_per_node)?,
+        one_gpu: fields.flag("one_gpu", base.one_gpu)?,
+        nvls: fields.flag("nvls", base.nvls)?,
+        sms: fields.count("sms", base.sms)?,
+        bandwidth,
+        latency,
+    };
+    if !missing.is_empty() {
+        return Err(format!(
+            "missing {}; give them, or `\"base\": \"h100-nvlink\"` (or another built-in) to start from",
+            missing.join(", ")
+        ));
+    }
+    Ok(topology)
+}
+
+/// The fields of one JSON object, each with the value a base gives it.
+struct Fields<'a> {
+    map: &'a Map<String, Value>,
+    missing: &'a mut Vec<String>,
+    has_base: bool,
+}
+
+impl<'a> Fields<'a> {
+    fn new(map: &'a Map<String, Value>, missing: &'a mut Vec<String>, has_base: bool) -> Fields<'a> {
+        Fields { map, missing, has_base }
+    }
+
+    /// Refuses a misspelt field rather than ignoring it.
+    fn known(&self, names: &[&str]) -> Result<(), String> {
+        match self.map.keys().find(|k| !names.contains(&k.as_str())) {
+            Some(k) => Err(format!("unknown field `{k}` (known here: {})", names.join(", "))),
+            None => Ok(()),
+        }
+    }
+
+    fn object(&mut self, key: &str) -> Result<Map<String, Value>, String> {
+        match self.map.get(key) {
+            Some(Value::Object(m)) => Ok(m.clone()),
+            Some(_) => Err(format!("`{key}` is an object")),
+            None => Ok(Map::new()),
+        }
+    }
+
+    fn number(&mut self, key: &str) -> Result<Option<f64>, String> {
+        match self.map.get(key) {
+            None => {
+                if !self.has_base {
+                    self.missing.push(format!("`{key}`"));
+                }
+                Ok(None)
+            }
+            Some(v) => v
+                .as_f64()
+                .filter(|x| x.is_finite())
+                .map(Some)
+                .ok_or_else(|| format!("`{key}` is a number")),
+        }
+    }
+
+    fn positive(&mut self, key: &str, base: f64) -> Result<f64, String> {
+        match self.number(key)? {
+            Some(x) if x <= 0.0 => Err(format!("`{key}` must be more than 0")),
+            other => Ok(other.unwrap_or(base)),
+        }
+    }
+
+    fn at_least_zero(&mut self, key: &str, base: f64) -> Result<f64, String> {
+        match self.number(key)? {
+            Some(x) if x < 0.0 => Err(format!("`{key}` cannot be negative")),
+            other => Ok(other.unwrap_or(base)),
+        }
+    }
+
+    fn count(&mut self, key: &str, base: u32) -> Result<u32, String> {
+        match self.number(key)? {
+            Some(x) if x < 1.0 || x.fract() != 0.0 || x > 1e6 => {
+                Err(format!("`{key}` is a whole number from 1 to 1000000"))
+            }
+            Some(x) => Ok(x as u32),
+            None => Ok(base),
+        }
+    }
+
+    fn flag(&mut self, key: &str, base: bool) -> Result<bool, String> {
+        match self.map.get(key) {
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(format!("`{key}` is true or false")),
+            None => {
+                if !self.has_base {
+                    self.missing.push(format!("`{key}`"));
+                }
+                Ok(base)
+            }
+        }
+    }
+}
