@@ -2,5 +2,6 @@
 //! the simulator's execution, before any GPU.
 
 pub mod timeline;
+pub mod trace;
 
 pub use timeline::*;
