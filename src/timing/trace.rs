@@ -356,14 +356,20 @@ pub(super) mod tests {
     #[test]
     fn ends_that_round_badly_never_pass_the_next_start() {
         // Perfetto's conversion: each of ts and dur to integer nanoseconds
-        // by truncation. Ops back to back at awkward times must not overlap.
+        // by truncation. An op of a whole number of nanoseconds from a
+        // start of 1.1 ns steps, the next op from its end: some (0.011 +
+        // 0.073 µs, say) would end a nanosecond past the next start if the
+        // duration were written as it is.
         let ns = |us: f64| (us * 1000.0) as i64;
-        let mut start = 0.0;
-        for i in 0..20_000 {
-            let end = start + 0.1 + f64::from(i % 97) * 0.0010000001;
-            let s = slice(0, 0, "x", SliceKind::Sync, [start, end, 0.0]);
-            assert!(ns(start) + ns(shown_dur(&s)) <= ns(end), "{start} {end}");
-            start = end;
+        for a in 0..1000 {
+            for b in 1..100 {
+                let (start, end) = (
+                    f64::from(a) * 0.0011,
+                    f64::from(a) * 0.0011 + f64::from(b) * 0.001,
+                );
+                let s = slice(0, 0, "x", SliceKind::Sync, [start, end, 0.0]);
+                assert!(ns(start) + ns(shown_dur(&s)) <= ns(end), "{start} {end}");
+            }
         }
     }
 }
