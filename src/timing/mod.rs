@@ -1,15 +1,22 @@
 //! The timing model: how long a plan takes on a topology, predicted from
 //! the simulator's execution, before any GPU.
 
-pub mod cost;
+//!
+//! Along the pipeline: the simulator keeps what one execution did
+//! (`sim::record`); `cost` says what each op costs on a `topology`;
+//! `engine` puts times on the execution at one message size; `critical`
+//! finds the chain of ops the time goes to; `report` prints the table;
+//! `build` makes the `timeline`, which `trace` and `svg` write.
+
 pub mod build;
+pub mod cost;
 pub mod critical;
 pub mod engine;
 pub mod report;
 pub mod svg;
-pub mod trace;
 pub mod timeline;
 pub mod topology;
+pub mod trace;
 
 pub use timeline::*;
 

@@ -105,6 +105,10 @@ pub fn cxx_compiler(sanitize: bool) -> Option<String> {
         .clone()
 }
 
+/// Where Debian's package puts Chromium.
+#[allow(dead_code)]
+pub const CHROMIUM: &str = "/usr/bin/chromium";
+
 /// What a test needs that a machine may lack. Where it is missing, the
 /// test does not run: `cargo test` reports it `ignored (needs ...)`,
 /// counted in the file's summary line, instead of "ok", and says why once
@@ -129,6 +133,8 @@ pub enum Needs {
     Cxx,
     /// A C++ compiler that builds with ThreadSanitizer.
     CxxTsan,
+    /// Chromium, to render SVG pictures headless. CI must have it.
+    Chromium,
 }
 
 #[allow(dead_code)]
@@ -136,7 +142,7 @@ impl Needs {
     /// Why this machine cannot run a test that needs `self`, or `None`
     /// when it can; asked once per test file.
     pub fn missing(self) -> Option<String> {
-        static ANSWERS: [OnceLock<Option<String>>; 8] = [const { OnceLock::new() }; 8];
+        static ANSWERS: [OnceLock<Option<String>>; 9] = [const { OnceLock::new() }; 9];
         ANSWERS[self as usize].get_or_init(|| self.probe()).clone()
     }
 
@@ -163,6 +169,8 @@ impl Needs {
             Needs::CxxTsan => cxx_compiler(true)
                 .is_none()
                 .then(|| "the C++ compiler cannot build with -fsanitize=thread".into()),
+            Needs::Chromium => (!Path::new(CHROMIUM).exists())
+                .then(|| "chromium not installed (apt-get install chromium)".into()),
         }
     }
 
@@ -177,13 +185,14 @@ impl Needs {
             Needs::NoCudaDriver => "needs a machine without a CUDA driver",
             Needs::Cxx => "needs a C++ compiler",
             Needs::CxxTsan => "needs a C++ compiler with ThreadSanitizer",
+            Needs::Chromium => "needs Chromium",
         }
     }
 
     /// Says why tests that need `self` are ignored, once per test file
     /// (the reason can be long: NVRTC's lists where it looked).
     fn say_once(self, why: &str) {
-        static SAID: [Once; 8] = [const { Once::new() }; 8];
+        static SAID: [Once; 9] = [const { Once::new() }; 9];
         SAID[self as usize].call_once(|| eprintln!("skipped: {why}"));
     }
 
@@ -198,6 +207,7 @@ impl Needs {
             Needs::Reference if shared_dir().exists() => {
                 Some("CI must run the reference (.ci/run installs sortedcontainers)")
             }
+            Needs::Chromium => Some("CI must have Chromium (.ci/run installs it)"),
             _ => None,
         }
     }
