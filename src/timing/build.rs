@@ -35,7 +35,12 @@ pub fn timeline(
     let mut order: Vec<u32> = (0..run.events.len() as u32)
         .filter(|&e| times.ended[e as usize].is_finite())
         .collect();
-    order.sort_by_key(|&e| (run.events[e as usize].thread, run.events[e as usize].position));
+    order.sort_by_key(|&e| {
+        (
+            run.events[e as usize].thread,
+            run.events[e as usize].position,
+        )
+    });
     let mut slice_of = vec![usize::MAX; run.events.len()];
     let mut on_path = vec![false; run.events.len()];
     for &e in &critical.events {
@@ -102,7 +107,9 @@ pub fn timeline(
             StuckAt {
                 track: thread as usize,
                 op: position,
-                name: op.map_or("the kernel's end".to_string(), |op| op.name.json().to_string()),
+                name: op.map_or("the kernel's end".to_string(), |op| {
+                    op.name.json().to_string()
+                }),
                 since_us: last.map_or(times.end_us.min(0.0).max(0.0), |&e| times.ended[e as usize]),
             }
         })

@@ -43,7 +43,9 @@ pub fn critical_path(prep: &Prepared, times: &Times) -> CriticalPath {
     path.reverse();
     let mut c = CriticalPath {
         events: Vec::new(),
-        launch_us: times.end_us.min(path.first().map_or(0.0, |&e| times.started[e as usize])),
+        launch_us: times
+            .end_us
+            .min(path.first().map_or(0.0, |&e| times.started[e as usize])),
         data_us: 0.0,
         data_ops: 0,
         sync_us: 0.0,

@@ -54,11 +54,7 @@ pub struct Prepared<'r, 'p> {
 }
 
 impl<'r, 'p> Prepared<'r, 'p> {
-    pub fn new(
-        plan: &crate::ir::Plan,
-        top: &Topology,
-        run: &'r Run<'p>,
-    ) -> Prepared<'r, 'p> {
+    pub fn new(plan: &crate::ir::Plan, top: &Topology, run: &'r Run<'p>) -> Prepared<'r, 'p> {
         let n = run.events.len();
         let mut next_on_track = vec![NONE; n];
         let mut previous_on_track = vec![NONE; n];
@@ -194,8 +190,16 @@ struct Engine<'a, 'r, 'p> {
     /// Bytes per microsecond of each resource.
     capacity: Vec<f64>,
     /// The transfers on each resource, and the bytes they have in all.
+    /// (`on` keeps finished transfers until the next reshare.)
     on: Vec<Vec<u32>>,
+    active_on: Vec<u32>,
     load: Vec<f64>,
+    /// Resources changed since the last reshare.
+    changed: Vec<u32>,
+    is_changed: Vec<bool>,
+    /// Per transfer, the last reshare that gave it a pace.
+    reshared: Vec<u64>,
+    round: u64,
     transfers: Vec<Transfer>,
     /// Per proxy: requests waiting, and whether it is busy.
     proxy_queue: Vec<VecDeque<u32>>,
@@ -239,6 +243,11 @@ pub fn time(prep: &Prepared, top: &Topology, chunk_bytes: f64) -> Times {
         capacity,
         on: vec![Vec::new(); prep.resources],
         load: vec![0.0; prep.resources],
+        active_on: vec![0; prep.resources],
+        changed: Vec::new(),
+        is_changed: vec![false; prep.resources],
+        reshared: Vec::new(),
+        round: 0,
         transfers: Vec::new(),
         proxy_queue: vec![VecDeque::new(); prep.run.proxies.len()],
         proxy_busy: vec![false; prep.run.proxies.len()],
@@ -274,19 +283,31 @@ impl Engine<'_, '_, '_> {
         });
     }
 
+    /// Runs every happening in time order. What happens at one instant
+    /// (the symmetric steps of a collective start and end together) is
+    /// run as one batch, and the transfers whose resources it changed get
+    /// their new pace once, after it.
     fn run(&mut self) {
-        while let Some(At { time, what, .. }) = self.heap.pop() {
-            match what {
-                Happening::Start(e) => self.start(e, time),
-                Happening::TransferStart(e, phase) => self.transfer_start(e, phase, time),
-                Happening::TransferDone(i, version) => {
-                    if self.transfers[i as usize].version == version {
-                        self.transfer_done(i, time);
+        while let Some(first) = self.heap.peek() {
+            let now = first.time;
+            let instant = now + 1e-9 * now.abs().max(1.0);
+            while self.heap.peek().is_some_and(|at| at.time <= instant) {
+                let Some(At { what, .. }) = self.heap.pop() else {
+                    break;
+                };
+                match what {
+                    Happening::Start(e) => self.start(e, now),
+                    Happening::TransferStart(e, phase) => self.transfer_start(e, phase, now),
+                    Happening::TransferDone(i, version) => {
+                        if self.transfers[i as usize].version == version {
+                            self.transfer_done(i, now);
+                        }
                     }
+                    Happening::BlockEnd(e) => self.block_end(e, now),
+                    Happening::ProxyStart(e) => self.transfer_start(e, Phase::Proxy, now),
                 }
-                Happening::BlockEnd(e) => self.block_end(e, time),
-                Happening::ProxyStart(e) => self.schedule_transfer(e, Phase::Proxy, time),
             }
+            self.reshare(now);
         }
     }
 
@@ -320,10 +341,6 @@ impl Engine<'_, '_, '_> {
         }
     }
 
-    fn schedule_transfer(&mut self, e: u32, phase: Phase, now: f64) {
-        self.transfer_start(e, phase, now);
-    }
-
     fn transfer_start(&mut self, e: u32, phase: Phase, now: f64) {
         let cost = &self.prep.costs[e as usize];
         let bytes: f64 = cost.demands.iter().map(|(_, b)| b).sum::<f64>() + cost.block;
@@ -332,6 +349,7 @@ impl Engine<'_, '_, '_> {
             return;
         }
         let index = self.transfers.len() as u32;
+        self.reshared.push(0);
         self.transfers.push(Transfer {
             event: e,
             phase,
@@ -349,9 +367,10 @@ impl Engine<'_, '_, '_> {
         let resources: Vec<u32> = cost.demands.iter().map(|(r, _)| *r).collect();
         for &(r, bytes) in &cost.demands {
             self.on[r as usize].push(index);
+            self.active_on[r as usize] += 1;
             self.load[r as usize] += bytes * self.chunk;
         }
-        self.reshare(&resources, now);
+        self.changed(&resources);
     }
 
     fn transfer_done(&mut self, index: u32, now: f64) {
@@ -362,19 +381,19 @@ impl Engine<'_, '_, '_> {
             let resources: Vec<u32> = t.demands.iter().map(|(r, _)| *r).collect();
             (t.event, t.phase, resources)
         };
+        // Its entries in `on` go at the next reshare.
         for (k, &r) in resources.iter().enumerate() {
-            let list = &mut self.on[r as usize];
-            if let Some(p) = list.iter().position(|x| *x == index) {
-                list.swap_remove(p);
-            }
             let bytes = self.transfers[index as usize].demands[k].1;
-            self.load[r as usize] = if list.is_empty() {
+            let r = r as usize;
+            self.active_on[r] -= 1;
+            // (Exactly nothing once none is left: no rounding drift.)
+            self.load[r] = if self.active_on[r] == 0 {
                 0.0
             } else {
-                self.load[r as usize] - bytes
+                self.load[r] - bytes
             };
         }
-        self.reshare(&resources, now);
+        self.changed(&resources);
         self.transfer_finished(e, phase, now);
     }
 
@@ -391,15 +410,33 @@ impl Engine<'_, '_, '_> {
         }
     }
 
-    /// Settles the transfers on `resources` at `now` and gives each its new
-    /// share.
-    fn reshare(&mut self, resources: &[u32], now: f64) {
-        let mut touched: Vec<u32> = resources
-            .iter()
-            .flat_map(|r| self.on[*r as usize].iter().copied())
-            .collect();
-        touched.sort_unstable();
-        touched.dedup();
+    /// Notes resources whose transfers need a new pace.
+    fn changed(&mut self, resources: &[u32]) {
+        for &r in resources {
+            if !self.is_changed[r as usize] {
+                self.is_changed[r as usize] = true;
+                self.changed.push(r);
+            }
+        }
+    }
+
+    /// Settles the transfers on the changed resources at `now` and gives
+    /// each its new pace.
+    fn reshare(&mut self, now: f64) {
+        self.round += 1;
+        let mut touched = Vec::new();
+        for r in std::mem::take(&mut self.changed) {
+            let r = r as usize;
+            self.is_changed[r] = false;
+            let transfers = &self.transfers;
+            self.on[r].retain(|&t| transfers[t as usize].left > 0.0);
+            for &t in &self.on[r] {
+                if self.reshared[t as usize] != self.round {
+                    self.reshared[t as usize] = self.round;
+                    touched.push(t);
+                }
+            }
+        }
         let block_cap = self.top.bandwidth.block * 1e3;
         for index in touched {
             let rate = {

@@ -1,6 +1,5 @@
 //! The timing model: how long a plan takes on a topology, predicted from
 //! the simulator's execution, before any GPU.
-
 //!
 //! Along the pipeline: the simulator keeps what one execution did
 //! (`sim::record`); `cost` says what each op costs on a `topology`;
@@ -29,19 +28,16 @@ pub fn load_topology(spec: &str) -> Result<topology::Topology, Diagnostic> {
         return Ok(t);
     }
     let path = Path::new(spec);
-    let unusable = |why: String| {
-        Diagnostic::plain(
-            Code::Topology,
-            format!("--timing {spec}: {why}"),
-        )
-    };
+    let unusable =
+        |why: String| Diagnostic::plain(Code::Topology, format!("--timing {spec}: {why}"));
     if !path.exists() {
         return Err(unusable(format!(
             "no such built-in topology or file (built-ins: {}; a file is JSON, as docs/timing.md shows)",
             topology::BUILT_IN.join(", ")
         )));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| unusable(format!("cannot read it: {e}")))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| unusable(format!("cannot read it: {e}")))?;
     let name = path
         .file_stem()
         .map_or(spec.to_string(), |s| s.to_string_lossy().into_owned());
@@ -110,11 +106,17 @@ pub fn predict_report(
     let size = build::human_bytes(largest.size);
     if let Some(path) = req.trace {
         write(path, trace::chrome_trace(&timeline))?;
-        text.push_str(&format!("# timeline at {size}: {} (trace events)\n", path.display()));
+        text.push_str(&format!(
+            "# timeline at {size}: {} (trace events)\n",
+            path.display()
+        ));
     }
     if let Some(path) = req.svg {
         write(path, svg::svg(&timeline))?;
-        text.push_str(&format!("# timeline at {size}: {} (picture)\n", path.display()));
+        text.push_str(&format!(
+            "# timeline at {size}: {} (picture)\n",
+            path.display()
+        ));
     }
     Ok(text)
 }

@@ -179,21 +179,32 @@ fn h100(name: &str) -> Topology {
 /// Reads a topology from JSON text (docs/timing.md has the format): either
 /// every field, or `"base": "<built-in>"` and the fields that differ.
 pub fn from_json(name: &str, text: &str) -> Result<Topology, String> {
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
     let Value::Object(top) = value else {
         return Err("a topology is a JSON object".into());
     };
     let mut t = match top.get("base") {
         None => None,
         Some(Value::String(base)) => Some(built_in(base).ok_or_else(|| {
-            format!("`base`: `{base}` is not a built-in topology ({})", BUILT_IN.join(", "))
+            format!(
+                "`base`: `{base}` is not a built-in topology ({})",
+                BUILT_IN.join(", ")
+            )
         })?),
         Some(_) => return Err("`base` is the name of a built-in topology".into()),
     };
     let mut missing = Vec::new();
     let mut fields = Fields::new(&top, &mut missing, t.is_some());
-    fields.known(&["base", "name", "gpus_per_node", "one_gpu", "nvls", "sms", "bandwidth_gbps", "latency_us"])?;
+    fields.known(&[
+        "base",
+        "name",
+        "gpus_per_node",
+        "one_gpu",
+        "nvls",
+        "sms",
+        "bandwidth_gbps",
+        "latency_us",
+    ])?;
     let base = t.take().unwrap_or_else(|| h100(name));
     let bw_map = fields.object("bandwidth_gbps")?;
     let lat_map = fields.object("latency_us")?;
@@ -206,7 +217,9 @@ pub fn from_json(name: &str, text: &str) -> Result<Topology, String> {
         nic: bw.positive("nic", base.bandwidth.nic)?,
     };
     let mut lat = Fields::new(&lat_map, bw.missing, bw.has_base);
-    lat.known(&["launch", "op", "nvlink", "local", "proxy", "nic", "barrier", "multimem"])?;
+    lat.known(&[
+        "launch", "op", "nvlink", "local", "proxy", "nic", "barrier", "multimem",
+    ])?;
     let l = &base.latency;
     let latency = Latency {
         launch: lat.at_least_zero("launch", l.launch)?,
@@ -249,14 +262,25 @@ struct Fields<'a> {
 }
 
 impl<'a> Fields<'a> {
-    fn new(map: &'a Map<String, Value>, missing: &'a mut Vec<String>, has_base: bool) -> Fields<'a> {
-        Fields { map, missing, has_base }
+    fn new(
+        map: &'a Map<String, Value>,
+        missing: &'a mut Vec<String>,
+        has_base: bool,
+    ) -> Fields<'a> {
+        Fields {
+            map,
+            missing,
+            has_base,
+        }
     }
 
     /// Refuses a misspelt field rather than ignoring it.
     fn known(&self, names: &[&str]) -> Result<(), String> {
         match self.map.keys().find(|k| !names.contains(&k.as_str())) {
-            Some(k) => Err(format!("unknown field `{k}` (known here: {})", names.join(", "))),
+            Some(k) => Err(format!(
+                "unknown field `{k}` (known here: {})",
+                names.join(", ")
+            )),
             None => Ok(()),
         }
     }
