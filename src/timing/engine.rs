@@ -402,7 +402,7 @@ impl Engine<'_, '_, '_> {
             Phase::Block => self.block_end(e, now),
             Phase::Proxy => {
                 self.times.done[e as usize] = now;
-                self.release(e, now, false);
+                self.release(e, now, |why| why != Release::Barrier);
                 let proxy = self.prep.run.events[e as usize].proxy.unwrap_or(0) as usize;
                 self.proxy_busy[proxy] = false;
                 self.next_on_proxy(proxy, now);
@@ -469,7 +469,13 @@ impl Engine<'_, '_, '_> {
         if !on_proxy {
             self.times.done[i] = now;
         }
-        self.release(e, now, on_proxy);
+        // A port op's block part is over: a barrier after it may go on;
+        // what waits for its transfer waits for the proxy.
+        if on_proxy {
+            self.release(e, now, |why| why == Release::Barrier);
+        } else {
+            self.release(e, now, |_| true);
+        }
         let next = self.prep.next_on_track[i];
         if next != NONE {
             self.times.arrived[next as usize] = now;
@@ -477,13 +483,13 @@ impl Engine<'_, '_, '_> {
         }
     }
 
-    /// `e` is done (or, `block_only`, its block part is): what needed it
-    /// may go on once it has seen so.
-    fn release(&mut self, e: u32, now: f64, block_only: bool) {
+    /// `e` is done, or the part of it that the needs `which` accepts
+    /// wait for: those may go on once they have seen so.
+    fn release(&mut self, e: u32, now: f64, which: impl Fn(Release) -> bool) {
         let from = self.prep.ranks[e as usize];
         for k in 0..self.prep.needed_by[e as usize].len() {
             let (who, why) = self.prep.needed_by[e as usize][k];
-            if block_only != (why == Release::Barrier) {
+            if !which(why) {
                 continue;
             }
             let to = self.prep.ranks[who as usize];

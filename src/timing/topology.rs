@@ -194,7 +194,9 @@ pub fn from_json(name: &str, text: &str) -> Result<Topology, String> {
         Some(_) => return Err("`base` is the name of a built-in topology".into()),
     };
     let mut missing = Vec::new();
-    let mut fields = Fields::new(&top, &mut missing, t.is_some());
+    let has_base = t.is_some();
+    let base = t.take().unwrap_or_else(|| h100(name));
+    let mut fields = Fields::new(&top, "", &mut missing, has_base);
     fields.known(&[
         "base",
         "name",
@@ -205,18 +207,22 @@ pub fn from_json(name: &str, text: &str) -> Result<Topology, String> {
         "bandwidth_gbps",
         "latency_us",
     ])?;
-    let base = t.take().unwrap_or_else(|| h100(name));
-    let bw_map = fields.object("bandwidth_gbps")?;
-    let lat_map = fields.object("latency_us")?;
-    let mut bw = Fields::new(&bw_map, fields.missing, fields.has_base);
+    let gpus_per_node = fields.count("gpus_per_node", base.gpus_per_node)?;
+    let one_gpu = fields.flag("one_gpu", base.one_gpu)?;
+    let nvls = fields.flag("nvls", base.nvls)?;
+    let sms = fields.count("sms", base.sms)?;
+    let bw_map = section(&top, "bandwidth_gbps")?;
+    let mut bw = Fields::new(&bw_map, "bandwidth_gbps.", &mut missing, has_base);
     bw.known(&["memory", "block", "nvlink", "nic"])?;
+    let b = &base.bandwidth;
     let bandwidth = Bandwidth {
-        memory: bw.positive("memory", base.bandwidth.memory)?,
-        block: bw.positive("block", base.bandwidth.block)?,
-        nvlink: bw.positive("nvlink", base.bandwidth.nvlink)?,
-        nic: bw.positive("nic", base.bandwidth.nic)?,
+        memory: bw.positive("memory", b.memory)?,
+        block: bw.positive("block", b.block)?,
+        nvlink: bw.positive("nvlink", b.nvlink)?,
+        nic: bw.positive("nic", b.nic)?,
     };
-    let mut lat = Fields::new(&lat_map, bw.missing, bw.has_base);
+    let lat_map = section(&top, "latency_us")?;
+    let mut lat = Fields::new(&lat_map, "latency_us.", &mut missing, has_base);
     lat.known(&[
         "launch", "op", "nvlink", "local", "proxy", "nic", "barrier", "multimem",
     ])?;
@@ -231,17 +237,16 @@ pub fn from_json(name: &str, text: &str) -> Result<Topology, String> {
         barrier: lat.at_least_zero("barrier", l.barrier)?,
         multimem: lat.at_least_zero("multimem", l.multimem)?,
     };
-    let mut fields = Fields::new(&top, lat.missing, lat.has_base);
     let topology = Topology {
         name: match top.get("name") {
             Some(Value::String(s)) => s.clone(),
             Some(_) => return Err("`name` is a string".into()),
             None => name.to_string(),
         },
-        gpus_per_node: fields.count("gpus_per_node", base.gpus_per_node)?,
-        one_gpu: fields.flag("one_gpu", base.one_gpu)?,
-        nvls: fields.flag("nvls", base.nvls)?,
-        sms: fields.count("sms", base.sms)?,
+        gpus_per_node,
+        one_gpu,
+        nvls,
+        sms,
         bandwidth,
         latency,
     };
@@ -254,9 +259,21 @@ pub fn from_json(name: &str, text: &str) -> Result<Topology, String> {
     Ok(topology)
 }
 
-/// The fields of one JSON object, each with the value a base gives it.
+/// An object's section (`bandwidth_gbps`), empty when absent.
+fn section(top: &Map<String, Value>, key: &str) -> Result<Map<String, Value>, String> {
+    match top.get(key) {
+        Some(Value::Object(m)) => Ok(m.clone()),
+        Some(_) => Err(format!("`{key}` is an object")),
+        None => Ok(Map::new()),
+    }
+}
+
+/// The fields of one JSON object, each with the value a base gives it;
+/// without a base, the absent ones are noted as missing.
 struct Fields<'a> {
     map: &'a Map<String, Value>,
+    /// `bandwidth_gbps.`, to name a missing field.
+    prefix: &'a str,
     missing: &'a mut Vec<String>,
     has_base: bool,
 }
@@ -264,13 +281,21 @@ struct Fields<'a> {
 impl<'a> Fields<'a> {
     fn new(
         map: &'a Map<String, Value>,
+        prefix: &'a str,
         missing: &'a mut Vec<String>,
         has_base: bool,
     ) -> Fields<'a> {
         Fields {
             map,
+            prefix,
             missing,
             has_base,
+        }
+    }
+
+    fn absent(&mut self, key: &str) {
+        if !self.has_base {
+            self.missing.push(format!("`{}{key}`", self.prefix));
         }
     }
 
@@ -285,20 +310,10 @@ impl<'a> Fields<'a> {
         }
     }
 
-    fn object(&mut self, key: &str) -> Result<Map<String, Value>, String> {
-        match self.map.get(key) {
-            Some(Value::Object(m)) => Ok(m.clone()),
-            Some(_) => Err(format!("`{key}` is an object")),
-            None => Ok(Map::new()),
-        }
-    }
-
     fn number(&mut self, key: &str) -> Result<Option<f64>, String> {
         match self.map.get(key) {
             None => {
-                if !self.has_base {
-                    self.missing.push(format!("`{key}`"));
-                }
+                self.absent(key);
                 Ok(None)
             }
             Some(v) => v
@@ -338,9 +353,7 @@ impl<'a> Fields<'a> {
             Some(Value::Bool(b)) => Ok(*b),
             Some(_) => Err(format!("`{key}` is true or false")),
             None => {
-                if !self.has_base {
-                    self.missing.push(format!("`{key}`"));
-                }
+                self.absent(key);
                 Ok(base)
             }
         }

@@ -105,6 +105,22 @@ pub fn cxx_compiler(sanitize: bool) -> Option<String> {
         .clone()
 }
 
+/// The measured tables in benches/results (`*.txt`), sorted.
+#[allow(dead_code)]
+pub fn gpu_results() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/results");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
 /// Where Debian's package puts Chromium.
 #[allow(dead_code)]
 pub const CHROMIUM: &str = "/usr/bin/chromium";
@@ -135,6 +151,9 @@ pub enum Needs {
     CxxTsan,
     /// Chromium, to render SVG pictures headless. CI must have it.
     Chromium,
+    /// GPU measurements of `msclc run` in benches/results, to check the
+    /// timing model against.
+    GpuResults,
 }
 
 #[allow(dead_code)]
@@ -142,7 +161,7 @@ impl Needs {
     /// Why this machine cannot run a test that needs `self`, or `None`
     /// when it can; asked once per test file.
     pub fn missing(self) -> Option<String> {
-        static ANSWERS: [OnceLock<Option<String>>; 9] = [const { OnceLock::new() }; 9];
+        static ANSWERS: [OnceLock<Option<String>>; 10] = [const { OnceLock::new() }; 10];
         ANSWERS[self as usize].get_or_init(|| self.probe()).clone()
     }
 
@@ -171,6 +190,11 @@ impl Needs {
                 .then(|| "the C++ compiler cannot build with -fsanitize=thread".into()),
             Needs::Chromium => (!Path::new(CHROMIUM).exists())
                 .then(|| "chromium not installed (apt-get install chromium)".into()),
+            Needs::GpuResults => gpu_results().is_empty().then(|| {
+                "benches/results holds no GPU measurements of `msclc run` yet \
+                 (benches/gpu_results.sh makes them on a machine with a GPU)"
+                    .into()
+            }),
         }
     }
 
@@ -186,13 +210,14 @@ impl Needs {
             Needs::Cxx => "needs a C++ compiler",
             Needs::CxxTsan => "needs a C++ compiler with ThreadSanitizer",
             Needs::Chromium => "needs Chromium",
+            Needs::GpuResults => "needs GPU measurements",
         }
     }
 
     /// Says why tests that need `self` are ignored, once per test file
     /// (the reason can be long: NVRTC's lists where it looked).
     fn say_once(self, why: &str) {
-        static SAID: [Once; 9] = [const { Once::new() }; 9];
+        static SAID: [Once; 10] = [const { Once::new() }; 10];
         SAID[self as usize].call_once(|| eprintln!("skipped: {why}"));
     }
 

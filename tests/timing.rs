@@ -1,0 +1,543 @@
+//! `msclc sim --timing`: the predicted table, the critical paths, the
+//! trace and picture of the timeline, topology files, and the model
+//! against GPU measurements where benches/results has them.
+
+mod common;
+
+use common::{test, Needs};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn main() {
+    common::run(vec![
+        test(
+            "table_has_the_nccl_tests_columns",
+            Needs::Nothing,
+            table_has_the_nccl_tests_columns,
+        ),
+        test(
+            "critical_paths_add_up_to_the_time",
+            Needs::Nothing,
+            critical_paths_add_up_to_the_time,
+        ),
+        test(
+            "traces_are_valid_and_flows_join_real_ops",
+            Needs::Nothing,
+            traces_are_valid_and_flows_join_real_ops,
+        ),
+        test(
+            "a_deadlock_has_a_timeline_up_to_where_it_stopped",
+            Needs::Nothing,
+            a_deadlock_has_a_timeline_up_to_where_it_stopped,
+        ),
+        test(
+            "the_picture_has_a_bar_per_op",
+            Needs::Nothing,
+            the_picture_has_a_bar_per_op,
+        ),
+        test(
+            "the_model_follows_the_machine",
+            Needs::Nothing,
+            the_model_follows_the_machine,
+        ),
+        test(
+            "bad_topologies_are_diagnostics",
+            Needs::Nothing,
+            bad_topologies_are_diagnostics,
+        ),
+        test(
+            "emulated_h100_predicts_the_measurements",
+            Needs::GpuResults,
+            emulated_h100_predicts_the_measurements,
+        ),
+    ]);
+}
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn msclc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("msclc runs")
+}
+
+fn stdout_of(args: &[&str]) -> String {
+    let out = msclc(args);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.code() == Some(0),
+        "msclc {args:?} exited {:?}\n{text}\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("msclc-timing-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A table row: size, count, type, redop, root, time, algbw, busbw.
+struct Row {
+    size: u64,
+    time: f64,
+    algbw: f64,
+    busbw: f64,
+}
+
+fn rows(text: &str) -> Vec<Row> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let number = |i: usize| f.get(i)?.parse::<f64>().ok();
+            (f.len() == 8).then_some(())?;
+            Some(Row {
+                size: f[0].parse().ok()?,
+                time: number(5)?,
+                algbw: number(6)?,
+                busbw: number(7)?,
+            })
+        })
+        .collect()
+}
+
+/// The time of a one-size prediction.
+fn predicted_us(args: &[&str]) -> f64 {
+    let r = rows(&stdout_of(args));
+    assert_eq!(r.len(), 1, "{args:?}");
+    r[0].time
+}
+
+const ALLREDUCE: &str = "examples/mscclpp/single_node/allreduce.mscl";
+
+fn table_has_the_nccl_tests_columns() {
+    let text = stdout_of(&[
+        "sim",
+        ALLREDUCE,
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "1K:1M",
+    ]);
+    assert!(text.starts_with("verified:"), "{text}");
+    assert!(
+        text.contains(
+            "#       size         count      type   redop    root     time   algbw   busbw"
+        ),
+        "{text}"
+    );
+    let r = rows(&text);
+    let sizes: Vec<u64> = r.iter().map(|r| r.size).collect();
+    assert_eq!(sizes, (10..=20).map(|k| 1u64 << k).collect::<Vec<_>>());
+    for pair in r.windows(2) {
+        assert!(
+            pair[1].time >= pair[0].time,
+            "more bytes never take less time"
+        );
+    }
+    for row in &r {
+        // algbw = size / time; busbw = algbw * 2(n-1)/n at 8 ranks.
+        let algbw = row.size as f64 / 1e3 / row.time;
+        assert!(
+            (row.algbw - algbw).abs() <= 0.01 + algbw * 0.005,
+            "algbw {} vs {algbw}",
+            row.algbw
+        );
+        assert!((row.busbw - row.algbw * 1.75).abs() <= 0.02 + row.busbw * 0.005);
+    }
+    assert!(text.contains("# Avg bus bandwidth    : "), "{text}");
+}
+
+/// `# critical path at 1 KiB: 4.70 us = launch 2.00 + data 0.70 (1 ops) +
+/// sync 0.80 (8 ops) + in flight 1.20; ...`: the parts add up, and each
+/// size's critical path names blocks and ops.
+fn critical_paths_add_up_to_the_time() {
+    for example in [
+        ALLREDUCE,
+        "examples/mscclpp/single_node/allreduce_pkt.mscl",
+        "examples/mscclpp/multi_node/allgather.mscl",
+        "examples/mscclpp/single_node/allgather_tbg.mscl",
+        "examples/mscclpp/single_node/allgather_pkt_rppkt.mscl",
+        "examples/mscclpp/single_node/allreduce_pipeline.mscl",
+    ] {
+        let text = stdout_of(&["sim", example, "--timing", "h100-ib", "--size", "4K:4M"]);
+        let times: Vec<f64> = rows(&text).iter().map(|r| r.time).collect();
+        let paths: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("# critical path at"))
+            .collect();
+        assert_eq!(
+            paths.len(),
+            times.len(),
+            "{example}: one critical path per size\n{text}"
+        );
+        for (line, time) in paths.iter().zip(&times) {
+            let number = |after: &str| -> f64 {
+                let rest = &line[line
+                    .find(after)
+                    .unwrap_or_else(|| panic!("{after} in {line}"))
+                    + after.len()..];
+                rest.split_whitespace()
+                    .next()
+                    .unwrap()
+                    .trim_end_matches(';')
+                    .parse()
+                    .unwrap()
+            };
+            let total = number(": ");
+            let parts =
+                number("launch ") + number("data ") + number("sync ") + number("in flight ");
+            assert!(
+                (total - time).abs() <= 0.01 * time.max(1.0),
+                "{example}: {line} vs {time}"
+            );
+            assert!(
+                (parts - total).abs() <= 0.05 + 0.001 * total,
+                "{example}: the parts of {line} add up to {parts}"
+            );
+        }
+        assert!(
+            text.contains("#   rank "),
+            "{example}: the path names its blocks\n{text}"
+        );
+    }
+}
+
+fn trace_events(path: &Path) -> (Vec<Value>, Value) {
+    let trace: Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).expect("the trace is JSON");
+    let events = trace["traceEvents"]
+        .as_array()
+        .expect("traceEvents")
+        .clone();
+    (events, trace["otherData"].clone())
+}
+
+fn traces_are_valid_and_flows_join_real_ops() {
+    let dir = scratch("trace");
+    for example in [
+        ALLREDUCE,
+        "examples/mscclpp/single_node/allgather_pkt.mscl",
+        "examples/mscclpp/multi_node/allgather.mscl",
+        "examples/mscclpp/single_node/allgather_tbg.mscl",
+    ] {
+        let trace = dir.join("t.json");
+        let text = stdout_of(&[
+            "sim",
+            example,
+            "--timing",
+            "h100-ib",
+            "--size",
+            "64K",
+            "--trace",
+            trace.to_str().unwrap(),
+        ]);
+        // Every op of the first execution is a slice.
+        let ops_run: usize = text
+            .split(", ")
+            .find_map(|p| {
+                p.strip_suffix(" ops run")
+                    .and_then(|n| n.rsplit(' ').next()?.parse().ok())
+            })
+            .or_else(|| {
+                text.lines()
+                    .next()?
+                    .split_whitespace()
+                    .rev()
+                    .nth(2)?
+                    .parse()
+                    .ok()
+            })
+            .expect("ops run");
+        let (events, other) = trace_events(&trace);
+        let slices: Vec<&Value> = events.iter().filter(|e| e["ph"] == "X").collect();
+        assert_eq!(
+            slices.len() * 2,
+            ops_run,
+            "{example}: one slice per op of the first of 2 executions"
+        );
+        assert_eq!(other["deadlock"], false);
+        assert_eq!(other["size_bytes"], 65536);
+        let inside = |e: &Value| {
+            let ts = e["ts"].as_f64().unwrap();
+            slices.iter().any(|s| {
+                s["pid"] == e["pid"] && s["tid"] == e["tid"] && {
+                    let start = s["ts"].as_f64().unwrap();
+                    start <= ts && ts <= start + s["dur"].as_f64().unwrap()
+                }
+            })
+        };
+        let starts: Vec<&Value> = events.iter().filter(|e| e["ph"] == "s").collect();
+        let ends: Vec<&Value> = events.iter().filter(|e| e["ph"] == "f").collect();
+        assert!(!starts.is_empty(), "{example}: flows");
+        assert_eq!(starts.len(), ends.len());
+        for s in &starts {
+            let f = ends
+                .iter()
+                .find(|f| f["id"] == s["id"])
+                .expect("each flow ends");
+            assert!(
+                inside(s) && inside(f),
+                "{example}: flow {s} -> {f} joins two ops"
+            );
+            let (from, to) = (s["ts"].as_f64().unwrap(), f["ts"].as_f64().unwrap());
+            assert!(from <= to, "{example}: flow {s} -> {f} goes back in time");
+        }
+        // Each wait that ran was released by a signal flow.
+        let waits = slices.iter().filter(|s| s["name"] == "wait").count();
+        let signal_flows = starts.iter().filter(|s| s["cat"] == "signal").count();
+        assert!(
+            signal_flows >= waits,
+            "{example}: {waits} waits, {signal_flows} signal flows"
+        );
+    }
+}
+
+fn a_deadlock_has_a_timeline_up_to_where_it_stopped() {
+    let dir = scratch("deadlock");
+    let program = dir.join("deadlock.mscl");
+    std::fs::write(
+        &program,
+        "program \"e\" {\n    collective = allgather(2, chunk_factor: 1, inplace: false)\n}\nfor r in 0..2 {\n    let ch = memory_channel(1 - r, r)\n    rank(r).copy(rank(r).output[r], rank(r).input[0], tb: 0)\n    ch.wait(tb: 0)\n    ch.put(rank(1 - r).output[r], rank(r).input[0], tb: 0)\n    ch.signal(tb: 0)\n}\n",
+    )
+    .unwrap();
+    let trace = dir.join("t.json");
+    let out = msclc(&[
+        "sim",
+        program.to_str().unwrap(),
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "1M",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a deadlock is a problem found\n{text}"
+    );
+    assert!(
+        text.contains("no predicted time: the plan deadlocks"),
+        "{text}"
+    );
+    let (events, other) = trace_events(&trace);
+    assert_eq!(other["deadlock"], true);
+    let copies = events
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["name"] == "copy")
+        .count();
+    assert_eq!(copies, 2, "each rank's copy ran before its wait");
+    let stuck: Vec<&Value> = events.iter().filter(|e| e["ph"] == "i").collect();
+    assert_eq!(stuck.len(), 2, "both blocks stopped");
+    assert!(stuck
+        .iter()
+        .all(|e| e["name"].as_str().unwrap().contains("wait")));
+}
+
+fn the_picture_has_a_bar_per_op() {
+    let dir = scratch("svg");
+    let svg = dir.join("t.svg");
+    let trace = dir.join("t.json");
+    stdout_of(&[
+        "sim",
+        "examples/mscclpp/single_node/allgather.mscl",
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "1M",
+        "--svg",
+        svg.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&text).expect("the SVG is XML");
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    let (events, _) = trace_events(&trace);
+    let ops = events.iter().filter(|e| e["ph"] == "X").count();
+    let tooltips = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("title") && n.parent().is_some_and(|p| p.has_tag_name("rect")))
+        .count();
+    assert_eq!(tooltips, ops, "a bar with a tooltip per op");
+    assert!(
+        text.contains("h100-nvlink") && text.contains("1 MiB"),
+        "the title says the topology and size"
+    );
+}
+
+fn write_topology(dir: &Path, name: &str, json: &str) -> String {
+    let path = dir.join(format!("{name}.json"));
+    std::fs::write(&path, json).unwrap();
+    path.display().to_string()
+}
+
+/// The model answers as the machine it describes would.
+fn the_model_follows_the_machine() {
+    let dir = scratch("machine");
+    let at = |example: &str, topology: &str, size: &str| {
+        predicted_us(&["sim", example, "--timing", topology, "--size", size])
+    };
+    // Half the NVLink bandwidth: a large allreduce (NVLink-bound) takes
+    // near twice as long.
+    let half = write_topology(
+        &dir,
+        "half",
+        r#"{"base": "h100-nvlink", "bandwidth_gbps": {"nvlink": 187.5}}"#,
+    );
+    let (quick, slow) = (
+        at(ALLREDUCE, "h100-nvlink", "256M"),
+        at(ALLREDUCE, &half, "256M"),
+    );
+    assert!(
+        slow > 1.9 * quick && slow < 2.1 * quick,
+        "{quick} us -> {slow} us"
+    );
+    // One block's copy rate bounds what a block moves: with the links
+    // four times as fast, twice as fast blocks make a large allreduce
+    // faster again.
+    let links = write_topology(
+        &dir,
+        "links",
+        r#"{"base": "h100-nvlink", "bandwidth_gbps": {"nvlink": 1500}}"#,
+    );
+    let blocks = write_topology(
+        &dir,
+        "blocks",
+        r#"{"base": "h100-nvlink", "bandwidth_gbps": {"nvlink": 1500, "block": 146.8}}"#,
+    );
+    assert!(at(ALLREDUCE, &blocks, "256M") < 0.8 * at(ALLREDUCE, &links, "256M"));
+    // NVLS: a multimem store goes out once for every member, and the
+    // multicast allgather gets faster.
+    let nvls = "examples/mscclpp/single_node/allgather_nvls_zero_copy_pkt.mscl";
+    let args = |top: &'static str| -> Vec<&'static str> {
+        vec!["sim", nvls, "--timing", top, "--size", "1M"]
+    };
+    let time = |args: Vec<&str>| rows(&String::from_utf8_lossy(&msclc(&args).stdout))[0].time;
+    assert!(time(args("h100-nvls")) < 0.7 * time(args("h100-nvlink")));
+    // A slower proxy slows a port channel plan by its extra latency, at
+    // least once per step it waits for.
+    let port = "examples/mscclpp/multi_node/allgather.mscl";
+    let lazy = write_topology(
+        &dir,
+        "lazy",
+        r#"{"base": "h100-ib", "latency_us": {"proxy": 57.5}}"#,
+    );
+    let (before, after) = (at(port, "h100-ib", "1K"), at(port, &lazy, "1K"));
+    assert!(after - before >= 50.0, "{before} us -> {after} us");
+    // Small messages cost latency, large ones bandwidth: 1 KiB and 2 KiB
+    // take about the same; 512 MiB and 1 GiB, twice.
+    let (a, b) = (
+        at(ALLREDUCE, "h100-nvlink", "1K"),
+        at(ALLREDUCE, "h100-nvlink", "2K"),
+    );
+    assert!(b < 1.1 * a);
+    let (c, d) = (
+        at(ALLREDUCE, "h100-nvlink", "512M"),
+        at(ALLREDUCE, "h100-nvlink", "1G"),
+    );
+    assert!(d > 1.9 * c && d < 2.1 * c);
+    // All ranks on one GPU share its memory: no NVLink, not the same time.
+    assert_ne!(
+        at(ALLREDUCE, "emulated-h100", "64M"),
+        at(ALLREDUCE, "h100-nvlink", "64M")
+    );
+}
+
+fn bad_topologies_are_diagnostics() {
+    let dir = scratch("bad");
+    for (json, says) in [
+        (
+            r#"{"base": "h100-nvlink", "bandwith_gbps": {}}"#,
+            "unknown field `bandwith_gbps`",
+        ),
+        (
+            r#"{"gpus_per_node": 8}"#,
+            "missing `one_gpu`, `nvls`, `sms`, `bandwidth_gbps.memory`",
+        ),
+        (r#"{"base": "a100"}"#, "`a100` is not a built-in topology"),
+        (
+            r#"{"base": "h100-ib", "latency_us": {"proxy": -1}}"#,
+            "`proxy` cannot be negative",
+        ),
+        ("{", "not JSON"),
+    ] {
+        let path = write_topology(&dir, "bad", json);
+        let out = msclc(&["sim", ALLREDUCE, "--timing", &path]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{json}: {err}");
+        assert!(
+            err.contains("error[E0807]") && err.contains(says),
+            "{json}: {err}"
+        );
+    }
+    let out = msclc(&["sim", ALLREDUCE, "--timing", "h200-nvlink"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("error[E0807]")
+            && err.contains("h100-nvlink, h100-nvls, h100-ib, emulated-h100"),
+        "{err}"
+    );
+}
+
+/// benches/results/*.txt: the output of `msclc run` on a GPU, under its
+/// command line (`$ msclc run FILE ARGS...`). `emulated-h100` predicts
+/// each size's time within 20%.
+fn emulated_h100_predicts_the_measurements() {
+    let mut checked = 0;
+    for file in common::gpu_results() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let command = text
+            .lines()
+            .find_map(|l| l.strip_prefix("$ msclc run "))
+            .unwrap_or_else(|| panic!("{}: no `$ msclc run` line", file.display()));
+        let mut args: Vec<&str> = vec!["sim"];
+        let mut words = command.split_whitespace().peekable();
+        while let Some(w) = words.next() {
+            match w {
+                // Options of `run` only: the prediction needs none of them.
+                "--iters" | "--warmup" | "--timeout" => {
+                    words.next();
+                }
+                "--no-cache" => {}
+                _ => args.push(w),
+            }
+        }
+        args.extend(["--timing", "emulated-h100"]);
+        let predicted = rows(&stdout_of(&args));
+        let measured: Vec<(u64, f64)> = text
+            .lines()
+            .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+            .map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                (f[0].parse().unwrap(), f[5].parse().unwrap())
+            })
+            .collect();
+        for (size, us) in measured {
+            let p = predicted
+                .iter()
+                .find(|r| r.size == size)
+                .unwrap_or_else(|| panic!("{}: no prediction at {size} B", file.display()));
+            let error = (p.time - us) / us;
+            assert!(
+                error.abs() <= 0.20,
+                "{}: {size} B measured {us} us, predicted {} us ({:+.0}%)",
+                file.display(),
+                p.time,
+                100.0 * error
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 0, "benches/results has tables but no rows");
+}
