@@ -5,6 +5,7 @@
 use super::cost::{peer, switch_members};
 use super::critical::CriticalPath;
 use super::engine::{Prepared, Times, Why};
+use super::svg::human_bytes;
 use super::timeline::*;
 use crate::ir::{BufRef, Op, Plan, RefTarget};
 use crate::sim::record::Release;
@@ -164,22 +165,4 @@ fn describe(plan: &Plan, rank: u32, tb: u32, op: &Op, bytes: u64) -> String {
         text.push_str(&format!(", {}", human_bytes(bytes)));
     }
     text
-}
-
-/// `1.5 MiB`, `512 B`.
-pub fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else if value.fract() == 0.0 {
-        format!("{value:.0} {}", UNITS[unit])
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
 }

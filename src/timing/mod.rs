@@ -103,7 +103,7 @@ pub fn predict_report(
             )
         })
     };
-    let size = build::human_bytes(largest.size);
+    let size = svg::human_bytes(largest.size);
     if let Some(path) = req.trace {
         write(path, trace::chrome_trace(&timeline))?;
         text.push_str(&format!(

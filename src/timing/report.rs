@@ -148,7 +148,7 @@ fn critical_lines(prep: &Prepared, p: &Predicted) -> String {
     let _ = writeln!(
         out,
         "# critical path at {}: {} us = launch {} + data {} ({} ops) + sync {} ({} ops) + in flight {}; blocks waited {:.0}% of their time",
-        super::build::human_bytes(p.size),
+        super::svg::human_bytes(p.size),
         us(p.time_us),
         us(c.launch_us),
         us(c.data_us),

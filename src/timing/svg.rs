@@ -342,7 +342,8 @@ fn sig3(v: f64) -> String {
     }
 }
 
-fn human_bytes(b: u64) -> String {
+/// `64 MiB`, `1.5 KiB`, `1000 B`: three significant digits at most.
+pub fn human_bytes(b: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = b as f64;
     let mut u = 0;
