@@ -51,7 +51,7 @@ pub fn critical_path(prep: &Prepared, times: &Times) -> CriticalPath {
         sync_us: 0.0,
         sync_ops: 0,
         in_flight_us: 0.0,
-        waiting_share: waiting_share(prep, times),
+        waiting_share: waiting_share(times),
     };
     for (k, &e) in path.iter().enumerate() {
         let i = e as usize;
@@ -85,7 +85,7 @@ pub fn critical_path(prep: &Prepared, times: &Times) -> CriticalPath {
 }
 
 /// Of the blocks' time, the share spent waiting for other blocks.
-fn waiting_share(prep: &Prepared, times: &Times) -> f64 {
+fn waiting_share(times: &Times) -> f64 {
     let mut waiting = 0.0;
     let mut total = 0.0;
     for i in 0..times.ended.len() {
@@ -95,7 +95,6 @@ fn waiting_share(prep: &Prepared, times: &Times) -> f64 {
         waiting += (times.started[i] - times.arrived[i]).max(0.0);
         total += times.ended[i] - times.arrived[i];
     }
-    let _ = prep;
     if total > 0.0 {
         waiting / total
     } else {
