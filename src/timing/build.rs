@@ -111,7 +111,7 @@ pub fn timeline(
                 name: op.map_or("the kernel's end".to_string(), |op| {
                     op.name.json().to_string()
                 }),
-                since_us: last.map_or(times.end_us.min(0.0).max(0.0), |&e| times.ended[e as usize]),
+                since_us: last.map_or(times.launch_us, |&e| times.ended[e as usize]),
             }
         })
         .collect();

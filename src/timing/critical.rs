@@ -43,9 +43,7 @@ pub fn critical_path(prep: &Prepared, times: &Times) -> CriticalPath {
     path.reverse();
     let mut c = CriticalPath {
         events: Vec::new(),
-        launch_us: times
-            .end_us
-            .min(path.first().map_or(0.0, |&e| times.started[e as usize])),
+        launch_us: times.launch_us,
         data_us: 0.0,
         data_ops: 0,
         sync_us: 0.0,

@@ -118,6 +118,8 @@ pub struct Times {
     /// When its effect was complete (a port transfer's proxy end).
     pub done: Vec<f64>,
     pub why: Vec<Why>,
+    /// When every block starts.
+    pub launch_us: f64,
     /// The last block's end, microseconds from the launch.
     pub end_us: f64,
 }
@@ -237,6 +239,7 @@ pub fn time(prep: &Prepared, top: &Topology, chunk_bytes: f64) -> Times {
             ended: vec![f64::NAN; n],
             done: vec![f64::NAN; n],
             why: vec![Why::Launch; n],
+            launch_us: top.latency.launch,
             end_us: top.latency.launch,
         },
         needs: prep.needs.clone(),

@@ -91,8 +91,8 @@ pub fn predict_report(
         &build::Labels {
             title: req.title,
             topology: &req.topology.name,
-            size_bytes: largest.size,
-            chunk_bytes: largest.chunk_bytes as f64,
+            size_bytes: largest.workload.size(),
+            chunk_bytes: largest.workload.chunk as f64,
         },
     );
     let write = |path: &Path, contents: String| {
@@ -103,7 +103,7 @@ pub fn predict_report(
             )
         })
     };
-    let size = svg::human_bytes(largest.size);
+    let size = svg::human_bytes(largest.workload.size());
     if let Some(path) = req.trace {
         write(path, trace::chrome_trace(&timeline))?;
         text.push_str(&format!(

@@ -12,11 +12,8 @@ use std::fmt::Write;
 
 /// One message size's prediction.
 pub struct Predicted<'p> {
+    /// The size, count and chunk size it is for.
     pub workload: Workload<'p>,
-    pub size: u64,
-    pub count: u64,
-    pub chunk_bytes: u64,
-    pub time_us: f64,
     pub algbw: f64,
     pub busbw: f64,
     pub critical: CriticalPath,
@@ -62,10 +59,6 @@ fn predict_size<'p>(
     let seconds = times.end_us * 1e-6;
     let algbw = w.size() as f64 / 1e9 / seconds;
     Ok(Predicted {
-        size: w.size(),
-        count: w.count(),
-        chunk_bytes: w.chunk,
-        time_us: times.end_us,
         algbw,
         busbw: algbw * w.bus_factor(),
         critical,
@@ -107,7 +100,8 @@ pub fn render(
             Ok(p) => {
                 bus.push(p.busbw);
                 let w = &p.workload;
-                let line = table::columns(w, table::redop(c.name), p.time_us, p.algbw, p.busbw);
+                let line =
+                    table::columns(w, table::redop(c.name), p.times.end_us, p.algbw, p.busbw);
                 let _ = writeln!(out, "{line}");
             }
             Err(s) => {
@@ -148,8 +142,8 @@ fn critical_lines(prep: &Prepared, p: &Predicted) -> String {
     let _ = writeln!(
         out,
         "# critical path at {}: {} us = launch {} + data {} ({} ops) + sync {} ({} ops) + in flight {}; blocks waited {:.0}% of their time",
-        super::svg::human_bytes(p.size),
-        us(p.time_us),
+        super::svg::human_bytes(p.workload.size()),
+        us(p.times.end_us),
         us(c.launch_us),
         us(c.data_us),
         c.data_ops,
