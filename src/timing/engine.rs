@@ -179,6 +179,8 @@ struct Transfer {
     rate: f64,
     since: f64,
     version: u64,
+    /// The last reshare that gave it a pace.
+    reshared: u64,
 }
 
 struct Engine<'a, 'r, 'p> {
@@ -199,8 +201,7 @@ struct Engine<'a, 'r, 'p> {
     /// Resources changed since the last reshare.
     changed: Vec<u32>,
     is_changed: Vec<bool>,
-    /// Per transfer, the last reshare that gave it a pace.
-    reshared: Vec<u64>,
+    /// Reshares so far.
     round: u64,
     transfers: Vec<Transfer>,
     /// Per proxy: requests waiting, and whether it is busy.
@@ -249,7 +250,6 @@ pub fn time(prep: &Prepared, top: &Topology, chunk_bytes: f64) -> Times {
         active_on: vec![0; prep.resources],
         changed: Vec::new(),
         is_changed: vec![false; prep.resources],
-        reshared: Vec::new(),
         round: 0,
         transfers: Vec::new(),
         proxy_queue: vec![VecDeque::new(); prep.run.proxies.len()],
@@ -352,7 +352,6 @@ impl Engine<'_, '_, '_> {
             return;
         }
         let index = self.transfers.len() as u32;
-        self.reshared.push(0);
         self.transfers.push(Transfer {
             event: e,
             phase,
@@ -366,6 +365,7 @@ impl Engine<'_, '_, '_> {
             rate: 0.0,
             since: now,
             version: 0,
+            reshared: 0,
         });
         let resources: Vec<u32> = cost.demands.iter().map(|(r, _)| *r).collect();
         for &(r, bytes) in &cost.demands {
@@ -377,16 +377,13 @@ impl Engine<'_, '_, '_> {
     }
 
     fn transfer_done(&mut self, index: u32, now: f64) {
-        let (e, phase, resources) = {
-            let t = &mut self.transfers[index as usize];
-            t.left = 0.0;
-            t.version += 1;
-            let resources: Vec<u32> = t.demands.iter().map(|(r, _)| *r).collect();
-            (t.event, t.phase, resources)
-        };
+        let t = &mut self.transfers[index as usize];
+        t.left = 0.0;
+        t.version += 1;
+        let (e, phase) = (t.event, t.phase);
+        let demands = std::mem::take(&mut t.demands);
         // Its entries in `on` go at the next reshare.
-        for (k, &r) in resources.iter().enumerate() {
-            let bytes = self.transfers[index as usize].demands[k].1;
+        for &(r, bytes) in &demands {
             let r = r as usize;
             self.active_on[r] -= 1;
             // (Exactly nothing once none is left: no rounding drift.)
@@ -396,6 +393,7 @@ impl Engine<'_, '_, '_> {
                 self.load[r] - bytes
             };
         }
+        let resources: Vec<u32> = demands.iter().map(|(r, _)| *r).collect();
         self.changed(&resources);
         self.transfer_finished(e, phase, now);
     }
@@ -434,8 +432,9 @@ impl Engine<'_, '_, '_> {
             let transfers = &self.transfers;
             self.on[r].retain(|&t| transfers[t as usize].left > 0.0);
             for &t in &self.on[r] {
-                if self.reshared[t as usize] != self.round {
-                    self.reshared[t as usize] = self.round;
+                let transfer = &mut self.transfers[t as usize];
+                if transfer.reshared != self.round {
+                    transfer.reshared = self.round;
                     touched.push(t);
                 }
             }
