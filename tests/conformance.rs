@@ -7,27 +7,7 @@ mod common;
 use common::Needs;
 use msclc::driver;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-
-fn conformance_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance")
-}
-
-fn params(case: &Value) -> Vec<(String, String)> {
-    let Some(map) = case["params"].as_object() else {
-        return Vec::new();
-    };
-    map.iter()
-        .map(|(k, v)| {
-            (
-                k.clone(),
-                v.as_str()
-                    .map(str::to_string)
-                    .unwrap_or_else(|| v.to_string()),
-            )
-        })
-        .collect()
-}
+use std::path::Path;
 
 fn main() {
     common::run(vec![common::test(
@@ -38,9 +18,8 @@ fn main() {
 }
 
 fn ports_match_reference_plans() {
-    let dir = conformance_dir();
-    let text = std::fs::read_to_string(dir.join("manifest.json")).expect("manifest.json");
-    let manifest: Vec<Value> = serde_json::from_str(&text).expect("manifest is JSON");
+    let dir = common::shared_dir().join("conformance");
+    let manifest = common::conformance_manifest();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mscclpp");
     let (mut checked, mut failures, mut missing) = (0, Vec::new(), Vec::new());
     for case in &manifest {
@@ -51,7 +30,7 @@ fn ports_match_reference_plans() {
             continue;
         }
         checked += 1;
-        let c = driver::compile(&port, &params(case));
+        let c = driver::compile(&port, &common::manifest_params(case));
         match (&c.result, case.get("error")) {
             (Err(d), Some(_)) if d[0].message.contains("signal/wait mismatch") => {}
             (Ok(_), Some(_)) => failures.push(format!(

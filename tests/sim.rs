@@ -44,6 +44,16 @@ fn main() {
             plans_relying_on_executor_bugs_get_warnings,
         ),
         common::test(
+            "every_example_simulates_alike_from_its_program_and_its_json_plan",
+            Needs::Nothing,
+            every_example_simulates_alike_from_its_program_and_its_json_plan,
+        ),
+        common::test(
+            "every_port_simulates_alike_from_its_program_and_the_reference_plan",
+            Needs::Conformance,
+            every_port_simulates_alike_from_its_program_and_the_reference_plan,
+        ),
+        common::test(
             "a_group_op_is_split_over_its_whole_range",
             Needs::Nothing,
             a_group_op_is_split_over_its_whole_range,
@@ -149,6 +159,66 @@ fn every_reference_plan_simulates_as_expected() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// `msclc sim`'s verdict line for `plan`: the verdict and what it names
+/// (the chunk, the racing location, the collective and counts).
+fn verdict_line(plan: &Plan) -> String {
+    msclc::sim::output::verdict_line(plan, &simulate(plan, 2))
+}
+
+/// One plan, one meaning: the plan as compiled (with the program's
+/// instances, loop values and spans) and as read back from the JSON msclc
+/// writes for it get the same verdict.
+fn every_example_simulates_alike_from_its_program_and_its_json_plan() {
+    let mut differ = Vec::new();
+    let mut compared = 0;
+    for path in common::example_files() {
+        let Ok(plan) = msclc::driver::compile(&path, &[]).result else {
+            continue;
+        };
+        let json = msclc::back::json::plan_to_json(&plan).to_string();
+        let read = read_plan(&json).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let (program, plan_json) = (verdict_line(&plan), verdict_line(&read));
+        compared += 1;
+        if program != plan_json {
+            differ.push(format!(
+                "{}:\n  program: {program}\n  JSON:    {plan_json}",
+                path.display()
+            ));
+        }
+    }
+    assert!(compared >= 70, "only {compared} examples compiled");
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+/// The same for every port of a reference plan, at the manifest's params:
+/// the program's verdict is the reference plan's.
+fn every_port_simulates_alike_from_its_program_and_the_reference_plan() {
+    let dir = conformance();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mscclpp");
+    let mut differ = Vec::new();
+    let mut compared = 0;
+    for case in common::conformance_manifest() {
+        let (Some(port), Some(plan_file)) = (case["port"].as_str(), case["plan"].as_str()) else {
+            continue;
+        };
+        let compiled = msclc::driver::compile(&root.join(port), &common::manifest_params(&case));
+        let Ok(plan) = compiled.result else {
+            continue; // a program the reference rejects too (tests/conformance.rs)
+        };
+        let text = std::fs::read_to_string(dir.join(plan_file)).expect("plan file");
+        let reference = read_plan(&text).unwrap_or_else(|e| panic!("{plan_file}: {e}"));
+        let (program, plan_json) = (verdict_line(&plan), verdict_line(&reference));
+        compared += 1;
+        if program != plan_json {
+            differ.push(format!(
+                "{plan_file} ({port}):\n  program:   {program}\n  reference: {plan_json}"
+            ));
+        }
+    }
+    assert!(compared >= 80, "only {compared} cases compared");
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
 
 /// Ways to break a plan, each applied at every op where it applies.

@@ -523,7 +523,10 @@ pub struct RankPlan {
     pub threadblocks: Vec<ThreadBlock>,
 }
 
-/// The collective a plan implements, as the plan names it.
+/// The collective a plan implements, as the plan names it. Its chunk
+/// counts are each rank's buffers as the plan divides them: the program's
+/// until instance replication, which multiplies them (the result is
+/// defined on the executor's chunks, as it is for a plan read from JSON).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Collective {
     pub name: &'static str,

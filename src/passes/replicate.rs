@@ -47,6 +47,12 @@ pub fn run(plan: &mut Plan) {
         .map(|r| replicate_rank(r, layout))
         .collect();
     plan.ranks = ranks;
+    // The collective is now defined on the replicated buffers, as the
+    // executor (and a plan read back from JSON) sees them: an AllToAll's
+    // per-peer block, an AllGather's in-place slot, are counted in the
+    // plan's chunks, not the program's.
+    plan.collective.input_chunks *= instances;
+    plan.collective.output_chunks *= instances;
 }
 
 fn repeat<T: Clone>(items: &[T], layout: Layout) -> Vec<T> {

@@ -42,6 +42,29 @@ pub fn shared_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared")
 }
 
+/// The cases of ../shared/conformance/manifest.json: each reference plan,
+/// the port that must compile to it, and the params it was made with.
+#[allow(dead_code)]
+pub fn conformance_manifest() -> Vec<serde_json::Value> {
+    let path = shared_dir().join("conformance/manifest.json");
+    let text = std::fs::read_to_string(&path).expect("manifest.json");
+    serde_json::from_str(&text).expect("manifest is JSON")
+}
+
+/// A manifest case's params as `-D NAME=VALUE` settings.
+#[allow(dead_code)]
+pub fn manifest_params(case: &serde_json::Value) -> Vec<(String, String)> {
+    let Some(map) = case["params"].as_object() else {
+        return Vec::new();
+    };
+    map.iter()
+        .map(|(k, v)| {
+            let value = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+            (k.clone(), value)
+        })
+        .collect()
+}
+
 /// ../shared and the reference's PYTHONPATH, or why the reference cannot
 /// run here.
 #[allow(dead_code)]
