@@ -15,6 +15,7 @@ use common::Needs;
 use msclc::back::cuda::{self, report::GaveUp, SyncLayout};
 use msclc::ir::{Dtype, OpName, Plan};
 use msclc::runner::workload::Workload;
+use msclc::sim::Verdict;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
@@ -33,9 +34,9 @@ const BUDGET_NS: u64 = 120_000_000_000;
 fn main() {
     common::run(vec![
         common::test(
-            "verified_examples_compute_their_collective_as_generated_cuda",
+            "examples_compute_on_cpu_threads_as_the_simulator_says",
             Needs::Cxx,
-            verified_examples_compute_their_collective_as_generated_cuda,
+            examples_compute_on_cpu_threads_as_the_simulator_says,
         ),
         common::test(
             "verified_examples_are_race_free_under_thread_sanitizer_but_the_known_plan_races",
@@ -51,6 +52,11 @@ fn main() {
             "odd_alignments_and_unit_sizes_compute_right",
             Needs::Cxx,
             odd_alignments_and_unit_sizes_compute_right,
+        ),
+        common::test(
+            "a_sendrecv_is_checked_with_the_pairing_of_its_plan",
+            Needs::Cxx,
+            a_sendrecv_is_checked_with_the_pairing_of_its_plan,
         ),
         common::test(
             "user_text_in_the_generated_source_stays_text",
@@ -118,7 +124,9 @@ impl<'p> HostKernel<'p> {
     /// `launches` launches at `size` bytes with `budget_ns` per spin.
     fn run(&self, size: u64, launches: u64, budget_ns: u64) -> Outcome {
         let plan = self.plan;
-        let w = Workload::new(plan, Dtype::Float32, size).expect("size fits the plan");
+        let senders = msclc::runner::workload::sendrecv_senders(plan);
+        let w = Workload::new(plan, Dtype::Float32, size, senders.as_deref())
+            .expect("size fits the plan");
         let layout = SyncLayout::new(plan);
         let mut input: Vec<u8> = Vec::new();
         let put = |input: &mut Vec<u8>, v: u64| input.extend_from_slice(&v.to_le_bytes());
@@ -191,19 +199,36 @@ fn small_size(plan: &Plan) -> u64 {
     (chunks * 64).max(plan.options.min_message_size.next_multiple_of(chunks * 16))
 }
 
-/// The plan of `path`, with its name, if its collective defines a result
-/// and `msclc sim` verifies it or reports one of the known plan races.
-fn simulated_example(path: &Path) -> Option<(String, Plan)> {
-    let plan = msclc::driver::compile(path, &[]).result.ok()?;
-    let name = path.file_stem().unwrap().to_string_lossy().to_string();
-    let checkable = plan.expected_result(0).is_some();
-    let known_race = PLAN_RACES.iter().any(|(n, _)| *n == name);
-    let runs = match msclc::sim::simulate(&plan, 2).verdict {
-        msclc::sim::Verdict::Verified => !known_race,
-        msclc::sim::Verdict::Race(_) => known_race,
-        _ => false,
-    };
-    (checkable && runs && cuda::generate(&plan).is_ok()).then_some((name, plan))
+/// An example whose collective defines a result, and what `msclc sim`
+/// says of its plan.
+struct Example {
+    name: String,
+    plan: Plan,
+    verdict: Verdict,
+}
+
+impl Example {
+    /// The example at `path` at its defaults, if it compiles, has CUDA and
+    /// its collective defines a result to check.
+    fn load(path: &Path) -> Option<Example> {
+        let plan = msclc::driver::compile(path, &[]).result.ok()?;
+        if plan.expected_result(0).is_none() || cuda::generate(&plan).is_err() {
+            return None;
+        }
+        let name = path.file_stem()?.to_string_lossy().to_string();
+        let verdict = msclc::sim::simulate(&plan, 2).verdict;
+        Some(Example {
+            name,
+            plan,
+            verdict,
+        })
+    }
+
+    /// Whether ThreadSanitizer runs it: what the simulator verifies must be
+    /// race-free, and a known plan race must show.
+    fn for_thread_sanitizer(&self) -> bool {
+        matches!(self.verdict, Verdict::Verified) || PLAN_RACES.iter().any(|(n, _)| *n == self.name)
+    }
 }
 
 fn compile(path: &Path) -> (Plan, msclc::diag::SourceMap) {
@@ -214,8 +239,10 @@ fn compile(path: &Path) -> (Plan, msclc::diag::SourceMap) {
     }
 }
 
-/// Plans that race, as `msclc sim` reports too, and why. They run here all
-/// the same, so that ThreadSanitizer shows the race in the generated code.
+/// Plans that race, as `msclc sim` reports too, and why, whose race
+/// ThreadSanitizer sees in the generated code. (The other races the
+/// simulator reports are against the user's accesses around a kernel, which
+/// the host driver orders by joining the kernel's threads.)
 const PLAN_RACES: &[(&str, &str)] = &[(
     "reduce_tbg",
     "`r1.copy(s1[0..2], r1.input[0..2], tb_group: g)` gives block 0 all of chunk 0 and block 1 all of chunk 1 (a group op is split over its whole range), while the one-chunk ops after it give block j half j of one chunk; each handshake pairs block j with block j only, so rank 0's block 1 reads half of rank 1's scratch chunk 0 that rank 1's block 0 wrote, unsynchronized (and two more pairs alike)",
@@ -246,43 +273,74 @@ fn temp_dir(what: &str) -> PathBuf {
     std::env::temp_dir().join(format!("msclc-cuda-host-{what}-{}", std::process::id()))
 }
 
-fn verified_examples_compute_their_collective_as_generated_cuda() {
+/// A deadlocked plan's spins give up after this long (no correct plan
+/// waits near it on the CPU, see `BUDGET_NS`; a deadlock waits forever).
+const DEADLOCK_BUDGET_NS: u64 = 2_000_000_000;
+
+/// The simulator and the generated CUDA agree on every example that
+/// defines a result: what the simulator verifies computes right on CPU
+/// threads; what computes wrong (or stops) there, the simulator reports;
+/// a wrong result or deadlock it reports happens there too.
+fn examples_compute_on_cpu_threads_as_the_simulator_says() {
     let cxx = plain_compiler();
     let tmp = temp_dir("plain");
     let ran = std::sync::atomic::AtomicUsize::new(0);
     let failures = on_two_threads(&common::example_files(), |path| {
-        let Some((name, plan)) = simulated_example(path) else {
+        let Some(Example {
+            name,
+            plan,
+            verdict,
+        }) = Example::load(path)
+        else {
             return vec![];
         };
         ran.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let name = &name;
-        let plan = &plan;
-        let kernel = HostKernel::build(&cxx, plan, &tmp.join(name), false);
-        let outcome = kernel.run(small_size(plan), 2, BUDGET_NS);
-        let racy = PLAN_RACES.iter().any(|(n, _)| n == name);
-        match (&outcome.gave_up, outcome.wrong.iter().any(|w| *w > 0)) {
-            (Some(g), _) => vec![format!("{name}: gave up: {g}")],
-            // A racy plan's result depends on timing: the race test
-            // below asserts that the race is there.
-            (None, true) if !racy => vec![format!(
-                "{name}: wrong elements per rank {:?}",
-                outcome.wrong
-            )],
-            _ => vec![],
+        let kernel = HostKernel::build(&cxx, &plan, &tmp.join(&name), false);
+        let budget = match verdict {
+            Verdict::Deadlock(_) => DEADLOCK_BUDGET_NS,
+            _ => BUDGET_NS,
+        };
+        let outcome = kernel.run(small_size(&plan), 2, budget);
+        let wrong = outcome.wrong.iter().any(|w| *w > 0);
+        let host = match (&outcome.gave_up, wrong) {
+            (Some(g), _) => format!("stopped: {g}"),
+            (None, true) => format!("wrong elements per rank {:?}", outcome.wrong),
+            (None, false) => "right".to_string(),
+        };
+        let sim = msclc::sim::output::verdict_line(&plan, &msclc::sim::simulate(&plan, 2));
+        let agree = match verdict {
+            Verdict::Verified => outcome.gave_up.is_none() && !wrong,
+            Verdict::WrongResult(_) => outcome.gave_up.is_none() && wrong,
+            Verdict::Deadlock(_) => outcome.gave_up.is_some(),
+            // The races the simulator finds in the examples are against the
+            // user's accesses around the kernel, which the host driver
+            // orders by joining the kernel's threads: the result is right.
+            // A race between blocks (`PLAN_RACES`) depends on timing.
+            Verdict::Race(_) if PLAN_RACES.iter().any(|(n, _)| *n == name) => true,
+            Verdict::Race(_) => outcome.gave_up.is_none() && !wrong,
+        };
+        if agree {
+            vec![]
+        } else {
+            vec![format!(
+                "{name}: {host} on CPU threads, but msclc sim says {sim}"
+            )]
         }
     });
     let _ = std::fs::remove_dir_all(&tmp);
     let ran = ran.into_inner();
     eprintln!("ran {ran} examples");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(ran >= 25, "only {ran} examples ran");
+    assert!(ran >= 35, "only {ran} examples ran");
 }
 
 fn verified_examples_are_race_free_under_thread_sanitizer_but_the_known_plan_races() {
     let cxx = common::cxx_compiler(true).expect("a C++ compiler with ThreadSanitizer");
     let tmp = temp_dir("tsan");
     let failures = on_two_threads(&common::example_files(), |path| {
-        let Some((name, plan)) = simulated_example(path) else {
+        let Some(Example { name, plan, .. }) =
+            Example::load(path).filter(Example::for_thread_sanitizer)
+        else {
             return vec![];
         };
         let (name, plan) = (&name, &plan);
@@ -360,6 +418,27 @@ fn a_deadlocking_plan_stops_with_a_report_not_a_hang() {
         "here",
     )]);
     assert!(rendered.contains(".wait("), "{rendered}");
+}
+
+/// A SendRecv in which each rank receives from rank - 4 (two groups of
+/// four): checked with that pairing, the one the simulator finds, not with
+/// rank - 1.
+fn a_sendrecv_is_checked_with_the_pairing_of_its_plan() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mscclpp/multi_node/send_recv.mscl");
+    let defines = [("split_mask".to_string(), "3".to_string())];
+    let plan = msclc::driver::compile(&path, &defines)
+        .result
+        .expect("send_recv compiles with split_mask 3");
+    let senders = msclc::runner::workload::sendrecv_senders(&plan);
+    let want: Vec<u32> = (0..8).map(|r| (r + 4) % 8).collect();
+    assert_eq!(senders, Some(want));
+    let tmp = temp_dir("sendrecv");
+    let kernel = HostKernel::build(&plain_compiler(), &plan, &tmp, false);
+    let outcome = kernel.run(small_size(&plan), 2, BUDGET_NS);
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(outcome.gave_up.is_none(), "{:?}", outcome.gave_up);
+    assert_eq!(outcome.wrong, vec![0; 8]);
 }
 
 /// Every alignment the plan allows: thread block group parts at 4-byte

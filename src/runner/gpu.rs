@@ -101,10 +101,11 @@ pub fn run(plan: &Plan, opts: &RunOptions, out: &mut dyn std::io::Write) -> Resu
     );
     let mut table = Table::new(plan, opts, &mode);
     table.header(out);
+    let senders = super::workload::sendrecv_senders(plan);
     let mut all_right = true;
     let mut size = opts.min_size;
     while size <= opts.max_size {
-        match Workload::new(plan, opts.dtype, size) {
+        match Workload::new(plan, opts.dtype, size, senders.as_deref()) {
             Err(why) => table.skip(out, size, &why),
             Ok(w) => {
                 let row = gpu.measure(&w, opts)?;

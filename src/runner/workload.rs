@@ -3,7 +3,7 @@
 //! the input every rank starts from, and the check of every rank's result
 //! against the collective's definition.
 
-use crate::ir::{Dtype, Plan};
+use crate::ir::{ChunkSources, Dtype, Plan};
 
 /// Where one rank's buffers sit: one user allocation holding input and
 /// output (overlapping for in-place collectives), and its scratch.
@@ -17,6 +17,8 @@ pub struct RankBuffers {
 #[derive(Debug, Clone)]
 pub struct Workload<'p> {
     plan: &'p Plan,
+    /// A SendRecv's pairing: the rank each rank receives from.
+    senders: Option<&'p [u32]>,
     pub dtype: Dtype,
     /// Bytes per chunk (`B`).
     pub chunk: u64,
@@ -32,8 +34,14 @@ pub struct Workload<'p> {
 impl<'p> Workload<'p> {
     /// The workload whose larger buffer is at most `size` bytes (the size
     /// column of nccl-tests), rounded down to whole chunks of the plan's
-    /// alignment. Errors say why a size cannot run.
-    pub fn new(plan: &'p Plan, dtype: Dtype, size: u64) -> Result<Workload<'p>, String> {
+    /// alignment, checked with `senders` for a SendRecv (`sendrecv_senders`).
+    /// Errors say why a size cannot run.
+    pub fn new(
+        plan: &'p Plan,
+        dtype: Dtype,
+        size: u64,
+        senders: Option<&'p [u32]>,
+    ) -> Result<Workload<'p>, String> {
         let first = plan.ranks.first().ok_or("the plan has no ranks")?;
         let (ins, outs) = (first.input_chunks as u64, first.output_chunks as u64);
         let align = (plan.options.buffer_alignment as u64).max(16);
@@ -76,6 +84,7 @@ impl<'p> Workload<'p> {
         let double = o.use_double_scratch_buffer;
         Ok(Workload {
             plan,
+            senders,
             dtype,
             chunk,
             input_bytes,
@@ -146,7 +155,16 @@ impl<'p> Workload<'p> {
     /// allocation after the kernel ran on inputs of `seed`; `None` when the
     /// collective defines no result.
     pub fn wrong_elements(&self, rank: u32, user: &[u8], seed: u32) -> Option<u64> {
-        let result = self.plan.expected_result(rank)?;
+        let result = match self.senders {
+            Some(senders) => {
+                let from = senders[rank as usize];
+                let outputs = self.plan.ranks[rank as usize].output_chunks;
+                (0..outputs)
+                    .map(|chunk| (chunk, ChunkSources::One { rank: from, chunk }))
+                    .collect()
+            }
+            None => self.plan.expected_result(rank)?,
+        };
         let size = self.dtype.bytes();
         let per_chunk = self.chunk / size;
         let out = &user[self.ranks[rank as usize].output_offset as usize..];
@@ -198,6 +216,21 @@ impl<'p> Workload<'p> {
             Dtype::Bfloat16 => half::bf16::from_f32(v).to_f32(),
         }
     }
+}
+
+/// Whom each rank of a SendRecv receives from, as `msclc sim` finds it in
+/// the plan: a SendRecv is any pairing of the ranks, and the plan's data
+/// decides which. `None` for other collectives, and where the simulator
+/// finds no pairing (a wrong plan): then each rank is checked against rank
+/// - 1, and the wrong result is the simulator's to explain.
+pub fn sendrecv_senders(plan: &Plan) -> Option<Vec<u32>> {
+    if plan.collective.name != "sendrecv" {
+        return None;
+    }
+    // One execution shows where each rank's data lands; a race that needs a
+    // second one (an input overwritten while a proxy still reads it) is no
+    // matter of the pairing.
+    crate::sim::simulate(plan, 1).sendrecv_sources
 }
 
 /// In-place collectives share one allocation between input and output, as

@@ -53,7 +53,7 @@ fn predict_size<'p>(
     dtype: Dtype,
     size: u64,
 ) -> Result<Predicted<'p>, Skipped> {
-    let w = Workload::new(plan, dtype, size).map_err(|why| Skipped { size, why })?;
+    let w = Workload::new(plan, dtype, size, None).map_err(|why| Skipped { size, why })?;
     let times = time(prep, top, w.chunk as f64);
     let critical = critical_path(prep, &times);
     let seconds = times.end_us * 1e-6;
