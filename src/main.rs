@@ -298,7 +298,7 @@ struct SimArgs {
     target: Option<&'static msclc::sim::Target>,
     /// Refuse (exit code 2) a plan whose simulation is estimated to take
     /// more memory than this (K, M, G suffixes).
-    #[arg(long, value_name = "BYTES", default_value = "8G", value_parser = msclc::runner::parse_size)]
+    #[arg(long, value_name = "BYTES", default_value = msclc::runner::SIM_MAX_MEMORY, value_parser = msclc::runner::parse_size)]
     max_memory: u64,
     /// Print the verdict line only (no details, no warnings).
     #[arg(long)]
@@ -819,7 +819,11 @@ fn run(args: &RunArgs) -> ExitCode {
     let _ = out.flush();
     match result {
         Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => wrong(),
+        Ok(false) => {
+            let sources = compiled.as_ref().map(|c| &c.sources);
+            eprint!("{}", msclc::runner::explain_wrong_result(&plan, sources));
+            wrong()
+        }
         Err(msclc::runner::RunError::Problem(d)) => {
             fail_in(compiled.as_ref().map(|c| &c.sources), &args.input, d)
         }

@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::Needs;
+use common::{Example, Needs};
 use msclc::back::cuda::{self, report::GaveUp, SyncLayout};
 use msclc::ir::{Dtype, OpName, Plan};
 use msclc::runner::workload::Workload;
@@ -199,38 +199,6 @@ fn small_size(plan: &Plan) -> u64 {
     (chunks * 64).max(plan.options.min_message_size.next_multiple_of(chunks * 16))
 }
 
-/// An example whose collective defines a result, and what `msclc sim`
-/// says of its plan.
-struct Example {
-    name: String,
-    plan: Plan,
-    verdict: Verdict,
-}
-
-impl Example {
-    /// The example at `path` at its defaults, if it compiles, has CUDA and
-    /// its collective defines a result to check.
-    fn load(path: &Path) -> Option<Example> {
-        let plan = msclc::driver::compile(path, &[]).result.ok()?;
-        if plan.expected_result(0).is_none() || cuda::generate(&plan).is_err() {
-            return None;
-        }
-        let name = path.file_stem()?.to_string_lossy().to_string();
-        let verdict = msclc::sim::simulate(&plan, 2).verdict;
-        Some(Example {
-            name,
-            plan,
-            verdict,
-        })
-    }
-
-    /// Whether ThreadSanitizer runs it: what the simulator verifies must be
-    /// race-free, and a known plan race must show.
-    fn for_thread_sanitizer(&self) -> bool {
-        matches!(self.verdict, Verdict::Verified) || PLAN_RACES.iter().any(|(n, _)| *n == self.name)
-    }
-}
-
 fn compile(path: &Path) -> (Plan, msclc::diag::SourceMap) {
     let compiled = msclc::driver::compile(path, &[]);
     match compiled.result {
@@ -238,15 +206,6 @@ fn compile(path: &Path) -> (Plan, msclc::diag::SourceMap) {
         Err(_) => panic!("{} does not compile", path.display()),
     }
 }
-
-/// Plans that race, as `msclc sim` reports too, and why, whose race
-/// ThreadSanitizer sees in the generated code. (The other races the
-/// simulator reports are against the user's accesses around a kernel, which
-/// the host driver orders by joining the kernel's threads.)
-const PLAN_RACES: &[(&str, &str)] = &[(
-    "reduce_tbg",
-    "`r1.copy(s1[0..2], r1.input[0..2], tb_group: g)` gives block 0 all of chunk 0 and block 1 all of chunk 1 (a group op is split over its whole range), while the one-chunk ops after it give block j half j of one chunk; each handshake pairs block j with block j only, so rank 0's block 1 reads half of rank 1's scratch chunk 0 that rank 1's block 0 wrote, unsynchronized (and two more pairs alike)",
-)];
 
 /// Runs `each` over `items` on two threads (this machine's cores); the
 /// failures it returns, together. (Plans are not `Sync`: each is made
@@ -286,44 +245,41 @@ fn examples_compute_on_cpu_threads_as_the_simulator_says() {
     let tmp = temp_dir("plain");
     let ran = std::sync::atomic::AtomicUsize::new(0);
     let failures = on_two_threads(&common::example_files(), |path| {
-        let Some(Example {
-            name,
-            plan,
-            verdict,
-        }) = Example::load(path)
-        else {
+        let Some(example) = Example::load(path).filter(|e| e.checkable) else {
             return vec![];
         };
+        let (name, plan) = (&example.name, &example.plan);
         ran.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let kernel = HostKernel::build(&cxx, &plan, &tmp.join(&name), false);
-        let budget = match verdict {
+        let kernel = HostKernel::build(&cxx, plan, &tmp.join(name), false);
+        let budget = match example.verdict {
             Verdict::Deadlock(_) => DEADLOCK_BUDGET_NS,
             _ => BUDGET_NS,
         };
-        let outcome = kernel.run(small_size(&plan), 2, budget);
+        let outcome = kernel.run(small_size(plan), 2, budget);
         let wrong = outcome.wrong.iter().any(|w| *w > 0);
+        let stopped = outcome.gave_up.is_some();
+        let right = !stopped && !wrong;
+        let agree = match example.verdict {
+            Verdict::Verified => right,
+            Verdict::WrongResult(_) => !stopped && wrong,
+            Verdict::Deadlock(_) => stopped,
+            // The races the simulator finds in the examples are against the
+            // user's accesses around the kernel, which the host driver
+            // orders by joining the kernel's threads: the result is right.
+            // A race between blocks depends on timing.
+            Verdict::Race(_) => right || example.races_between_blocks(),
+        };
         let host = match (&outcome.gave_up, wrong) {
             (Some(g), _) => format!("stopped: {g}"),
             (None, true) => format!("wrong elements per rank {:?}", outcome.wrong),
             (None, false) => "right".to_string(),
         };
-        let sim = msclc::sim::output::verdict_line(&plan, &msclc::sim::simulate(&plan, 2));
-        let agree = match verdict {
-            Verdict::Verified => outcome.gave_up.is_none() && !wrong,
-            Verdict::WrongResult(_) => outcome.gave_up.is_none() && wrong,
-            Verdict::Deadlock(_) => outcome.gave_up.is_some(),
-            // The races the simulator finds in the examples are against the
-            // user's accesses around the kernel, which the host driver
-            // orders by joining the kernel's threads: the result is right.
-            // A race between blocks (`PLAN_RACES`) depends on timing.
-            Verdict::Race(_) if PLAN_RACES.iter().any(|(n, _)| *n == name) => true,
-            Verdict::Race(_) => outcome.gave_up.is_none() && !wrong,
-        };
         if agree {
             vec![]
         } else {
             vec![format!(
-                "{name}: {host} on CPU threads, but msclc sim says {sim}"
+                "{name}: {host} on CPU threads, but msclc sim says {}",
+                example.sim
             )]
         }
     });
@@ -338,15 +294,14 @@ fn verified_examples_are_race_free_under_thread_sanitizer_but_the_known_plan_rac
     let cxx = common::cxx_compiler(true).expect("a C++ compiler with ThreadSanitizer");
     let tmp = temp_dir("tsan");
     let failures = on_two_threads(&common::example_files(), |path| {
-        let Some(Example { name, plan, .. }) =
-            Example::load(path).filter(Example::for_thread_sanitizer)
+        let Some(example) = Example::load(path).filter(|e| e.checkable && e.for_thread_sanitizer())
         else {
             return vec![];
         };
-        let (name, plan) = (&name, &plan);
+        let (name, plan) = (&example.name, &example.plan);
         let kernel = HostKernel::build(&cxx, plan, &tmp.join(name), true);
         let outcome = kernel.run(small_size(plan), 2, BUDGET_NS);
-        let expected = PLAN_RACES.iter().find(|(n, _)| n == name);
+        let expected = common::PLAN_RACES.iter().find(|(n, _)| n == name);
         let mut failures = Vec::new();
         if let Some(g) = &outcome.gave_up {
             failures.push(format!("{name}: gave up: {g}"));

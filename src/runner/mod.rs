@@ -61,6 +61,40 @@ impl From<&str> for RunError {
     }
 }
 
+/// The most memory `msclc sim` may take unless told otherwise; `msclc run`
+/// simulates within it to explain a wrong result.
+pub const SIM_MAX_MEMORY: &str = "8G";
+
+/// What to tell the user after a run computed a wrong result: what the
+/// simulator finds in the very plan that ran, at its program lines where
+/// `sources` has them; or, where the simulator verifies the plan, that the
+/// wrong result is a defect of msclc (the CUDA back end or the runner)
+/// and not of the plan.
+pub fn explain_wrong_result(
+    plan: &crate::ir::Plan,
+    sources: Option<&crate::diag::SourceMap>,
+) -> String {
+    use crate::sim::{self, output, Verdict};
+    let limit = parse_size(SIM_MAX_MEMORY).unwrap_or(u64::MAX);
+    if sim::memory_estimate(plan) > limit {
+        return format!(
+            "the plan is too large for msclc sim to explain the wrong result within {SIM_MAX_MEMORY}: run `msclc sim` on it with a larger --max-memory, or on fewer ranks\n"
+        );
+    }
+    let report = sim::simulate(plan, 2);
+    if report.verdict == Verdict::Verified {
+        return format!(
+            "msclc sim verifies this plan ({}), so the wrong result is a defect of msclc, not of the plan: please report it with the program, its -D settings and this output\n",
+            output::verdict_line(plan, &report)
+        );
+    }
+    format!(
+        "msclc sim finds the plan at fault: {}\n{}",
+        output::verdict_line(plan, &report),
+        output::details(&report, sources)
+    )
+}
+
 /// Parses a byte count: `1024`, `1K`, `4M`, `1G` (powers of 1024).
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
@@ -114,5 +148,56 @@ mod tests {
         assert!(parse_size("12Q").is_err());
         assert!(parse_size_range("2M:1M").is_err());
         assert!(parse_size("99999999999G").is_err());
+    }
+
+    /// A two-rank AllGather; with `wrong`, rank 0 then overwrites what
+    /// rank 1 sent it with its own chunk.
+    fn allgather(wrong: bool) -> (crate::ir::Plan, crate::diag::SourceMap) {
+        let overwrite = if wrong {
+            "rank(0).copy(rank(0).output[1], rank(0).output[0], tb: 0)"
+        } else {
+            ""
+        };
+        let text = format!(
+            r#"
+program "ag" {{ collective = allgather(2, chunk_factor: 1, inplace: true) }}
+for src in 0..2 {{
+    let dst = 1 - src
+    let channel = memory_channel(dst, src)
+    channel.signal(tb: 0, relaxed: true)
+    channel.wait(tb: 0, data_sync: after, relaxed: true)
+    channel.put(rank(dst).output[src], rank(src).output[src], tb: 0)
+    channel.signal(tb: 0, data_sync: before)
+    channel.wait(tb: 0, data_sync: after)
+}}
+{overwrite}
+"#
+        );
+        let c = crate::driver::compile_source(std::path::Path::new("ag.mscl"), text, &[]);
+        (c.result.expect("compiles"), c.sources)
+    }
+
+    #[test]
+    fn a_wrong_result_is_explained_by_the_simulator_at_the_program_line() {
+        let (plan, sources) = allgather(true);
+        let text = explain_wrong_result(&plan, Some(&sources));
+        assert!(
+            text.starts_with("msclc sim finds the plan at fault: wrong result: execution 1: rank 0 output chunk 1"),
+            "{text}"
+        );
+        assert!(text.contains("lacks rank 1's input chunk 0"), "{text}");
+        assert!(text.contains("ag.mscl:12:1"), "{text}");
+        assert!(text.contains("the chunk was last written here"), "{text}");
+    }
+
+    #[test]
+    fn a_wrong_result_of_a_verified_plan_is_a_defect_of_msclc() {
+        let (plan, sources) = allgather(false);
+        let text = explain_wrong_result(&plan, Some(&sources));
+        assert!(
+            text.starts_with("msclc sim verifies this plan (verified: allgather on 2 ranks"),
+            "{text}"
+        );
+        assert!(text.contains("a defect of msclc"), "{text}");
     }
 }

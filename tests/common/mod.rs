@@ -380,3 +380,58 @@ pub fn first_difference(
         _ => Some(format!("{path}: ours {a}, reference {b}")),
     }
 }
+
+/// An example at its defaults that has CUDA, and what `msclc sim` says of
+/// its plan: the host-path and GPU tests hold the generated CUDA to it.
+#[allow(dead_code)]
+pub struct Example {
+    pub path: PathBuf,
+    pub name: String,
+    pub plan: msclc::ir::Plan,
+    pub verdict: msclc::sim::Verdict,
+    /// `msclc sim`'s verdict line.
+    pub sim: String,
+    /// Whether its collective defines a result to check.
+    pub checkable: bool,
+}
+
+#[allow(dead_code)]
+impl Example {
+    /// The example at `path`, if it compiles and has a CUDA form.
+    pub fn load(path: &Path) -> Option<Example> {
+        let plan = msclc::driver::compile(path, &[]).result.ok()?;
+        msclc::back::cuda::generate(&plan).ok()?;
+        let report = msclc::sim::simulate(&plan, 2);
+        Some(Example {
+            path: path.to_path_buf(),
+            name: path.file_stem()?.to_string_lossy().to_string(),
+            checkable: plan.expected_result(0).is_some(),
+            sim: msclc::sim::output::verdict_line(&plan, &report),
+            verdict: report.verdict,
+            plan,
+        })
+    }
+
+    /// Whether its race is one between blocks (`PLAN_RACES`), whose outcome
+    /// depends on timing.
+    pub fn races_between_blocks(&self) -> bool {
+        PLAN_RACES.iter().any(|(n, _)| *n == self.name)
+    }
+
+    /// Whether ThreadSanitizer runs it: what the simulator verifies must be
+    /// race-free, and a race between blocks must show.
+    pub fn for_thread_sanitizer(&self) -> bool {
+        matches!(self.verdict, msclc::sim::Verdict::Verified) || self.races_between_blocks()
+    }
+}
+
+/// Example plans that race between blocks, as `msclc sim` reports too, and
+/// why: ThreadSanitizer sees it in the generated code. (The other races the
+/// simulator reports in the examples are against the user's accesses
+/// around a kernel, which the host driver orders by joining the kernel's
+/// threads, and a GPU by the kernel's end.)
+#[allow(dead_code)]
+pub const PLAN_RACES: &[(&str, &str)] = &[(
+    "reduce_tbg",
+    "`r1.copy(s1[0..2], r1.input[0..2], tb_group: g)` gives block 0 all of chunk 0 and block 1 all of chunk 1 (a group op is split over its whole range), while the one-chunk ops after it give block j half j of one chunk; each handshake pairs block j with block j only, so rank 0's block 1 reads half of rank 1's scratch chunk 0 that rank 1's block 0 wrote, unsynchronized (and two more pairs alike)",
+)];
