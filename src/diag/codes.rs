@@ -90,6 +90,7 @@ codes! {
     Memory "E0805": "a simulation larger than `--max-memory`";
     Device "E0806": "no GPU, CUDA driver or NVRTC to run on";
     Topology "E0807": "a topology `--timing` cannot use";
+    NoSize "E0808": "no message size `msclc run` can run the plan at";
     // A bug in msclc.
     Internal "E0999": "an internal error (a bug in msclc: please report it)";
 }

@@ -34,6 +34,28 @@ fn driver_error(what: &str) -> impl Fn(cudarc::driver::DriverError) -> String + 
 /// Runs `plan` per `opts`, writing the table to `out`; Ok(true) when every
 /// checked size came out right.
 pub fn run(plan: &Plan, opts: &RunOptions, out: &mut dyn std::io::Write) -> Result<bool, RunError> {
+    // What cannot run anywhere is said before looking for a GPU.
+    let senders = super::workload::sendrecv_senders(plan);
+    let workloads: Vec<(u64, Result<Workload, String>)> = sizes(opts)
+        .map(|size| {
+            (
+                size,
+                Workload::new(plan, opts.dtype, size, senders.as_deref()),
+            )
+        })
+        .collect();
+    if let Some((size, Err(why))) = workloads
+        .last()
+        .filter(|_| workloads.iter().all(|(_, w)| w.is_err()))
+    {
+        return Err(RunError::Problem(crate::diag::Diagnostic::plain(
+            crate::diag::Code::NoSize,
+            format!(
+                "no size of --size {}:{} runs this plan: at {size} B, {why}",
+                opts.min_size, opts.max_size
+            ),
+        )));
+    }
     // SAFETY: only tries to open the library.
     if !unsafe { sys::is_culib_present() } {
         return Err("no NVIDIA driver found (libcuda.so): `msclc run` needs a GPU; `msclc sim` checks a plan on the CPU".into());
@@ -101,26 +123,32 @@ pub fn run(plan: &Plan, opts: &RunOptions, out: &mut dyn std::io::Write) -> Resu
     );
     let mut table = Table::new(plan, opts, &mode);
     table.header(out);
-    let senders = super::workload::sendrecv_senders(plan);
     let mut all_right = true;
-    let mut size = opts.min_size;
-    while size <= opts.max_size {
-        match Workload::new(plan, opts.dtype, size, senders.as_deref()) {
-            Err(why) => table.skip(out, size, &why),
+    for (size, workload) in &workloads {
+        match workload {
+            Err(why) => table.skip(out, *size, why),
             Ok(w) => {
-                let row = gpu.measure(&w, opts)?;
+                let row = gpu.measure(w, opts)?;
                 all_right &= row.wrong.unwrap_or(0) == 0;
-                table.row(out, &w, &row);
+                table.row(out, w, &row);
             }
-        }
-        if size == 0 {
-            size = 1;
-        } else {
-            size = size.saturating_mul(2);
         }
     }
     table.footer(out, all_right);
     Ok(all_right)
+}
+
+/// The sizes of a run: from `--size`'s smallest, doubling, up to its largest.
+fn sizes(opts: &RunOptions) -> impl Iterator<Item = u64> {
+    let max = opts.max_size;
+    std::iter::successors(Some(opts.min_size), |&s| {
+        if s == 0 {
+            Some(1)
+        } else {
+            s.checked_mul(2)
+        }
+    })
+    .take_while(move |&s| s <= max)
 }
 
 /// Threads per block for a grid whose blocks must all be resident at once
