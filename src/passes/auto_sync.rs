@@ -1,11 +1,11 @@
-//! Auto-sync: inserts a `nop` between two *adjacent* ops of one thread
-//! block that touch overlapping local chunks, at least one writing. Like the
-//! reference compiler, it compares each op with the one just before it only
-//! (the allreduce and alltoall packet plans depend on this: a put of chunk c
-//! followed by an unpack into c gets a nop, but not with another op between
-//! them). It is a convenience, not a race check; `msclc sim` checks races.
-//! Packet reductions are tracked as the reference tracks them: by their
-//! packet operands and their result, not by their raw first source.
+//! Auto-sync: inserts a `nop` before an op of a thread block that touches
+//! a local chunk range some earlier op of the block touched since the block
+//! last synced (a `nop`, a barrier, or a `nop` auto-sync inserted), one of
+//! the two writing; as the reference compiler does, it remembers the last
+//! access to each range. It is a convenience, not a race check; `msclc sim`
+//! checks races. Packet reductions are tracked as the reference tracks
+//! them: by their packet operands and their result, not by their raw first
+//! source.
 
 use crate::ir::{BufRef, BufferKind, Op, OpName};
 
@@ -16,15 +16,6 @@ struct Access {
     start: u32,
     end: u32,
     write: bool,
-}
-
-impl Access {
-    fn conflicts(&self, other: &Access) -> bool {
-        (self.write || other.write)
-            && self.kind == other.kind
-            && self.start < other.end
-            && other.start < self.end
-    }
 }
 
 fn push(out: &mut Vec<Access>, r: &BufRef, write: bool) {
@@ -69,21 +60,91 @@ fn accesses(op: &Op, out: &mut Vec<Access>) {
     writes.iter().for_each(|r| push(out, r, true));
 }
 
+/// A range of one buffer's chunks and the last op (by position in the
+/// block) that touched it since the block last synced.
+#[derive(Clone, Copy)]
+struct Touched {
+    start: u32,
+    end: u32,
+    op: usize,
+    write: bool,
+}
+
+/// Per buffer kind, the touched ranges in order, disjoint.
+#[derive(Default)]
+struct Touches {
+    by_kind: [Vec<Touched>; 3],
+}
+
+impl Touches {
+    fn list(&mut self, kind: BufferKind) -> &mut Vec<Touched> {
+        let i = match kind {
+            BufferKind::Input => 0,
+            BufferKind::Output => 1,
+            BufferKind::Scratch => 2,
+        };
+        &mut self.by_kind[i]
+    }
+
+    fn clear(&mut self) {
+        self.by_kind.iter_mut().for_each(Vec::clear);
+    }
+
+    /// Records access `a` of op number `op`; whether it conflicts with the
+    /// last access of another op to an overlapping range (then the block
+    /// syncs first, and only `a` is remembered).
+    fn touch(&mut self, a: &Access, op: usize) -> bool {
+        let new = Touched {
+            start: a.start,
+            end: a.end,
+            op,
+            write: a.write,
+        };
+        let list = self.list(a.kind);
+        let first = list.partition_point(|t| t.end <= a.start);
+        let last = first + list[first..].iter().take_while(|t| t.start < a.end).count();
+        let overlapped = &list[first..last];
+        if overlapped
+            .iter()
+            .any(|t| t.op != op && (t.write || a.write))
+        {
+            self.clear();
+            self.list(a.kind).push(new);
+            return true;
+        }
+        // What the new access does not cover stays as it was.
+        let mut kept: smallvec::SmallVec<[Touched; 3]> = smallvec::SmallVec::new();
+        if let Some(t) = overlapped.first().filter(|t| t.start < a.start) {
+            kept.push(Touched { end: a.start, ..*t });
+        }
+        kept.push(new);
+        if let Some(t) = overlapped.last().filter(|t| t.end > a.end) {
+            kept.push(Touched { start: a.end, ..*t });
+        }
+        list.splice(first..last, kept);
+        false
+    }
+}
+
 pub fn insert(ops: Vec<Op>) -> Vec<Op> {
     let mut out: Vec<Op> = Vec::with_capacity(ops.len());
-    // The accesses of the op just before, and of this one.
-    let mut previous: Vec<Access> = Vec::new();
-    let mut current: Vec<Access> = Vec::new();
-    for op in ops {
-        current.clear();
-        accesses(&op, &mut current);
-        if current
+    let mut touches = Touches::default();
+    let mut accessed: Vec<Access> = Vec::new();
+    for (i, op) in ops.into_iter().enumerate() {
+        if matches!(op.name, OpName::Nop | OpName::Barrier) {
+            touches.clear();
+            out.push(op);
+            continue;
+        }
+        accessed.clear();
+        accesses(&op, &mut accessed);
+        // Every access is recorded; one nop is enough.
+        let conflicts = accessed
             .iter()
-            .any(|a| previous.iter().any(|p| a.conflicts(p)))
-        {
+            .fold(false, |any, a| touches.touch(a, i) | any);
+        if conflicts {
             out.push(Op::nop(op.span()));
         }
-        std::mem::swap(&mut previous, &mut current);
         out.push(op);
     }
     out
@@ -135,12 +196,48 @@ mod tests {
     }
 
     #[test]
-    fn only_adjacent_ops_are_compared() {
+    fn a_write_is_remembered_past_ops_elsewhere() {
         let mut third = copy(1, 2);
         third.src = smallvec::smallvec![BufRef::local(BufferKind::Output, 0, 1)];
         assert_eq!(
             names(&insert(vec![copy(0, 0), copy(1, 1), third])),
-            ["copy", "copy", "copy"]
+            ["copy", "copy", "nop", "copy"]
+        );
+    }
+
+    #[test]
+    fn a_sync_forgets_what_was_touched_before_it() {
+        // copy in0 -> out0 writes out0; copy out0 -> out1 conflicts (a nop,
+        // which forgets the first); copy out0 -> out2 only reads out0 again;
+        // a write of out3 conflicts with nothing.
+        let read_out0 = |dst: u32| {
+            let mut c = copy(0, dst);
+            c.src = smallvec::smallvec![BufRef::local(BufferKind::Output, 0, 1)];
+            c
+        };
+        assert_eq!(
+            names(&insert(vec![
+                copy(0, 0),
+                read_out0(1),
+                read_out0(2),
+                copy(3, 3)
+            ])),
+            ["copy", "nop", "copy", "copy", "copy"]
+        );
+    }
+
+    #[test]
+    fn part_of_a_range_stays_touched() {
+        // A two-chunk write of out0..2, then a read of in0 only: the write
+        // of out1 is still remembered.
+        let mut wide = copy(0, 0);
+        wide.src[0].size = 2;
+        wide.dst[0].size = 2;
+        let mut read_out1 = copy(0, 3);
+        read_out1.src = smallvec::smallvec![BufRef::local(BufferKind::Output, 1, 1)];
+        assert_eq!(
+            names(&insert(vec![wide, copy(0, 2), read_out1])),
+            ["copy", "copy", "nop", "copy"]
         );
     }
 }

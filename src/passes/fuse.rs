@@ -1,8 +1,11 @@
 //! Instruction fusion: adjacent ops of one thread block that the executor
-//! can run as one. Each rule names the pair it merges:
+//! can run as one, and the synchronization at the seam of two ops that do
+//! not fuse. Each rule names the pair it merges:
 //!
-//! - signals, waits (relaxed or not), flushes and semaphore ops over
-//!   disjoint channels/semaphores merge into one multi-channel op;
+//! - signals and waits (relaxed or not) over disjoint channels merge into
+//!   one multi-channel op; flushes of one channel type merge whatever their
+//!   channels; semaphore acquires merge, and releases, whatever their
+//!   semaphores (a semaphore named twice is taken twice);
 //! - puts (any flavour) and gets of equal size and group merge their lists;
 //! - a reduction whose source is the previous reduction's result, into the
 //!   same destination, adds its operands to it (`re`, `rre`, `repkt`);
@@ -10,25 +13,136 @@
 //!   reduce-and-send (`res`, `rres`); packet reductions likewise with
 //!   `ppkt` (`respkt`), `cpkt` (`recpkt`) and both (`recspkt`);
 //! - a switch reduce followed by a broadcast of its result becomes `glres`.
+//!
+//! Where two ops do not fuse, one block-wide sync between them is enough
+//! (`settle_seam`): a sync op loses the sync it asked for after itself when
+//! the next op syncs first (asks for one before, is a `nop` or a barrier,
+//! or a pipeline that starts so), and loses the one before itself after a
+//! barrier, a `nop` or a pipeline that ends so; a `nop` next to a `nop` or
+//! a barrier is dropped. These are the reference compiler's rules, seam by
+//! seam in its order: the plan is the reference's to the last `nop`.
 
-use crate::ir::{BufRef, BufRefs, ChannelKind, Op, OpName, RefTarget};
+use super::set_order::PySet;
+use crate::ir::{BufRef, BufRefs, ChannelKind, DataSync, Op, OpName, RefTarget};
 
+/// Fuses a thread block's ops; a pipeline's body is fused when the
+/// pipeline's turn comes to be fused with what follows it.
 pub fn fuse(ops: Vec<Op>) -> Vec<Op> {
     let mut out: Vec<Op> = Vec::with_capacity(ops.len());
-    for op in ops {
+    // The reference's set of the last op's channels, once it fused some.
+    let mut channels: Option<PySet> = None;
+    for mut op in ops {
         if let Some(prev) = out.last_mut() {
             if let Some(fused) = fuse_group(prev, &op) {
                 *prev = fused;
                 continue;
             }
             if let Some(fusion) = plan_fusion(prev, &op) {
-                fusion.apply(prev, op);
+                fusion.apply(prev, op, &mut channels);
                 continue;
             }
+            match settle_seam(prev, &mut op) {
+                Seam::Both => {}
+                Seam::KeepFirst => continue,
+                // The next op stands in for both, as it is: a pipeline taken
+                // in this way keeps its body unfused, as the reference's does.
+                Seam::KeepSecond => {
+                    *prev = op;
+                    channels = None;
+                    continue;
+                }
+            }
+        }
+        if let Some(extra) = op.extra_if_any_mut() {
+            extra.body = fuse(std::mem::take(&mut extra.body));
         }
         out.push(op);
+        channels = None;
     }
     out
+}
+
+/// What remains of two adjacent ops that do not fuse.
+enum Seam {
+    Both,
+    /// The second is a `nop` the first already does.
+    KeepFirst,
+    /// The first is a `nop` the second already does.
+    KeepSecond,
+}
+
+/// The ops that take a `data_sync`.
+fn takes_data_sync(name: OpName) -> bool {
+    use OpName::*;
+    matches!(
+        name,
+        SemAcquire | SemRelease | Signal | Wait | RelaxedSignal | RelaxedWait | Flush
+    )
+}
+
+/// Whether `op` syncs the block as it starts and as it ends: its own
+/// `data_sync`, a `nop` or barrier, or for a pipeline its body's first and
+/// last op. (A pipeline whose body ends with a `nop` or barrier counts as
+/// syncing as it starts, not as it ends: the reference compiler's reading.)
+fn edge_sync(op: &Op) -> DataSync {
+    let own = |op: &Op| match op.name {
+        OpName::Nop | OpName::Barrier => Some(DataSync::BEFORE),
+        name if takes_data_sync(name) => None,
+        _ => Some(DataSync::NONE),
+    };
+    match op.name {
+        OpName::Pipeline => {
+            let body = op.body();
+            let first = body.first().map_or(DataSync::NONE, |f| {
+                own(f).unwrap_or(DataSync {
+                    before: f.data_sync.before,
+                    after: false,
+                })
+            });
+            let last = body.last().map_or(DataSync::NONE, |l| {
+                own(l).unwrap_or(DataSync {
+                    before: false,
+                    after: l.data_sync.after,
+                })
+            });
+            first.union(last)
+        }
+        _ => op.data_sync,
+    }
+}
+
+/// Settles the seam between `a` and the next op `b`, which do not fuse.
+fn settle_seam(a: &mut Op, b: &mut Op) -> Seam {
+    use OpName::*;
+    let b_syncs_first = (takes_data_sync(b.name) && b.data_sync.before)
+        || (b.name == Pipeline && edge_sync(b).before)
+        || matches!(b.name, Nop | Barrier);
+    match a.name {
+        Nop => match b.name {
+            Nop => return Seam::KeepFirst,
+            Barrier => return Seam::KeepSecond,
+            Pipeline if edge_sync(b).before => return Seam::KeepSecond,
+            name if takes_data_sync(name) => b.data_sync.before = false,
+            _ => {}
+        },
+        name if takes_data_sync(name) => {
+            if b_syncs_first {
+                a.data_sync.after = false;
+            }
+        }
+        Barrier => match b.name {
+            Nop => return Seam::KeepFirst,
+            name if takes_data_sync(name) => b.data_sync.before = false,
+            _ => {}
+        },
+        Pipeline if edge_sync(a).after => match b.name {
+            Nop => return Seam::KeepFirst,
+            name if takes_data_sync(name) => b.data_sync.before = false,
+            _ => {}
+        },
+        _ => {}
+    }
+    Seam::Both
 }
 
 /// How `b` merges into the op `a` before it. Fusion extends `a` in place, so
@@ -39,6 +153,9 @@ struct Fusion {
     dst: Merge,
     /// The fused op is a memory-channel op (reduce-and-send).
     memory: bool,
+    /// The channels are a set, listed as the reference lists it
+    /// (`set_order`); else the second op's follow the first's.
+    channel_set: bool,
 }
 
 /// What happens to a list of buffer refs.
@@ -66,7 +183,13 @@ impl Fusion {
             src,
             dst,
             memory: false,
+            channel_set: false,
         }
+    }
+
+    fn channel_set(mut self) -> Fusion {
+        self.channel_set = true;
+        self
     }
 
     fn on_memory(mut self) -> Fusion {
@@ -74,14 +197,25 @@ impl Fusion {
         self
     }
 
-    fn apply(&self, a: &mut Op, b: Op) {
+    /// Merges `b` into `a`; `channels` is the reference's set of `a`'s
+    /// channels where `a` is itself fused.
+    fn apply(&self, a: &mut Op, b: Op, channels: &mut Option<PySet>) {
         a.name = self.name;
         self.src.apply(&mut a.src, &b.src);
         self.dst.apply(&mut a.dst, &b.dst);
         if self.memory {
             a.channel = Some(ChannelKind::Memory);
         }
-        a.channel_ids.extend_from_slice(&b.channel_ids);
+        if self.channel_set {
+            let ours = channels
+                .take()
+                .unwrap_or_else(|| PySet::from_list(&a.channel_ids));
+            let set = PySet::union(&ours, &PySet::from_list(&b.channel_ids));
+            a.channel_ids = set.keys().collect();
+            *channels = Some(set);
+        } else {
+            a.channel_ids.extend_from_slice(&b.channel_ids);
+        }
         if !b.semaphore_ids().is_empty() {
             a.extra_mut().semaphore_ids.extend(b.semaphore_ids());
         }
@@ -111,18 +245,19 @@ fn plan_fusion(a: &Op, b: &Op) -> Option<Fusion> {
         return None;
     }
     match (a.name, b.name) {
-        (Signal | Wait | RelaxedSignal | RelaxedWait | Flush, _)
+        (Signal | Wait | RelaxedSignal | RelaxedWait, _)
             if a.name == b.name
                 && a.channel == b.channel
                 && disjoint(&a.channel_ids, &b.channel_ids) =>
         {
-            Some(Fusion::new(a.name, Keep, Keep))
+            Some(Fusion::new(a.name, Keep, Keep).channel_set())
         }
-        (SemAcquire | SemRelease, _)
-            if a.name == b.name && disjoint(a.semaphore_ids(), b.semaphore_ids()) =>
-        {
-            Some(Fusion::new(a.name, Keep, Keep))
+        // A flush waits for everything pushed on its channels: flushing one
+        // twice is flushing it once.
+        (Flush, Flush) if a.channel == b.channel => {
+            Some(Fusion::new(a.name, Keep, Keep).channel_set())
         }
+        (SemAcquire | SemRelease, _) if a.name == b.name => Some(Fusion::new(a.name, Keep, Keep)),
         // Forwarding the same packets to several peers reads them once.
         (ReadPutPackets, ReadPutPackets)
             if a.channel == b.channel && same_size(a, b) && a.src == b.src =>
@@ -206,4 +341,129 @@ fn fuse_group(a: &Op, b: &Op) -> Option<Op> {
     op.src = smallvec::smallvec![switch_ref];
     op.dst = smallvec::smallvec![switch_ref];
     Some(op)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::Span;
+    use crate::passes::data_sync;
+
+    fn op(name: OpName, sync: DataSync) -> Op {
+        let mut op = Op::new(name, Span::default());
+        op.data_sync = sync;
+        op
+    }
+
+    fn on(mut op: Op, channel: ChannelKind, ids: &[u32]) -> Op {
+        op.channel = Some(channel);
+        op.channel_ids = ids.iter().copied().collect();
+        op
+    }
+
+    fn semaphore(name: OpName, sync: DataSync, id: u32) -> Op {
+        let mut op = op(name, sync);
+        op.extra_mut().semaphore_ids = vec![id];
+        op
+    }
+
+    /// Fusion, then the nops the ops ask for: what the plan holds.
+    fn synced(ops: Vec<Op>) -> Vec<&'static str> {
+        data_sync::insert(fuse(ops))
+            .iter()
+            .map(|o| o.name.json())
+            .collect()
+    }
+
+    #[test]
+    fn one_nop_between_two_sync_ops() {
+        let ops = vec![
+            on(
+                op(OpName::Signal, DataSync::BOTH),
+                ChannelKind::Memory,
+                &[0],
+            ),
+            on(op(OpName::Wait, DataSync::BOTH), ChannelKind::Memory, &[0]),
+            op(OpName::Copy, DataSync::NONE),
+        ];
+        assert_eq!(synced(ops), ["nop", "signal", "nop", "wait", "nop", "copy"]);
+    }
+
+    #[test]
+    fn no_nop_next_to_a_barrier() {
+        let ops = vec![
+            on(op(OpName::Wait, DataSync::AFTER), ChannelKind::Memory, &[0]),
+            op(OpName::Barrier, DataSync::NONE),
+            op(OpName::Copy, DataSync::NONE),
+            op(OpName::Barrier, DataSync::NONE),
+            on(
+                op(OpName::Signal, DataSync::BEFORE),
+                ChannelKind::Memory,
+                &[0],
+            ),
+        ];
+        assert_eq!(
+            synced(ops),
+            ["wait", "barrier", "copy", "barrier", "signal"]
+        );
+    }
+
+    #[test]
+    fn a_nop_next_to_a_nop_or_a_barrier_goes() {
+        let ops = vec![
+            op(OpName::Nop, DataSync::NONE),
+            op(OpName::Nop, DataSync::NONE),
+            op(OpName::Barrier, DataSync::NONE),
+            op(OpName::Nop, DataSync::NONE),
+        ];
+        assert_eq!(synced(ops), ["barrier"]);
+    }
+
+    #[test]
+    fn releases_of_one_semaphore_fuse_and_take_it_twice() {
+        let ops = vec![
+            semaphore(OpName::SemRelease, DataSync::NONE, 0),
+            semaphore(OpName::SemRelease, DataSync::BOTH, 0),
+        ];
+        let fused = fuse(ops);
+        assert_eq!(fused.len(), 1);
+        assert_eq!(fused[0].semaphore_ids(), [0, 0]);
+        assert_eq!(fused[0].data_sync, DataSync::BOTH);
+    }
+
+    #[test]
+    fn flushes_of_one_channel_fuse_into_one() {
+        let ops = vec![
+            on(op(OpName::Flush, DataSync::NONE), ChannelKind::Port, &[1]),
+            on(op(OpName::Flush, DataSync::BEFORE), ChannelKind::Port, &[0]),
+            on(op(OpName::Flush, DataSync::NONE), ChannelKind::Port, &[1]),
+        ];
+        let fused = fuse(ops);
+        assert_eq!(fused.len(), 1);
+        assert_eq!(fused[0].channel_ids.as_slice(), [0, 1]);
+    }
+
+    #[test]
+    fn a_sync_op_before_one_that_syncs_first_drops_its_after() {
+        // release(after), flush(none), flush(before): the release keeps its
+        // `after` (its neighbour asked for nothing before), and the flushes,
+        // fused, keep their `before`: two nops in a row, as the reference
+        // compiler emits them.
+        let ops = vec![
+            semaphore(OpName::SemRelease, DataSync::AFTER, 0),
+            on(op(OpName::Flush, DataSync::NONE), ChannelKind::Port, &[0]),
+            on(op(OpName::Flush, DataSync::BEFORE), ChannelKind::Port, &[0]),
+        ];
+        assert_eq!(synced(ops), ["sem_release", "nop", "nop", "flush"]);
+        // release(after), wait(before): one nop.
+        let ops = vec![
+            semaphore(OpName::SemRelease, DataSync::AFTER, 0),
+            on(
+                op(OpName::Wait, DataSync::BEFORE),
+                ChannelKind::Memory,
+                &[0],
+            ),
+        ];
+        assert_eq!(synced(ops), ["sem_release", "nop", "wait"]);
+    }
 }

@@ -11,6 +11,7 @@ pub mod fuse;
 pub mod pairing;
 pub mod replicate;
 pub mod scratch;
+pub mod set_order;
 
 use crate::diag::Diagnostic;
 use crate::ir::{Op, Plan};
@@ -19,7 +20,10 @@ use crate::ir::{Op, Plan};
 pub fn run(plan: &mut Plan) -> Result<(), Diagnostic> {
     pairing::check(plan)?;
     if plan.options.instr_fusion {
-        for_each_op_list(plan, &mut fuse::fuse);
+        // Fusion takes each pipeline's body in its turn.
+        for tb in plan.ranks.iter_mut().flat_map(|r| &mut r.threadblocks) {
+            tb.ops = fuse::fuse(std::mem::take(&mut tb.ops));
+        }
     }
     for_each_op_list(plan, &mut data_sync::insert);
     if plan.options.auto_sync {

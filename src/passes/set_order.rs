@@ -1,0 +1,204 @@
+//! The order in which the reference compiler lists the channels of a fused
+//! signal, wait or flush. It keeps them in a Python `set`, unions the sets
+//! of the ops it fuses, and writes the set as it iterates: in the order of
+//! the slots of CPython's hash table, which for small integers (their own
+//! hash) is ascending until a table of eight slots holds a channel of 8 or
+//! more, and then is not (`{9} | {2}` lists 9, 2). This module replays
+//! CPython's set table (Objects/setobject.c: linear probing, then
+//! perturbation; resizing at three fifths full) for small non-negative
+//! integers, so that a fused op lists its channels as the reference does.
+
+/// Slots probed one after another before jumping (CPython's LINEAR_PROBES).
+const LINEAR_PROBES: usize = 9;
+/// How much of the hash each jump mixes in (CPython's PERTURB_SHIFT).
+const PERTURB_SHIFT: u32 = 5;
+/// The table size of a new set (CPython's PySet_MINSIZE).
+const MIN_SIZE: usize = 8;
+
+/// A CPython set of small non-negative integers.
+#[derive(Clone, Debug)]
+pub struct PySet {
+    table: Vec<Option<u32>>,
+    /// Slots holding a key: CPython's `fill` and `used` are equal here,
+    /// as nothing is ever removed.
+    used: usize,
+}
+
+impl PySet {
+    fn empty() -> PySet {
+        PySet {
+            table: vec![None; MIN_SIZE],
+            used: 0,
+        }
+    }
+
+    fn mask(&self) -> usize {
+        self.table.len() - 1
+    }
+
+    /// `set(keys)` of a list.
+    pub fn from_list(keys: &[u32]) -> PySet {
+        let mut set = PySet::empty();
+        for &k in keys {
+            set.add(k);
+        }
+        set
+    }
+
+    /// `set(a | b)`: what the reference makes of two fused ops' channels.
+    pub fn union(a: &PySet, b: &PySet) -> PySet {
+        let mut or = a.copy();
+        or.merge(b);
+        or.copy()
+    }
+
+    /// The keys in iteration order.
+    pub fn keys(&self) -> impl Iterator<Item = u32> + '_ {
+        self.table.iter().flatten().copied()
+    }
+
+    /// `set(self)`: a new set merged from this one.
+    fn copy(&self) -> PySet {
+        let mut new = PySet::empty();
+        new.merge(self);
+        new
+    }
+
+    /// The first free slot on `key`'s probe sequence in `table`, or the
+    /// slot holding `key`.
+    fn probe(table: &[Option<u32>], key: u32) -> usize {
+        let mask = table.len() - 1;
+        let mut perturb = key as usize;
+        let mut i = key as usize & mask;
+        loop {
+            let probes = if i + LINEAR_PROBES <= mask {
+                LINEAR_PROBES
+            } else {
+                0
+            };
+            for j in i..=i + probes {
+                match table[j] {
+                    None => return j,
+                    Some(k) if k == key => return j,
+                    Some(_) => {}
+                }
+            }
+            perturb >>= PERTURB_SHIFT;
+            i = (i * 5 + 1 + perturb) & mask;
+        }
+    }
+
+    /// `set_add_entry`.
+    fn add(&mut self, key: u32) {
+        let slot = PySet::probe(&self.table, key);
+        if self.table[slot].is_some() {
+            return;
+        }
+        self.table[slot] = Some(key);
+        self.used += 1;
+        if self.used * 5 >= self.mask() * 3 {
+            self.resize(self.used * 4);
+        }
+    }
+
+    /// `set_table_resize`: the smallest power of two above `min_used`, the
+    /// keys reinserted in slot order.
+    fn resize(&mut self, min_used: usize) {
+        let mut size = MIN_SIZE;
+        while size <= min_used {
+            size <<= 1;
+        }
+        let old = std::mem::replace(&mut self.table, vec![None; size]);
+        for key in old.into_iter().flatten() {
+            let slot = PySet::probe(&self.table, key);
+            self.table[slot] = Some(key);
+        }
+    }
+
+    /// `set_merge`: `other`'s keys into this set.
+    fn merge(&mut self, other: &PySet) {
+        if other.used == 0 {
+            return;
+        }
+        if (self.used + other.used) * 5 >= self.mask() * 3 {
+            self.resize((self.used + other.used) * 2);
+        }
+        if self.used == 0 && self.table.len() == other.table.len() {
+            // An empty table of the same size: a copy, slot for slot.
+            self.table.clone_from(&other.table);
+            self.used = other.used;
+            return;
+        }
+        if self.used == 0 {
+            for key in other.keys() {
+                let slot = PySet::probe(&self.table, key);
+                self.table[slot] = Some(key);
+            }
+            self.used = other.used;
+            return;
+        }
+        for key in other.keys() {
+            self.add(key);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The channels of ops fused one after another, as the reference lists
+    /// them.
+    fn fused(ops: &[&[u32]]) -> Vec<u32> {
+        let mut set = PySet::from_list(ops[0]);
+        for op in &ops[1..] {
+            set = PySet::union(&set, &PySet::from_list(op));
+        }
+        set.keys().collect()
+    }
+
+    #[test]
+    fn fused_channels_list_as_cpython_iterates_them() {
+        // Each expectation is what CPython 3.11 prints for the same unions
+        // (`set(set(a) | set(b))`, op after op).
+        let cases: &[(&[&[u32]], &[u32])] = &[
+            (&[&[1], &[0]], &[0, 1]),
+            (&[&[9], &[2]], &[9, 2]),
+            (&[&[2], &[9]], &[9, 2]),
+            (&[&[0], &[8]], &[0, 8]),
+            (&[&[8], &[0]], &[8, 0]),
+            (&[&[3], &[1], &[2], &[0]], &[0, 1, 2, 3]),
+            (&[&[7], &[15], &[23], &[31], &[39]], &[7, 39, 23, 15, 31]),
+            (
+                &[&[12], &[4], &[20], &[3], &[11], &[19], &[27], &[35]],
+                &[3, 4, 35, 11, 12, 19, 20, 27],
+            ),
+            (
+                &[&[16], &[0], &[32], &[48], &[5], &[6]],
+                &[16, 0, 32, 48, 5, 6],
+            ),
+            (
+                &[
+                    &[13],
+                    &[12],
+                    &[11],
+                    &[10],
+                    &[9],
+                    &[8],
+                    &[7],
+                    &[6],
+                    &[5],
+                    &[4],
+                    &[3],
+                    &[2],
+                    &[1],
+                    &[0],
+                ],
+                &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13],
+            ),
+        ];
+        for (ops, want) in cases {
+            assert_eq!(fused(ops), *want, "{ops:?}");
+        }
+    }
+}
