@@ -54,6 +54,11 @@ fn main() {
             every_port_simulates_alike_from_its_program_and_the_reference_plan,
         ),
         common::test(
+            "a_fused_acquire_takes_its_semaphore_as_often_as_it_names_it",
+            Needs::Nothing,
+            a_fused_acquire_takes_its_semaphore_as_often_as_it_names_it,
+        ),
+        common::test(
             "a_group_op_is_split_over_its_whole_range",
             Needs::Nothing,
             a_group_op_is_split_over_its_whole_range,
@@ -219,6 +224,33 @@ fn every_port_simulates_alike_from_its_program_and_the_reference_plan() {
     }
     assert!(compared >= 80, "only {compared} cases compared");
     assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+/// Two acquires of one semaphore fuse into one op naming it twice, which
+/// the executor runs as two lanes each taking it once: one release lets
+/// one through, and the other waits.
+fn a_fused_acquire_takes_its_semaphore_as_often_as_it_names_it() {
+    let program = |releases: usize| {
+        let release = "sem.release(tb: 0)\n".repeat(releases);
+        compile(&format!(
+            r#"
+program "s" {{ collective = allreduce(1, chunk_factor: 1, inplace: false) }}
+let r = rank(0)
+let sem = semaphore(0, initial_value: 0)
+{release}sem.acquire(tb: 1)
+sem.acquire(tb: 1)
+r.copy(r.output[0], r.input[0], tb: 1)
+"#
+        ))
+    };
+    let once = program(1);
+    let acquire = &once.ranks[0].threadblocks[1].ops[1];
+    assert_eq!(
+        (acquire.name, acquire.semaphore_ids()),
+        (OpName::SemAcquire, &[0, 0][..])
+    );
+    assert!(matches!(simulate(&once, 1).verdict, Verdict::Deadlock(_)));
+    assert_eq!(simulate(&program(2), 1).verdict, Verdict::Verified);
 }
 
 /// Ways to break a plan, each applied at every op where it applies.

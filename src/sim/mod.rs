@@ -710,11 +710,17 @@ impl<'p> Sim<'p> {
                 .endpoints(th, op)
                 .iter()
                 .all(|e| self.signals.waiting_at(*e) > 0),
-            OpName::SemAcquire => op.semaphore_ids().iter().all(|s| {
-                self.semaphores
-                    .get(&(th.rank, *s))
-                    .is_some_and(|(v, _)| *v > 0)
-            }),
+            // A semaphore named k times (fused acquires) is taken k times,
+            // one lane each: it needs k passes.
+            OpName::SemAcquire => {
+                let ids = op.semaphore_ids();
+                ids.iter().all(|s| {
+                    let times = ids.iter().filter(|x| *x == s).count() as i64;
+                    self.semaphores
+                        .get(&(th.rank, *s))
+                        .is_some_and(|(v, _)| *v >= times)
+                })
+            }
             _ => self.packet_sources(t, op).iter().all(|loc| {
                 self.memory
                     .get(loc)
