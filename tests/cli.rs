@@ -77,7 +77,7 @@ fn sim_reports_a_race_at_the_program_line() {
         text.contains("the user's read of rank 2's result after execution 1"),
         "{text}"
     );
-    assert!(text.contains("allgather_ring.mscl:27:9"), "{text}");
+    assert!(text.contains("allgather_ring.mscl:32:9"), "{text}");
 }
 
 #[test]

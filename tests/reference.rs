@@ -16,7 +16,7 @@ use std::sync::Mutex;
 
 mod common;
 
-use common::Needs;
+use common::{Draw, Needs};
 
 fn main() {
     common::run(vec![
@@ -52,23 +52,6 @@ fn choices(flag: &str) -> &'static [&'static str] {
         // A switch (`--in_place` / `--no-in_place` to the reference).
         "in_place" => &["true", "false"],
         _ => &[],
-    }
-}
-
-/// splitmix64: a seeded sequence with no dependency.
-struct Draw(u64);
-
-impl Draw {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
-        from[(self.next() % from.len() as u64) as usize]
     }
 }
 

@@ -47,7 +47,7 @@ fn a_deadlock_points_at_the_waits_and_the_channel_numbers() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("signal_wait_fuse_test.mscl:19:5"),
+        stdout.contains("signal_wait_fuse_test.mscl:23:5"),
         "{stdout}"
     );
     assert!(stdout.contains("this op waits forever"), "{stdout}");
@@ -169,7 +169,7 @@ fn json_reports_carry_the_verdict_problems_and_locations() {
     let locations = run["problems"][0]["locations"].as_array().unwrap();
     assert_eq!(locations.len(), 2);
     assert_eq!(locations[0]["json_path"], "gpus[1].threadblocks[1].ops[0]");
-    assert_eq!(locations[0]["line"], 40);
+    assert_eq!(locations[0]["line"], 45);
     assert!(locations[0]["file"]
         .as_str()
         .unwrap()

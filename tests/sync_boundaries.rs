@@ -20,7 +20,7 @@ use std::sync::Mutex;
 
 mod common;
 
-use common::Needs;
+use common::{Draw, Needs};
 
 fn main() {
     common::run(vec![common::test(
@@ -177,22 +177,15 @@ impl Op {
     }
 }
 
-/// splitmix64: a seeded sequence with no dependency.
-struct Draw(u64);
+/// The draws of this test's programs.
+trait DrawOps {
+    fn sync(&mut self) -> Sync;
+    fn sync_op(&mut self) -> Op;
+    fn any_op(&mut self) -> Op;
+    fn data_op(&mut self) -> Op;
+}
 
-impl Draw {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
+impl DrawOps for Draw {
     fn sync(&mut self) -> Sync {
         SYNCS[self.below(SYNCS.len())]
     }

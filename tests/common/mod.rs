@@ -435,3 +435,28 @@ pub const PLAN_RACES: &[(&str, &str)] = &[(
     "reduce_tbg",
     "`r1.copy(s1[0..2], r1.input[0..2], tb_group: g)` gives block 0 all of chunk 0 and block 1 all of chunk 1 (a group op is split over its whole range), while the one-chunk ops after it give block j half j of one chunk; each handshake pairs block j with block j only, so rank 0's block 1 reads half of rank 1's scratch chunk 0 that rank 1's block 0 wrote, unsynchronized (and two more pairs alike)",
 )];
+
+/// splitmix64: a seeded sequence with no dependency, for tests that draw
+/// their cases at random and print the seed that repeats them.
+#[allow(dead_code)]
+pub struct Draw(pub u64);
+
+#[allow(dead_code)]
+impl Draw {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A number below `n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    pub fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+        from[self.below(from.len())]
+    }
+}
