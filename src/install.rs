@@ -54,36 +54,96 @@ const DEFAULT_PLANS: &[DefaultPlan] = &[
     },
 ];
 
-/// Where the runtime loads default plans from: `$MSCCLPP_CACHE_DIR/default`,
-/// else `~/.cache/mscclpp/default`.
-pub fn default_dir() -> Option<PathBuf> {
-    let base = match std::env::var_os("MSCCLPP_CACHE_DIR").filter(|v| !v.is_empty()) {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(std::env::var_os("HOME")?).join(".cache/mscclpp"),
-    };
-    Some(base.join("default"))
+/// The MSCCL++ cache folder: `$MSCCLPP_CACHE_DIR`, else `~/.cache/mscclpp`.
+/// The runtime loads default plans from its `default/`.
+pub fn default_cache_dir() -> Option<PathBuf> {
+    match std::env::var_os("MSCCLPP_CACHE_DIR").filter(|v| !v.is_empty()) {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => Some(PathBuf::from(std::env::var_os("HOME")?).join(".cache/mscclpp")),
+    }
 }
 
-/// Clears `dir` and writes the default plans into it; returns the files
-/// written.
-pub fn install(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
+/// What `install` did: the plans written, the old plans removed.
+pub struct Installed {
+    pub dir: PathBuf,
+    pub written: Vec<PathBuf>,
+    pub removed: Vec<PathBuf>,
+}
+
+/// Why `install` did nothing.
+pub enum Refused {
+    /// `default/` holds files that are not plans: the user's, perhaps.
+    NotPlans {
+        dir: PathBuf,
+        entries: Vec<PathBuf>,
+    },
+    Failed(String),
+}
+
+/// Writes the default plans into `cache_dir/default`, the folder the
+/// runtime loads them from, and then removes the plans that were there
+/// before, as `python3 -m mscclpp --install` leaves only its own. That
+/// folder is the runtime's: where it holds anything but plan files (`.json`
+/// files), nothing is touched unless `force`. Each plan is written whole or
+/// not at all, before anything is removed: a failure leaves every plan
+/// file whole. A `default` that is a link to a folder stays one.
+pub fn install(cache_dir: &Path, force: bool) -> Result<Installed, Refused> {
+    let failed = |what: &str, path: &Path, e: std::io::Error| {
+        Refused::Failed(format!("cannot {what} {}: {e}", path.display()))
+    };
+    let dir = cache_dir.join("default");
+    std::fs::create_dir_all(&dir).map_err(|e| failed("create", &dir, e))?;
+    let mut before = Vec::new();
+    let mut not_plans = Vec::new();
+    for entry in std::fs::read_dir(&dir).map_err(|e| failed("read", &dir, e))? {
+        let entry = entry.map_err(|e| failed("read", &dir, e))?;
+        let path = entry.path();
+        let plan_file = entry.file_type().is_ok_and(|t| t.is_file())
+            && path.extension().is_some_and(|x| x == "json");
+        if plan_file {
+            before.push(path);
+        } else {
+            not_plans.push(path);
+        }
     }
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    if !not_plans.is_empty() && !force {
+        not_plans.sort();
+        return Err(Refused::NotPlans {
+            dir,
+            entries: not_plans,
+        });
+    }
     let mut barrier_ids = BarrierIds::default();
     let mut written = Vec::new();
     for spec in DEFAULT_PLANS {
-        let mut plan = compile(spec)?;
+        let mut plan = compile(spec).map_err(Refused::Failed)?;
         barrier_ids.continue_numbering(&mut plan);
         let path = dir.join(format!("{}.json", spec.file));
-        let mut out = Vec::new();
-        crate::back::json::write_plan(&plan, false, &mut out)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        std::fs::write(&path, out).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        crate::files::write_with(&path, |out| {
+            crate::back::json::write_plan(&plan, false, out)
+        })
+        .map_err(|e| failed("write", &path, e))?;
         written.push(path);
     }
-    Ok(written)
+    let mut removed = Vec::new();
+    for path in before.into_iter().chain(not_plans) {
+        if written.contains(&path) {
+            continue;
+        }
+        let gone = if path.is_dir() && !path.is_symlink() {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+        gone.map_err(|e| failed("remove", &path, e))?;
+        removed.push(path);
+    }
+    removed.sort();
+    Ok(Installed {
+        dir,
+        written,
+        removed,
+    })
 }
 
 fn compile(spec: &DefaultPlan) -> Result<Plan, String> {

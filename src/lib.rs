@@ -11,6 +11,7 @@ pub mod check;
 pub mod diag;
 pub mod driver;
 pub mod eval;
+pub mod files;
 pub mod format;
 pub mod front;
 pub mod install;

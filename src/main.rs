@@ -231,10 +231,14 @@ enum Command {
 
 #[derive(Debug, Args)]
 struct InstallArgs {
-    /// The folder to clear and fill (default: $MSCCLPP_CACHE_DIR/default,
-    /// else ~/.cache/mscclpp/default, where the runtime looks).
+    /// The MSCCL++ cache folder, as MSCCLPP_CACHE_DIR names it (default:
+    /// $MSCCLPP_CACHE_DIR, else ~/.cache/mscclpp); the plans go to its
+    /// `default/`, where the runtime loads them, replacing the plans there.
     #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
+    /// Clear `default/` even where it holds files that are not plans.
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(Debug, Args)]
@@ -414,6 +418,19 @@ fn compile(args: &CompileArgs) -> ExitCode {
             "--pretty indents JSON plans; CUDA source is written as it is (leave out --pretty)",
         ));
     }
+    if let Some(output) = args
+        .output
+        .as_deref()
+        .filter(|o| msclc::files::same_file(o, input))
+    {
+        return fail(Diagnostic::plain(
+            Code::Options,
+            format!(
+                "-o {} is the input file: writing there would overwrite it; name another output file",
+                output.display()
+            ),
+        ));
+    }
     let (plan, mut timings, sources) = if is_plan(input) {
         match read_checked_plan(input, &args.define, &args.warnings) {
             Ok(plan) => (plan, driver::Timings::default(), None),
@@ -445,7 +462,7 @@ fn compile(args: &CompileArgs) -> ExitCode {
         None => write_plan_to(&plan, args.pretty, out),
     };
     let written = timings.time("write", || match &args.output {
-        Some(path) => std::fs::File::create(path).and_then(|mut f| write(&mut f)),
+        Some(path) => msclc::files::write_with(path, write),
         None => write(&mut std::io::stdout().lock()),
     });
     if args.timings {
@@ -574,7 +591,7 @@ fn format_file(path: &std::path::Path, check: bool) -> u8 {
             return unusable(format!("cannot write standard output: {e}"));
         }
     } else if changed {
-        if let Err(e) = std::fs::write(path, formatted) {
+        if let Err(e) = msclc::files::write(path, formatted.as_bytes()) {
             return unusable(format!("cannot write {name}: {e}"));
         }
     }
@@ -845,21 +862,46 @@ fn run(args: &RunArgs) -> ExitCode {
 
 /// `msclc install`: the runtime's default plans.
 fn install(args: &InstallArgs) -> ExitCode {
-    let Some(dir) = args.cache_dir.clone().or_else(msclc::install::default_dir) else {
+    use msclc::install::Refused;
+    let Some(dir) = args
+        .cache_dir
+        .clone()
+        .or_else(msclc::install::default_cache_dir)
+    else {
         return fail(Diagnostic::plain(
             Code::Options,
             "no --cache-dir given, and neither MSCCLPP_CACHE_DIR nor HOME is set",
         ));
     };
-    match msclc::install::install(&dir) {
-        Ok(files) => {
-            println!("cleared {} and wrote:", dir.display());
-            for f in files {
+    match msclc::install::install(&dir, args.force) {
+        Ok(done) => {
+            println!("wrote, in {}:", done.dir.display());
+            for f in &done.written {
                 println!("  {}", f.display());
+            }
+            if !done.removed.is_empty() {
+                println!("and removed what was there before:");
+                for f in &done.removed {
+                    println!("  {}", f.display());
+                }
             }
             ExitCode::SUCCESS
         }
-        Err(e) => fail(Diagnostic::plain(Code::Unreadable, e.to_string())),
+        Err(Refused::NotPlans { dir, entries }) => {
+            let list: Vec<String> = entries
+                .iter()
+                .map(|e| format!("  {}", e.display()))
+                .collect();
+            fail(Diagnostic::plain(
+                Code::NotPlans,
+                format!(
+                    "{} holds files that are not plans, which `msclc install` would remove:\n{}\nmove them elsewhere, or give --force to remove them",
+                    dir.display(),
+                    list.join("\n")
+                ),
+            ))
+        }
+        Err(Refused::Failed(why)) => fail(Diagnostic::plain(Code::Unreadable, why)),
     }
 }
 

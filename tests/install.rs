@@ -1,5 +1,6 @@
 //! `msclc install`: the runtime's default plans, written where it loads
-//! them, equal to what `python3 -m mscclpp --install` writes.
+//! them, equal to what `python3 -m mscclpp --install` writes, touching
+//! nothing else a user has there.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,9 +12,20 @@ use common::Needs;
 fn main() {
     common::run(vec![
         common::test(
-            "install_clears_the_folder_and_writes_the_four_default_plans",
+            "install_writes_the_four_default_plans_into_default",
             Needs::Nothing,
-            install_clears_the_folder_and_writes_the_four_default_plans,
+            install_writes_the_four_default_plans_into_default,
+        ),
+        common::test(
+            "files_that_are_not_plans_are_never_removed_without_force",
+            Needs::Nothing,
+            files_that_are_not_plans_are_never_removed_without_force,
+        ),
+        #[cfg(unix)]
+        common::test(
+            "a_linked_default_folder_stays_a_link",
+            Needs::Nothing,
+            a_linked_default_folder_stays_a_link,
         ),
         common::test(
             "installed_plans_equal_the_reference_installs",
@@ -46,18 +58,35 @@ fn read(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).expect("the plan file")).expect("JSON")
 }
 
-fn install_clears_the_folder_and_writes_the_four_default_plans() {
-    let dir = temp("ours").join("default");
+/// `--cache-dir` is the MSCCL++ cache folder: the plans go to its
+/// `default/`, replacing the plans there; nothing else in it is touched.
+fn install_writes_the_four_default_plans_into_default() {
+    let cache = temp("ours");
+    let dir = cache.join("default");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("stale.json"), "{}").unwrap();
-    let out = install(&dir);
+    let other = cache.join("mine/plan.json");
+    std::fs::create_dir_all(other.parent().unwrap()).unwrap();
+    std::fs::write(&other, "a plan of my own").unwrap();
+    let out = install(&cache);
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(out.status.success(), "{stdout}");
     assert!(
-        !dir.join("stale.json").exists(),
-        "the folder is cleared first"
+        stdout.starts_with(&format!("wrote, in {}:", dir.display())),
+        "{stdout}"
     );
-    assert!(stdout.starts_with(&format!("cleared {} and wrote:", dir.display())));
+    assert!(
+        !dir.join("stale.json").exists(),
+        "the old plans are removed"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "and removed what was there before:\n  {}",
+            dir.join("stale.json").display()
+        )),
+        "{stdout}"
+    );
+    assert_eq!(std::fs::read_to_string(&other).unwrap(), "a plan of my own");
     for name in PLANS {
         let file = dir.join(format!("{name}.json"));
         assert!(stdout.contains(&file.display().to_string()), "{stdout}");
@@ -68,7 +97,66 @@ fn install_clears_the_folder_and_writes_the_four_default_plans() {
         let ranks = if name.contains("4nodes") { 32 } else { 16 };
         assert_eq!(plan["gpus"].as_array().map(Vec::len), Some(ranks));
     }
-    let _ = std::fs::remove_dir_all(dir.parent().unwrap());
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+/// A `default/` holding anything but plans (a thesis, a folder of notes)
+/// is left as it is, with the list and exit code 2, unless `--force`.
+fn files_that_are_not_plans_are_never_removed_without_force() {
+    let cache = temp("mine");
+    let dir = cache.join("default");
+    std::fs::create_dir_all(dir.join("notes")).unwrap();
+    std::fs::write(dir.join("thesis.tex"), "chapter 1").unwrap();
+    std::fs::write(dir.join("notes/day1.txt"), "ideas").unwrap();
+    std::fs::write(dir.join("old.json"), "{}").unwrap();
+    let out = install(&cache);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("error[E0809]"), "{err}");
+    assert!(
+        err.contains(&dir.join("thesis.tex").display().to_string()),
+        "{err}"
+    );
+    assert!(
+        err.contains(&dir.join("notes").display().to_string()),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("thesis.tex")).unwrap(),
+        "chapter 1"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes/day1.txt")).unwrap(),
+        "ideas"
+    );
+    assert!(dir.join("old.json").exists(), "nothing is touched");
+    assert!(!dir.join(format!("{}.json", PLANS[0])).exists());
+    let forced = Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .args(["install", "--force", "--cache-dir"])
+        .arg(&cache)
+        .output()
+        .expect("msclc runs");
+    assert!(forced.status.success());
+    assert!(!dir.join("thesis.tex").exists() && !dir.join("notes").exists());
+    assert!(dir.join(format!("{}.json", PLANS[0])).exists());
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+/// A `default` that links to a folder elsewhere stays a link; the plans go
+/// where it points.
+#[cfg(unix)]
+fn a_linked_default_folder_stays_a_link() {
+    let cache = temp("link");
+    let elsewhere = temp("link-target");
+    std::fs::create_dir_all(&cache).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, cache.join("default")).unwrap();
+    assert!(install(&cache).status.success());
+    let link = std::fs::symlink_metadata(cache.join("default")).unwrap();
+    assert!(link.file_type().is_symlink());
+    assert!(elsewhere.join(format!("{}.json", PLANS[0])).exists());
+    let _ = std::fs::remove_dir_all(&cache);
+    let _ = std::fs::remove_dir_all(&elsewhere);
 }
 
 /// Against the reference itself, when ../shared and Python with
@@ -88,7 +176,7 @@ fn installed_plans_equal_the_reference_installs() {
     for name in PLANS {
         let file = format!("{name}.json");
         assert!(
-            read(&ours.join(&file)) == read(&theirs.join("default").join(&file)),
+            read(&ours.join("default").join(&file)) == read(&theirs.join("default").join(&file)),
             "{name}: our plan differs from the reference's"
         );
     }

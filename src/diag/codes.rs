@@ -91,6 +91,7 @@ codes! {
     Device "E0806": "no GPU, CUDA driver or NVRTC to run on";
     Topology "E0807": "a topology `--timing` cannot use";
     NoSize "E0808": "no message size `msclc run` can run the plan at";
+    NotPlans "E0809": "a plan folder holding files that are not plans";
     // A bug in msclc.
     Internal "E0999": "an internal error (a bug in msclc: please report it)";
 }

@@ -54,27 +54,8 @@ pub fn read(dir: &Path, key: &str) -> Option<Vec<u8>> {
 /// Stores `cubin` as the entry for `key`, creating `dir` if need be:
 /// written to a temporary file in `dir`, then renamed over the entry.
 pub fn write(dir: &Path, key: &str, cubin: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
     std::fs::create_dir_all(dir)?;
-    // Unique per process and per call, so concurrent writers never share one.
-    let temp = dir.join(format!(
-        ".{key}.{}.{}.tmp",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    let result = (|| {
-        let mut file = std::fs::File::create(&temp)?;
-        file.write_all(cubin)?;
-        // On disk before it has its name: a crash leaves no torn entry.
-        file.sync_all()?;
-        std::fs::rename(&temp, path(dir, key))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    result
+    crate::files::write(&path(dir, key), cubin)
 }
 
 /// The cache folder: `$MSCLC_CACHE_DIR`, else `$XDG_CACHE_HOME/msclc`,

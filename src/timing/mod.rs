@@ -96,7 +96,7 @@ pub fn predict_report(
         },
     );
     let write = |path: &Path, contents: String| {
-        std::fs::write(path, contents).map_err(|e| {
+        crate::files::write(path, contents.as_bytes()).map_err(|e| {
             Diagnostic::plain(
                 Code::Unreadable,
                 format!("cannot write {}: {e}", path.display()),

@@ -1,0 +1,146 @@
+//! Writing a user's files so that nothing they own is lost: every file
+//! msclc writes (a plan, CUDA source, a formatted program, installed
+//! plans, traces and pictures, cached cubins) goes to a temporary file in
+//! the same folder, is synced, and is renamed over its name. A kill, a
+//! full disk or a file-size limit at any moment leaves the old file or the
+//! new one, never a fragment. A symbolic link is written through: the file
+//! it names gets the new contents, the link stays a link.
+
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Writes `contents` to `path`, whole or not at all.
+pub fn write(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    write_with(path, |out| out.write_all(contents))
+}
+
+/// Writes what `fill` writes to `path`, whole or not at all: `fill` writes
+/// into a temporary file beside it, which then takes its name.
+pub fn write_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let target = through_links(path);
+    let temp = temporary_beside(&target)?;
+    let result = (|| {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
+        // A file that existed keeps its permissions (a script stays
+        // executable, a private file private).
+        if let Ok(old) = std::fs::metadata(&target) {
+            file.set_permissions(old.permissions())?;
+        }
+        let mut out = BufWriter::new(file);
+        fill(&mut out)?;
+        let file = out.into_inner().map_err(|e| e.into_error())?;
+        // On disk before it has the name: a crash leaves no torn file.
+        file.sync_all()?;
+        std::fs::rename(&temp, &target)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result
+}
+
+/// The file `path` names after following symbolic links (itself when it is
+/// none, or names nothing yet).
+fn through_links(path: &Path) -> PathBuf {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if is_link {
+        if let Ok(real) = std::fs::canonicalize(path) {
+            return real;
+        }
+    }
+    path.to_path_buf()
+}
+
+/// A fresh name in `target`'s folder: hidden, and unique per process and
+/// call, so concurrent writers never share one.
+fn temporary_beside(target: &Path) -> std::io::Result<PathBuf> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let name = target.file_name().ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "the path names no file (it ends in `..` or is a root)",
+        )
+    })?;
+    let temp = format!(
+        ".{}.msclc-{}-{}.tmp",
+        name.to_string_lossy(),
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    );
+    Ok(target.with_file_name(temp))
+}
+
+/// Whether `a` and `b` name one existing file (through links, or as two
+/// hard links).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        #[cfg(unix)]
+        (Ok(x), Ok(y)) => {
+            use std::os::unix::fs::MetadataExt;
+            x.dev() == y.dev() && x.ino() == y.ino()
+        }
+        #[cfg(not(unix))]
+        (Ok(_), Ok(_)) => std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(what: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("msclc-files-{what}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_failed_write_leaves_the_old_file_and_no_temporary() {
+        let dir = scratch("failed");
+        let path = dir.join("plan.json");
+        std::fs::write(&path, "old").unwrap();
+        let err = write_with(&path, |out| {
+            out.write_all(b"half of the new")?;
+            Err(std::io::Error::other("disk full"))
+        });
+        assert!(err.is_err());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert_eq!(left.len(), 1, "{left:?}");
+        write(&path, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_is_written_through_and_stays_a_link() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = scratch("link");
+        let real = dir.join("real.mscl");
+        std::fs::write(&real, "old").unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let link = dir.join("link.mscl");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        write(&link, b"new").unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
+        let mode = std::fs::metadata(&real).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640);
+        assert!(same_file(&link, &real));
+        assert!(!same_file(&link, &dir.join("other")));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
