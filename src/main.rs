@@ -914,11 +914,14 @@ const STACK_BYTES: usize = 1 << 30;
 
 fn main() -> ExitCode {
     // A closed pipe ends the process quietly, as it does `cat` or `grep`.
+    // A file grown past the size limit (`ulimit -f`) is a write error, said
+    // as one, not a kill: the file written is left as it was (files.rs).
     #[cfg(unix)]
-    // SAFETY: restores the default action of one signal before any thread
-    // starts; nothing in msclc handles SIGPIPE.
+    // SAFETY: sets the actions of two signals before any thread starts;
+    // nothing in msclc handles either.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
     match std::thread::Builder::new()
         .stack_size(STACK_BYTES)

@@ -1,0 +1,210 @@
+//! Nothing a user owns is lost: a file msclc writes is the old one or the
+//! new one whenever msclc is killed, and when the disk fills (a file-size
+//! limit) it is the old one, with a diagnostic. Unix only (signals and
+//! resource limits).
+#![cfg(unix)]
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Instant;
+
+fn msclc() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_msclc"));
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd
+}
+
+fn scratch(what: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("msclc-writes-{what}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A plan of a few megabytes: the all-pairs AllReduce at 64 ranks.
+fn big_plan(out: &Path) -> Command {
+    let mut cmd = msclc();
+    cmd.args([
+        "examples/mscclpp/single_node/allreduce.mscl",
+        "-D",
+        "num_gpus=64",
+        "-o",
+    ])
+    .arg(out);
+    cmd
+}
+
+/// A program of a few megabytes that `msclc fmt` rewrites (every line
+/// loses its extra spaces).
+fn big_program(path: &Path) {
+    let mut text = String::from(
+        "program \"p\" { collective = allreduce(2, chunk_factor: 1, inplace: true) }\n",
+    );
+    for i in 0..120_000 {
+        text.push_str(&format!("let   value_{i}   =   {i}\n"));
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+/// Runs `cmd` `times` times, killing it at moments spread over one whole
+/// run, and after each kill finds at `path` the old contents or the new.
+fn kill_while_writing(
+    mut cmd: impl FnMut() -> Command,
+    path: &Path,
+    old: &[u8],
+    new: &[u8],
+    times: u32,
+) {
+    // How long one run from the old file to the new takes here (a debug
+    // build is slower).
+    std::fs::write(path, old).unwrap();
+    let started = Instant::now();
+    assert!(cmd().output().unwrap().status.success());
+    let whole = started.elapsed();
+    assert_eq!(
+        std::fs::read(path).unwrap(),
+        new,
+        "the run writes the new file"
+    );
+    let mut seen_old = 0;
+    for i in 0..times {
+        std::fs::write(path, old).unwrap();
+        let mut child = cmd()
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // From a fifth into a run (writing comes last) to a little past its end.
+        let at = whole.mul_f64(0.2 + 0.9 * f64::from(i) / f64::from(times));
+        std::thread::sleep(at);
+        let _ = child.kill();
+        let _ = child.wait();
+        let now = std::fs::read(path).unwrap();
+        assert!(
+            now == old || now == new,
+            "kill {i} of {times} ({at:?} in): {} bytes, neither the old file ({} bytes) nor the new ({} bytes)",
+            now.len(),
+            old.len(),
+            new.len()
+        );
+        seen_old += u32::from(now == old);
+    }
+    // The kills landed before and after the rename both.
+    assert!(
+        seen_old > 0 && seen_old < times,
+        "the old file after {seen_old} of {times} kills"
+    );
+}
+
+#[test]
+fn a_killed_compile_leaves_the_old_plan_or_the_new() {
+    let dir = scratch("kill-plan");
+    let path = dir.join("plan.json");
+    big_plan(&path).output().unwrap();
+    let new = std::fs::read(&path).unwrap();
+    assert!(new.len() > 1 << 20, "{} bytes", new.len());
+    kill_while_writing(
+        || big_plan(&path),
+        &path,
+        b"{\"the old\": \"plan\"}",
+        &new,
+        24,
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_killed_fmt_leaves_the_old_program_or_the_new() {
+    let dir = scratch("kill-fmt");
+    let path = dir.join("big.mscl");
+    big_program(&path);
+    let old = std::fs::read(&path).unwrap();
+    let fmt = || {
+        let mut cmd = msclc();
+        cmd.arg("fmt").arg(&path);
+        cmd
+    };
+    assert!(fmt().output().unwrap().status.success());
+    let new = std::fs::read(&path).unwrap();
+    assert_ne!(old, new);
+    kill_while_writing(fmt, &path, &old, &new, 40);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Runs `cmd` with files limited to 64 KiB, as a full disk would stop it.
+fn on_a_full_disk(mut cmd: Command) -> Output {
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs in the child.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 64 << 10,
+                rlim_max: 64 << 10,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.output().unwrap()
+}
+
+#[test]
+fn a_full_disk_leaves_the_old_file_and_says_so() {
+    let dir = scratch("full");
+    let plan = dir.join("plan.json");
+    std::fs::write(&plan, "the old plan").unwrap();
+    let out = on_a_full_disk(big_plan(&plan));
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("error[E0801]: cannot write") && err.contains("plan.json"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&plan).unwrap(), "the old plan");
+
+    let program = dir.join("big.mscl");
+    big_program(&program);
+    let old = std::fs::read(&program).unwrap();
+    let mut fmt = msclc();
+    fmt.arg("fmt").arg(&program);
+    let out = on_a_full_disk(fmt);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(std::fs::read(&program).unwrap(), old);
+    // Nothing is left behind but the two files.
+    let mut left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["big.mscl", "plan.json"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn output_naming_the_input_is_refused() {
+    let dir = scratch("same");
+    let program = dir.join("prog.mscl");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/simple_allgather.mscl"),
+        &program,
+    )
+    .unwrap();
+    let before = std::fs::read(&program).unwrap();
+    let link = dir.join("link.json");
+    std::os::unix::fs::symlink(&program, &link).unwrap();
+    for output in [&program, &link] {
+        let out = msclc()
+            .arg(&program)
+            .arg("-o")
+            .arg(output)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("is the input file"), "{err}");
+    }
+    assert_eq!(std::fs::read(&program).unwrap(), before);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
