@@ -10,6 +10,75 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// Standard output and error as every command writes them. A write that
+/// fails (a full disk behind a redirection, a terminal gone) does not stop
+/// the command halfway with a panic, as `print!` would: it is remembered,
+/// and the command then ends with E0801 and exit code 2 (`command`).
+mod streams {
+    use std::io::Write;
+    use std::sync::Mutex;
+
+    /// The first write error, and the stream it hit.
+    static FAILED: Mutex<Option<(&'static str, String)>> = Mutex::new(None);
+
+    pub fn remember_error<T>(stream: &'static str, result: &std::io::Result<T>) {
+        if let Err(e) = result {
+            let mut failed = FAILED.lock().unwrap_or_else(|p| p.into_inner());
+            failed.get_or_insert((stream, e.to_string()));
+        }
+    }
+
+    pub fn out(text: std::fmt::Arguments) {
+        let mut out = std::io::stdout().lock();
+        remember_error(
+            "standard output",
+            &out.write_fmt(text).and_then(|()| out.flush()),
+        );
+    }
+
+    pub fn err(text: std::fmt::Arguments) {
+        remember_error("standard error", &std::io::stderr().lock().write_fmt(text));
+    }
+
+    /// Standard output for code that writes to a `Write`: its errors are
+    /// remembered as `out`'s are.
+    pub struct Stdout;
+
+    impl Write for Stdout {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let written = std::io::stdout().lock().write(buf);
+            remember_error("standard output", &written);
+            written
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            let flushed = std::io::stdout().lock().flush();
+            remember_error("standard output", &flushed);
+            flushed
+        }
+    }
+
+    /// The first write that failed: the stream and why.
+    pub fn failure() -> Option<(&'static str, String)> {
+        FAILED.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+/// `print!` to standard output, its failure remembered (`streams`).
+macro_rules! say {
+    ($($arg:tt)*) => { streams::out(format_args!($($arg)*)) };
+}
+
+/// `println!` to standard output, its failure remembered (`streams`).
+macro_rules! sayln {
+    ($($arg:tt)*) => { streams::out(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+/// `eprint!` to standard error, its failure remembered (`streams`).
+macro_rules! tell {
+    ($($arg:tt)*) => { streams::err(format_args!($($arg)*)) };
+}
+
 /// The exit code for a program or plan that is wrong: an error, a warning
 /// under `--deny-warnings`, a simulation or a run that finds a wrong
 /// result, a race or a deadlock.
@@ -22,7 +91,7 @@ fn wrong() -> ExitCode {
 /// the program has no param for, no GPU, a memory bound: the E08xx codes;
 /// clap exits 2 for its usage errors too), else 1.
 fn report(sources: &SourceMap, diags: &[Diagnostic]) -> ExitCode {
-    eprint!("{}", sources.render(diags));
+    tell!("{}", sources.render(diags));
     let status = diags.iter().map(|d| d.exit_status()).max().unwrap_or(1);
     ExitCode::from(status)
 }
@@ -53,7 +122,7 @@ fn rendered(sources: Option<&SourceMap>, input: &std::path::Path, diags: &[Diagn
 
 /// Prints `d`, a problem with `input` (see `rendered`); its exit code.
 fn fail_in(sources: Option<&SourceMap>, input: &std::path::Path, d: Diagnostic) -> ExitCode {
-    eprint!("{}", rendered(sources, input, std::slice::from_ref(&d)));
+    tell!("{}", rendered(sources, input, std::slice::from_ref(&d)));
     ExitCode::from(d.exit_status())
 }
 
@@ -169,11 +238,11 @@ fn print_warnings(
         };
         let again = driver::compile_with(input, defines, with_values);
         if again.result.is_ok() && again.warnings.len() == c.warnings.len() {
-            eprint!("{}", again.sources.render(&how.shown(&again.warnings)));
+            tell!("{}", again.sources.render(&how.shown(&again.warnings)));
             return;
         }
     }
-    eprint!("{}", c.sources.render(&how.shown(&c.warnings)));
+    tell!("{}", c.sources.render(&how.shown(&c.warnings)));
 }
 
 /// Bounds on what compiling a program may do.
@@ -466,7 +535,7 @@ fn compile(args: &CompileArgs) -> ExitCode {
         None => write(&mut std::io::stdout().lock()),
     });
     if args.timings {
-        eprint!("{}", timings.report());
+        tell!("{}", timings.report());
     }
     match written {
         Ok(()) => ExitCode::SUCCESS,
@@ -513,7 +582,7 @@ fn read_checked_plan(
     }
     let found = msclc::passes::warnings(&plan);
     if !warnings.quiet {
-        eprint!("{}", rendered(None, input, &warnings.shown(&found)));
+        tell!("{}", rendered(None, input, &warnings.shown(&found)));
     }
     if warnings.denied(&found) {
         return Err(wrong());
@@ -557,7 +626,7 @@ fn format_file(path: &std::path::Path, check: bool) -> u8 {
     };
     let unusable = |what: String| {
         let d = Diagnostic::plain(Code::Unreadable, what);
-        eprint!("{}", SourceMap::default().render(std::slice::from_ref(&d)));
+        tell!("{}", SourceMap::default().render(std::slice::from_ref(&d)));
         d.exit_status()
     };
     let text = match read {
@@ -571,14 +640,14 @@ fn format_file(path: &std::path::Path, check: bool) -> u8 {
     let formatted = match msclc::format::format_source(file, text) {
         Ok(formatted) => formatted,
         Err(d) => {
-            eprint!("{}", sources.render(std::slice::from_ref(&d)));
+            tell!("{}", sources.render(std::slice::from_ref(&d)));
             return d.exit_status();
         }
     };
     let changed = formatted != text;
     if check {
         if changed {
-            println!("{name}");
+            sayln!("{name}");
         }
         return u8::from(changed);
     }
@@ -681,7 +750,7 @@ fn sim(args: &SimArgs) -> ExitCode {
         wrong()
     };
     if args.json {
-        println!("{}", json_report(&plan, &runs, sources));
+        sayln!("{}", json_report(&plan, &runs, sources));
         return code;
     }
     let several = runs.len() > 1;
@@ -689,12 +758,12 @@ fn sim(args: &SimArgs) -> ExitCode {
         let line = verdict_line(&plan, &run.report);
         if several {
             let declared = if run.declared { " (declared)" } else { "" };
-            println!("{}{declared}: {line}", run.buffers);
+            sayln!("{}{declared}: {line}", run.buffers);
         } else {
-            println!("{line}");
+            sayln!("{line}");
         }
         if !args.quiet {
-            print!("{}", details(&run.report, sources));
+            say!("{}", details(&run.report, sources));
         }
     }
     if let [first, second] = &runs[..] {
@@ -704,7 +773,7 @@ fn sim(args: &SimArgs) -> ExitCode {
             } else {
                 (second, first)
             };
-            println!(
+            sayln!(
                 "note: the plan works {} only, not {}; it declares {}",
                 works.buffers,
                 fails.buffers,
@@ -720,7 +789,7 @@ fn sim(args: &SimArgs) -> ExitCode {
                 warnings.push(w.clone());
             }
         }
-        eprint!("{}", rendered(sources, &args.input, &warnings));
+        tell!("{}", rendered(sources, &args.input, &warnings));
     }
     if let (Some(topology), Some(run)) = (&topology, &recorded) {
         let t = &args.timing;
@@ -734,7 +803,7 @@ fn sim(args: &SimArgs) -> ExitCode {
             title: &title,
         };
         match msclc::timing::predict_report(&plan, run, &request) {
-            Ok(text) => print!("{text}"),
+            Ok(text) => say!("{text}"),
             Err(d) => return fail(d),
         }
     }
@@ -802,7 +871,7 @@ fn load_plan(
                     print_warnings(&compiled, input, defines, limits, &WarningArgs::default())
                 }
                 // (With the param `--nranks` set: the warnings as they are.)
-                Compile::ForRanks(_) => eprint!("{}", compiled.sources.render(&compiled.warnings)),
+                Compile::ForRanks(_) => tell!("{}", compiled.sources.render(&compiled.warnings)),
                 _ => {}
             }
             Ok((plan.clone(), Some(compiled)))
@@ -831,14 +900,14 @@ fn run(args: &RunArgs) -> ExitCode {
         },
         timeout: args.timeout,
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = streams::Stdout;
     let result = msclc::runner::gpu::run(&plan, &opts, &mut out);
     let _ = out.flush();
     match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {
             let sources = compiled.as_ref().map(|c| &c.sources);
-            eprint!("{}", msclc::runner::explain_wrong_result(&plan, sources));
+            tell!("{}", msclc::runner::explain_wrong_result(&plan, sources));
             wrong()
         }
         Err(msclc::runner::RunError::Problem(d)) => {
@@ -875,14 +944,14 @@ fn install(args: &InstallArgs) -> ExitCode {
     };
     match msclc::install::install(&dir, args.force) {
         Ok(done) => {
-            println!("wrote, in {}:", done.dir.display());
+            sayln!("wrote, in {}:", done.dir.display());
             for f in &done.written {
-                println!("  {}", f.display());
+                sayln!("  {}", f.display());
             }
             if !done.removed.is_empty() {
-                println!("and removed what was there before:");
+                sayln!("and removed what was there before:");
                 for f in &done.removed {
-                    println!("  {}", f.display());
+                    sayln!("  {}", f.display());
                 }
             }
             ExitCode::SUCCESS
@@ -934,7 +1003,34 @@ fn main() -> ExitCode {
 }
 
 fn command() -> ExitCode {
-    let cli = Cli::parse();
+    let code = match Cli::try_parse() {
+        Ok(cli) => run_command(cli),
+        // Help, the version, or a usage error, said as clap says them.
+        Err(e) => {
+            let printed = e.print();
+            streams::remember_error(
+                if e.use_stderr() {
+                    "standard error"
+                } else {
+                    "standard output"
+                },
+                &printed,
+            );
+            ExitCode::from(e.exit_code().clamp(0, 255) as u8)
+        }
+    };
+    match streams::failure() {
+        None => code,
+        Some((stream, why)) => {
+            // Said where it still can be; the exit code says it anyway.
+            let d = Diagnostic::plain(Code::Unreadable, format!("cannot write {stream}: {why}"));
+            let _ = std::io::stderr().write_all(SourceMap::default().render(&[d]).as_bytes());
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run_command(cli: Cli) -> ExitCode {
     match cli.command {
         None => compile(&cli.compile),
         Some(Command::Compile(args)) => compile(&args),

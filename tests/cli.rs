@@ -512,3 +512,59 @@ fn diagnostics_cut_long_lines_and_show_control_characters_as_question_marks() {
     );
     assert!(err.contains("let z = \"?[2J???\" + 1"), "{err}");
 }
+
+/// A full standard output or error (`> /dev/full`) ends any command with
+/// E0801 and exit code 2, said on the other stream where it can be, never
+/// with a panic.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_output_stream_is_error_e0801_not_a_panic() {
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full")
+    };
+    let quick = "examples/simple_allgather.mscl";
+    let race = "examples/mscclpp/single_node/allgather_ring.mscl";
+    let cases: &[&[&str]] = &[
+        &[quick],
+        &["sim", quick],
+        &["sim", quick, "--json"],
+        &["sim", quick, "--timing", "h100-nvls", "--size", "1K:4K"],
+        &["sim", race, "-D", "num_gpus=2"],
+        &["fmt", "--check", quick],
+        &["--help"],
+    ];
+    for args in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_msclc"))
+            .args(*args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdout(full())
+            .output()
+            .expect("msclc runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        // `fmt --check` of a formatted file prints nothing: nothing fails.
+        let wrote = *args != ["fmt", "--check", quick];
+        if wrote {
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert!(
+                err.contains("error[E0801]: cannot write standard output"),
+                "{args:?}: {err}"
+            );
+        }
+    }
+    // Warnings and errors go to standard error: full, it is the exit code
+    // that says so.
+    let out = Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .args([
+            "check",
+            "examples/mscclpp/unit_tests/signal_wait/signal_wait_fuse_test.mscl",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stderr(full())
+        .output()
+        .expect("msclc runs");
+    assert_eq!(out.status.code(), Some(2));
+}
