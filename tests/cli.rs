@@ -568,3 +568,76 @@ fn a_full_output_stream_is_error_e0801_not_a_panic() {
         .expect("msclc runs");
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A plan whose data op lacks its sources or destinations (`rppkt` or
+/// `repkt` with no `src_buff`, `upkt` with no `dst_buff`, ...) is refused by
+/// every command that reads it, at the op's JSON path; the CUDA back end,
+/// handed such a plan by other means, says so instead of panicking.
+#[test]
+fn a_data_op_without_its_buffers_is_refused_at_its_path() {
+    let dir = std::env::temp_dir().join(format!("msclc-cli-nobuf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases = [
+        ("single_node/allgather_pkt_rppkt.mscl", "rppkt", "src_buff"),
+        ("single_node/allgather_pkt_rppkt.mscl", "upkt", "dst_buff"),
+        ("single_node/allreduce_pkt.mscl", "respkt", "src_buff"),
+        ("single_node/allreduce_pkt.mscl", "ppkt", "dst_buff"),
+    ];
+    for (example, name, key) in cases {
+        let path = format!("examples/mscclpp/{example}");
+        let out = msclc(&[&path, "-D", "num_gpus=2"]);
+        let mut plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mut at = None;
+        'find: for (t, tb) in plan["gpus"][0]["threadblocks"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .enumerate()
+        {
+            for (i, op) in tb["ops"].as_array_mut().unwrap().iter_mut().enumerate() {
+                if op["name"] == name {
+                    op.as_object_mut().unwrap().remove(key);
+                    at = Some(format!("gpus[0].threadblocks[{t}].ops[{i}]"));
+                    break 'find;
+                }
+            }
+        }
+        let at = at.expect("the plan has the op");
+        let file = dir.join(format!("{name}.json"));
+        std::fs::write(&file, plan.to_string()).unwrap();
+        let file = file.to_str().unwrap();
+        for args in [
+            vec!["check", file],
+            vec!["sim", file],
+            vec![file, "--emit", "cuda"],
+        ] {
+            let out = msclc(&args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+            assert!(err.contains(&format!("a `{name}` op moves data from its src_buff to its dst_buff, and this one has no {key} entry")), "{args:?}: {err}");
+            assert!(err.contains(&format!("at {at}")), "{args:?}: {err}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    // The back end, given such an op in a plan built in memory.
+    let compiled = msclc::driver::compile(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples/mscclpp/single_node/allgather_pkt_rppkt.mscl"),
+        &[("num_gpus".to_string(), "2".to_string())],
+    );
+    let mut plan = compiled.result.expect("compiles");
+    let op = plan.ranks[0]
+        .threadblocks
+        .iter_mut()
+        .flat_map(|tb| &mut tb.ops)
+        .find(|op| op.name == msclc::ir::OpName::ReadPutPackets)
+        .expect("an rppkt");
+    op.src.clear();
+    let d = msclc::back::cuda::generate(&plan).expect_err("no CUDA form");
+    let text = compiled.sources.render(&[d]);
+    assert!(
+        text.contains("error[E0605]: a `rppkt` op with no source"),
+        "{text}"
+    );
+    assert!(text.contains("= at gpus[0].threadblocks["), "{text}");
+}

@@ -922,6 +922,17 @@ fn read_op(at: &At, rank: &RankPlan, tb: &ThreadBlock) -> Res<Op> {
             }
         }
     }
+    if op.name.moves_data() && (op.src.is_empty() || op.dst.is_empty()) {
+        let missing = if op.src.is_empty() {
+            "src_buff"
+        } else {
+            "dst_buff"
+        };
+        return at.fail(format!(
+            "a `{}` op moves data from its src_buff to its dst_buff, and this one has no {missing} entry",
+            op.name.json()
+        ));
+    }
     if let Some(t) = at.opt("tbg_info") {
         let size_at = t.key("tbg_size")?;
         let size = size_at.u32()?;

@@ -203,6 +203,26 @@ impl OpName {
         matches!(self, OpName::Wait | OpName::RelaxedWait)
     }
 
+    /// Whether the op moves data from `src_buff` to `dst_buff`: it needs
+    /// at least one of each. (A switch reduce that no broadcast follows,
+    /// `glre`, names its chunks otherwise.)
+    pub fn moves_data(self) -> bool {
+        use OpName::*;
+        !matches!(
+            self,
+            Nop | Barrier
+                | Signal
+                | Wait
+                | RelaxedSignal
+                | RelaxedWait
+                | Flush
+                | SemAcquire
+                | SemRelease
+                | Pipeline
+                | GroupLoadReduce
+        )
+    }
+
     /// Whether the op combines its sources with a reduce operation.
     pub fn is_reduction(self) -> bool {
         use OpName::*;

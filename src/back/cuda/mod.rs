@@ -60,6 +60,14 @@ fn no_cuda_form(op: &Op, message: impl Into<String>) -> Diagnostic {
 
 type Res<T> = Result<T, Diagnostic>;
 
+/// The first of an op's sources or destinations (`what`): every op that
+/// moves data has one, as the plan reader and the evaluator see to; a plan
+/// built otherwise gets a diagnostic, not a panic.
+fn first<'o>(op: &Op, refs: &'o [BufRef], what: &str) -> Res<&'o BufRef> {
+    refs.first()
+        .ok_or_else(|| no_cuda_form(op, format!("a `{}` op with no {what}", op.name.json())))
+}
+
 /// The CUDA source of `plan`.
 pub fn generate(plan: &Plan) -> Res<String> {
     let layout = SyncLayout::new(plan);
@@ -67,7 +75,7 @@ pub fn generate(plan: &Plan) -> Res<String> {
     let mut shapes = Shapes::default();
     let mut blocks = Vec::new();
     for (r, rank) in plan.ranks.iter().enumerate() {
-        for tb in &rank.threadblocks {
+        for (t, tb) in rank.threadblocks.iter().enumerate() {
             let mut w = BlockWriter {
                 layout: &layout,
                 pairs: &pairs,
@@ -78,7 +86,8 @@ pub fn generate(plan: &Plan) -> Res<String> {
                 params: Vec::new(),
             };
             for (i, op) in tb.ops.iter().enumerate() {
-                w.op(op, i, None, 1)?;
+                w.op(op, i, None, 1)
+                    .map_err(|d| d.with_note(format!("at gpus[{r}].threadblocks[{t}].ops[{i}]")))?;
             }
             let shape = shapes.intern(w.code);
             blocks.push((shape, w.params));
@@ -349,7 +358,7 @@ impl<'p> BlockWriter<'p> {
                 let pairs: Vec<(&BufRef, &[BufRef])> = if op.name == OpName::PutPackets {
                     op.src.iter().zip(op.dst.chunks(1)).collect()
                 } else {
-                    vec![(&op.src[0], &op.dst[..])]
+                    vec![(first(op, &op.src, "source")?, &op.dst[..])]
                 };
                 for (src, dsts) in pairs {
                     let src = self.unpipelined_range(op, src)?;
@@ -370,8 +379,8 @@ impl<'p> BlockWriter<'p> {
                 }
             }
             OpName::UnpackPackets => {
-                let src = self.unpipelined_range(op, &op.src[0])?;
-                let dst = self.unpipelined_range(op, &op.dst[0])?;
+                let src = self.unpipelined_range(op, first(op, &op.src, "source")?)?;
+                let dst = self.unpipelined_range(op, first(op, &op.dst, "destination")?)?;
                 self.line(
                     depth,
                     &format!(
@@ -405,9 +414,9 @@ impl<'p> BlockWriter<'p> {
             | OpName::ReduceSendPackets
             | OpName::ReduceCopyPackets
             | OpName::ReduceCopySendPackets => {
-                let raw = self.unpipelined_range(op, &op.src[0])?;
+                let raw = self.unpipelined_range(op, first(op, &op.src, "source")?)?;
                 let (pkts, _) = self.all(op, &op.src[1..], None, Range::packets)?;
-                let dst = self.unpipelined_range(op, &op.dst[0])?;
+                let dst = self.unpipelined_range(op, first(op, &op.dst, "destination")?)?;
                 let (outs, _) = self.all(op, &op.dst[1..], None, Range::packets)?;
                 self.line(
                     depth,
