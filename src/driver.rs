@@ -81,6 +81,22 @@ pub fn compile(path: &Path, defines: &[(String, String)]) -> Compilation {
 /// largest example is 5 KB), low enough that `import "/dev/zero"` ends.
 const MAX_SOURCE_BYTES: u64 = 16 << 20;
 
+/// Ok when `path` names a regular file (through links); why not, else.
+fn regular_file(path: &Path) -> std::io::Result<()> {
+    let meta = std::fs::metadata(path)?;
+    if meta.is_file() {
+        return Ok(());
+    }
+    let what = if meta.is_dir() {
+        "a folder"
+    } else {
+        "not a regular file (a device, pipe or socket)"
+    };
+    Err(std::io::Error::other(format!(
+        "it is {what}; only files are imported"
+    )))
+}
+
 /// A source file's text, refused when it is larger than `MAX_SOURCE_BYTES`.
 pub fn read_source(path: &Path) -> std::io::Result<String> {
     use std::io::Read;
@@ -363,14 +379,18 @@ fn import_all(
             }
             None => {
                 let full = base.join(path);
-                let text = read_source(&full).map_err(|e| {
-                    vec![Diagnostic::error(
-                        Code::Import,
-                        *path_span,
-                        format!("cannot read `{}`: {e}", full.display()),
-                        "imported here",
-                    )]
-                })?;
+                // A device or pipe (`/dev/stdin`, a FIFO) could block for
+                // ever, or never end: only files are imported.
+                let text = regular_file(&full)
+                    .and_then(|()| read_source(&full))
+                    .map_err(|e| {
+                        vec![Diagnostic::error(
+                            Code::Import,
+                            *path_span,
+                            format!("cannot read `{}`: {e}", full.display()),
+                            "imported here",
+                        )]
+                    })?;
                 let parent = full.parent().map(Path::to_path_buf).unwrap_or_default();
                 (full.display().to_string(), text, parent)
             }

@@ -10,7 +10,8 @@
 //!
 //! - Line breaks are the author's: none is added or removed between tokens.
 //!   A run of blank lines becomes one; the file starts with no blank line,
-//!   ends with exactly one newline, and no line ends in whitespace.
+//!   ends with exactly one newline, and no line ends in whitespace. Lines
+//!   end as the file's first line ends: in LF, or in CRLF.
 //! - Indentation is 4 spaces a level: a line is indented one level for
 //!   each earlier line that holds a bracket (`(`, `[`, `{`) still open,
 //!   however many it holds (the inner lines of `foo(a, [` are indented
@@ -49,7 +50,14 @@ use crate::syntax::{self, lexer, lexer::Token};
 /// the compiler cannot read is anyone's guess.
 pub fn format_source(file: u32, text: &str) -> Result<String, Diagnostic> {
     syntax::parse(file, text)?;
-    Ok(layout(text))
+    let laid_out = layout(text);
+    // A file whose lines end in CRLF (judged by its first) keeps them.
+    let crlf = text.find('\n').is_some_and(|i| text[..i].ends_with('\r'));
+    Ok(if crlf {
+        laid_out.replace('\n', "\r\n")
+    } else {
+        laid_out
+    })
 }
 
 /// `text`, which parses, laid out canonically in one pass over its tokens.

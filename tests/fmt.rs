@@ -361,3 +361,21 @@ fn a_missing_file_exits_2() {
     assert!(err.contains("nothing.mscl"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A file written with CRLF line ends (on Windows, say) keeps them: every
+/// line of the layout ends in CRLF, and is otherwise the LF layout.
+#[test]
+fn crlf_files_keep_their_line_ends() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/simple_allgather.mscl");
+    let lf = read(&path);
+    let crlf = lf
+        .replace('\n', "\r\n")
+        .replace("let src_chunk =", "let  src_chunk  =");
+    let out = msclc::format::format_source(0, &crlf).expect("formats");
+    assert_eq!(out.matches("\r\n").count(), out.matches('\n').count());
+    assert_eq!(out.replace("\r\n", "\n"), formatted(&path, &lf));
+    assert_eq!(
+        msclc::format::format_source(0, &lf).unwrap(),
+        formatted(&path, &lf)
+    );
+}
