@@ -291,7 +291,12 @@ pub struct Analysis {
 
 /// Analyses `text` as the program at `path` with the `-D` settings in
 /// `defines`, keeping loop values for the warnings' notes.
-pub fn analyze(path: &Path, text: String, defines: &[(String, String)]) -> Analysis {
+pub fn analyze(
+    path: &Path,
+    text: String,
+    defines: &[(String, String)],
+    limits: Limits,
+) -> Analysis {
     let mut sources = SourceMap::default();
     let program = match load(&mut sources, path, text) {
         Ok(program) => program,
@@ -305,10 +310,6 @@ pub fn analyze(path: &Path, text: String, defines: &[(String, String)]) -> Analy
         }
     };
     let (checked, index) = crate::check::check_indexed(&program);
-    let limits = Limits {
-        loop_values: true,
-        ..Limits::default()
-    };
     // A file of functions only is a library: it is checked, not run.
     let library = program
         .stmts

@@ -354,3 +354,143 @@ fn imported_files_get_their_diagnostics_and_definitions() {
     assert_eq!(editor.diagnostics(&lib_uri), Vec::<Value>::new());
     editor.stop();
 }
+
+impl Editor {
+    /// Sends raw bytes, as a broken or hostile client might.
+    fn send_raw(&mut self, bytes: &[u8]) {
+        self.input.write_all(bytes).unwrap();
+        self.input.flush().unwrap();
+    }
+
+    /// The next message that answers no request of ours (a parse error's
+    /// id is null).
+    fn next_error(&mut self) -> Value {
+        loop {
+            let message = self.receive();
+            if message.get("error").is_some() {
+                return message;
+            }
+            self.notifications.push(message);
+        }
+    }
+}
+
+/// Nothing an editor sends ends the session: malformed messages get a
+/// JSON-RPC parse error each, and the server goes on answering.
+#[test]
+fn malformed_messages_get_errors_and_the_server_goes_on() {
+    let (path, uri) = temp_uri("malformed");
+    std::fs::write(&path, PROGRAM).unwrap();
+    let mut editor = Editor::start(json!({}));
+    editor.open(&uri, PROGRAM);
+    let bad: [&[u8]; 5] = [
+        b"Content-Length: 9\r\n\r\n{not json",
+        b"Content-Length: 3\r\n\r\n\xff\xfe\xfd",
+        b"Content-Type: application/json\r\n\r\n",
+        b"Content-Length: many\r\n\r\n",
+        b"Content-Length: 70000000\r\n\r\n",
+    ];
+    for (i, bytes) in bad.iter().enumerate() {
+        editor.send_raw(bytes);
+        if i == 4 {
+            // Announced 70 MB, more than the server reads: it skips them
+            // as they come, without holding them.
+            editor.send_raw(&vec![b' '; 70_000_000]);
+        }
+        let error = editor.next_error();
+        assert_eq!(error["id"], Value::Null, "{error}");
+        assert_eq!(error["error"]["code"], -32700, "{error}");
+    }
+    // LF-only headers are read as CRLF ones.
+    let body = json!({"jsonrpc": "2.0", "id": 99, "method": "textDocument/hover",
+        "params": {"textDocument": {"uri": uri}, "position": {"line": 7, "character": 9}}})
+    .to_string();
+    editor.send_raw(format!("Content-Length: {}\n\n{body}", body.len()).as_bytes());
+    let hover = loop {
+        let m = editor.receive();
+        if m["id"] == 99 {
+            break m;
+        }
+    };
+    assert!(hover_text(&hover["result"]).contains("peer"), "{hover}");
+    editor.stop();
+}
+
+/// A request before `initialize` is refused, not fatal; a length too large
+/// for any integer ends the stream's reading, not the process with a panic.
+#[test]
+fn requests_before_initialize_and_absurd_lengths_do_not_kill_the_server() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut editor = Editor {
+        input: child.stdin.take().unwrap(),
+        output: BufReader::new(child.stdout.take().unwrap()),
+        child,
+        next_id: 0,
+        notifications: Vec::new(),
+    };
+    editor.send(json!({"jsonrpc": "2.0", "id": 1, "method": "textDocument/hover", "params": {}}));
+    let refused = editor.next_error();
+    assert_eq!(refused["id"], 1);
+    assert_eq!(refused["error"]["code"], -32002, "{refused}");
+    let init = editor.request(
+        "initialize",
+        json!({"processId": null, "rootUri": null, "capabilities": {}}),
+    );
+    assert_eq!(init["serverInfo"]["name"], "msclc");
+    editor.send_raw(b"Content-Length: 18446744073709551615\r\n\r\n{}");
+    drop(editor.input);
+    let out = editor.child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+}
+
+/// A document importing `/dev/stdin` (the server's own input) gets a
+/// diagnostic instead of hanging the server; a burst of edits is analysed
+/// once, so an answer after a thousand of them comes at once; a runaway
+/// loop ends within the editor's budget.
+#[test]
+fn imports_bursts_and_runaway_loops_keep_the_server_responsive() {
+    let (_, uri) = temp_uri("responsive");
+    let mut editor = Editor::start(json!({}));
+    editor.open(&uri, &format!("import \"/dev/stdin\"\n{PROGRAM}"));
+    let diagnostics = editor.diagnostics(&uri);
+    assert!(
+        diagnostics[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("only files are imported"),
+        "{diagnostics:?}"
+    );
+    let started = std::time::Instant::now();
+    for version in 0..1000 {
+        let text = PROGRAM.replace(
+            "num_gpus: int = 2",
+            &format!("num_gpus: int = {}", 2 + version % 6),
+        );
+        editor.change(&uri, version + 2, &text);
+    }
+    let hover = editor.at("textDocument/hover", &uri, 7, 9);
+    assert!(hover_text(&hover).contains("peer"), "{hover}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    let runaway = format!("{PROGRAM}\nfor i in 0..1000000000 {{ let x = i }}\n");
+    let started = std::time::Instant::now();
+    editor.change(&uri, 2000, &runaway);
+    let diagnostics = editor.diagnostics(&uri);
+    assert!(!diagnostics.is_empty(), "the runaway loop is reported");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    editor.stop();
+}

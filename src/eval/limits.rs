@@ -35,6 +35,20 @@ pub struct Limits {
     pub loop_values: bool,
 }
 
+impl Limits {
+    /// What a language server analyses within on each edit: a sixteenth
+    /// of the command line's loop and op budgets (about a quarter of a
+    /// second of a runaway loop), with loop values for its reports. The
+    /// examples at their defaults stay far inside.
+    pub fn editor() -> Limits {
+        Limits {
+            max_iterations: MAX_ITERATIONS / 16,
+            max_ops: MAX_OPS / 16,
+            loop_values: true,
+        }
+    }
+}
+
 impl Default for Limits {
     fn default() -> Limits {
         Limits {

@@ -12,10 +12,11 @@
 mod complete;
 mod features;
 mod position;
+mod transport;
 
 use crate::diag::{Diagnostic, Severity};
 use crate::driver::{self, Analysis};
-use lsp_server::{Connection, Message, Notification, Request, Response};
+use lsp_server::{Message, Notification, Request, Response};
 use lsp_types::notification::{self as notif, Notification as _};
 use lsp_types::request::{self as req, Request as _};
 use lsp_types::*;
@@ -23,20 +24,204 @@ use position::Lines;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use transport::Incoming;
 
-/// Serves one editor over standard input and output until it exits.
+/// How long the server waits after an edit for the next one before it
+/// analyses: while an editor sends keystrokes faster than that, each
+/// document is analysed once for the burst, in its latest text.
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(40);
+
+/// Serves one editor over standard input and output until it exits (or
+/// closes the stream). Nothing the editor sends ends it: a message that
+/// cannot be read gets a JSON-RPC parse error, a request before
+/// `initialize` an error, and the session goes on.
 pub fn serve() -> Result<(), String> {
-    let (connection, io) = Connection::stdio();
-    let init = connection
-        .initialize(serde_json::to_value(capabilities()).map_err(|e| e.to_string())?)
-        .map_err(|e| e.to_string())?;
-    let mut server = Server {
-        documents: HashMap::new(),
-        defines: params_from(init.get("initializationOptions")),
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut input = std::io::stdin().lock();
+        loop {
+            let incoming = transport::read(&mut input);
+            let end = matches!(incoming, Incoming::End);
+            if sender.send(incoming).is_err() || end {
+                return;
+            }
+        }
+    });
+    let mut session = Session {
+        output: std::io::stdout().lock(),
+        server: None,
+        shut_down: false,
+        pending: Vec::new(),
     };
-    server.main_loop(&connection)?;
-    drop(connection);
-    io.join().map_err(|e| e.to_string())
+    session.run(&receiver)
+}
+
+/// One editor's session: the server once initialized, and the edits not
+/// yet analysed.
+struct Session<W: std::io::Write> {
+    output: W,
+    server: Option<Server>,
+    /// After `shutdown`: only `exit` is left to come.
+    shut_down: bool,
+    /// Documents edited since the last analysis: their latest text.
+    pending: Vec<(Uri, String)>,
+}
+
+impl<W: std::io::Write> Session<W> {
+    fn run(&mut self, incoming: &std::sync::mpsc::Receiver<Incoming>) -> Result<(), String> {
+        use std::sync::mpsc::RecvTimeoutError;
+        loop {
+            let next = if self.pending.is_empty() {
+                incoming.recv().map_err(|_| RecvTimeoutError::Disconnected)
+            } else {
+                incoming.recv_timeout(SETTLE)
+            };
+            match next {
+                Err(RecvTimeoutError::Timeout) => self.analyse_pending()?,
+                Err(RecvTimeoutError::Disconnected) | Ok(Incoming::End) => return Ok(()),
+                Ok(Incoming::Malformed(why)) => self.parse_error(&why)?,
+                Ok(Incoming::Message(Message::Request(request))) => self.request(request)?,
+                Ok(Incoming::Message(Message::Notification(n))) => {
+                    if n.method == notif::Exit::METHOD {
+                        return Ok(());
+                    }
+                    self.notification(n)?;
+                }
+                Ok(Incoming::Message(Message::Response(_))) => {}
+            }
+        }
+    }
+
+    fn send(&mut self, message: Message) -> Result<(), String> {
+        message.write(&mut self.output).map_err(|e| e.to_string())
+    }
+
+    /// JSON-RPC's answer to what it cannot read: an error with no id.
+    fn parse_error(&mut self, why: &str) -> Result<(), String> {
+        let body = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": {"code": lsp_server::ErrorCode::ParseError as i32, "message": why},
+        })
+        .to_string();
+        write!(self.output, "Content-Length: {}\r\n\r\n{body}", body.len())
+            .and_then(|()| self.output.flush())
+            .map_err(|e| e.to_string())
+    }
+
+    fn request(&mut self, request: Request) -> Result<(), String> {
+        use lsp_server::ErrorCode;
+        let refuse = |request: &Request, code: ErrorCode, message: &str| {
+            Response::new_err(request.id.clone(), code as i32, message.to_string())
+        };
+        let response = match (&mut self.server, request.method.as_str()) {
+            (None, req::Initialize::METHOD) => {
+                let options = request.params.get("initializationOptions");
+                self.server = Some(Server {
+                    documents: HashMap::new(),
+                    defines: params_from(options),
+                });
+                let result = InitializeResult {
+                    capabilities: capabilities(),
+                    server_info: Some(ServerInfo {
+                        name: "msclc".into(),
+                        version: Some(env!("CARGO_PKG_VERSION").into()),
+                    }),
+                };
+                Response::new_ok(request.id, result)
+            }
+            (None, _) => refuse(
+                &request,
+                ErrorCode::ServerNotInitialized,
+                "the server is not initialized yet: send `initialize` first",
+            ),
+            (Some(_), req::Initialize::METHOD) => refuse(
+                &request,
+                ErrorCode::InvalidRequest,
+                "the server is already initialized",
+            ),
+            (Some(_), _) if self.shut_down => refuse(
+                &request,
+                ErrorCode::InvalidRequest,
+                "the server is shut down: only `exit` is left",
+            ),
+            (Some(_), req::Shutdown::METHOD) => {
+                self.shut_down = true;
+                Response::new_ok(request.id, serde_json::Value::Null)
+            }
+            (Some(_), _) => {
+                // Answers read the latest text.
+                self.analyse_pending()?;
+                match &mut self.server {
+                    Some(server) => server.answer(request),
+                    None => return Ok(()),
+                }
+            }
+        };
+        self.send(Message::Response(response))
+    }
+
+    fn notification(&mut self, n: Notification) -> Result<(), String> {
+        if self.server.is_none() {
+            return Ok(());
+        }
+        let edited = match n.method.as_str() {
+            notif::DidOpenTextDocument::METHOD => n
+                .extract::<DidOpenTextDocumentParams>(notif::DidOpenTextDocument::METHOD)
+                .ok()
+                .map(|p| (p.text_document.uri, p.text_document.text)),
+            // Full synchronisation: the last change is the whole text.
+            notif::DidChangeTextDocument::METHOD => n
+                .extract::<DidChangeTextDocumentParams>(notif::DidChangeTextDocument::METHOD)
+                .ok()
+                .and_then(|p| {
+                    let text = p.content_changes.into_iter().last()?.text;
+                    Some((p.text_document.uri, text))
+                }),
+            _ => {
+                let closed = (n.method == notif::DidCloseTextDocument::METHOD)
+                    .then(|| {
+                        n.params
+                            .pointer("/textDocument/uri")
+                            .and_then(|u| u.as_str())
+                            .map(str::to_string)
+                    })
+                    .flatten();
+                self.pending
+                    .retain(|(uri, _)| Some(uri.as_str()) != closed.as_deref());
+                self.analyse_pending()?;
+                let Some(server) = &mut self.server else {
+                    return Ok(());
+                };
+                for out in server.notice(n) {
+                    self.send(Message::Notification(out))?;
+                }
+                return Ok(());
+            }
+        };
+        if let Some((uri, text)) = edited {
+            self.pending.retain(|(u, _)| *u != uri);
+            self.pending.push((uri, text));
+        }
+        Ok(())
+    }
+
+    /// Analyses each document edited since the last analysis, once, and
+    /// publishes its diagnostics.
+    fn analyse_pending(&mut self) -> Result<(), String> {
+        let Some(server) = &mut self.server else {
+            self.pending.clear();
+            return Ok(());
+        };
+        let mut out = Vec::new();
+        for (uri, text) in std::mem::take(&mut self.pending) {
+            out.extend(server.update(uri, text));
+        }
+        for n in out {
+            self.send(Message::Notification(n))?;
+        }
+        Ok(())
+    }
 }
 
 fn capabilities() -> ServerCapabilities {
@@ -107,30 +292,6 @@ struct Server {
 }
 
 impl Server {
-    fn main_loop(&mut self, connection: &Connection) -> Result<(), String> {
-        for message in &connection.receiver {
-            match message {
-                Message::Request(request) => {
-                    if connection
-                        .handle_shutdown(&request)
-                        .map_err(|e| e.to_string())?
-                    {
-                        return Ok(());
-                    }
-                    let response = self.answer(request);
-                    send(connection, Message::Response(response))?;
-                }
-                Message::Notification(n) => {
-                    for out in self.notice(n) {
-                        send(connection, Message::Notification(out))?;
-                    }
-                }
-                Message::Response(_) => {}
-            }
-        }
-        Ok(())
-    }
-
     /// The answer to a request (`null` for one msclc does not serve).
     fn answer(&mut self, request: Request) -> Response {
         let id = request.id.clone();
@@ -254,7 +415,8 @@ impl Server {
     /// Analyses the new text of `uri`; its diagnostics to publish.
     fn update(&mut self, uri: Uri, text: String) -> Vec<Notification> {
         let path = path_of(&uri);
-        let analysis = driver::analyze(&path, text.clone(), &self.defines);
+        let limits = crate::eval::Limits::editor();
+        let analysis = driver::analyze(&path, text.clone(), &self.defines, limits);
         let key = uri.as_str().to_string();
         let (previous, fallback) = match self.documents.remove(&key) {
             Some(old) if analysis.program.is_none() => {
@@ -289,10 +451,6 @@ impl Server {
         );
         out
     }
-}
-
-fn send(connection: &Connection, message: Message) -> Result<(), String> {
-    connection.sender.send(message).map_err(|e| e.to_string())
 }
 
 fn publish(uri: Uri, diagnostics: Vec<lsp_types::Diagnostic>) -> Notification {
