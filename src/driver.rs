@@ -99,17 +99,7 @@ fn regular_file(path: &Path) -> std::io::Result<()> {
 
 /// A source file's text, refused when it is larger than `MAX_SOURCE_BYTES`.
 pub fn read_source(path: &Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut text = String::new();
-    std::fs::File::open(path)?
-        .take(MAX_SOURCE_BYTES + 1)
-        .read_to_string(&mut text)?;
-    if text.len() as u64 > MAX_SOURCE_BYTES {
-        return Err(std::io::Error::other(format!(
-            "it is too large: more than {MAX_SOURCE_BYTES} bytes (the maximum)"
-        )));
-    }
-    Ok(text)
+    crate::files::read_text(std::fs::File::open(path)?, Some(MAX_SOURCE_BYTES))
 }
 
 /// `compile` within `limits`. With `Limits::loop_values`, every op and
@@ -463,7 +453,12 @@ fn parse_defines(
         let Some((_, ty, default)) = params.iter().find(|(n, _, _)| n == name) else {
             return Err(vec![Diagnostic::plain(
                 Code::Define,
-                format!("-D {name}={raw}: the program declares no param `{name}`"),
+                format!(
+                    "-D {}={}: the program declares no param `{}`",
+                    crate::diag::escaped(name),
+                    crate::diag::escaped(raw),
+                    crate::diag::escaped(name)
+                ),
             )
             .with_note(listing())]);
         };
@@ -489,7 +484,11 @@ fn parse_defines(
                 let mut d = Diagnostic::error(
                     Code::Define,
                     *default,
-                    format!("-D {name}={raw}: `{raw}` is not a valid {ty}"),
+                    format!(
+                        "-D {name}={}: `{}` is not a valid {ty}",
+                        crate::diag::escaped(raw),
+                        crate::diag::escaped(raw)
+                    ),
                     format!("`{name}` is a param of type `{ty}`, with this default"),
                 );
                 d.notes.extend(constants_note(ty));

@@ -1,4 +1,10 @@
-//! Writing a user's files so that nothing they own is lost: every file
+//! Reading a user's text files, and writing a user's files so that nothing
+//! they own is lost.
+//!
+//! Reading: text that is not UTF-8 is refused with the place of the first
+//! byte that is not (`byte 1041, line 12, column 7`).
+//!
+//! Writing: every file
 //! msclc writes (a plan, CUDA source, a formatted program, installed
 //! plans, traces and pictures, cached cubins) goes to a temporary file in
 //! the same folder, is synced, and is renamed over its name. A kill, a
@@ -9,6 +15,39 @@
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The text `input` holds, at most `most` bytes of it (more is an error
+/// that says so); not UTF-8 is an error that says where.
+pub fn read_text(input: impl std::io::Read, most: Option<u64>) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    match most {
+        Some(most) => {
+            input.take(most + 1).read_to_end(&mut bytes)?;
+            if bytes.len() as u64 > most {
+                return Err(std::io::Error::other(format!(
+                    "it is too large: more than {most} bytes (the maximum)"
+                )));
+            }
+        }
+        None => {
+            let mut input = input;
+            input.read_to_end(&mut bytes)?;
+        }
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let before = &e.as_bytes()[..at];
+        let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+        let line_start = before.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        // Columns count characters, as diagnostics do.
+        let column = String::from_utf8_lossy(&before[line_start..]).chars().count() + 1;
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("it is not UTF-8: byte {at} (line {line}, column {column}) starts no UTF-8 character"),
+        )
+    })
+}
 
 /// Writes `contents` to `path`, whole or not at all.
 pub fn write(path: &Path, contents: &[u8]) -> std::io::Result<()> {
@@ -101,6 +140,21 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
+    }
+
+    #[test]
+    fn text_that_is_not_utf8_is_refused_where_it_is_not() {
+        let err = read_text(&b"ab\ncd\xffe"[..], None).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "it is not UTF-8: byte 5 (line 2, column 3) starts no UTF-8 character"
+        );
+        assert_eq!(
+            read_text(&b"caf\xc3\xa9"[..], Some(5)).unwrap(),
+            "caf\u{e9}"
+        );
+        let big = read_text(&b"123456"[..], Some(5)).unwrap_err();
+        assert!(big.to_string().contains("more than 5 bytes"), "{big}");
     }
 
     #[test]

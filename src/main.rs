@@ -834,12 +834,14 @@ fn load_plan(
         _ => None,
     };
     if is_plan(input) {
-        let text = std::fs::read_to_string(input).map_err(|e| {
-            fail(Diagnostic::plain(
-                Code::Unreadable,
-                format!("cannot read {}: {e}", input.display()),
-            ))
-        })?;
+        let text = std::fs::File::open(input)
+            .and_then(|file| msclc::files::read_text(file, None))
+            .map_err(|e| {
+                fail(Diagnostic::plain(
+                    Code::Unreadable,
+                    format!("cannot read {}: {e}", input.display()),
+                ))
+            })?;
         let plan = msclc::front::plan_json::read_plan(&text)
             .map_err(|e| fail(e.diagnostic().in_plan(input)))?;
         if let Some(n) = nranks.filter(|n| *n as usize != plan.ranks.len()) {

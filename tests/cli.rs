@@ -641,3 +641,44 @@ fn a_data_op_without_its_buffers_is_refused_at_its_path() {
     );
     assert!(text.contains("= at gpus[0].threadblocks["), "{text}");
 }
+
+/// Text from the input cannot forge a line of msclc's output: a plan's
+/// strings and a program's assertion message have their control
+/// characters escaped in messages; text that is not UTF-8 is refused at
+/// its byte.
+#[test]
+fn input_text_cannot_forge_a_message_line() {
+    let dir = std::env::temp_dir().join(format!("msclc-cli-forge-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = msclc(&["examples/simple_allgather.mscl"]);
+    let mut plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    plan["gpus"][0]["threadblocks"][0]["ops"][0]["name"] =
+        "nop\nerror[E0000]: forged\u{1b}[2J".into();
+    let forged_plan = dir.join("forged.json");
+    std::fs::write(&forged_plan, plan.to_string()).unwrap();
+    let program = dir.join("forged.mscl");
+    std::fs::write(
+        &program,
+        "program \"p\" { collective = allreduce(1, chunk_factor: 1, inplace: true) }\nassert(false, \"no\\nerror[E0000]: forged\")\n",
+    )
+    .unwrap();
+    for file in [&forged_plan, &program] {
+        let out = msclc(&["check", file.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.lines().any(|l| l.starts_with("error[E0000]")), "{err}");
+        assert!(err.contains("\\nerror[E0000]: forged"), "{err}");
+        assert!(!err.contains('\u{1b}'), "{err}");
+    }
+    let mut bytes = plan.to_string().into_bytes();
+    bytes.insert(30, 0xff);
+    let not_utf8 = dir.join("not_utf8.json");
+    std::fs::write(&not_utf8, bytes).unwrap();
+    let out = msclc(&["check", not_utf8.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("it is not UTF-8: byte 30 (line 1, column 31)"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -8,6 +8,27 @@ use codespan_reporting::term::{self, Config};
 mod codes;
 pub mod shown;
 
+/// Text taken from the input (a plan's strings, a `-D` value, an assertion's
+/// message), fit to stand inside a message: control characters escaped
+/// (`\n`, `\u{1b}`), so that it cannot start a line of its own (a forged
+/// `error[...]`) or drive the terminal, and at most 200 characters.
+pub fn escaped(text: &str) -> String {
+    const MOST: usize = 200;
+    let mut out = String::with_capacity(text.len().min(MOST + 8));
+    for (i, c) in text.chars().enumerate() {
+        if i == MOST {
+            out.push_str("...");
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 pub use codes::Code;
 
 /// A byte range in one source file.

@@ -374,7 +374,7 @@ pub fn call_builtin(
         Call::Assert(a) => Err(ev.error(
             Code::Assertion,
             span,
-            a.message.value.to_string(),
+            crate::diag::escaped(&a.message.value),
             "the program's assertion fails here",
         )),
         Call::AllGather(a) => super::program::collective(ev, Builtin::AllGather, &a),

@@ -675,7 +675,8 @@ impl<'a> At<'a> {
             None => {
                 let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();
                 self.fail(format!(
-                    "unknown {what} \"{s}\" (expected one of: {})",
+                    "unknown {what} \"{}\" (expected one of: {})",
+                    crate::diag::escaped(s),
                     names.join(", ")
                 ))
             }
@@ -714,7 +715,8 @@ fn plan(doc: &At, gpus: impl FnOnce() -> Res<Vec<RankPlan>>) -> Res<Plan> {
     let name = collective_at.str()?;
     let Some(collective_name) = COLLECTIVES.iter().find(|c| **c == name) else {
         return collective_at.fail(format!(
-            "unknown collective \"{name}\" (expected one of: {})",
+            "unknown collective \"{}\" (expected one of: {})",
+            crate::diag::escaped(name),
             COLLECTIVES.join(", ")
         ));
     };

@@ -29,7 +29,7 @@ impl Table {
         let intro = vec![
             format!(
                 "# msclc run: plan {} ({}, {} ranks), type {}, warmup iters: {} iters: {}",
-                plan.name,
+                crate::diag::escaped(&plan.name),
                 c.name,
                 plan.ranks.len(),
                 opts.dtype.nccl_name(),
