@@ -493,9 +493,10 @@ mod tests {
             "let a = 1\n\nlet b = 2\n",
         );
         check("let a = 1", "let a = 1\n");
+        // A CRLF file stays CRLF.
         check(
             "let a = 1   \r\n\r\n\r\nlet b = 2\t\r\n",
-            "let a = 1\n\nlet b = 2\n",
+            "let a = 1\r\n\r\nlet b = 2\r\n",
         );
         check("", "");
         check(" \n\n \t\n", "");
