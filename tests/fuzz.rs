@@ -500,8 +500,9 @@ fn plain_error(stderr: &str) -> bool {
         "error[E0802]: -D ",
         // `sim`: the plan compiled, but would take too much memory.
         "error[E0805]: simulating this plan",
-        // A file that is not UTF-8 has no lines to point at.
-        "error[E0801]: cannot read case.mscl: stream did not contain valid UTF-8",
+        // A file that is not UTF-8: the message says where, in bytes, line
+        // and column, as the text has no lines the renderer can show.
+        "error[E0801]: cannot read case.mscl: it is not UTF-8: byte ",
     ]
     .iter()
     .any(|p| stderr.starts_with(p))
