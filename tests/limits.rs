@@ -128,3 +128,30 @@ fn a_doubly_negative_define_is_refused() {
     assert_eq!(out.status.code(), Some(2), "a usage error: {stderr}");
     assert!(stderr.contains("`--5` is not a valid int"), "{stderr}");
 }
+
+/// Function calls count with loop iterations: a double recursion, which no
+/// loop bounds, ends in the same diagnostic as a runaway loop, at a call.
+#[test]
+fn a_double_recursion_ends_like_a_runaway_loop() {
+    let text = format!(
+        "{HEADER}fn f(n: int) -> int {{\n    if n < 2 {{ return n }}\n    return f(n - 1) + f(n - 2)\n}}\nlet x = f(40)\n"
+    );
+    let limits = msclc::driver::Limits {
+        max_iterations: 100_000,
+        ..msclc::driver::Limits::default()
+    };
+    let started = Instant::now();
+    let c = msclc::driver::compile_source_with(std::path::Path::new("fib.mscl"), text, &[], limits);
+    let diags = c.result.expect_err("stopped");
+    let shown = c.sources.render(&diags);
+    assert!(
+        shown.contains("error[E0401]: this program runs too long"),
+        "{shown}"
+    );
+    assert!(shown.contains("fib.mscl:6:12"), "{shown}");
+    assert!(
+        shown.contains("100000 loop iterations and function calls"),
+        "{shown}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+}

@@ -683,6 +683,22 @@ impl<'c> Evaluator<'c> {
     }
 
     fn call_user(&mut self, span: Span, id: u32, args: &'c [UserArg]) -> Res<Value> {
+        // Calls count with loop iterations: a double recursion (`f(n - 1) +
+        // f(n - 2)`) runs as long as a loop and ends as one does.
+        self.iterations += 1;
+        if self.iterations > self.limits.max_iterations {
+            return Err(self
+                .error(
+                    Code::Limit,
+                    span,
+                    "this program runs too long",
+                    "stopped at this call",
+                )
+                .with_note(format!(
+                    "help: the program ran {} loop iterations and function calls; check its recursion and loops' bounds",
+                    self.limits.max_iterations
+                )));
+        }
         // Counted from the start: a default argument may call the function
         // again (`fn f(n: int = f())`).
         if self.depth >= MAX_CALL_DEPTH {

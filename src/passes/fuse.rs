@@ -53,13 +53,22 @@ pub fn fuse(ops: Vec<Op>) -> Vec<Op> {
                 }
             }
         }
+        list_channels(out.last_mut(), channels.take());
         if let Some(extra) = op.extra_if_any_mut() {
             extra.body = fuse(std::mem::take(&mut extra.body));
         }
         out.push(op);
-        channels = None;
     }
+    list_channels(out.last_mut(), channels);
     out
+}
+
+/// A fused op's channels in the order the reference lists them, once its
+/// run of fusions has ended.
+fn list_channels(op: Option<&mut Op>, channels: Option<PySet>) {
+    if let (Some(op), Some(set)) = (op, channels) {
+        op.channel_ids = set.keys().collect();
+    }
 }
 
 /// What remains of two adjacent ops that do not fuse.
@@ -207,12 +216,15 @@ impl Fusion {
             a.channel = Some(ChannelKind::Memory);
         }
         if self.channel_set {
-            let ours = channels
-                .take()
-                .unwrap_or_else(|| PySet::from_list(&a.channel_ids));
-            let set = PySet::union(&ours, &PySet::from_list(&b.channel_ids));
-            a.channel_ids = set.keys().collect();
-            *channels = Some(set);
+            // The set orders the channels once the run of fusions ends
+            // (`list_channels`); until then they are kept in the order met.
+            let set = channels.get_or_insert_with(|| PySet::from_list(&a.channel_ids));
+            set.union_with_list(&b.channel_ids);
+            for &c in &b.channel_ids {
+                if !a.channel_ids.contains(&c) {
+                    a.channel_ids.push(c);
+                }
+            }
         } else {
             a.channel_ids.extend_from_slice(&b.channel_ids);
         }
