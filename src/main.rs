@@ -370,9 +370,10 @@ struct SimArgs {
     #[arg(long, value_name = "GPU", value_parser = parse_target)]
     target: Option<&'static msclc::sim::Target>,
     /// Refuse (exit code 2) a plan whose simulation is estimated to take
-    /// more memory than this (K, M, G suffixes).
-    #[arg(long, value_name = "BYTES", default_value = msclc::runner::SIM_MAX_MEMORY, value_parser = msclc::runner::parse_size)]
-    max_memory: u64,
+    /// more memory than this (K, M, G suffixes); by default 8G, or three
+    /// quarters of the memory this process may have, whichever is less.
+    #[arg(long, value_name = "BYTES", value_parser = msclc::runner::parse_size)]
+    max_memory: Option<u64>,
     /// Print the verdict line only (no details, no warnings).
     #[arg(long)]
     quiet: bool,
@@ -684,7 +685,10 @@ fn sim(args: &SimArgs) -> ExitCode {
         Err(code) => return code,
     };
     let needs = msclc::sim::memory_estimate(&plan);
-    if needs > args.max_memory {
+    let max_memory = args
+        .max_memory
+        .unwrap_or_else(msclc::sim::default_memory_limit);
+    if needs > max_memory {
         let size = |b: u64| match b {
             b if b >= 1 << 30 => format!("{:.1} GB", b as f64 / (1u64 << 30) as f64),
             b if b >= 1 << 20 => format!("{} MB", b >> 20),
@@ -695,7 +699,7 @@ fn sim(args: &SimArgs) -> ExitCode {
             plan.ranks.len(),
             plan.ranks.iter().map(|r| r.threadblocks.len()).sum::<usize>(),
             size(needs),
-            size(args.max_memory)
+            size(max_memory)
         )));
     }
     let declared = plan.collective.inplace;

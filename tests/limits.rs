@@ -155,3 +155,41 @@ fn a_double_recursion_ends_like_a_runaway_loop() {
     );
     assert!(started.elapsed() < Duration::from_secs(10));
 }
+
+/// Under an address-space limit (`ulimit -v`), `msclc sim`'s default
+/// memory bound is three quarters of it: a plan estimated above is refused
+/// with E0805, not aborted on allocation.
+#[cfg(unix)]
+#[test]
+fn the_default_memory_bound_follows_the_process_limit() {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_msclc"));
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd.args([
+        "sim",
+        "examples/mscclpp/single_node/alltoall/alltoall_ring.mscl",
+        "-D",
+        "num_gpus=64",
+        "--quiet",
+    ]);
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs in the child.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 1 << 30,
+                rlim_max: 1 << 30,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("error[E0805]") && err.contains("more than --max-memory 768 MB"),
+        "{err}"
+    );
+}

@@ -61,10 +61,6 @@ impl From<&str> for RunError {
     }
 }
 
-/// The most memory `msclc sim` may take unless told otherwise; `msclc run`
-/// simulates within it to explain a wrong result.
-pub const SIM_MAX_MEMORY: &str = "8G";
-
 /// What to tell the user after a run computed a wrong result: what the
 /// simulator finds in the very plan that ran, at its program lines where
 /// `sources` has them; or, where the simulator verifies the plan, that the
@@ -75,10 +71,11 @@ pub fn explain_wrong_result(
     sources: Option<&crate::diag::SourceMap>,
 ) -> String {
     use crate::sim::{self, output, Verdict};
-    let limit = parse_size(SIM_MAX_MEMORY).unwrap_or(u64::MAX);
+    let limit = sim::default_memory_limit();
     if sim::memory_estimate(plan) > limit {
         return format!(
-            "the plan is too large for msclc sim to explain the wrong result within {SIM_MAX_MEMORY}: run `msclc sim` on it with a larger --max-memory, or on fewer ranks\n"
+            "the plan is too large for msclc sim to explain the wrong result within {} MB: run `msclc sim` on it with a larger --max-memory, or on fewer ranks\n",
+            limit >> 20
         );
     }
     let report = sim::simulate(plan, 2);

@@ -46,7 +46,7 @@ pub use user::describe_sendrecv;
 mod value;
 
 use crate::ir::*;
-pub use budget::memory_estimate;
+pub use budget::{default_memory_limit, memory_estimate};
 use clock::{Clocks, VClock};
 use hash::HashMap;
 use limits::check_limits;
