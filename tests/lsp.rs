@@ -2,6 +2,8 @@
 //! change, hover, definition, references, completion, outline, formatting,
 //! shutdown; each answer checked as the editor would show it.
 
+mod common;
+
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -489,6 +491,102 @@ fn imports_bursts_and_runaway_loops_keep_the_server_responsive() {
     assert!(!diagnostics.is_empty(), "the runaway loop is reported");
     assert!(
         started.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    editor.stop();
+}
+
+/// Fuzzed messages, seeded (`MSCLC_FUZZ_SEED`, `MSCLC_FUZZ_CASES`): valid
+/// requests and notifications with their bodies mutated byte by byte
+/// (bytes changed, dropped, repeated, the text cut short, JSON values
+/// swapped for others), framed with their true length, interleaved with
+/// valid requests that must each be answered; the session then ends as it
+/// should. Bounded: 400 messages by default, a few seconds.
+#[test]
+fn fuzzed_messages_do_not_end_the_session() {
+    let seed: u64 = std::env::var("MSCLC_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2026);
+    let cases: usize = std::env::var("MSCLC_FUZZ_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(400);
+    eprintln!("lsp fuzz: MSCLC_FUZZ_SEED={seed} MSCLC_FUZZ_CASES={cases}");
+    let (path, uri) = temp_uri("fuzz");
+    std::fs::write(&path, PROGRAM).unwrap();
+    let mut editor = Editor::start(json!({}));
+    // Our own requests' ids stay clear of the fuzzed ones (1 to 4, give or
+    // take a mutated digit).
+    editor.next_id = 1_000_000;
+    editor.open(&uri, PROGRAM);
+    let position = json!({"textDocument": {"uri": uri}, "position": {"line": 7, "character": 9}});
+    let seeds = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "textDocument/hover", "params": position}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "textDocument/completion", "params": position}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "textDocument/definition", "params": position}),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "textDocument/formatting", "params": {"textDocument": {"uri": uri}, "options": {"tabSize": 4, "insertSpaces": true}}}),
+        json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {"textDocument": {"uri": uri, "version": 9}, "contentChanges": [{"text": PROGRAM}]}}),
+        json!({"jsonrpc": "2.0", "method": "workspace/didChangeConfiguration", "params": {"settings": {"msclc": {"params": {"num_gpus": 3}}}}}),
+    ];
+    let odd_values = [
+        json!(null),
+        json!(-1),
+        json!(1e308),
+        json!("\u{0}"),
+        json!([[]]),
+        json!({"a": {}}),
+        json!(u64::MAX),
+    ];
+    let mut draw = common::Draw(seed);
+    let started = std::time::Instant::now();
+    for i in 0..cases {
+        let mut message = seeds[draw.below(seeds.len())].clone();
+        // Structural: a value somewhere replaced by an odd one.
+        if draw.below(3) == 0 {
+            let odd = odd_values[draw.below(odd_values.len())].clone();
+            match draw.below(4) {
+                0 => message["params"] = odd,
+                1 => message["method"] = odd,
+                2 => message["params"]["position"] = odd,
+                _ => message["params"]["textDocument"]["uri"] = odd,
+            }
+        }
+        let mut body = message.to_string().into_bytes();
+        // Bytewise: a few changes.
+        for _ in 0..draw.below(4) {
+            if body.is_empty() {
+                break;
+            }
+            let at = draw.below(body.len());
+            match draw.below(4) {
+                0 => body[at] = (draw.next() & 0xff) as u8,
+                1 => {
+                    body.remove(at);
+                }
+                2 => body.insert(at, body[at]),
+                _ => body.truncate(at),
+            }
+        }
+        let text = String::from_utf8_lossy(&body);
+        if text.contains("exit") || text.contains("shutdown") || text.contains("initialize") {
+            continue;
+        }
+        let mut framed = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+        framed.extend(&body);
+        editor.send_raw(&framed);
+        if i % 25 == 24 {
+            let hover = editor.at("textDocument/hover", &uri, 7, 9);
+            assert!(hover.is_null() || hover["contents"].is_object(), "{hover}");
+        }
+    }
+    // The document as the editor last sent it whole, and an answer on it.
+    editor.change(&uri, 100, PROGRAM);
+    let hover = editor.at("textDocument/hover", &uri, 7, 9);
+    assert!(hover_text(&hover).contains("peer"), "{hover}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(60),
         "{:?}",
         started.elapsed()
     );
