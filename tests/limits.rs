@@ -3,6 +3,8 @@
 //! soon. Each runs the real
 //! binary, as a user would.
 
+mod common;
+
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -162,7 +164,6 @@ fn a_double_recursion_ends_like_a_runaway_loop() {
 #[cfg(unix)]
 #[test]
 fn the_default_memory_bound_follows_the_process_limit() {
-    use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_msclc"));
     cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
     cmd.args([
@@ -172,19 +173,7 @@ fn the_default_memory_bound_follows_the_process_limit() {
         "num_gpus=64",
         "--quiet",
     ]);
-    // SAFETY: setrlimit is async-signal-safe; nothing else runs in the child.
-    unsafe {
-        cmd.pre_exec(|| {
-            let limit = libc::rlimit {
-                rlim_cur: 1 << 30,
-                rlim_max: 1 << 30,
-            };
-            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    common::with_limit(&mut cmd, common::Limit::AddressSpace, 1 << 30);
     let out = cmd.output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");

@@ -4,7 +4,8 @@
 //! resource limits).
 #![cfg(unix)]
 
-use std::os::unix::process::CommandExt;
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Instant;
@@ -134,19 +135,7 @@ fn a_killed_fmt_leaves_the_old_program_or_the_new() {
 
 /// Runs `cmd` with files limited to 64 KiB, as a full disk would stop it.
 fn on_a_full_disk(mut cmd: Command) -> Output {
-    // SAFETY: setrlimit is async-signal-safe; nothing else runs in the child.
-    unsafe {
-        cmd.pre_exec(|| {
-            let limit = libc::rlimit {
-                rlim_cur: 64 << 10,
-                rlim_max: 64 << 10,
-            };
-            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    common::with_limit(&mut cmd, common::Limit::FileSize, 64 << 10);
     cmd.output().unwrap()
 }
 

@@ -924,7 +924,7 @@ fn read_op(at: &At, rank: &RankPlan, tb: &ThreadBlock) -> Res<Op> {
             }
         }
     }
-    if op.name.moves_data() && (op.src.is_empty() || op.dst.is_empty()) {
+    if op.name.needs_buffers() && (op.src.is_empty() || op.dst.is_empty()) {
         let missing = if op.src.is_empty() {
             "src_buff"
         } else {

@@ -203,12 +203,11 @@ impl OpName {
         matches!(self, OpName::Wait | OpName::RelaxedWait)
     }
 
-    /// Whether the op moves data from `src_buff` to `dst_buff`: it needs
-    /// at least one of each. (A switch reduce that no broadcast follows,
-    /// `glre`, names its chunks otherwise.)
-    pub fn moves_data(self) -> bool {
+    /// Whether the op moves no data of its own: synchronization, and the
+    /// pipeline that holds other ops.
+    pub fn moves_no_data(self) -> bool {
         use OpName::*;
-        !matches!(
+        matches!(
             self,
             Nop | Barrier
                 | Signal
@@ -219,8 +218,14 @@ impl OpName {
                 | SemAcquire
                 | SemRelease
                 | Pipeline
-                | GroupLoadReduce
         )
+    }
+
+    /// Whether the op takes data from its `src_buff` to its `dst_buff`, and
+    /// so needs at least one of each. (A switch reduce that no broadcast
+    /// follows, `glre`, names its chunks otherwise.)
+    pub fn needs_buffers(self) -> bool {
+        !self.moves_no_data() && self != OpName::GroupLoadReduce
     }
 
     /// Whether the op combines its sources with a reduce operation.

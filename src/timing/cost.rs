@@ -79,7 +79,7 @@ pub fn cost(plan: &Plan, top: &Topology, event: &Event, rank: u32, tb: u32) -> C
         on_proxy: event.proxy.is_some(),
         ..Cost::default()
     };
-    if !is_data(op.name) {
+    if op.name.moves_no_data() {
         return cost;
     }
     cost.data = true;
@@ -217,22 +217,6 @@ pub fn gpu_count(plan: &Plan, top: &Topology) -> u32 {
     } else {
         (plan.ranks.len() as u32).max(1)
     }
-}
-
-fn is_data(name: OpName) -> bool {
-    use OpName::*;
-    !matches!(
-        name,
-        Nop | Barrier
-            | Signal
-            | Wait
-            | RelaxedSignal
-            | RelaxedWait
-            | Flush
-            | SemAcquire
-            | SemRelease
-            | Pipeline
-    )
 }
 
 /// Which of an op's references are packet buffers (twice their data):

@@ -460,3 +460,36 @@ impl Draw {
         from[self.below(from.len())]
     }
 }
+
+/// A resource limit a test sets on msclc, as `ulimit` sets one.
+#[allow(dead_code)]
+pub enum Limit {
+    /// The largest file it may write (`ulimit -f`): a full disk.
+    FileSize,
+    /// Its address space (`ulimit -v`).
+    AddressSpace,
+}
+
+/// `cmd` with `limit` at `bytes` in the child.
+#[cfg(unix)]
+#[allow(dead_code)]
+pub fn with_limit(cmd: &mut Command, limit: Limit, bytes: u64) {
+    use std::os::unix::process::CommandExt;
+    let resource = match limit {
+        Limit::FileSize => libc::RLIMIT_FSIZE,
+        Limit::AddressSpace => libc::RLIMIT_AS,
+    };
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs in the child.
+    unsafe {
+        cmd.pre_exec(move || {
+            let value = libc::rlimit {
+                rlim_cur: bytes as libc::rlim_t,
+                rlim_max: bytes as libc::rlim_t,
+            };
+            if libc::setrlimit(resource, &value) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
