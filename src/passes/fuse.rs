@@ -134,11 +134,7 @@ fn settle_seam(a: &mut Op, b: &mut Op) -> Seam {
             name if takes_data_sync(name) => b.data_sync.before = false,
             _ => {}
         },
-        name if takes_data_sync(name) => {
-            if b_syncs_first {
-                a.data_sync.after = false;
-            }
-        }
+        name if takes_data_sync(name) && b_syncs_first => a.data_sync.after = false,
         Barrier => match b.name {
             Nop => return Seam::KeepFirst,
             name if takes_data_sync(name) => b.data_sync.before = false,

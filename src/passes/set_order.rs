@@ -90,10 +90,10 @@ impl PySet {
             } else {
                 0
             };
-            for j in i..=i + probes {
-                match table[j] {
+            for (j, slot) in table.iter().enumerate().skip(i).take(probes + 1) {
+                match slot {
                     None => return j,
-                    Some(k) if k == key => return j,
+                    Some(k) if *k == key => return j,
                     Some(_) => {}
                 }
             }
