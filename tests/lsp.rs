@@ -505,14 +505,8 @@ fn imports_bursts_and_runaway_loops_keep_the_server_responsive() {
 /// should. Bounded: 400 messages by default, a few seconds.
 #[test]
 fn fuzzed_messages_do_not_end_the_session() {
-    let seed: u64 = std::env::var("MSCLC_FUZZ_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(2026);
-    let cases: usize = std::env::var("MSCLC_FUZZ_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(400);
+    let seed: u64 = common::env_number("MSCLC_FUZZ_SEED", 2026);
+    let cases: usize = common::env_number("MSCLC_FUZZ_CASES", 400);
     eprintln!("lsp fuzz: MSCLC_FUZZ_SEED={seed} MSCLC_FUZZ_CASES={cases}");
     let (path, uri) = temp_uri("fuzz");
     std::fs::write(&path, PROGRAM).unwrap();

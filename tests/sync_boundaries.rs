@@ -390,14 +390,8 @@ fn plan_of(
 
 fn sync_ops_at_thread_block_edges_match_the_reference() {
     let (_, pythonpath) = common::reference_setup().expect("the reference");
-    let seed: u64 = std::env::var("MSCLC_REFERENCE_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(2026);
-    let count: usize = std::env::var("MSCLC_SYNC_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(96);
+    let seed: u64 = common::env_number("MSCLC_REFERENCE_SEED", 2026);
+    let count: usize = common::env_number("MSCLC_SYNC_CASES", 96);
     eprintln!("seed {seed} (MSCLC_REFERENCE_SEED={seed} repeats this run), {count} programs");
     let mut draw = Draw(seed);
     let cases: Vec<Case> = (0..count).map(|_| Case::draw(&mut draw)).collect();

@@ -493,3 +493,13 @@ pub fn with_limit(cmd: &mut Command, limit: Limit, bytes: u64) {
         });
     }
 }
+
+/// The number the environment variable `name` holds, else `default`: the
+/// seeds and case counts of the randomized tests.
+#[allow(dead_code)]
+pub fn env_number<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(default)
+}
