@@ -165,43 +165,32 @@ impl<W: std::io::Write> Session<W> {
         if self.server.is_none() {
             return Ok(());
         }
-        let edited = match n.method.as_str() {
-            notif::DidOpenTextDocument::METHOD => n
-                .extract::<DidOpenTextDocumentParams>(notif::DidOpenTextDocument::METHOD)
-                .ok()
-                .map(|p| (p.text_document.uri, p.text_document.text)),
-            // Full synchronisation: the last change is the whole text.
-            notif::DidChangeTextDocument::METHOD => n
-                .extract::<DidChangeTextDocumentParams>(notif::DidChangeTextDocument::METHOD)
-                .ok()
-                .and_then(|p| {
-                    let text = p.content_changes.into_iter().last()?.text;
-                    Some((p.text_document.uri, text))
-                }),
-            _ => {
-                let closed = (n.method == notif::DidCloseTextDocument::METHOD)
-                    .then(|| {
-                        n.params
-                            .pointer("/textDocument/uri")
-                            .and_then(|u| u.as_str())
-                            .map(str::to_string)
-                    })
-                    .flatten();
-                self.pending
-                    .retain(|(uri, _)| Some(uri.as_str()) != closed.as_deref());
-                self.analyse_pending()?;
-                let Some(server) = &mut self.server else {
-                    return Ok(());
-                };
-                for out in server.notice(n) {
-                    self.send(Message::Notification(out))?;
+        let n = match into_edit(n) {
+            Ok(edit) => {
+                // Analysed when the burst of edits ends (`run`).
+                if let Some((uri, text)) = edit {
+                    self.pending.retain(|(u, _)| *u != uri);
+                    self.pending.push((uri, text));
                 }
                 return Ok(());
             }
+            Err(other) => other,
         };
-        if let Some((uri, text)) = edited {
-            self.pending.retain(|(u, _)| *u != uri);
-            self.pending.push((uri, text));
+        // A closed document's pending edit goes with it; any other
+        // notification sees every document's latest text.
+        if n.method == notif::DidCloseTextDocument::METHOD {
+            let closed = n
+                .params
+                .pointer("/textDocument/uri")
+                .and_then(|u| u.as_str());
+            self.pending.retain(|(uri, _)| Some(uri.as_str()) != closed);
+        }
+        self.analyse_pending()?;
+        let Some(server) = &mut self.server else {
+            return Ok(());
+        };
+        for out in server.notice(n) {
+            self.send(Message::Notification(out))?;
         }
         Ok(())
     }
@@ -221,6 +210,26 @@ impl<W: std::io::Write> Session<W> {
             self.send(Message::Notification(n))?;
         }
         Ok(())
+    }
+}
+
+/// An opened or changed document's new text (`Ok(None)` for one whose
+/// parameters do not read), or the notification back when it is another.
+fn into_edit(n: Notification) -> Result<Option<(Uri, String)>, Notification> {
+    match n.method.as_str() {
+        notif::DidOpenTextDocument::METHOD => Ok(n
+            .extract::<DidOpenTextDocumentParams>(notif::DidOpenTextDocument::METHOD)
+            .ok()
+            .map(|p| (p.text_document.uri, p.text_document.text))),
+        // Full synchronisation: the last change is the whole text.
+        notif::DidChangeTextDocument::METHOD => Ok(n
+            .extract::<DidChangeTextDocumentParams>(notif::DidChangeTextDocument::METHOD)
+            .ok()
+            .and_then(|p| {
+                let text = p.content_changes.into_iter().last()?.text;
+                Some((p.text_document.uri, text))
+            })),
+        _ => Err(n),
     }
 }
 
@@ -354,29 +363,10 @@ impl Server {
         serde_json::to_value(result).map_err(|e| e.to_string())
     }
 
-    /// Acts on a notification; the notifications to send back.
+    /// Acts on a notification other than an edit (`into_edit`); the
+    /// notifications to send back.
     fn notice(&mut self, n: Notification) -> Vec<Notification> {
         match n.method.as_str() {
-            notif::DidOpenTextDocument::METHOD => {
-                let Ok(p) =
-                    n.extract::<DidOpenTextDocumentParams>(notif::DidOpenTextDocument::METHOD)
-                else {
-                    return Vec::new();
-                };
-                self.update(p.text_document.uri, p.text_document.text)
-            }
-            notif::DidChangeTextDocument::METHOD => {
-                let Ok(p) =
-                    n.extract::<DidChangeTextDocumentParams>(notif::DidChangeTextDocument::METHOD)
-                else {
-                    return Vec::new();
-                };
-                // Full synchronisation: the last change is the whole text.
-                match p.content_changes.into_iter().last() {
-                    Some(change) => self.update(p.text_document.uri, change.text),
-                    None => Vec::new(),
-                }
-            }
             notif::DidCloseTextDocument::METHOD => {
                 let Ok(p) =
                     n.extract::<DidCloseTextDocumentParams>(notif::DidCloseTextDocument::METHOD)
