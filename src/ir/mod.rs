@@ -686,12 +686,19 @@ impl Plan {
                     chunk: rank * per + k % per,
                 }))
             }
-            "sendrecv" => Some(each(&|k| ChunkSources::One {
-                rank: (rank + n - 1) % n,
-                chunk: k,
-            })),
+            // Any pairing is a SendRecv; without one found in the plan
+            // (`sendrecv_result`), each rank from the one before.
+            "sendrecv" => Some(self.sendrecv_result(rank, (rank + n - 1) % n)),
             _ => None,
         }
+    }
+
+    /// A SendRecv's result at `rank` when it receives from rank `from`:
+    /// each of its output chunks is `from`'s input chunk of that number.
+    pub fn sendrecv_result(&self, rank: u32, from: u32) -> Vec<(u32, ChunkSources)> {
+        (0..self.ranks[rank as usize].output_chunks)
+            .map(|chunk| (chunk, ChunkSources::One { rank: from, chunk }))
+            .collect()
     }
 }
 

@@ -3,7 +3,7 @@
 //! the input every rank starts from, and the check of every rank's result
 //! against the collective's definition.
 
-use crate::ir::{ChunkSources, Dtype, Plan};
+use crate::ir::{Dtype, Plan};
 
 /// Where one rank's buffers sit: one user allocation holding input and
 /// output (overlapping for in-place collectives), and its scratch.
@@ -156,13 +156,7 @@ impl<'p> Workload<'p> {
     /// collective defines no result.
     pub fn wrong_elements(&self, rank: u32, user: &[u8], seed: u32) -> Option<u64> {
         let result = match self.senders {
-            Some(senders) => {
-                let from = senders[rank as usize];
-                let outputs = self.plan.ranks[rank as usize].output_chunks;
-                (0..outputs)
-                    .map(|chunk| (chunk, ChunkSources::One { rank: from, chunk }))
-                    .collect()
-            }
+            Some(senders) => self.plan.sendrecv_result(rank, senders[rank as usize]),
             None => self.plan.expected_result(rank)?,
         };
         let size = self.dtype.bytes();

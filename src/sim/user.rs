@@ -176,14 +176,10 @@ impl Sim<'_> {
             .filter(|c| c.chunk == 0 && c.execution == execution && c.rank != rank);
         let source = landed.map_or((rank + n - 1) % n, |c| c.rank);
         self.sendrecv_sources[rank as usize] = Some(source);
-        (0..self.plan.ranks[rank as usize].output_chunks)
-            .map(|k| {
-                let want = ChunkSources::One {
-                    rank: source,
-                    chunk: k,
-                };
-                (BufferKind::Output, k, Some(want))
-            })
+        self.plan
+            .sendrecv_result(rank, source)
+            .into_iter()
+            .map(|(k, want)| (BufferKind::Output, k, Some(want)))
             .collect()
     }
 
