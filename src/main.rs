@@ -29,11 +29,8 @@ mod streams {
     }
 
     pub fn out(text: std::fmt::Arguments) {
-        let mut out = std::io::stdout().lock();
-        remember_error(
-            "standard output",
-            &out.write_fmt(text).and_then(|()| out.flush()),
-        );
+        // `Stdout` remembers what fails.
+        let _ = Stdout.write_fmt(text).and_then(|()| Stdout.flush());
     }
 
     pub fn err(text: std::fmt::Arguments) {
@@ -963,9 +960,10 @@ fn install(args: &InstallArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(Refused::NotPlans { dir, entries }) => {
+            // The names are the user's: escaped, as all input in messages.
             let list: Vec<String> = entries
                 .iter()
-                .map(|e| format!("  {}", e.display()))
+                .map(|e| format!("  {}", msclc::diag::escaped(&e.display().to_string())))
                 .collect();
             fail(Diagnostic::plain(
                 Code::NotPlans,
