@@ -3,6 +3,7 @@
 //! the collective's own terms ("lacks rank 6's input chunk 5").
 
 use crate::ir::ReduceOp;
+use std::collections::hash_map::{Entry, HashMap};
 use std::rc::Rc;
 
 /// One rank's input chunk as written by its user before a given execution.
@@ -27,13 +28,19 @@ pub struct Contents {
 /// list it makes (a ring's partial sums, each one longer than the last,
 /// would cost the cube of the ranks as lists). Lists are made when a
 /// result is checked, and where nodes nest deeper than `MAX_DEPTH` (which
-/// keeps their walk and their drop shallow).
+/// keeps their walk and their drop shallow); a list counts how often each
+/// contribution went in, so a chunk reduced into itself n times is a list
+/// of its terms with counts, not of 2^n terms.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Items {
     One(Contribution),
-    Many(Rc<[Contribution]>),
+    Many(Rc<[Counted]>),
     Sum(Rc<Node>),
 }
+
+/// A contribution and how often it went into a sum (at most `u64::MAX`:
+/// a count past it is no collective's anyway).
+type Counted = (Contribution, u64);
 
 #[derive(Debug, PartialEq, Eq)]
 struct Node {
@@ -52,20 +59,72 @@ impl Items {
         }
     }
 
-    /// The contributions, sorted.
-    fn list(&self) -> Vec<Contribution> {
-        let mut out = Vec::new();
-        let mut stack = vec![self];
-        while let Some(items) = stack.pop() {
-            match items {
-                Items::One(c) => out.push(*c),
-                Items::Many(list) => out.extend_from_slice(list),
-                Items::Sum(node) => stack.extend(node.operands.iter().map(|v| &v.items)),
+    /// The contributions, sorted, each once with its count. Linear in the
+    /// distinct nodes and list entries below `self`: a node reached along
+    /// several paths is walked once, its count the sum of its parents'.
+    fn list(&self) -> Vec<Counted> {
+        // Nodes in an order that puts every node before its operands
+        // (reverse post-order of a walk that enters each node once).
+        let mut post: Vec<&Node> = Vec::new();
+        let mut index: HashMap<*const Node, usize> = HashMap::new();
+        let mut stack: Vec<(&Node, usize)> = Vec::new();
+        let root = match self {
+            Items::Sum(node) => &**node,
+            Items::One(c) => return vec![(*c, 1)],
+            Items::Many(list) => return list.to_vec(),
+        };
+        stack.push((root, 0));
+        index.insert(root, usize::MAX);
+        while let Some((node, next)) = stack.pop() {
+            match node.operands.get(next) {
+                Some(operand) => {
+                    stack.push((node, next + 1));
+                    if let Items::Sum(child) = &operand.items {
+                        if let Entry::Vacant(e) = index.entry(Rc::as_ptr(child)) {
+                            e.insert(usize::MAX);
+                            stack.push((child, 0));
+                        }
+                    }
+                }
+                None => {
+                    index.insert(node, post.len());
+                    post.push(node);
+                }
             }
         }
-        out.sort_unstable();
-        out
+        let mut times = vec![0u64; post.len()];
+        times[post.len() - 1] = 1;
+        let mut counts: Vec<Counted> = Vec::new();
+        for (k, node) in post.iter().enumerate().rev() {
+            let t = times[k];
+            for operand in &node.operands {
+                match &operand.items {
+                    Items::One(c) => counts.push((*c, t)),
+                    Items::Many(list) => counts
+                        .extend(list.iter().map(|&(c, n)| (c, n.saturating_mul(t)))),
+                    Items::Sum(child) => {
+                        let i = index[&Rc::as_ptr(child)];
+                        times[i] = times[i].saturating_add(t);
+                    }
+                }
+            }
+        }
+        merge_counts(counts)
     }
+}
+
+/// `counts` sorted by contribution, each contribution once with the sum
+/// of its counts.
+fn merge_counts(mut counts: Vec<Counted>) -> Vec<Counted> {
+    counts.sort_unstable_by_key(|&(c, _)| c);
+    let mut merged: Vec<Counted> = Vec::with_capacity(counts.len());
+    for (c, n) in counts {
+        match merged.last_mut() {
+            Some((last, total)) if *last == c => *total = total.saturating_add(n),
+            _ => merged.push((c, n)),
+        }
+    }
+    merged
 }
 
 /// How the contributions of a value were combined.
@@ -89,7 +148,7 @@ impl Contents {
     pub fn single(&self) -> Option<Contribution> {
         match &self.items {
             Items::One(c) => Some(*c),
-            Items::Many(list) if list.len() == 1 => Some(list[0]),
+            Items::Many(list) if list.len() == 1 && list[0].1 == 1 => Some(list[0].0),
             _ => None,
         }
     }
@@ -130,7 +189,7 @@ impl Contents {
     pub fn shared_id(&self) -> Option<(usize, u8)> {
         let id = match &self.items {
             Items::One(_) => return None,
-            Items::Many(list) => Rc::as_ptr(list) as *const Contribution as usize,
+            Items::Many(list) => Rc::as_ptr(list) as *const Counted as usize,
             Items::Sum(node) => Rc::as_ptr(node) as usize,
         };
         let reduced = match self.reduced {
@@ -156,15 +215,25 @@ impl Contents {
             }
             _ => {}
         }
-        let mut have: Vec<Contribution> = self.items.list();
+        let mut have = self.items.list();
         if op != ReduceOp::Sum {
-            have.dedup();
+            for (_, n) in &mut have {
+                *n = 1;
+            }
         }
-        if have.as_slice() == want {
+        let want = merge_counts(want.iter().map(|&c| (c, 1)).collect());
+        if have == want {
             return None;
         }
-        let items = &have;
-        let missing: Vec<&Contribution> = want.iter().filter(|c| !items.contains(c)).collect();
+        let count = |list: &[Counted], c: &Contribution| {
+            list.binary_search_by_key(c, |&(x, _)| x)
+                .map_or(0, |i| list[i].1)
+        };
+        let missing: Vec<&Contribution> = want
+            .iter()
+            .map(|(c, _)| c)
+            .filter(|c| count(&have, c) == 0)
+            .collect();
         if let Some(c) = missing.first() {
             let more = if missing.len() > 1 {
                 format!(" (and {} more)", missing.len() - 1)
@@ -173,13 +242,13 @@ impl Contents {
             };
             return Some(format!("lacks {}{more}", describe(c)));
         }
-        let extra = items.iter().find(|c| {
-            let have = items.iter().filter(|x| x == c).count();
-            have > want.iter().filter(|x| x == c).count()
-        });
+        let extra = have.iter().find(|(c, n)| *n > count(&want, c));
         Some(match extra {
-            Some(c) if want.contains(c) => format!("has {} more than once", describe(c)),
-            Some(c) => format!("has {}, which does not belong there", describe(c)),
+            Some((c, n)) => match count(&want, c) {
+                0 => format!("has {}, which does not belong there", describe(c)),
+                1 => format!("has {} more than once ({n} times)", describe(c)),
+                w => format!("has {} {n} times, not {w}", describe(c)),
+            },
             None => "differs".to_string(),
         })
     }
@@ -218,8 +287,24 @@ mod tests {
             twice
                 .difference(&[c(0, 0), c(1, 0)], ReduceOp::Sum)
                 .as_deref(),
-            Some("has rank 1's input chunk 0 (execution 1) more than once")
+            Some("has rank 1's input chunk 0 (execution 1) more than once (2 times)")
         );
+    }
+
+    #[test]
+    fn a_chunk_reduced_into_itself_is_counted_not_listed() {
+        // 200 doublings: 2^200 terms as a list; a count (saturated) here.
+        let mut v = Contents::one(c(0, 0));
+        for _ in 0..200 {
+            v = v.reduce(&v, ReduceOp::Sum);
+        }
+        let said = v.difference(&[c(0, 0)], ReduceOp::Sum).expect("a difference");
+        assert!(said.starts_with("has rank 0's input chunk 0 (execution 1) more than once ("), "{said}");
+        let mut m = Contents::one(c(0, 0));
+        for _ in 0..200 {
+            m = m.reduce(&m, ReduceOp::Max);
+        }
+        assert_eq!(m.difference(&[c(0, 0)], ReduceOp::Max), None);
     }
 
     #[test]
