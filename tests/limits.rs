@@ -152,10 +152,33 @@ fn a_double_recursion_ends_like_a_runaway_loop() {
     );
     assert!(shown.contains("fib.mscl:6:12"), "{shown}");
     assert!(
-        shown.contains("100000 loop iterations and function calls"),
+        shown.contains("the program took 100000 steps (loop iterations, function calls"),
         "{shown}"
     );
     assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+/// Copying a large value costs steps as loop iterations do: a loop that
+/// copies a 4 MB string 100 times is stopped at a budget that 100 plain
+/// iterations stay far inside, at the copy.
+#[test]
+fn copying_large_values_takes_steps() {
+    let text = format!(
+        "{HEADER}let s = \"a\"\nfor i in 0..22 {{\n    s = s + s\n}}\nfor i in 0..100 {{\n    let t = s + s\n}}\n"
+    );
+    let limits = msclc::driver::Limits {
+        max_iterations: 100_000,
+        ..msclc::driver::Limits::default()
+    };
+    let c =
+        msclc::driver::compile_source_with(std::path::Path::new("copy.mscl"), text, &[], limits);
+    let shown = c.sources.render(&c.result.expect_err("stopped"));
+    assert!(
+        shown.contains("error[E0401]: this program runs too long"),
+        "{shown}"
+    );
+    assert!(shown.contains("copy.mscl:9:13"), "{shown}");
+    assert!(shown.contains("when i = 2"), "{shown}");
 }
 
 /// Under an address-space limit (`ulimit -v`), `msclc sim`'s default

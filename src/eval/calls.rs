@@ -4,6 +4,7 @@
 //! ranks, thread blocks, chunks on the right rank, sizes, packets in scratch.
 
 use super::args::{self, Arg, Call};
+use super::limits::MAX_ELEMENTS;
 use super::value::*;
 use super::{Evaluator, Res};
 use crate::diag::{Code, Span};
@@ -369,7 +370,13 @@ pub fn call_builtin(
         }
         Call::Min(a) => Ok(Value::Int(a.a.value.min(a.b.value))),
         Call::Max(a) => Ok(Value::Int(a.a.value.max(a.b.value))),
-        Call::Str(a) => Ok(Value::Str(Rc::from(a.value.value.to_string().as_str()))),
+        Call::Str(a) => {
+            let Some(text) = a.value.value.text_within(MAX_ELEMENTS) else {
+                return Err(ev.too_large(span, "a string too large", "bytes"));
+            };
+            ev.work(span, text.len(), true)?;
+            Ok(Value::Str(Rc::from(text.as_str())))
+        }
         Call::Assert(a) if a.condition.value => Ok(Value::Unit),
         Call::Assert(a) => Err(ev.error(
             Code::Assertion,

@@ -5,7 +5,7 @@
 
 use super::value::Value;
 use super::{Evaluator, Res};
-use crate::diag::{Code, Span};
+use crate::diag::{Code, Diagnostic, Span};
 
 /// How deep user functions may call each other before we call it runaway recursion.
 pub(super) const MAX_CALL_DEPTH: usize = 256;
@@ -18,16 +18,24 @@ pub const MAX_ELEMENTS: usize = 1 << 24;
 /// largest example at 256 ranks (allreduce_pkt records 16.9 million), and
 /// about 5 GB while compiling.
 pub const MAX_OPS: u64 = 1 << 25;
-/// Loop iterations a program may run in all, by default: far above what any
-/// collective needs (about twice the largest example at 256 ranks:
-/// allreduce_pkt runs 33.7 million),
-/// low enough that a runaway loop ends in a diagnostic instead of hanging.
+/// Steps a program may take in all, by default: a loop iteration and a
+/// call are a step each, and work on a large value a step per
+/// [`ELEMENTS_PER_STEP`] elements or [`BYTES_PER_STEP`] bytes. Far above
+/// what any collective needs (about twice the largest example at 256
+/// ranks: allreduce_pkt runs 33.7 million iterations), low enough that a
+/// runaway loop ends in a diagnostic within seconds instead of hanging.
 pub const MAX_ITERATIONS: u64 = 1 << 26;
+/// List elements (or map entries) copied or scanned in about the time of
+/// one loop iteration.
+pub(super) const ELEMENTS_PER_STEP: usize = 16;
+/// String bytes copied in about the time of one loop iteration.
+pub(super) const BYTES_PER_STEP: usize = 256;
 
 /// How far evaluation may go, and what it keeps for reports.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
-    /// Loop iterations the program may run.
+    /// Steps the program may take: loop iterations, calls, and work on
+    /// large values ([`MAX_ITERATIONS`]).
     pub max_iterations: u64,
     /// Ops the program may emit (`--max-ops`).
     pub max_ops: u64,
@@ -60,6 +68,37 @@ impl Default for Limits {
 }
 
 impl Evaluator<'_> {
+    /// Takes `steps` from the program's budget; false once it is spent.
+    pub(super) fn spend(&mut self, steps: u64) -> bool {
+        self.steps = self.steps.saturating_add(steps);
+        self.steps <= self.limits.max_iterations
+    }
+
+    /// Spends a step for every [`ELEMENTS_PER_STEP`] of `elements` the
+    /// expression at `span` copies or scans (or every [`BYTES_PER_STEP`]
+    /// of a string's bytes: `bytes` true): a loop that copies a large value
+    /// runs out of budget as a long loop does, not for hours.
+    pub(super) fn work(&mut self, span: Span, size: usize, bytes: bool) -> Res<()> {
+        let per_step = if bytes {
+            BYTES_PER_STEP
+        } else {
+            ELEMENTS_PER_STEP
+        };
+        if self.spend((size / per_step) as u64) {
+            return Ok(());
+        }
+        Err(self.too_long(span, "stopped here"))
+    }
+
+    /// "this program runs too long", at `span`.
+    pub(super) fn too_long(&self, span: Span, label: &str) -> Diagnostic {
+        self.error(Code::Limit, span, "this program runs too long", label)
+            .with_note(format!(
+                "help: the program took {} steps (loop iterations, function calls, and a step per {ELEMENTS_PER_STEP} elements or {BYTES_PER_STEP} bytes of large values copied); check its loops' bounds and its recursion",
+                self.limits.max_iterations
+            ))
+    }
+
     /// Refuses the op that takes the program past `Limits::max_ops`.
     pub(super) fn within_op_budget(&self, span: Span) -> Res<()> {
         let recorded = self
@@ -80,13 +119,13 @@ impl Evaluator<'_> {
         if size <= MAX_ELEMENTS {
             return Ok(());
         }
-        Err(self
-            .error(Code::Limit,
-                span,
-                format!("{what} too large: {size} {unit}"),
-                format!("the maximum is {MAX_ELEMENTS} {unit}"),
-            )
-            .with_note("a collective's program builds lists of ranks and chunks: look for a list or string that grows in a loop".to_string()))
+        Err(self.too_large(span, &format!("{what} too large: {size} {unit}"), unit))
+    }
+
+    /// "`what` too large", the maximum being [`MAX_ELEMENTS`] `unit`.
+    pub(super) fn too_large(&self, span: Span, what: &str, unit: &str) -> Diagnostic {
+        self.error(Code::Limit, span, what, format!("the maximum is {MAX_ELEMENTS} {unit}"))
+            .with_note("a collective's program builds lists of ranks and chunks: look for a list or string that grows in a loop".to_string())
     }
 
     /// `v` as a count of `what` between 1 and `max`: "must be a positive

@@ -13,8 +13,8 @@ pub use calls::constant;
 mod code;
 mod limits;
 mod lower;
-use limits::MAX_CALL_DEPTH;
 pub use limits::{Limits, MAX_ELEMENTS, MAX_ITERATIONS, MAX_OPS};
+use limits::{BYTES_PER_STEP, ELEMENTS_PER_STEP, MAX_CALL_DEPTH};
 mod ops;
 mod program;
 mod record;
@@ -56,7 +56,8 @@ pub struct Evaluator<'c> {
     /// Whether the recorder keeps loop values at all (`Limits::loop_values`).
     track_loop_values: bool,
     depth: usize,
-    iterations: u64,
+    /// Steps taken so far (`Limits::max_iterations`).
+    steps: u64,
     limits: Limits,
 }
 
@@ -80,7 +81,7 @@ pub fn evaluate(
         loop_values_changed: false,
         track_loop_values: limits.loop_values,
         depth: 0,
-        iterations: 0,
+        steps: 0,
         limits,
     };
     ev.block(&code.main)?;
@@ -115,7 +116,7 @@ impl<'c> Evaluator<'c> {
         let vars: Vec<String> = self
             .loop_vars
             .iter()
-            .map(|(n, v)| format!("{n} = {v}"))
+            .map(|(n, v)| format!("{n} = {}", v.brief()))
             .collect();
         vars.join(", ")
     }
@@ -339,20 +340,10 @@ impl<'c> Evaluator<'c> {
         value: Value,
         body: &mut dyn FnMut(&mut Evaluator<'c>) -> Res<bool>,
     ) -> Result<(), Stop> {
-        self.iterations += 1;
-        if self.iterations > self.limits.max_iterations {
+        if !self.spend(1) {
             let clause = &loops.clauses[i];
             return Err(Stop::Failed(
-                self.error(
-                    Code::Limit,
-                    clause.iter.span,
-                    "this program loops too long",
-                    "loop stopped here",
-                )
-                .with_note(format!(
-                    "help: the program ran {} loop iterations; check this loop's bounds",
-                    self.limits.max_iterations
-                )),
+                self.too_long(clause.iter.span, "loop stopped here"),
             ));
         }
         let marks = self.loop_vars.len();
@@ -582,6 +573,17 @@ impl<'c> Evaluator<'c> {
             return Ok(Value::Bool(self.expr(b)?.as_bool()));
         }
         let (x, y) = (self.expr(a)?, self.expr(b)?);
+        // Comparing and searching scan the values: large ones cost steps.
+        if matches!(op, BinOp::Eq | BinOp::Ne | BinOp::In) {
+            let scanned = match (&x, &y) {
+                (Value::Str(s), Value::Str(t)) => s.len().min(t.len()) / BYTES_PER_STEP,
+                (_, Value::List(items) | Value::Tuple(items)) => items.len() / ELEMENTS_PER_STEP,
+                _ => 0,
+            };
+            if !self.spend(scanned as u64) {
+                return Err(self.too_long(span, "stopped here"));
+            }
+        }
         let overflow = || {
             self.error(
                 Code::Arithmetic,
@@ -609,10 +611,12 @@ impl<'c> Evaluator<'c> {
             }),
             (Add, Value::Str(s), Value::Str(t)) => {
                 self.within_size(span, s.len() + t.len(), "a string", "bytes")?;
+                self.work(span, s.len() + t.len(), true)?;
                 Value::Str(Rc::from(format!("{s}{t}").as_str()))
             }
             (Add, Value::List(s), Value::List(t)) => {
                 self.within_size(span, s.len() + t.len(), "a list", "elements")?;
+                self.work(span, s.len() + t.len(), false)?;
                 Value::List(Rc::new(s.iter().chain(t.iter()).cloned().collect()))
             }
             (_, Value::Int(x), Value::Int(y)) => {
@@ -685,19 +689,8 @@ impl<'c> Evaluator<'c> {
     fn call_user(&mut self, span: Span, id: u32, args: &'c [UserArg]) -> Res<Value> {
         // Calls count with loop iterations: a double recursion (`f(n - 1) +
         // f(n - 2)`) runs as long as a loop and ends as one does.
-        self.iterations += 1;
-        if self.iterations > self.limits.max_iterations {
-            return Err(self
-                .error(
-                    Code::Limit,
-                    span,
-                    "this program runs too long",
-                    "stopped at this call",
-                )
-                .with_note(format!(
-                    "help: the program ran {} loop iterations and function calls; check its recursion and loops' bounds",
-                    self.limits.max_iterations
-                )));
+        if !self.spend(1) {
+            return Err(self.too_long(span, "stopped at this call"));
         }
         // Counted from the start: a default argument may call the function
         // again (`fn f(n: int = f())`).

@@ -192,6 +192,56 @@ impl Value {
     }
 }
 
+impl Value {
+    /// The value as text, or `None` where it passes `max` bytes: a list
+    /// nested in itself n times prints 2^n items, so formatting stops at
+    /// the bound instead of running out of memory.
+    pub fn text_within(&self, max: usize) -> Option<String> {
+        let mut out = Bounded {
+            text: String::new(),
+            max,
+        };
+        fmt::write(&mut out, format_args!("{self}")).ok()?;
+        Some(out.text)
+    }
+
+    /// The value as a message shows it: in full up to 80 bytes, else its
+    /// start and an ellipsis.
+    pub fn brief(&self) -> String {
+        const MOST: usize = 80;
+        let mut out = Bounded {
+            text: String::new(),
+            max: MOST,
+        };
+        if fmt::write(&mut out, format_args!("{self}")).is_err() {
+            out.text.push('…');
+        }
+        out.text
+    }
+}
+
+/// A text that refuses to grow past `max` bytes (cut at a char boundary).
+struct Bounded {
+    text: String,
+    max: usize,
+}
+
+impl fmt::Write for Bounded {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let room = self.max - self.text.len();
+        if s.len() <= room {
+            self.text.push_str(s);
+            return Ok(());
+        }
+        let mut cut = room;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        self.text.push_str(&s[..cut]);
+        Err(fmt::Error)
+    }
+}
+
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fn seq(

@@ -100,8 +100,9 @@ impl Items {
             for operand in &node.operands {
                 match &operand.items {
                     Items::One(c) => counts.push((*c, t)),
-                    Items::Many(list) => counts
-                        .extend(list.iter().map(|&(c, n)| (c, n.saturating_mul(t)))),
+                    Items::Many(list) => {
+                        counts.extend(list.iter().map(|&(c, n)| (c, n.saturating_mul(t))))
+                    }
                     Items::Sum(child) => {
                         let i = index[&Rc::as_ptr(child)];
                         times[i] = times[i].saturating_add(t);
@@ -298,8 +299,13 @@ mod tests {
         for _ in 0..200 {
             v = v.reduce(&v, ReduceOp::Sum);
         }
-        let said = v.difference(&[c(0, 0)], ReduceOp::Sum).expect("a difference");
-        assert!(said.starts_with("has rank 0's input chunk 0 (execution 1) more than once ("), "{said}");
+        let said = v
+            .difference(&[c(0, 0)], ReduceOp::Sum)
+            .expect("a difference");
+        assert!(
+            said.starts_with("has rank 0's input chunk 0 (execution 1) more than once ("),
+            "{said}"
+        );
         let mut m = Contents::one(c(0, 0));
         for _ in 0..200 {
             m = m.reduce(&m, ReduceOp::Max);
