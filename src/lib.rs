@@ -17,6 +17,7 @@ pub mod front;
 pub mod install;
 pub mod ir;
 pub mod lsp;
+pub mod memory;
 pub mod passes;
 pub mod runner;
 pub mod sim;

@@ -256,7 +256,7 @@ impl LimitArgs {
     fn limits(&self) -> driver::Limits {
         driver::Limits {
             max_ops: self.max_ops,
-            ..driver::Limits::default()
+            ..driver::Limits::command()
         }
     }
 }
@@ -573,7 +573,7 @@ fn read_checked_plan(
             ),
         )));
     }
-    let limits = driver::Limits::default();
+    let limits = driver::Limits::command();
     let (plan, _) = load_plan(input, defines, Compile::Plain, limits)?;
     if let Err(d) = msclc::passes::pairing::check(&plan) {
         return Err(fail_in(None, input, d));
@@ -686,11 +686,7 @@ fn sim(args: &SimArgs) -> ExitCode {
         .max_memory
         .unwrap_or_else(msclc::sim::default_memory_limit);
     if needs > max_memory {
-        let size = |b: u64| match b {
-            b if b >= 1 << 30 => format!("{:.1} GB", b as f64 / (1u64 << 30) as f64),
-            b if b >= 1 << 20 => format!("{} MB", b >> 20),
-            b => format!("{} KB", b.div_ceil(1 << 10)),
-        };
+        let size = msclc::memory::size_text;
         return fail(Diagnostic::plain(Code::Memory, format!(
             "simulating this plan ({} ranks, {} thread blocks) would take about {}, more than --max-memory {}: raise --max-memory, or simulate the program at fewer ranks",
             plan.ranks.len(),
@@ -985,6 +981,10 @@ fn install(args: &InstallArgs) -> ExitCode {
 /// is reserved, not used, until a deep program needs it.
 const STACK_BYTES: usize = 1 << 30;
 
+/// Counts live heap bytes, for the memory budgets (memory.rs).
+#[global_allocator]
+static ALLOCATOR: msclc::memory::Counting = msclc::memory::Counting;
+
 fn main() -> ExitCode {
     // A closed pipe ends the process quietly, as it does `cat` or `grep`.
     // A file grown past the size limit (`ulimit -f`) is a write error, said
@@ -1007,6 +1007,10 @@ fn main() -> ExitCode {
 }
 
 fn command() -> ExitCode {
+    // Past nine tenths of what the process may allocate, the allocator
+    // itself stops it with E0810 (memory.rs): later than any stage's own
+    // budget, and before the system refuses an allocation.
+    msclc::memory::set_ceiling(msclc::memory::budget(0.9));
     let code = match Cli::try_parse() {
         Ok(cli) => run_command(cli),
         // Help, the version, or a usage error, said as clap says them.

@@ -5,6 +5,7 @@
 
 mod common;
 
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -182,8 +183,9 @@ fn copying_large_values_takes_steps() {
 }
 
 /// Under an address-space limit (`ulimit -v`), `msclc sim`'s default
-/// memory bound is three quarters of it: a plan estimated above is refused
-/// with E0805, not aborted on allocation.
+/// memory bound is three quarters of what the limit leaves (the binary and
+/// its first allocations are mapped already): a plan estimated above is
+/// refused with E0805, not aborted on allocation.
 #[cfg(unix)]
 #[test]
 fn the_default_memory_bound_follows_the_process_limit() {
@@ -200,8 +202,72 @@ fn the_default_memory_bound_follows_the_process_limit() {
     let out = cmd.output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
+    let bound: u64 = err
+        .split("more than --max-memory ")
+        .nth(1)
+        .and_then(|rest| rest.split(" MB").next())
+        .and_then(|mb| mb.parse().ok())
+        .unwrap_or_else(|| panic!("no bound in MB: {err}"));
     assert!(
-        err.contains("error[E0805]") && err.contains("more than --max-memory 768 MB"),
+        err.contains("error[E0805]") && (256..=768).contains(&bound),
         "{err}"
     );
+}
+
+/// Programs that once aborted on allocation under a 4 GB address-space
+/// limit (the op records of a billion-iteration loop, a map of 2^24
+/// entries, an allgather of 2,000 ranks) stop at their line with E0810
+/// and exit status 2, within 10 s of a release build.
+#[cfg(unix)]
+#[test]
+fn programs_too_large_for_the_memory_stop_at_their_line() {
+    let dir = std::env::temp_dir().join(format!("msclc-memory-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let cases: [(&str, String, &[&str], &str); 3] = [
+        (
+            "copies",
+            format!("{HEADER}for i in 0..1000000000 {{\n    rank(0).copy(rank(0).output[0], rank(0).input[0], tb: 0)\n}}\n"),
+            &["--max-ops", "1000000000"],
+            "copies.mscl:5:5",
+        ),
+        (
+            "map",
+            format!("{HEADER}let m = {{i: i for i in 0..16777216}}\n"),
+            &[],
+            "map.mscl:4:24",
+        ),
+        (
+            "allgather",
+            std::fs::read_to_string(examples.join("simple_allgather.mscl")).unwrap(),
+            &["-D", "num_gpus=2000"],
+            "allgather.mscl:21:9",
+        ),
+    ];
+    for (name, text, args, at) in cases {
+        let path = dir.join(format!("{name}.mscl"));
+        std::fs::write(&path, text).unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_msclc"));
+        cmd.arg("check").arg(&path).args(args);
+        common::with_limit(&mut cmd, common::Limit::AddressSpace, 4 << 30);
+        let started = Instant::now();
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(
+            err.contains(
+                "error[E0810]: compiling this program takes more memory than msclc may have here"
+            ),
+            "{name}: {err}"
+        );
+        assert!(err.contains(at), "{name}: not at {at}: {err}");
+        if !cfg!(debug_assertions) {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "{name}: {:?}",
+                started.elapsed()
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }

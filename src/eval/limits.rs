@@ -41,6 +41,9 @@ pub struct Limits {
     pub max_ops: u64,
     /// Keep with every op and channel the loop values it was made in.
     pub loop_values: bool,
+    /// Live heap bytes ([`crate::memory::live_bytes`]) past which the
+    /// program is stopped, at its line, with E0810.
+    pub max_memory: u64,
 }
 
 impl Limits {
@@ -53,6 +56,20 @@ impl Limits {
             max_iterations: MAX_ITERATIONS / 16,
             max_ops: MAX_OPS / 16,
             loop_values: true,
+            max_memory: crate::memory::budget(0.25),
+        }
+    }
+}
+
+impl Limits {
+    /// What a command compiles within: the defaults, and half of the
+    /// memory the process may still allocate ([`crate::memory::budget`]:
+    /// the other half leaves room for a vector's last doubling and the
+    /// passes after evaluation).
+    pub fn command() -> Limits {
+        Limits {
+            max_memory: crate::memory::budget(0.5),
+            ..Limits::default()
         }
     }
 }
@@ -63,6 +80,7 @@ impl Default for Limits {
             max_iterations: MAX_ITERATIONS,
             max_ops: MAX_OPS,
             loop_values: false,
+            max_memory: u64::MAX,
         }
     }
 }
@@ -99,8 +117,31 @@ impl Evaluator<'_> {
             ))
     }
 
+    /// Stops the program at `span` once it holds more than
+    /// `Limits::max_memory`.
+    pub(super) fn within_memory(&self, span: Span) -> Res<()> {
+        let live = crate::memory::live_bytes();
+        if live <= self.limits.max_memory {
+            return Ok(());
+        }
+        use crate::memory::size_text;
+        Err(self
+            .error(
+                Code::OutOfMemory,
+                span,
+                format!(
+                    "compiling this program takes more memory than msclc may have here: {} held, the most being {}",
+                    size_text(live),
+                    size_text(self.limits.max_memory)
+                ),
+                "memory ran out here",
+            )
+            .with_note("help: compile the program at fewer ranks (a param, `-D`), or where more memory is free; msclc takes at most half of what it may still allocate when it starts (the address-space limit, `ulimit -v`, and the memory available)"))
+    }
+
     /// Refuses the op that takes the program past `Limits::max_ops`.
     pub(super) fn within_op_budget(&self, span: Span) -> Res<()> {
+        self.within_memory(span)?;
         let recorded = self
             .recorder
             .as_ref()

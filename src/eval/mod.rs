@@ -340,12 +340,13 @@ impl<'c> Evaluator<'c> {
         value: Value,
         body: &mut dyn FnMut(&mut Evaluator<'c>) -> Res<bool>,
     ) -> Result<(), Stop> {
+        let clause = &loops.clauses[i];
         if !self.spend(1) {
-            let clause = &loops.clauses[i];
             return Err(Stop::Failed(
                 self.too_long(clause.iter.span, "loop stopped here"),
             ));
         }
+        self.within_memory(clause.iter.span).map_err(Stop::Failed)?;
         let marks = self.loop_vars.len();
         self.record_loop_var(pattern, &value);
         let result = self.bind_pattern(pattern, value).and_then(|()| {
@@ -692,6 +693,7 @@ impl<'c> Evaluator<'c> {
         if !self.spend(1) {
             return Err(self.too_long(span, "stopped at this call"));
         }
+        self.within_memory(span)?;
         // Counted from the start: a default argument may call the function
         // again (`fn f(n: int = f())`).
         if self.depth >= MAX_CALL_DEPTH {

@@ -49,38 +49,14 @@ const ALLOC: u64 = 16;
 const CLOCK_HEADER: u64 = 16 + 24 + 24 + 16 + ALLOC;
 
 /// The most memory a simulation may take unless `--max-memory` says
-/// otherwise: 8 GiB, or three quarters of what this process may have (its
-/// address-space limit, `ulimit -v`, and the memory the machine has
-/// available now), whichever is less; a plan estimated above it is refused
+/// otherwise: 8 GiB, or three quarters of what this process may still
+/// allocate ([`crate::memory::available`]: its address-space limit,
+/// `ulimit -v`, and the memory the machine has available now), whichever
+/// is less; a plan estimated above it is refused
 /// with E0805 instead of running out of memory.
 pub fn default_memory_limit() -> u64 {
     const MOST: u64 = 8 << 30;
-    let mut limit = MOST;
-    #[cfg(unix)]
-    {
-        let mut rlimit = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit writes the struct it is given.
-        if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut rlimit) } == 0
-            && rlimit.rlim_cur != libc::RLIM_INFINITY
-        {
-            limit = limit.min(rlimit.rlim_cur / 4 * 3);
-        }
-    }
-    if let Some(available) = available_memory() {
-        limit = limit.min(available / 4 * 3);
-    }
-    limit
-}
-
-/// `MemAvailable` of /proc/meminfo, in bytes, where there is one.
-fn available_memory() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
+    crate::memory::available().map_or(MOST, |free| MOST.min(free / 4 * 3))
 }
 
 /// An upper-bound estimate of the bytes `simulate(plan, 2)` allocates

@@ -1,0 +1,183 @@
+//! The memory msclc holds, and the most it may hold: so that a program or
+//! plan too large for the machine ends in a diagnostic (E0810), never in
+//! an abort on a failed allocation or the kernel's out-of-memory killer.
+//!
+//! The binary counts its live heap bytes with [`Counting`], its global
+//! allocator (a relaxed atomic add per allocation, on top of the system's
+//! allocator). The evaluator compares the count with its budget at every
+//! loop iteration, call and op, and stops at the line that went past it;
+//! a stage that allocates past the [`ceiling`] in one go (a pass over a
+//! huge plan) is stopped by the allocator itself, with a message and exit
+//! status 2 but no line. A library user who keeps the system allocator
+//! counts nothing: [`live_bytes`] stays 0, and no budget is ever reached.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+
+/// The system allocator, counting the bytes it has handed out and not
+/// had back.
+pub struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static CEILING: AtomicU64 = AtomicU64::new(u64::MAX);
+
+/// Heap bytes live now: 0 where [`Counting`] is not the global allocator.
+pub fn live_bytes() -> u64 {
+    LIVE.load(Relaxed) as u64
+}
+
+/// Makes [`Counting`] stop the process (E0810, exit status 2) at an
+/// allocation that would take the live bytes past `bytes`.
+pub fn set_ceiling(bytes: u64) {
+    CEILING.store(bytes, Relaxed);
+}
+
+/// What this process may still allocate, in bytes: what its address-space
+/// limit (`ulimit -v`) leaves above what it has mapped, and the memory the
+/// machine has available now, whichever is less; `None` where neither is
+/// known.
+pub fn available() -> Option<u64> {
+    let mut most: Option<u64> = None;
+    #[cfg(unix)]
+    {
+        let mut rlimit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the struct it is given.
+        if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut rlimit) } == 0
+            && rlimit.rlim_cur != libc::RLIM_INFINITY
+        {
+            let mapped = mapped_bytes().unwrap_or(0);
+            most = Some((rlimit.rlim_cur as u64).saturating_sub(mapped));
+        }
+    }
+    if let Some(free) = machine_available() {
+        most = Some(most.map_or(free, |m| m.min(free)));
+    }
+    most
+}
+
+/// The budget of a stage that may take a `share` of what is [`available`]
+/// now, on top of what is live: `u64::MAX` where nothing is counted or
+/// nothing is known.
+pub fn budget(share: f64) -> u64 {
+    match available() {
+        Some(free) if live_bytes() > 0 => live_bytes() + (free as f64 * share) as u64,
+        _ => u64::MAX,
+    }
+}
+
+/// The process's mapped address space (`VmSize`), from /proc/self/statm.
+fn mapped_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().next()?.parse().ok()?;
+    // SAFETY: sysconf reads a constant of the system.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    Some(pages * u64::try_from(page).ok()?)
+}
+
+/// `MemAvailable` of /proc/meminfo, in bytes, where there is one.
+fn machine_available() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// "1.5 GB", "12 MB", "3 KB".
+pub fn size_text(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 30 => format!("{:.1} GB", b as f64 / (1u64 << 30) as f64),
+        b if b >= 1 << 20 => format!("{} MB", b >> 20),
+        b => format!("{} KB", b.div_ceil(1 << 10)),
+    }
+}
+
+impl Counting {
+    fn take(&self, bytes: usize) {
+        let live = LIVE.fetch_add(bytes, Relaxed) + bytes;
+        if live as u64 > CEILING.load(Relaxed) {
+            out_of_memory(live as u64);
+        }
+    }
+
+    fn give(&self, bytes: usize) {
+        LIVE.fetch_sub(bytes, Relaxed);
+    }
+}
+
+// SAFETY: every call is passed on to `System` unchanged; the counts are
+// bookkeeping on the side.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        self.take(layout.size());
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        self.take(layout.size());
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.dealloc(ptr, layout) };
+        self.give(layout.size());
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if new_size > layout.size() {
+            self.take(new_size - layout.size());
+        }
+        // SAFETY: the caller's contract, passed on.
+        let moved = unsafe { System.realloc(ptr, layout, new_size) };
+        if new_size < layout.size() && !moved.is_null() {
+            self.give(layout.size() - new_size);
+        }
+        moved
+    }
+}
+
+/// Says E0810 on standard error and exits with status 2, allocating
+/// nothing (the allocator is what calls it): the message is put together
+/// in a buffer on the stack.
+#[cold]
+fn out_of_memory(live: u64) -> ! {
+    struct Line {
+        buf: [u8; 512],
+        len: usize,
+    }
+    impl std::fmt::Write for Line {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            let end = (self.len + s.len()).min(self.buf.len());
+            self.buf[self.len..end].copy_from_slice(&s.as_bytes()[..end - self.len]);
+            self.len = end;
+            Ok(())
+        }
+    }
+    let mut line = Line {
+        buf: [0; 512],
+        len: 0,
+    };
+    let gb = |b: u64| (b >> 20) as f64 / 1024.0;
+    let _ = std::fmt::write(
+        &mut line,
+        format_args!(
+            "error[E0810]: msclc needs more memory than this machine lets it have: it would hold {:.1} GB, and may hold {:.1} GB (the address-space limit, `ulimit -v`, or the memory available)\n  = help: compile or simulate the program at fewer ranks (a param, `-D`), or run where more memory is free\n",
+            gb(live),
+            gb(CEILING.load(Relaxed))
+        ),
+    );
+    #[cfg(unix)]
+    // SAFETY: writes bytes of a live buffer to standard error, then ends
+    // the process without running anything that could allocate.
+    unsafe {
+        libc::write(2, line.buf.as_ptr().cast(), line.len);
+        libc::_exit(2);
+    }
+    #[cfg(not(unix))]
+    std::process::abort();
+}
