@@ -22,6 +22,11 @@ fn main() {
             critical_paths_add_up_to_the_time,
         ),
         test(
+            "a_long_block_is_one_short_line_of_the_path",
+            Needs::Nothing,
+            a_long_block_is_one_short_line_of_the_path,
+        ),
+        test(
             "traces_are_valid_and_flows_join_real_ops",
             Needs::Nothing,
             traces_are_valid_and_flows_join_real_ops,
@@ -209,6 +214,42 @@ fn critical_paths_add_up_to_the_time() {
             "{example}: the path names its blocks\n{text}"
         );
     }
+}
+
+/// A block of 20,000 copies (a nop between each two) is on the critical
+/// path at every size: its line counts the ops by name instead of listing
+/// 40,000 runs (a 1M-op block once printed 230 MB), and every size still
+/// gets its table row and path.
+fn a_long_block_is_one_short_line_of_the_path() {
+    let dir = scratch("long-block");
+    let program = dir.join("long.mscl");
+    std::fs::write(
+        &program,
+        "program \"long\" {\n    collective = test_collective(1, input_size: 1, output_size: 1)\n}\nfor i in 0..20000 {\n    rank(0).copy(rank(0).output[0], rank(0).input[0], tb: 0)\n}\n",
+    )
+    .unwrap();
+    let text = stdout_of(&[
+        "sim",
+        program.to_str().unwrap(),
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "1K:1M",
+    ]);
+    assert_eq!(rows(&text).len(), 11, "{text}");
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("#   rank 0 tb 0"))
+        .collect();
+    assert_eq!(lines.len(), 11, "one path line per size:\n{text}");
+    for line in lines {
+        assert!(
+            line.contains(": 39999 ops: copy x20000, nop x19999 ("),
+            "{line}"
+        );
+        assert!(line.len() < 200, "{line}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 fn trace_events(path: &Path) -> (Vec<Value>, Value) {

@@ -93,7 +93,7 @@ impl Recorder {
 
     pub fn new_switch_channel(&mut self, ranks: Vec<u32>, buffer: BufferKind) -> SwitchVal {
         // One shared rank list for all members: a switch over N ranks must not cost N².
-        let shared: std::rc::Rc<[u32]> = ranks.clone().into();
+        let shared: std::sync::Arc<[u32]> = ranks.clone().into();
         let ids = ranks
             .iter()
             .map(|&r| {

@@ -511,7 +511,7 @@ pub struct RemoteBuffer {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SwitchChannelDecl {
     pub buffer: BufferKind,
-    pub ranks: std::rc::Rc<[u32]>,
+    pub ranks: std::sync::Arc<[u32]>,
 }
 
 /// Thread block ids a rank may use. GPUs run a few hundred blocks at once

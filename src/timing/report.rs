@@ -17,7 +17,12 @@ pub struct Predicted<'p> {
     pub algbw: f64,
     pub busbw: f64,
     pub critical: CriticalPath,
-    pub times: Times,
+    /// The last block's end, microseconds from the launch.
+    pub end_us: f64,
+    /// The critical path's runs of ops on one block. (The times of every
+    /// op are not kept: a size's take 40 bytes an op, and the sizes are
+    /// many.)
+    segments: Vec<Segment>,
 }
 
 /// A size the plan cannot run at, and why.
@@ -34,16 +39,37 @@ pub fn predict<'p>(
     dtype: Dtype,
     (min, max): (u64, u64),
 ) -> Vec<Result<Predicted<'p>, Skipped>> {
-    let mut out = Vec::new();
+    let mut sizes = Vec::new();
     let mut size = min.max(1);
     while size <= max {
-        out.push(predict_size(plan, prep, top, dtype, size));
+        sizes.push(size);
         size = match size.checked_mul(2) {
             Some(s) => s,
             None => break,
         };
     }
-    out
+    // Sizes are timed apart from each other: on as many threads as there
+    // are cores, each taking the next size left.
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(sizes.len());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut out: Vec<Option<Result<Predicted<'p>, Skipped>>> = Vec::new();
+    out.resize_with(sizes.len(), || None);
+    let slots = std::sync::Mutex::new(&mut out);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&size) = sizes.get(k) else { break };
+                let row = predict_size(plan, prep, top, dtype, size);
+                slots.lock().expect("no thread panics holding it")[k] = Some(row);
+            });
+        }
+    });
+    out.into_iter()
+        .map(|row| row.expect("every size timed"))
+        .collect()
 }
 
 fn predict_size<'p>(
@@ -56,13 +82,15 @@ fn predict_size<'p>(
     let w = Workload::new(plan, dtype, size, None).map_err(|why| Skipped { size, why })?;
     let times = time(prep, top, w.chunk as f64);
     let critical = critical_path(prep, &times);
+    let segments = segments(prep, &times, &critical.events);
     let seconds = times.end_us * 1e-6;
     let algbw = w.size() as f64 / 1e9 / seconds;
     Ok(Predicted {
         algbw,
         busbw: algbw * w.bus_factor(),
         critical,
-        times,
+        end_us: times.end_us,
+        segments,
         workload: w,
     })
 }
@@ -100,8 +128,7 @@ pub fn render(
             Ok(p) => {
                 bus.push(p.busbw);
                 let w = &p.workload;
-                let line =
-                    table::columns(w, table::redop(c.name), p.times.end_us, p.algbw, p.busbw);
+                let line = table::columns(w, table::redop(c.name), p.end_us, p.algbw, p.busbw);
                 let _ = writeln!(out, "{line}");
             }
             Err(s) => {
@@ -143,7 +170,7 @@ fn critical_lines(prep: &Prepared, p: &Predicted) -> String {
         out,
         "# critical path at {}: {} us = launch {} + data {} ({} ops) + sync {} ({} ops) + in flight {}; blocks waited {:.0}% of their time",
         super::svg::human_bytes(p.workload.size()),
-        us(p.times.end_us),
+        us(p.end_us),
         us(c.launch_us),
         us(c.data_us),
         c.data_ops,
@@ -152,7 +179,7 @@ fn critical_lines(prep: &Prepared, p: &Predicted) -> String {
         us(c.in_flight_us),
         100.0 * c.waiting_share
     );
-    let segments = segments(prep, &p.times, &c.events);
+    let segments = &p.segments;
     let mut longest: Vec<usize> = (0..segments.len()).collect();
     longest.sort_by(|&a, &b| segments[b].span().total_cmp(&segments[a].span()));
     longest.truncate(SEGMENTS_SHOWN);
@@ -238,24 +265,41 @@ fn segments(prep: &Prepared, times: &Times, path: &[u32]) -> Vec<Segment> {
         .collect()
 }
 
-/// `put x2, signal`: runs of the same name counted.
+/// `put x2, signal`: runs of the same name counted. Past
+/// [`RUNS_SHOWN`] runs, each name once with its count, in the order the
+/// names first come (`1999999 ops: copy x1000000, nop x999999`): a line
+/// per segment, however long the segment.
 fn counted(names: &[&str]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < names.len() {
-        let mut j = i;
-        while j < names.len() && names[j] == names[i] {
-            j += 1;
+    let mut runs: Vec<(&str, usize)> = Vec::new();
+    for &name in names {
+        match runs.last_mut() {
+            Some((last, n)) if *last == name => *n += 1,
+            _ => runs.push((name, 1)),
         }
-        parts.push(if j - i > 1 {
-            format!("{} x{}", names[i], j - i)
-        } else {
-            names[i].to_string()
-        });
-        i = j;
     }
-    parts.join(", ")
+    let show = |(name, n): &(&str, usize)| {
+        if *n > 1 {
+            format!("{name} x{n}")
+        } else {
+            name.to_string()
+        }
+    };
+    if runs.len() <= RUNS_SHOWN {
+        return runs.iter().map(show).collect::<Vec<_>>().join(", ");
+    }
+    let mut totals: Vec<(&str, usize)> = Vec::new();
+    for (name, n) in runs {
+        match totals.iter_mut().find(|(t, _)| *t == name) {
+            Some((_, total)) => *total += n,
+            None => totals.push((name, n)),
+        }
+    }
+    let listed: Vec<String> = totals.iter().map(show).collect();
+    format!("{} ops: {}", names.len(), listed.join(", "))
 }
+
+/// Runs of names a critical-path line lists one by one.
+const RUNS_SHOWN: usize = 12;
 
 fn us(x: f64) -> String {
     float_str(x, 7)
