@@ -725,6 +725,7 @@ fn sim(args: &SimArgs) -> ExitCode {
                 inplace: Some(inplace),
                 progress: !args.quiet && !args.json,
             };
+            let before = msclc::memory::start_peak();
             let mut report = if topology.is_some() && recorded.is_none() {
                 let (report, run) = msclc::sim::simulate_recorded(&plan, &options);
                 recorded = Some(run);
@@ -732,11 +733,13 @@ fn sim(args: &SimArgs) -> ExitCode {
             } else {
                 msclc::sim::simulate_with(&plan, &options)
             };
+            let peak_bytes = msclc::memory::peak_bytes().saturating_sub(before);
             report.warnings.extend(residency.clone());
             Run {
                 buffers: if inplace { "in-place" } else { "out-of-place" },
                 declared: inplace == declared,
                 report,
+                peak_bytes,
             }
         })
         .collect();

@@ -19,11 +19,27 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 pub struct Counting;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
+/// The most `LIVE` has been since [`start_peak`]: kept with a load and a
+/// rare store, not a read-modify-write (threads allocating at once may
+/// lose a rise between them; the simulator, measured, runs on one).
+static PEAK: AtomicUsize = AtomicUsize::new(0);
 static CEILING: AtomicU64 = AtomicU64::new(u64::MAX);
 
 /// Heap bytes live now: 0 where [`Counting`] is not the global allocator.
 pub fn live_bytes() -> u64 {
     LIVE.load(Relaxed) as u64
+}
+
+/// Starts measuring a peak from now; returns the live bytes now.
+pub fn start_peak() -> u64 {
+    let live = LIVE.load(Relaxed);
+    PEAK.store(live, Relaxed);
+    live as u64
+}
+
+/// The most bytes live at once since [`start_peak`].
+pub fn peak_bytes() -> u64 {
+    PEAK.load(Relaxed) as u64
 }
 
 /// Makes [`Counting`] stop the process (E0810, exit status 2) at an
@@ -97,6 +113,9 @@ pub fn size_text(bytes: u64) -> String {
 impl Counting {
     fn take(&self, bytes: usize) {
         let live = LIVE.fetch_add(bytes, Relaxed) + bytes;
+        if live > PEAK.load(Relaxed) {
+            PEAK.store(live, Relaxed);
+        }
         if live as u64 > CEILING.load(Relaxed) {
             out_of_memory(live as u64);
         }

@@ -3468,10 +3468,7 @@ fn found_repeated_reduce_into_itself() {
 /// fuzzer's time limit (tests/limits.rs checks the diagnostic at a small
 /// budget).
 #[test]
-#[cfg_attr(
-    debug_assertions,
-    ignore = "26 s in a debug build; run with --release"
-)]
+#[cfg_attr(debug_assertions, ignore = "26 s in a debug build; run with --release")]
 fn found_exponential_recursion() {
     let text = format!("{HEADER}fn f(n: int) -> int {{\n    if n <= 0 {{ return 1 }}\n    return f(n - 1) + f(n - 1)\n}}\nlet x = f(40)\n");
     check_program("known-exponential", &text);

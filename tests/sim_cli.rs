@@ -1,6 +1,8 @@
 //! `msclc sim` as a user runs it: verdicts, the ops at their program lines,
 //! hints, buffer modes, GPU residency, `--quiet` and `--json`.
 
+mod common;
+
 use std::process::{Command, Output};
 
 fn sim(args: &[&str]) -> (Output, String, String) {
@@ -205,6 +207,80 @@ fn a_plan_too_large_for_the_memory_budget_is_refused_up_front() {
     );
     let (fits, _, _) = sim(&["examples/mscclpp/single_node/allreduce.mscl"]);
     assert!(fits.status.success());
+}
+
+/// The estimate `--max-memory` is held against bounds what the simulation
+/// takes, measured (`memory_peak` of `--json`: the most heap it held at
+/// once), for every example at its defaults and for shapes that grow
+/// faster than their ops: every example with `num_gpus` at 16 ranks (64
+/// in a release build), a chunk reduced into itself 20 times, and
+/// an in-place allgather plan with no ops, whose output cells grow as the
+/// ranks squared.
+#[test]
+fn the_memory_estimate_bounds_the_measured_peak() {
+    let dir = std::env::temp_dir().join(format!("msclc-sim-peak-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let reduce = dir.join("reduce.mscl");
+    std::fs::write(&reduce, "program \"p\" {\n    collective = allreduce(1)\n}\nfor i in 0..20 {\n    rank(0).reduce(rank(0).input[0], [rank(0).output[0], rank(0).output[0]], tb: 0, dst_chunk: rank(0).output[0])\n}\n").unwrap();
+    let ranks = 512;
+    let gpus: Vec<serde_json::Value> = (0..ranks)
+        .map(|id| serde_json::json!({"id": id, "input_chunks": 1, "output_chunks": ranks, "scratch_chunks": 0, "channels": [], "remote_buffers": [], "semaphores": [], "threadblocks": []}))
+        .collect();
+    let mut plan: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/plans/simple_allgather.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    plan["gpus"] = gpus.into();
+    let allgather = dir.join("allgather.json");
+    std::fs::write(&allgather, plan.to_string()).unwrap();
+
+    let mut cases: Vec<Vec<String>> = vec![
+        vec![reduce.display().to_string()],
+        vec![allgather.display().to_string()],
+    ];
+    let scales: &[&str] = if cfg!(debug_assertions) {
+        &["16"]
+    } else {
+        &["64"]
+    };
+    for file in common::example_files() {
+        let path = file.display().to_string();
+        cases.push(vec![path.clone()]);
+        let text = std::fs::read_to_string(&file).unwrap();
+        if text.contains("param num_gpus: int") {
+            for n in scales {
+                cases.push(vec![path.clone(), "-D".into(), format!("num_gpus={n}")]);
+            }
+        }
+    }
+    for (k, case) in cases.iter().enumerate() {
+        let mut args: Vec<&str> = case.iter().map(String::as_str).collect();
+        args.push("--json");
+        let (out, stdout, stderr) = sim(&args);
+        // An example refused (one that shows an error on purpose, or a
+        // scale it does not fit) has nothing to measure; the shapes made
+        // here must run.
+        if stdout.is_empty() {
+            assert!(k >= 2, "{case:?}: {stderr}");
+            continue;
+        }
+        let report: serde_json::Value = serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("{case:?}: {e}: {stdout}{stderr}"));
+        let estimate = report["memory_estimate"].as_u64().expect("an estimate");
+        for run in report["runs"].as_array().unwrap() {
+            let peak = run["memory_peak"].as_u64().expect("a peak");
+            assert!(peak > 0, "{case:?}: nothing measured");
+            assert!(
+                peak <= estimate,
+                "{case:?}: the simulation held {peak} bytes at once, above its estimate {estimate}"
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// A program that moves nothing is not verified: a rank without thread

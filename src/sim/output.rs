@@ -15,6 +15,10 @@ pub struct Run {
     /// Whether that is the mode the plan declares.
     pub declared: bool,
     pub report: Report,
+    /// The most heap the simulation held at once on top of what was live
+    /// before it ([`crate::memory::peak_bytes`]; 0 without the binary's
+    /// counting allocator).
+    pub peak_bytes: u64,
 }
 
 /// Rendered program lines shown per deadlock: enough to see the pattern.
@@ -223,6 +227,7 @@ pub fn json_report(plan: &Plan, runs: &[Run], sources: Option<&SourceMap>) -> Va
                 "executions": run.report.executions,
                 "ops_run": run.report.ops_run,
                 "sendrecv_sources": run.report.sendrecv_sources,
+                "memory_peak": run.peak_bytes,
                 "problems": problems(&run.report, sources),
                 "warnings": run.report.warnings.iter().map(|w| warning(w, sources)).collect::<Vec<_>>(),
             })
@@ -232,6 +237,7 @@ pub fn json_report(plan: &Plan, runs: &[Run], sources: Option<&SourceMap>) -> Va
         "plan": plan.name,
         "collective": plan.collective.name,
         "ranks": plan.ranks.len(),
+        "memory_estimate": crate::sim::memory_estimate(plan),
         "verified": runs.iter().all(|r| r["verdict"] == "verified"),
         "runs": runs,
     })
