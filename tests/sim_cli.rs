@@ -260,7 +260,7 @@ fn the_memory_estimate_bounds_the_measured_peak() {
     for (k, case) in cases.iter().enumerate() {
         let mut args: Vec<&str> = case.iter().map(String::as_str).collect();
         args.push("--json");
-        let (out, stdout, stderr) = sim(&args);
+        let (_, stdout, stderr) = sim(&args);
         // An example refused (one that shows an error on purpose, or a
         // scale it does not fit) has nothing to measure; the shapes made
         // here must run.

@@ -1,0 +1,38 @@
+//! `msclc check`: every stage but the back end, for a program or a plan.
+
+use super::input::{is_plan, read_checked_plan};
+use super::options::{parse_define, LimitArgs, WarningArgs};
+use super::outcome::{report, wrong};
+use clap::Args;
+use msclc::driver;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Args)]
+pub(crate) struct CheckArgs {
+    /// The .mscl program, or a .json execution plan to check.
+    pub(crate) input: PathBuf,
+    /// Sets a `param` the program declares (repeatable).
+    #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
+    pub(crate) define: Vec<(String, String)>,
+    #[command(flatten)]
+    pub(crate) limits: LimitArgs,
+    #[command(flatten)]
+    pub(crate) warnings: WarningArgs,
+}
+
+pub(crate) fn exec(args: &CheckArgs) -> ExitCode {
+    if is_plan(&args.input) {
+        return match read_checked_plan(&args.input, &args.define, &args.warnings) {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(code) => code,
+        };
+    }
+    let limits = args.limits.limits();
+    let c = driver::compile_with(&args.input, &args.define, limits);
+    match &c.result {
+        Ok(_) if args.warnings.report(&c, &args.input, &args.define, limits) => wrong(),
+        Ok(_) => ExitCode::SUCCESS,
+        Err(diags) => report(&c.sources, diags),
+    }
+}

@@ -1,0 +1,90 @@
+//! `msclc fmt`: .mscl files laid out canonically, in place.
+
+use clap::Args;
+use msclc::diag::{Code, Diagnostic, SourceMap};
+use msclc::driver;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Args)]
+pub(crate) struct FmtArgs {
+    /// The .mscl files to rewrite; `-` formats standard input to standard
+    /// output.
+    #[arg(required = true, value_hint = clap::ValueHint::FilePath)]
+    pub(crate) files: Vec<PathBuf>,
+    /// Write nothing: print each file that is not formatted, one path a
+    /// line, and exit 1 if there is one (for CI).
+    #[arg(long)]
+    pub(crate) check: bool,
+}
+
+/// `msclc fmt`: every file is formatted (or checked), whatever becomes of
+/// the others; the exit code is the worst any of them gets.
+pub(crate) fn exec(args: &FmtArgs) -> ExitCode {
+    let worst = args
+        .files
+        .iter()
+        .map(|path| format_file(path, args.check))
+        .max()
+        .unwrap_or(0);
+    ExitCode::from(worst)
+}
+
+/// Formats the file at `path` in place, if that changes it (`-`: standard
+/// input, written formatted to standard output), or with `check` only
+/// prints its path if it would change. Prints what went wrong; the exit
+/// status: 0, 1 when it does not parse or is not formatted under `check`,
+/// 2 when it cannot be read or written.
+pub(crate) fn format_file(path: &std::path::Path, check: bool) -> u8 {
+    let stdin = path.as_os_str() == "-";
+    let (name, read) = if stdin {
+        (
+            "<stdin>".to_string(),
+            std::io::read_to_string(std::io::stdin()),
+        )
+    } else {
+        (path.display().to_string(), driver::read_source(path))
+    };
+    let unusable = |what: String| {
+        let d = Diagnostic::plain(Code::Unreadable, what);
+        tell!("{}", SourceMap::default().render(std::slice::from_ref(&d)));
+        d.exit_status()
+    };
+    let text = match read {
+        Ok(text) => text,
+        Err(e) if stdin => return unusable(format!("cannot read standard input: {e}")),
+        Err(e) => return unusable(format!("cannot read {name}: {e}")),
+    };
+    let mut sources = SourceMap::default();
+    let file = sources.add(name.clone(), text);
+    let text = sources.source(file);
+    let formatted = match msclc::format::format_source(file, text) {
+        Ok(formatted) => formatted,
+        Err(d) => {
+            tell!("{}", sources.render(std::slice::from_ref(&d)));
+            return d.exit_status();
+        }
+    };
+    let changed = formatted != text;
+    if check {
+        if changed {
+            sayln!("{name}");
+        }
+        return u8::from(changed);
+    }
+    if stdin {
+        let mut out = std::io::stdout().lock();
+        if let Err(e) = out
+            .write_all(formatted.as_bytes())
+            .and_then(|()| out.flush())
+        {
+            return unusable(format!("cannot write standard output: {e}"));
+        }
+    } else if changed {
+        if let Err(e) = msclc::files::write(path, formatted.as_bytes()) {
+            return unusable(format!("cannot write {name}: {e}"));
+        }
+    }
+    0
+}

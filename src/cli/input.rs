@@ -1,0 +1,118 @@
+//! The input of a command: a program compiled here, or a JSON execution
+//! plan read and checked as a compiled program is.
+
+use super::options::{print_warnings, WarningArgs};
+use super::outcome::{fail, fail_in, rendered, report, wrong};
+use msclc::diag::{Code, Diagnostic};
+use msclc::driver;
+use std::process::ExitCode;
+
+/// Whether `input` is a JSON execution plan rather than a program.
+pub(crate) fn is_plan(input: &std::path::Path) -> bool {
+    input.extension().is_some_and(|e| e == "json")
+}
+
+/// A JSON plan given where a program may be (`check`, `compile --emit
+/// cuda`): read, then checked as a compiled program is, for signals
+/// without waits and for the executor's limits (warnings, as `warnings`
+/// says). `-D` has nothing to set in a plan.
+pub(crate) fn read_checked_plan(
+    input: &std::path::Path,
+    defines: &[(String, String)],
+    warnings: &WarningArgs,
+) -> Result<msclc::ir::Plan, ExitCode> {
+    if let Some((name, _)) = defines.first() {
+        return Err(fail(Diagnostic::plain(
+            Code::Define,
+            format!(
+                "-D {name}: {} is a JSON plan, which has no params (-D sets a program's params)",
+                input.display()
+            ),
+        )));
+    }
+    let limits = driver::Limits::command();
+    let (plan, _) = load_plan(input, defines, Compile::Plain, limits)?;
+    if let Err(d) = msclc::passes::pairing::check(&plan) {
+        return Err(fail_in(None, input, d));
+    }
+    let found = msclc::passes::warnings(&plan);
+    if !warnings.quiet {
+        tell!("{}", rendered(None, input, &warnings.shown(&found)));
+    }
+    if warnings.denied(&found) {
+        return Err(wrong());
+    }
+    Ok(plan)
+}
+
+/// How `load_plan` compiles a program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Compile {
+    /// As it is.
+    Plain,
+    /// For this many ranks (`--nranks`).
+    ForRanks(u32),
+    /// Keeping loop values for reports (`msclc sim`).
+    ForReports,
+}
+
+/// A program compiled as `how` says, or a JSON plan read; problems are
+/// reported here, and give the exit code.
+pub(crate) fn load_plan(
+    input: &std::path::Path,
+    defines: &[(String, String)],
+    how: Compile,
+    limits: driver::Limits,
+) -> Result<(msclc::ir::Plan, Option<driver::Compilation>), ExitCode> {
+    let nranks = match how {
+        Compile::ForRanks(n) => Some(n),
+        _ => None,
+    };
+    if is_plan(input) {
+        let text = std::fs::File::open(input)
+            .and_then(|file| msclc::files::read_text(file, None))
+            .map_err(|e| {
+                fail(Diagnostic::plain(
+                    Code::Unreadable,
+                    format!("cannot read {}: {e}", input.display()),
+                ))
+            })?;
+        let plan = msclc::front::plan_json::read_plan(&text)
+            .map_err(|e| fail(e.diagnostic().in_plan(input)))?;
+        if let Some(n) = nranks.filter(|n| *n as usize != plan.ranks.len()) {
+            return Err(fail(Diagnostic::plain(Code::Ranks, format!(
+                "--nranks {n}: {} is a plan for {} ranks; a JSON plan's rank count is fixed (compile the program for {n} ranks instead)",
+                input.display(),
+                plan.ranks.len()
+            ))));
+        }
+        return Ok((plan, None));
+    }
+    let compiled = match how {
+        Compile::ForRanks(n) => driver::compile_for_ranks(input, defines, n, limits),
+        Compile::ForReports => driver::compile_with(
+            input,
+            defines,
+            driver::Limits {
+                loop_values: true,
+                ..limits
+            },
+        ),
+        Compile::Plain => driver::compile_with(input, defines, limits),
+    };
+    match &compiled.result {
+        Ok(plan) => {
+            // `sim` lists the executor's limits with its verdict.
+            match how {
+                Compile::Plain if !compiled.warnings.is_empty() => {
+                    print_warnings(&compiled, input, defines, limits, &WarningArgs::default())
+                }
+                // (With the param `--nranks` set: the warnings as they are.)
+                Compile::ForRanks(_) => tell!("{}", compiled.sources.render(&compiled.warnings)),
+                _ => {}
+            }
+            Ok((plan.clone(), Some(compiled)))
+        }
+        Err(diags) => Err(report(&compiled.sources, diags)),
+    }
+}

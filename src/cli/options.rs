@@ -1,0 +1,121 @@
+//! The options several commands share: `-D` params, what becomes of
+//! warnings, the bounds on compiling, the element type.
+
+use clap::Args;
+use msclc::diag::Diagnostic;
+use msclc::driver;
+
+pub(crate) fn parse_define(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((name, value)) if !name.is_empty() => Ok((name.to_string(), value.to_string())),
+        _ => Err(format!("`{s}` is not NAME=VALUE")),
+    }
+}
+
+/// What becomes of warnings.
+#[derive(Debug, Default, Args)]
+pub(crate) struct WarningArgs {
+    /// Treat warnings as errors: print them, write nothing, exit 1.
+    #[arg(long)]
+    pub(crate) deny_warnings: bool,
+    /// Print no warnings (errors are still printed).
+    #[arg(short, long, conflicts_with = "deny_warnings")]
+    pub(crate) quiet: bool,
+}
+
+impl WarningArgs {
+    /// Prints the warnings of `c` (the program `input` compiled as
+    /// `defines` and `limits` say) on standard error, unless quiet; whether
+    /// they stop the command.
+    pub(crate) fn report(
+        &self,
+        c: &driver::Compilation,
+        input: &std::path::Path,
+        defines: &[(String, String)],
+        limits: driver::Limits,
+    ) -> bool {
+        if !self.quiet && !c.warnings.is_empty() {
+            print_warnings(c, input, defines, limits, self);
+        }
+        self.denied(&c.warnings)
+    }
+
+    /// Whether `warnings` stop the command.
+    pub(crate) fn denied(&self, warnings: &[Diagnostic]) -> bool {
+        self.deny_warnings && !warnings.is_empty()
+    }
+
+    /// `warnings` as they are shown: as errors under `--deny-warnings`.
+    pub(crate) fn shown(&self, warnings: &[Diagnostic]) -> Vec<Diagnostic> {
+        warnings
+            .iter()
+            .map(|w| match self.deny_warnings {
+                true => w
+                    .clone()
+                    .as_error()
+                    .with_note("--deny-warnings makes this warning an error"),
+                false => w.clone(),
+            })
+            .collect()
+    }
+}
+
+/// Prints `c`'s warnings with the loop values at their lines: when the
+/// compilation did not keep them (it costs time in every loop, so a plain
+/// compile does without), the program is compiled again keeping them.
+pub(crate) fn print_warnings(
+    c: &driver::Compilation,
+    input: &std::path::Path,
+    defines: &[(String, String)],
+    limits: driver::Limits,
+    how: &WarningArgs,
+) {
+    if !limits.loop_values {
+        let with_values = driver::Limits {
+            loop_values: true,
+            ..limits
+        };
+        let again = driver::compile_with(input, defines, with_values);
+        if again.result.is_ok() && again.warnings.len() == c.warnings.len() {
+            tell!("{}", again.sources.render(&how.shown(&again.warnings)));
+            return;
+        }
+    }
+    tell!("{}", c.sources.render(&how.shown(&c.warnings)));
+}
+
+/// Bounds on what compiling a program may do.
+#[derive(Debug, Args)]
+pub(crate) struct LimitArgs {
+    /// Stop with an error when the program emits more ops than this (a
+    /// runaway loop ends soon, not after GBs). The default admits every
+    /// example at 256 ranks twice over.
+    #[arg(long, value_name = "N", default_value_t = msclc::eval::MAX_OPS)]
+    pub(crate) max_ops: u64,
+}
+
+impl LimitArgs {
+    pub(crate) fn limits(&self) -> driver::Limits {
+        driver::Limits {
+            max_ops: self.max_ops,
+            ..driver::Limits::command()
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum DtypeArg {
+    Float32,
+    Float16,
+    Bfloat16,
+}
+
+impl From<DtypeArg> for msclc::ir::Dtype {
+    fn from(d: DtypeArg) -> msclc::ir::Dtype {
+        match d {
+            DtypeArg::Float32 => msclc::ir::Dtype::Float32,
+            DtypeArg::Float16 => msclc::ir::Dtype::Float16,
+            DtypeArg::Bfloat16 => msclc::ir::Dtype::Bfloat16,
+        }
+    }
+}

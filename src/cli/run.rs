@@ -1,0 +1,104 @@
+//! `msclc run`: a program or plan compiled to CUDA, built with NVRTC and
+//! run on this machine's GPU, each result checked, an nccl-tests table.
+
+use super::input::{load_plan, Compile};
+use super::options::{parse_define, DtypeArg, LimitArgs};
+use super::outcome::{fail, fail_in, report, wrong};
+use super::streams;
+use clap::Args;
+use msclc::diag::{Code, Diagnostic};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// The .mscl program or a .json execution plan.
+    pub(crate) input: PathBuf,
+    /// Sets a `param` the program declares (repeatable).
+    #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
+    pub(crate) define: Vec<(String, String)>,
+    /// Number of ranks: sets the program's param that decides it.
+    #[arg(long, value_name = "N")]
+    pub(crate) nranks: Option<u32>,
+    /// Message sizes in bytes, doubling from MIN to MAX (K, M, G suffixes).
+    #[arg(long, value_name = "MIN:MAX", default_value = "1K:256M", value_parser = msclc::runner::parse_size_range)]
+    pub(crate) size: (u64, u64),
+    /// Element type of the data.
+    #[arg(long, value_enum, default_value = "float32")]
+    pub(crate) dtype: DtypeArg,
+    /// Timed launches per size.
+    #[arg(long, default_value_t = 20)]
+    pub(crate) iters: u32,
+    /// Untimed launches before them.
+    #[arg(long, default_value_t = 5)]
+    pub(crate) warmup: u32,
+    /// Compile the kernel afresh and keep no copy: skip the cubin cache
+    /// ($MSCLC_CACHE_DIR, else $XDG_CACHE_HOME/msclc, else ~/.cache/msclc).
+    #[arg(long)]
+    pub(crate) no_cache: bool,
+    /// Seconds any one wait of the kernel (signal, barrier, semaphore,
+    /// packet) may spin: then the kernel stops, and msclc says which rank,
+    /// thread block and op waited for what, and exits 1.
+    #[arg(long, value_name = "SECONDS", default_value = "5", value_parser = parse_seconds)]
+    pub(crate) timeout: std::time::Duration,
+    #[command(flatten)]
+    pub(crate) limits: LimitArgs,
+}
+
+pub(crate) fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0 && *v < 1e9)
+        .map(std::time::Duration::from_secs_f64)
+        .ok_or_else(|| format!("`{s}` is not a positive number of seconds"))
+}
+
+/// `msclc run`: the plan on this machine's GPU.
+pub(crate) fn exec(args: &RunArgs) -> ExitCode {
+    let how = args.nranks.map_or(Compile::Plain, Compile::ForRanks);
+    let (plan, compiled) = match load_plan(&args.input, &args.define, how, args.limits.limits()) {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
+    };
+    let opts = msclc::runner::RunOptions {
+        dtype: args.dtype.into(),
+        min_size: args.size.0,
+        max_size: args.size.1,
+        iters: args.iters,
+        warmup: args.warmup,
+        cache: if args.no_cache {
+            None
+        } else {
+            msclc::runner::cache::default_dir()
+        },
+        timeout: args.timeout,
+    };
+    let mut out = streams::Stdout;
+    let result = msclc::runner::gpu::run(&plan, &opts, &mut out);
+    let _ = out.flush();
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => {
+            let sources = compiled.as_ref().map(|c| &c.sources);
+            tell!("{}", msclc::runner::explain_wrong_result(&plan, sources));
+            wrong()
+        }
+        Err(msclc::runner::RunError::Problem(d)) => {
+            fail_in(compiled.as_ref().map(|c| &c.sources), &args.input, d)
+        }
+        Err(msclc::runner::RunError::Stuck(gave_up)) => {
+            let message = format!("the kernel stopped waiting: {gave_up}");
+            let help =
+                "`msclc sim` shows why a plan deadlocks; `--timeout` gives slow waits longer";
+            // Point at the op in the program, where it was compiled here.
+            match (&compiled, gave_up.span) {
+                (Some(c), Some(span)) => {
+                    let d = Diagnostic::error(Code::KernelStuck, span, message, "this op waited");
+                    report(&c.sources, &[d.with_note(help)])
+                }
+                _ => fail(Diagnostic::plain(Code::KernelStuck, message).with_note(help)),
+            }
+        }
+    }
+}

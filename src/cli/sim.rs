@@ -1,0 +1,231 @@
+//! `msclc sim`: a program or plan executed on the CPU, its verdict, and
+//! with `--timing` its predicted time.
+
+use super::input::{load_plan, Compile};
+use super::options::{parse_define, DtypeArg, LimitArgs};
+use super::outcome::{fail, rendered, wrong};
+use clap::Args;
+use msclc::diag::{Code, Diagnostic};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Args)]
+pub(crate) struct SimArgs {
+    /// The .mscl program or a .json execution plan.
+    pub(crate) input: PathBuf,
+    /// Sets a `param` the program declares (repeatable).
+    #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
+    pub(crate) define: Vec<(String, String)>,
+    /// The buffers to run with: as the plan declares, in-place (output
+    /// aliasing input, as the MSCCL++ test harness lays them out),
+    /// out-of-place, or both (a plan that works in one mode only says so).
+    #[arg(long, value_enum, default_value = "declared")]
+    pub(crate) buffers: BuffersArg,
+    /// Warn when a rank's thread blocks cannot all be resident at once on
+    /// this GPU (a known cause of hangs in the executor).
+    #[arg(long, value_name = "GPU", value_parser = parse_target)]
+    pub(crate) target: Option<&'static msclc::sim::Target>,
+    /// Refuse (exit code 2) a plan whose simulation is estimated to take
+    /// more memory than this (K, M, G suffixes); by default 8G, or three
+    /// quarters of the memory this process may have, whichever is less.
+    #[arg(long, value_name = "BYTES", value_parser = msclc::runner::parse_size)]
+    pub(crate) max_memory: Option<u64>,
+    /// Print the verdict line only (no details, no warnings).
+    #[arg(long)]
+    pub(crate) quiet: bool,
+    /// Print one JSON object: the verdict, each problem with its locations,
+    /// the warnings.
+    #[arg(long, conflicts_with_all = ["quiet", "timing"])]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) timing: TimingArgs,
+    #[command(flatten)]
+    pub(crate) limits: LimitArgs,
+}
+
+/// `msclc sim --timing`: the predicted time.
+#[derive(Debug, Args)]
+pub(crate) struct TimingArgs {
+    /// Predict how long the plan takes on this topology: a built-in
+    /// (h100-nvlink, h100-nvls, h100-ib, emulated-h100) or a JSON file
+    /// (docs/timing.md). Prints a table in the nccl-tests form and each
+    /// size's critical path
+    #[arg(long, value_name = "TOPOLOGY")]
+    pub(crate) timing: Option<String>,
+    /// Message sizes to predict, doubling from MIN to MAX (K, M, G suffixes)
+    #[arg(long, value_name = "MIN:MAX", default_value = "1K:1G", requires = "timing", value_parser = msclc::runner::parse_size_range)]
+    pub(crate) size: (u64, u64),
+    /// Element type of the data
+    #[arg(long, value_enum, default_value = "float32", requires = "timing")]
+    pub(crate) dtype: DtypeArg,
+    /// Write the largest size's predicted timeline in Chrome trace-event
+    /// JSON (opens in Perfetto and chrome://tracing)
+    #[arg(long, value_name = "FILE", requires = "timing")]
+    pub(crate) trace: Option<PathBuf>,
+    /// Write the largest size's predicted timeline as an SVG picture
+    #[arg(long, value_name = "FILE", requires = "timing")]
+    pub(crate) svg: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum BuffersArg {
+    Declared,
+    InPlace,
+    OutOfPlace,
+    Both,
+}
+
+pub(crate) fn parse_target(s: &str) -> Result<&'static msclc::sim::Target, String> {
+    msclc::sim::TARGETS
+        .iter()
+        .find(|t| t.name == s.to_ascii_lowercase())
+        .ok_or_else(|| {
+            let names: Vec<&str> = msclc::sim::TARGETS.iter().map(|t| t.name).collect();
+            format!("`{s}` is not a GPU msclc knows: {}", names.join(", "))
+        })
+}
+
+/// `msclc sim`: simulate a .mscl program or a JSON plan.
+pub(crate) fn exec(args: &SimArgs) -> ExitCode {
+    use msclc::sim::output::{details, json_report, verdict_line, Run};
+    let compiled;
+    let (plan, sources) = match load_plan(
+        &args.input,
+        &args.define,
+        Compile::ForReports,
+        args.limits.limits(),
+    ) {
+        Ok((plan, c)) => {
+            compiled = c;
+            (plan, compiled.as_ref().map(|c| &c.sources))
+        }
+        Err(code) => return code,
+    };
+    let needs = msclc::sim::memory_estimate(&plan);
+    let max_memory = args
+        .max_memory
+        .unwrap_or_else(msclc::sim::default_memory_limit);
+    if needs > max_memory {
+        let size = msclc::memory::size_text;
+        return fail(Diagnostic::plain(Code::Memory, format!(
+            "simulating this plan ({} ranks, {} thread blocks) would take about {}, more than --max-memory {}: raise --max-memory, or simulate the program at fewer ranks",
+            plan.ranks.len(),
+            plan.ranks.iter().map(|r| r.threadblocks.len()).sum::<usize>(),
+            size(needs),
+            size(max_memory)
+        )));
+    }
+    let declared = plan.collective.inplace;
+    let modes = match args.buffers {
+        BuffersArg::Declared => vec![declared],
+        BuffersArg::InPlace => vec![true],
+        BuffersArg::OutOfPlace => vec![false],
+        BuffersArg::Both => vec![declared, !declared],
+    };
+    let residency = args
+        .target
+        .and_then(|target| msclc::sim::residency(&plan, target));
+    let topology = match args
+        .timing
+        .timing
+        .as_deref()
+        .map(msclc::timing::load_topology)
+    {
+        Some(Err(d)) => return fail(d),
+        Some(Ok(t)) => Some(t),
+        None => None,
+    };
+    // The timing model times the first buffer mode's execution.
+    let mut recorded = None;
+    let runs: Vec<Run> = modes
+        .into_iter()
+        .map(|inplace| {
+            let options = msclc::sim::SimOptions {
+                executions: 2,
+                inplace: Some(inplace),
+                progress: !args.quiet && !args.json,
+            };
+            let before = msclc::memory::start_peak();
+            let mut report = if topology.is_some() && recorded.is_none() {
+                let (report, run) = msclc::sim::simulate_recorded(&plan, &options);
+                recorded = Some(run);
+                report
+            } else {
+                msclc::sim::simulate_with(&plan, &options)
+            };
+            let peak_bytes = msclc::memory::peak_bytes().saturating_sub(before);
+            report.warnings.extend(residency.clone());
+            Run {
+                buffers: if inplace { "in-place" } else { "out-of-place" },
+                declared: inplace == declared,
+                report,
+                peak_bytes,
+            }
+        })
+        .collect();
+    let verified = |run: &Run| run.report.verdict == msclc::sim::Verdict::Verified;
+    let code = if runs.iter().all(verified) {
+        ExitCode::SUCCESS
+    } else {
+        wrong()
+    };
+    if args.json {
+        sayln!("{}", json_report(&plan, &runs, sources));
+        return code;
+    }
+    let several = runs.len() > 1;
+    for run in &runs {
+        let line = verdict_line(&plan, &run.report);
+        if several {
+            let declared = if run.declared { " (declared)" } else { "" };
+            sayln!("{}{declared}: {line}", run.buffers);
+        } else {
+            sayln!("{line}");
+        }
+        if !args.quiet {
+            say!("{}", details(&run.report, sources));
+        }
+    }
+    if let [first, second] = &runs[..] {
+        if verified(first) != verified(second) {
+            let (works, fails) = if verified(first) {
+                (first, second)
+            } else {
+                (second, first)
+            };
+            sayln!(
+                "note: the plan works {} only, not {}; it declares {}",
+                works.buffers,
+                fails.buffers,
+                if declared { "in-place" } else { "out-of-place" }
+            );
+        }
+    }
+    if !args.quiet {
+        // Each warning once, though both buffer modes found it.
+        let mut warnings: Vec<Diagnostic> = Vec::new();
+        for w in runs.iter().flat_map(|r| &r.report.warnings) {
+            if !warnings.contains(w) {
+                warnings.push(w.clone());
+            }
+        }
+        tell!("{}", rendered(sources, &args.input, &warnings));
+    }
+    if let (Some(topology), Some(run)) = (&topology, &recorded) {
+        let t = &args.timing;
+        let title = args.input.display().to_string();
+        let request = msclc::timing::Request {
+            topology,
+            dtype: t.dtype.into(),
+            sizes: t.size,
+            trace: t.trace.as_deref(),
+            svg: t.svg.as_deref(),
+            title: &title,
+        };
+        match msclc::timing::predict_report(&plan, run, &request) {
+            Ok(text) => say!("{text}"),
+            Err(d) => return fail(d),
+        }
+    }
+    code
+}
