@@ -5,7 +5,7 @@ use crate::diag::{Code, Diagnostic, SourceMap, Span};
 use crate::eval::value::Value;
 pub use crate::eval::Limits;
 use crate::ir::Plan;
-use crate::syntax::ast::{FnDef, Stmt, StmtKind, TypeExpr};
+use crate::syntax::ast::{FnDef, Program, Stmt, StmtKind, TypeExpr};
 use crate::vocab::{self, Type};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -17,23 +17,6 @@ const STDLIB: &[(&str, &str)] = &[
     ("peers", include_str!("../stdlib/peers.mscl")),
     ("sync", include_str!("../stdlib/sync.mscl")),
 ];
-
-/// A parsed main file and the functions it imported.
-pub struct Program {
-    pub stmts: Vec<Stmt>,
-    pub imported: Vec<Rc<FnDef>>,
-}
-
-impl Program {
-    /// Every function the program can call: the imported ones, then its own.
-    pub fn functions(&self) -> impl Iterator<Item = Rc<FnDef>> + '_ {
-        let own = self.stmts.iter().filter_map(|s| match &s.kind {
-            StmtKind::Fn(f) => Some(f.clone()),
-            _ => None,
-        });
-        self.imported.iter().cloned().chain(own)
-    }
-}
 
 pub struct Compilation {
     pub sources: SourceMap,

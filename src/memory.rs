@@ -101,15 +101,6 @@ fn machine_available() -> Option<u64> {
     Some(kb * 1024)
 }
 
-/// "1.5 GB", "12 MB", "3 KB".
-pub fn size_text(bytes: u64) -> String {
-    match bytes {
-        b if b >= 1 << 30 => format!("{:.1} GB", b as f64 / (1u64 << 30) as f64),
-        b if b >= 1 << 20 => format!("{} MB", b >> 20),
-        b => format!("{} KB", b.div_ceil(1 << 10)),
-    }
-}
-
 impl Counting {
     fn take(&self, bytes: usize) {
         let live = LIVE.fetch_add(bytes, Relaxed) + bytes;

@@ -14,7 +14,7 @@ mod common;
 use common::{Example, Needs};
 use msclc::back::cuda::{self, report::GaveUp, SyncLayout};
 use msclc::ir::{Dtype, OpName, Plan};
-use msclc::runner::workload::Workload;
+use msclc::measure::workload::Workload;
 use msclc::sim::Verdict;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -124,7 +124,7 @@ impl<'p> HostKernel<'p> {
     /// `launches` launches at `size` bytes with `budget_ns` per spin.
     fn run(&self, size: u64, launches: u64, budget_ns: u64) -> Outcome {
         let plan = self.plan;
-        let senders = msclc::runner::workload::sendrecv_senders(plan);
+        let senders = msclc::measure::workload::sendrecv_senders(plan);
         let w = Workload::new(plan, Dtype::Float32, size, senders.as_deref())
             .expect("size fits the plan");
         let layout = SyncLayout::new(plan);
@@ -385,7 +385,7 @@ fn a_sendrecv_is_checked_with_the_pairing_of_its_plan() {
     let plan = msclc::driver::compile(&path, &defines)
         .result
         .expect("send_recv compiles with split_mask 3");
-    let senders = msclc::runner::workload::sendrecv_senders(&plan);
+    let senders = msclc::measure::workload::sendrecv_senders(&plan);
     let want: Vec<u32> = (0..8).map(|r| (r + 4) % 8).collect();
     assert_eq!(senders, Some(want));
     let tmp = temp_dir("sendrecv");

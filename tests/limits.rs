@@ -202,14 +202,14 @@ fn the_default_memory_bound_follows_the_process_limit() {
     let out = cmd.output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    let bound: u64 = err
+    let bound: f64 = err
         .split("more than --max-memory ")
         .nth(1)
-        .and_then(|rest| rest.split(" MB").next())
-        .and_then(|mb| mb.parse().ok())
-        .unwrap_or_else(|| panic!("no bound in MB: {err}"));
+        .and_then(|rest| rest.split(" MiB").next())
+        .and_then(|mb| mb.parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("no bound in MiB: {err}"));
     assert!(
-        err.contains("error[E0805]") && (256..=768).contains(&bound),
+        err.contains("error[E0805]") && (256.0..=768.0).contains(&bound),
         "{err}"
     );
 }

@@ -5,7 +5,7 @@
 //! reported once.
 
 use crate::diag::{Code, Diagnostic, Span};
-use crate::driver::Program;
+use crate::syntax::ast::Program;
 use crate::syntax::ast::*;
 use crate::vocab::{self, Receiver, Signature, Type};
 use index::{Def, DefKind, Index, Target};

@@ -106,7 +106,7 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
         .max_memory
         .unwrap_or_else(msclc::sim::default_memory_limit);
     if needs > max_memory {
-        let size = msclc::memory::size_text;
+        let size = msclc::units::human_bytes;
         return fail(Diagnostic::plain(Code::Memory, format!(
             "simulating this plan ({} ranks, {} thread blocks) would take about {}, more than --max-memory {}: raise --max-memory, or simulate the program at fewer ranks",
             plan.ranks.len(),

@@ -124,15 +124,15 @@ impl Evaluator<'_> {
         if live <= self.limits.max_memory {
             return Ok(());
         }
-        use crate::memory::size_text;
+        use crate::units::human_bytes;
         Err(self
             .error(
                 Code::OutOfMemory,
                 span,
                 format!(
                     "compiling this program takes more memory than msclc may have here: {} held, the most being {}",
-                    size_text(live),
-                    size_text(self.limits.max_memory)
+                    human_bytes(live),
+                    human_bytes(self.limits.max_memory)
                 ),
                 "memory ran out here",
             )

@@ -15,6 +15,7 @@ mod limits;
 mod lower;
 pub use limits::{Limits, MAX_ELEMENTS, MAX_ITERATIONS, MAX_OPS};
 use limits::{BYTES_PER_STEP, ELEMENTS_PER_STEP, MAX_CALL_DEPTH};
+mod operands;
 mod ops;
 mod program;
 mod record;

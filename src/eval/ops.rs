@@ -3,7 +3,7 @@
 //! gets, remote reductions), on switch channels and on semaphores.
 
 use super::args::{Arg, Call};
-use super::calls::Blocks;
+use super::operands::{rank_list, Blocks};
 use super::value::*;
 use super::{Evaluator, Res};
 use crate::diag::{Code, Diagnostic, Span};
@@ -497,13 +497,4 @@ impl SwitchOp<'_> {
         ev.rec().add_op(rank, tb, op);
         Ok(Value::Unit)
     }
-}
-
-/// A rank list for a message, shortened when long.
-pub(super) fn rank_list(ranks: &[u32]) -> String {
-    if ranks.len() <= 16 {
-        return format!("{ranks:?}");
-    }
-    let head: Vec<String> = ranks[..8].iter().map(|r| r.to_string()).collect();
-    format!("[{}, ... ({} ranks)]", head.join(", "), ranks.len())
 }

@@ -2,10 +2,10 @@
 //! in the memory of one device, one grid holding every rank's thread blocks.
 
 use super::table::{Row, Table};
-use super::workload::Workload;
 use super::{nvrtc, RunError, RunOptions};
 use crate::back::cuda::{self, SyncLayout};
 use crate::ir::Plan;
+use crate::measure::workload::Workload;
 use cudarc::driver::{
     sys, CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig,
     PushKernelArg,
@@ -35,7 +35,7 @@ fn driver_error(what: &str) -> impl Fn(cudarc::driver::DriverError) -> String + 
 /// checked size came out right.
 pub fn run(plan: &Plan, opts: &RunOptions, out: &mut dyn std::io::Write) -> Result<bool, RunError> {
     // What cannot run anywhere is said before looking for a GPU.
-    let senders = super::workload::sendrecv_senders(plan);
+    let senders = crate::measure::workload::sendrecv_senders(plan);
     let workloads: Vec<(u64, Result<Workload, String>)> = sizes(opts)
         .map(|size| {
             (

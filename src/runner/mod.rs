@@ -10,7 +10,6 @@ pub mod cache;
 pub mod gpu;
 pub mod nvrtc;
 pub mod table;
-pub mod workload;
 
 use crate::ir::Dtype;
 use std::path::PathBuf;

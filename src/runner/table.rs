@@ -2,9 +2,11 @@
 //! and row formats), with two columns more: the time of a device-to-device
 //! copy of the same bytes and how close the kernel comes to it.
 
-use super::workload::Workload;
 use super::RunOptions;
 use crate::ir::Plan;
+use crate::measure::columns::{column_names, column_units, columns, redop};
+use crate::measure::workload::Workload;
+use crate::units::{float_str, g_str};
 use std::io::Write;
 
 /// What one size measured.
@@ -118,102 +120,5 @@ impl Table {
         );
         let _ = writeln!(out, "# {:<20} : {}", "Avg bus bandwidth", g_str(avg));
         let _ = writeln!(out, "#");
-    }
-}
-
-/// The columns every nccl-tests table has, for one size: size, count,
-/// type, redop, root, time, algbw, busbw.
-pub fn columns(w: &Workload, redop: &str, time_us: f64, algbw: f64, busbw: f64) -> String {
-    format!(
-        "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}",
-        w.size(),
-        w.count(),
-        w.dtype.nccl_name(),
-        redop,
-        -1,
-        float_str(time_us, 7),
-        float_str(algbw, 6),
-        float_str(busbw, 6)
-    )
-}
-
-/// The names of `columns`, aligned to them (after a `# `).
-pub fn column_names() -> String {
-    format!(
-        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}",
-        "size", "count", "type", "redop", "root", "time", "algbw", "busbw"
-    )
-}
-
-/// The units of `columns`, aligned to them.
-pub fn column_units() -> String {
-    format!(
-        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}",
-        "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)"
-    )
-}
-
-/// The redop column of a collective.
-pub fn redop(collective: &str) -> &'static str {
-    if matches!(collective, "allreduce" | "reducescatter") {
-        "sum"
-    } else {
-        "none"
-    }
-}
-
-/// C's `%g`, as nccl-tests prints its average: six significant digits,
-/// no trailing zeros.
-pub fn g_str(value: f64) -> String {
-    if value == 0.0 || !value.is_finite() {
-        return format!("{value}");
-    }
-    let magnitude = value.abs().log10().floor() as i32;
-    let decimals = (5 - magnitude).max(0) as usize;
-    let text = format!("{value:.decimals$}");
-    if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        text
-    }
-}
-
-/// nccl-tests' `getFloatStr`: the most decimals that fit `width`.
-pub fn float_str(value: f64, width: usize) -> String {
-    for s in [
-        format!("{value:.2}"),
-        format!("{value:.1}"),
-        format!("{value:.0}"),
-    ] {
-        if s.len() <= width {
-            return s;
-        }
-    }
-    if width >= 7 {
-        format!("{value:.1e}")
-    } else {
-        format!("{value:.0e}")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::float_str;
-
-    #[test]
-    fn numbers_take_the_most_decimals_that_fit() {
-        assert_eq!(float_str(25.3149, 7), "25.31");
-        assert_eq!(float_str(1024.5, 7), "1024.50");
-        assert_eq!(float_str(131.006, 6), "131.01");
-        assert_eq!(float_str(12345.6, 6), "12346");
-        assert_eq!(float_str(0.0, 6), "0.00");
-    }
-
-    #[test]
-    fn the_average_prints_as_percent_g() {
-        assert_eq!(super::g_str(374.6512), "374.651");
-        assert_eq!(super::g_str(62.5), "62.5");
-        assert_eq!(super::g_str(0.123456789), "0.123457");
-        assert_eq!(super::g_str(0.0), "0");
     }
 }

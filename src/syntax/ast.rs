@@ -1,6 +1,7 @@
 //! The untyped syntax tree the parser builds. Every node keeps its span.
 
 use crate::diag::Span;
+use std::rc::Rc;
 
 /// A name with where it was written.
 #[derive(Debug, Clone, PartialEq)]
@@ -223,4 +224,21 @@ pub enum StmtKind {
         body: Vec<Stmt>,
     },
     Expr(Expr),
+}
+
+/// A parsed main file and the functions it imported.
+pub struct Program {
+    pub stmts: Vec<Stmt>,
+    pub imported: Vec<Rc<FnDef>>,
+}
+
+impl Program {
+    /// Every function the program can call: the imported ones, then its own.
+    pub fn functions(&self) -> impl Iterator<Item = Rc<FnDef>> + '_ {
+        let own = self.stmts.iter().filter_map(|s| match &s.kind {
+            StmtKind::Fn(f) => Some(f.clone()),
+            _ => None,
+        });
+        self.imported.iter().cloned().chain(own)
+    }
 }

@@ -5,10 +5,10 @@
 use super::cost::{peer, switch_members};
 use super::critical::CriticalPath;
 use super::engine::{Prepared, Times, Why};
-use super::svg::human_bytes;
 use super::timeline::*;
 use crate::ir::{BufRef, Op, Plan, RefTarget};
 use crate::sim::record::Release;
+use crate::units::human_bytes;
 
 /// What `timeline` draws, besides the times.
 pub struct Labels<'a> {

@@ -105,7 +105,7 @@ pub fn predict_report(
             )
         })
     };
-    let size = svg::human_bytes(largest.workload.size());
+    let size = crate::units::human_bytes(largest.workload.size());
     if let Some(path) = req.trace {
         write(path, trace::chrome_trace(&timeline))?;
         text.push_str(&format!(

@@ -6,8 +6,9 @@ use super::critical::{critical_path, CriticalPath};
 use super::engine::{time, Prepared, Times};
 use super::topology::Topology;
 use crate::ir::{Dtype, Plan};
-use crate::runner::table::{self, float_str};
-use crate::runner::workload::Workload;
+use crate::measure::columns as table;
+use crate::measure::workload::Workload;
+use crate::units::float_str;
 use std::fmt::Write;
 
 /// One message size's prediction.
@@ -141,7 +142,12 @@ pub fn render(
     } else {
         bus.iter().sum::<f64>() / bus.len() as f64
     };
-    let _ = writeln!(out, "# {:<20} : {}", "Avg bus bandwidth", table::g_str(avg));
+    let _ = writeln!(
+        out,
+        "# {:<20} : {}",
+        "Avg bus bandwidth",
+        crate::units::g_str(avg)
+    );
     let _ = writeln!(out, "#");
     for p in rows.iter().flatten() {
         out.push_str(&critical_lines(prep, p));
@@ -169,7 +175,7 @@ fn critical_lines(prep: &Prepared, p: &Predicted) -> String {
     let _ = writeln!(
         out,
         "# critical path at {}: {} us = launch {} + data {} ({} ops) + sync {} ({} ops) + in flight {}; blocks waited {:.0}% of their time",
-        super::svg::human_bytes(p.workload.size()),
+        crate::units::human_bytes(p.workload.size()),
         us(p.end_us),
         us(c.launch_us),
         us(c.data_us),

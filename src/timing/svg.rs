@@ -6,6 +6,7 @@ use std::fmt::{self, Write};
 
 use super::timeline::{Flow, Slice, Timeline};
 use super::trace::kind_name;
+use crate::units::{human_bytes, sig3};
 
 const WIDTH: f64 = 1200.0;
 /// Room for "rank 1023 tb 127" right-aligned before the rows.
@@ -323,35 +324,6 @@ fn nice_step(raw: f64) -> f64 {
     } else {
         10.0
     }
-}
-
-/// Three significant digits at most, no trailing zeros: 64, 1.5, 12.3.
-fn sig3(v: f64) -> String {
-    let decimals = if v >= 100.0 {
-        0
-    } else if v >= 10.0 {
-        1
-    } else {
-        2
-    };
-    let s = format!("{v:.decimals$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
-}
-
-/// `64 MiB`, `1.5 KiB`, `1000 B`: three significant digits at most.
-pub fn human_bytes(b: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    format!("{} {}", sig3(v), UNITS[u])
 }
 
 fn human_time(us: f64) -> String {

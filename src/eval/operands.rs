@@ -1,0 +1,210 @@
+//! The arguments of ops and calls, read and checked: ranks, thread blocks
+//! (`tb` or `tb_group`), the chunks an op pairs, the members of a switch
+//! channel. Both the builtin calls (calls.rs) and the ops (ops.rs) use
+//! them.
+
+use super::args::Arg;
+use super::value::*;
+use super::{Evaluator, Res};
+use crate::diag::{Code, Span};
+use crate::ir::*;
+use std::rc::Rc;
+
+/// The thread block arguments of an op: `tb` alone, or `tb` or `tb_group`
+/// (exactly one of them).
+pub(super) enum Blocks<'a> {
+    One(&'a Arg<i64>),
+    OneOrGroup(&'a Arg<Option<i64>>, &'a Arg<Option<Rc<Vec<u32>>>>),
+}
+
+impl Evaluator<'_> {
+    /// An integer argument in `0..limit` (`u32::MAX`: any that is not negative).
+    pub(super) fn int_in(&self, arg: &Arg<i64>, what: &str, limit: u32) -> Res<u32> {
+        let v = arg.value;
+        if v < 0 || v >= limit as i64 {
+            let bound = if limit == u32::MAX {
+                String::from("must not be negative")
+            } else {
+                format!("must be below {limit}")
+            };
+            return Err(self.error(
+                Code::OutOfRange,
+                arg.span,
+                format!("{what} {v} out of range"),
+                format!("{what} {bound}"),
+            ));
+        }
+        Ok(v as u32)
+    }
+
+    /// A rank of the program.
+    pub(super) fn rank_in(&mut self, call: Span, arg: &Arg<i64>, what: &str) -> Res<u32> {
+        let n = self.recorder_mut(call)?.num_ranks();
+        self.int_in(arg, what, n)
+    }
+
+    /// A thread block id.
+    pub(super) fn tb_in(&self, arg: &Arg<i64>) -> Res<u32> {
+        self.int_in(arg, "thread block", MAX_THREAD_BLOCKS)
+    }
+
+    /// A list of thread block ids (of a group or a barrier), each in range,
+    /// at least one.
+    pub(super) fn tb_ids(&self, arg: &Arg<Vec<i64>>, what: &str) -> Res<Vec<u32>> {
+        if arg.value.is_empty() {
+            return Err(self.error(
+                Code::ThreadBlock,
+                arg.span,
+                format!("{what} needs at least one thread block"),
+                "empty list",
+            ));
+        }
+        let mut out = Vec::with_capacity(arg.value.len());
+        for &t in &arg.value {
+            if t < 0 || t >= MAX_THREAD_BLOCKS as i64 {
+                return Err(self.error(
+                    Code::OutOfRange,
+                    arg.span,
+                    format!("thread block {t} out of range"),
+                    format!("thread block must be below {MAX_THREAD_BLOCKS}"),
+                ));
+            }
+            out.push(t as u32);
+        }
+        Ok(out)
+    }
+
+    /// The thread blocks an op runs on, each with its group info.
+    pub(super) fn blocks(
+        &self,
+        call: Span,
+        blocks: Blocks<'_>,
+    ) -> Res<Vec<(u32, Option<TbgInfo>)>> {
+        let (tb, group) = match blocks {
+            Blocks::One(tb) => return Ok(vec![(self.tb_in(tb)?, None)]),
+            Blocks::OneOrGroup(tb, group) => (tb, group),
+        };
+        match (tb.value, &group.value) {
+            (None, Some(tbs)) => Ok(tbs
+                .iter()
+                .enumerate()
+                .map(|(k, t)| {
+                    let info = TbgInfo {
+                        tb_id: k as u32,
+                        size: tbs.len() as u32,
+                    };
+                    (*t, Some(info))
+                })
+                .collect()),
+            (None, None) => Err(self.error(
+                Code::ThreadBlock,
+                call,
+                "no thread block given",
+                "give `tb: N` or `tb_group: G`",
+            )),
+            (Some(t), None) => {
+                let one = Arg {
+                    value: t,
+                    span: tb.span,
+                };
+                Ok(vec![(self.tb_in(&one)?, None)])
+            }
+            (Some(_), Some(_)) => Err(self
+                .error(
+                    Code::ThreadBlock,
+                    group.span,
+                    "both `tb` and `tb_group` given",
+                    "give only one of them",
+                )
+                .with_secondary(tb.span, "`tb` given here")),
+        }
+    }
+
+    /// `chunk` (given at `at`) must be on `rank`.
+    pub(super) fn expect_rank(&self, at: Span, chunk: Chunk, rank: u32, role: &str) -> Res<()> {
+        if chunk.rank != rank {
+            return Err(self.error(
+                Code::WrongPlace,
+                at,
+                format!(
+                    "{role} is on rank {}, but must be on rank {rank}",
+                    chunk.rank
+                ),
+                format!("a chunk of rank {}", chunk.rank),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `b` (given at `at`) must be as large as `a`.
+    pub(super) fn expect_same_size(&self, at: Span, a: Chunk, b: Chunk) -> Res<()> {
+        if a.size != b.size {
+            return Err(self
+                .error(
+                    Code::ChunkSizes,
+                    at,
+                    format!("chunk sizes differ: {} and {}", a.size, b.size),
+                    format!("this chunk has {} chunk(s)", b.size),
+                )
+                .with_note("both sides of a transfer or reduction must have the same size"));
+        }
+        Ok(())
+    }
+
+    /// `c` (given at `at`) must be in a scratch buffer.
+    pub(super) fn expect_scratch(&self, at: Span, c: Chunk, what: &str) -> Res<()> {
+        if c.kind != BufferKind::Scratch {
+            return Err(self
+                .error(
+                    Code::WrongPlace,
+                    at,
+                    format!("{what} must be in a scratch buffer"),
+                    format!("this chunk is in the {} buffer", c.kind.name()),
+                )
+                .with_note(
+                    "packets (LL) carry flags next to the data and only fit in scratch buffers",
+                ));
+        }
+        Ok(())
+    }
+
+    /// The rank `arg`, which must belong to switch channel `s`.
+    pub(super) fn switch_member(&self, arg: &Arg<i64>, s: &SwitchVal) -> Res<u32> {
+        let r = arg.value;
+        match u32::try_from(r).ok().filter(|r| s.id_on(*r).is_some()) {
+            Some(r) => Ok(r),
+            None => Err(self.error(
+                Code::WrongPlace,
+                arg.span,
+                format!("rank {r} is not in this switch channel"),
+                format!("its ranks are {}", rank_list(&s.ranks)),
+            )),
+        }
+    }
+
+    /// The recorder, told the loop values first if they changed since it
+    /// last recorded (ops and channels keep them for reports).
+    pub(super) fn rec(&mut self) -> &mut super::record::Recorder {
+        let changed = std::mem::take(&mut self.loop_values_changed);
+        let values = (changed && self.track_loop_values).then(|| self.loop_values());
+        let rec = self
+            .recorder
+            .as_mut()
+            .expect("builtins that record run after the program block");
+        match values {
+            Some(v) if v.is_empty() => rec.leave_loops(),
+            Some(v) => rec.enter_loop_context(v),
+            None => {}
+        }
+        rec
+    }
+}
+
+/// A rank list for a message, shortened when long.
+pub(super) fn rank_list(ranks: &[u32]) -> String {
+    if ranks.len() <= 16 {
+        return format!("{ranks:?}");
+    }
+    let head: Vec<String> = ranks[..8].iter().map(|r| r.to_string()).collect();
+    format!("[{}, ... ({} ranks)]", head.join(", "), ranks.len())
+}
