@@ -1,0 +1,577 @@
+//! Reads an MSCCL++ JSON execution plan into the plan IR. Every problem is
+//! reported with the JSON path of the value that is wrong
+//! (`gpus[1].threadblocks[0].ops[3].src_buff[0].type`), since a plan has no
+//! source lines to point at.
+
+use crate::ir::*;
+use json::Json;
+
+/// A problem with a plan: where in the document, and what.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanError {
+    pub path: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for PlanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "at {}: {}", self.path, self.message)
+        }
+    }
+}
+
+impl PlanError {
+    /// The problem as a diagnostic: the JSON path is its place.
+    pub fn diagnostic(&self) -> crate::diag::Diagnostic {
+        let d = crate::diag::Diagnostic::plain(crate::diag::Code::PlanFile, &self.message);
+        match self.path.is_empty() {
+            true => d,
+            false => d.with_note(format!("at {}", self.path)),
+        }
+    }
+}
+
+type Res<T> = Result<T, PlanError>;
+
+/// Parses `text` as a plan.
+///
+/// The document is read rank by rank: each element of `gpus` becomes a
+/// JSON value, is read into the IR and dropped before the next is parsed,
+/// so that a plan of a million thread blocks does not exist twice, once as
+/// a tree of JSON values (ten times the text) and once as the IR. Problems
+/// are reported as if the whole document had been parsed first: a syntax
+/// error anywhere before any other problem, the top-level fields in order,
+/// then the first rank's problem.
+pub fn read_plan(text: &str) -> Res<Plan> {
+    let not_json = |e: serde_json::Error| PlanError {
+        path: String::new(),
+        message: format!("not JSON: {e}"),
+    };
+    let mut de = serde_json::Deserializer::from_str(text);
+    let doc = serde::Deserializer::deserialize_any(&mut de, stream::Top).map_err(not_json)?;
+    de.end().map_err(not_json)?;
+    let root = At::root(&doc.top);
+    let plan = plan(&root, || match doc.gpus {
+        stream::Gpus::Missing => root.key("gpus").map(|_| Vec::new()),
+        stream::Gpus::NotList => root
+            .child(&Json::Null, Step::Key("gpus"))
+            .fail("expected a list"),
+        stream::Gpus::Ranks(ranks) => Ok(ranks),
+        stream::Gpus::Failed(e) => Err(e),
+    })?;
+    check_ranges(&plan)?;
+    Ok(plan)
+}
+
+/// Parses `text` as a plan the plain way, the whole document first: what
+/// [`read_plan`] must agree with.
+#[cfg(test)]
+fn read_plan_whole(text: &str) -> Res<Plan> {
+    let doc: Json = serde_json::from_str(text).map_err(|e| PlanError {
+        path: String::new(),
+        message: format!("not JSON: {e}"),
+    })?;
+    let root = At::root(&doc);
+    let plan = plan(&root, || {
+        let gpus_at = root.key("gpus")?;
+        let gpus = gpus_at.items()?;
+        let mut ranks = Vec::with_capacity(gpus.len());
+        for (i, gpu) in gpus.iter().enumerate() {
+            ranks.push(gpu_rank(gpu, i)?);
+        }
+        Ok(ranks)
+    })?;
+    check_ranges(&plan)?;
+    Ok(plan)
+}
+
+mod json;
+
+mod stream;
+mod validate;
+
+use validate::check_ranges;
+
+/// A value and where it is in the document: its parent and the key or
+/// index that leads from there. The path is written out only for a
+/// problem (a plan has millions of values, a problem one).
+#[derive(Clone, Copy)]
+struct At<'a> {
+    value: &'a Json<'a>,
+    parent: Option<&'a At<'a>>,
+    step: Step<'a>,
+}
+
+#[derive(Clone, Copy)]
+enum Step<'a> {
+    Root,
+    Key(&'a str),
+    Index(usize),
+}
+
+impl<'a> At<'a> {
+    fn root(value: &'a Json<'a>) -> At<'a> {
+        At {
+            value,
+            parent: None,
+            step: Step::Root,
+        }
+    }
+
+    /// `gpus[1].threadblocks[0].ops[5]`.
+    fn path(&self) -> String {
+        let mut out = self.parent.map_or_else(String::new, At::path);
+        match self.step {
+            Step::Root => {}
+            Step::Key(key) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            Step::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+        out
+    }
+
+    fn fail<T>(&self, message: impl Into<String>) -> Res<T> {
+        Err(PlanError {
+            path: self.path(),
+            message: message.into(),
+        })
+    }
+
+    fn key<'s>(&'s self, key: &'s str) -> Res<At<'s>> {
+        match self.value.get(key) {
+            Some(value) => Ok(self.child(value, Step::Key(key))),
+            None if self.value.is_object() => self.fail(format!("missing field `{key}`")),
+            None => self.fail("expected an object"),
+        }
+    }
+
+    fn opt<'s>(&'s self, key: &'s str) -> Option<At<'s>> {
+        self.value
+            .get(key)
+            .map(|value| self.child(value, Step::Key(key)))
+    }
+
+    fn child<'s>(&'s self, value: &'s Json<'s>, step: Step<'s>) -> At<'s> {
+        At {
+            value,
+            parent: Some(self),
+            step,
+        }
+    }
+
+    fn items(&self) -> Res<Vec<At<'_>>> {
+        let Some(list) = self.value.as_array() else {
+            return self.fail("expected a list");
+        };
+        Ok(list
+            .iter()
+            .enumerate()
+            .map(|(i, value)| self.child(value, Step::Index(i)))
+            .collect())
+    }
+
+    fn u64(&self) -> Res<u64> {
+        match self.value.as_u64() {
+            Some(v) => Ok(v),
+            None => self.fail(format!(
+                "expected a non-negative integer, found {}",
+                self.value
+            )),
+        }
+    }
+
+    fn u32(&self) -> Res<u32> {
+        let v = self.u64()?;
+        u32::try_from(v).or_else(|_| self.fail(format!("{v} is too large")))
+    }
+
+    fn bool(&self) -> Res<bool> {
+        match self.value.as_bool() {
+            Some(v) => Ok(v),
+            None => self.fail(format!("expected true or false, found {}", self.value)),
+        }
+    }
+
+    fn str(&self) -> Res<&'a str> {
+        match self.value.as_str() {
+            Some(v) => Ok(v),
+            None => self.fail(format!("expected a string, found {}", self.value)),
+        }
+    }
+
+    fn u32s<C: FromIterator<u32>>(&self) -> Res<C> {
+        self.items()?.iter().map(At::u32).collect()
+    }
+
+    /// A list of ids of `what`, each below `count`.
+    fn ids_below(&self, count: usize, what: &str) -> Res<Ids> {
+        let values: Ids = self.u32s()?;
+        match values.iter().find(|v| **v as usize >= count) {
+            Some(bad) => self.fail(format!("{what} {bad} but the rank has {count}")),
+            None => Ok(values),
+        }
+    }
+
+    /// One of `choices`, by name.
+    fn one_of<T: Copy>(&self, what: &str, choices: &[(&str, T)]) -> Res<T> {
+        let s = self.str()?;
+        match choices.iter().find(|(name, _)| *name == s) {
+            Some((_, v)) => Ok(*v),
+            None => {
+                let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();
+                self.fail(format!(
+                    "unknown {what} \"{}\" (expected one of: {})",
+                    crate::diag::escaped(s),
+                    names.join(", ")
+                ))
+            }
+        }
+    }
+}
+
+const BUFFER_KINDS: [(&str, BufferKind); 3] = [
+    ("i", BufferKind::Input),
+    ("o", BufferKind::Output),
+    ("s", BufferKind::Scratch),
+];
+const CHANNEL_KINDS: [(&str, ChannelKind); 3] = [
+    ("memory", ChannelKind::Memory),
+    ("port", ChannelKind::Port),
+    ("switch", ChannelKind::Switch),
+];
+const REDUCE_OPS: [(&str, ReduceOp); 3] = [
+    ("sum", ReduceOp::Sum),
+    ("min", ReduceOp::Min),
+    ("max", ReduceOp::Max),
+];
+const COLLECTIVES: [&str; 6] = [
+    "allgather",
+    "allreduce",
+    "reducescatter",
+    "alltoall",
+    "sendrecv",
+    "test",
+];
+
+/// The plan, its ranks read by `gpus` where the top-level field `gpus` is
+/// read (so that problems come in document order).
+fn plan(doc: &At, gpus: impl FnOnce() -> Res<Vec<RankPlan>>) -> Res<Plan> {
+    let collective_at = doc.key("collective")?;
+    let name = collective_at.str()?;
+    let Some(collective_name) = COLLECTIVES.iter().find(|c| **c == name) else {
+        return collective_at.fail(format!(
+            "unknown collective \"{}\" (expected one of: {})",
+            crate::diag::escaped(name),
+            COLLECTIVES.join(", ")
+        ));
+    };
+    let protocol = doc.key("protocol")?.one_of(
+        "protocol",
+        &[("Simple", Protocol::Simple), ("LL", Protocol::LL)],
+    )?;
+    let options = Options {
+        protocol,
+        reuse_resources: doc.key("reuse_resources")?.bool()?,
+        use_double_scratch_buffer: doc.key("use_double_scratch_buffer")?.bool()?,
+        num_threads_per_block: doc.key("num_threads_per_block")?.u32()?,
+        buffer_alignment: match doc.opt("buffer_alignment") {
+            Some(a) => a.u32()?,
+            None => Options::default().buffer_alignment,
+        },
+        min_message_size: doc.key("min_message_size")?.u64()?,
+        max_message_size: doc.key("max_message_size")?.u64()?,
+        ..Options::default()
+    };
+    let ranks = gpus()?;
+    let first = ranks.first();
+    let collective = Collective {
+        name: collective_name,
+        num_ranks: ranks.len() as u32,
+        chunk_factor: 1,
+        inplace: doc.key("inplace")?.bool()?,
+        input_chunks: first.map_or(0, |r| r.input_chunks),
+        output_chunks: first.map_or(0, |r| r.output_chunks),
+    };
+    // What the collective's result is defined from (`Plan::expected_result`):
+    // an AllGather gathers each rank's input, an AllToAll splits it in one
+    // part per rank.
+    let (ins, n) = (collective.input_chunks, collective.num_ranks);
+    let splits = match *collective_name {
+        "allgather" => ins > 0,
+        "alltoall" => ins > 0 && ins.checked_rem(n) == Some(0),
+        _ => true,
+    };
+    if !splits {
+        return doc.key("gpus")?.fail(format!(
+            "an {name} plan's ranks need input chunks{}: the first has {ins}",
+            if *collective_name == "alltoall" {
+                format!(", a positive multiple of the {n} ranks")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    Ok(Plan {
+        name: doc.key("name")?.str()?.to_string(),
+        collective,
+        options,
+        ranks,
+        loop_contexts: Vec::new(),
+    })
+}
+
+/// Chunks a buffer may have: as many as the compiler allows scratch.
+const MAX_CHUNKS: u32 = 1 << 24;
+
+fn chunk_count(at: &At) -> Res<u32> {
+    let n = at.u32()?;
+    if n > MAX_CHUNKS {
+        return at.fail(format!("{n} chunks; at most {MAX_CHUNKS} are supported"));
+    }
+    Ok(n)
+}
+
+/// Element `i` of `gpus`: its id must be `i`.
+fn gpu_rank(gpu: &At, i: usize) -> Res<RankPlan> {
+    let id = gpu.key("id")?;
+    if id.u64()? != i as u64 {
+        return id.fail(format!(
+            "gpu ids must be 0, 1, 2, ... in order; this one should be {i}"
+        ));
+    }
+    rank(gpu)
+}
+
+fn rank(gpu: &At) -> Res<RankPlan> {
+    let mut r = RankPlan {
+        input_chunks: chunk_count(&gpu.key("input_chunks")?)?,
+        output_chunks: chunk_count(&gpu.key("output_chunks")?)?,
+        scratch_chunks: chunk_count(&gpu.key("scratch_chunks")?)?,
+        ..RankPlan::default()
+    };
+    for ch in gpu.key("channels")?.items()? {
+        match ch
+            .key("channel_type")?
+            .one_of("channel type", &CHANNEL_KINDS)?
+        {
+            ChannelKind::Memory => r
+                .memory_peers
+                .extend(ch.key("connected_to")?.u32s::<Vec<u32>>()?),
+            ChannelKind::Port => r
+                .port_peers
+                .extend(ch.key("connected_to")?.u32s::<Vec<u32>>()?),
+            ChannelKind::Switch => {
+                let groups_at = ch.key("rank_groups")?;
+                let groups = groups_at.items()?;
+                let [group] = groups.as_slice() else {
+                    return ch
+                        .key("rank_groups")?
+                        .fail("expected exactly one rank group");
+                };
+                let ranks: Vec<u32> = group.key("ranks")?.u32s()?;
+                r.switch_channels.push(SwitchChannelDecl {
+                    buffer: ch
+                        .key("buffer_type")?
+                        .one_of("buffer type", &BUFFER_KINDS)?,
+                    ranks: ranks.into(),
+                });
+            }
+        }
+    }
+    for b in gpu.key("remote_buffers")?.items()? {
+        let access_at = b.key("access_channel_types")?;
+        let access = access_at.items()?;
+        r.remote_buffers.push(RemoteBuffer {
+            rank: b.key("rank")?.u32()?,
+            kind: b.key("type")?.one_of("buffer type", &BUFFER_KINDS)?,
+            access: access
+                .iter()
+                .map(|a| a.one_of("channel type", &CHANNEL_KINDS))
+                .collect::<Res<_>>()?,
+        });
+    }
+    if let Some(sems) = gpu.opt("semaphores") {
+        for s in sems.items()? {
+            r.semaphores.push(s.key("init_value")?.u64()? as i64);
+        }
+    }
+    let tbs_at = gpu.key("threadblocks")?;
+    let tbs = tbs_at.items()?;
+    r.threadblocks = vec![ThreadBlock::default(); tbs.len()];
+    for tb in &tbs {
+        let id = tb.key("id")?;
+        let index = id.u32()? as usize;
+        if index >= tbs.len() {
+            return id.fail(format!(
+                "thread block id {index} but the rank has {} thread blocks",
+                tbs.len()
+            ));
+        }
+        r.threadblocks[index] = threadblock(tb, &r)?;
+    }
+    Ok(r)
+}
+
+fn threadblock(tb: &At, rank: &RankPlan) -> Res<ThreadBlock> {
+    let mut block = ThreadBlock::default();
+    for ch in tb.key("channels")?.items()? {
+        let kind = ch
+            .key("channel_type")?
+            .one_of("channel type", &CHANNEL_KINDS)?;
+        let count = match kind {
+            ChannelKind::Memory => rank.memory_peers.len(),
+            ChannelKind::Port => rank.port_peers.len(),
+            ChannelKind::Switch => rank.switch_channels.len(),
+        };
+        let what = format!("{} channel", kind.name());
+        let values = ch.key("channel_ids")?.ids_below(count, &what)?;
+        block.channels.push((kind, values));
+    }
+    for refs in tb.key("remote_buffer_refs")?.items()? {
+        let kind = refs
+            .key("access_channel_type")?
+            .one_of("channel type", &CHANNEL_KINDS)?;
+        let values = refs
+            .key("remote_buffer_ids")?
+            .ids_below(rank.remote_buffers.len(), "remote buffer")?;
+        block.remote_refs.push((kind, values));
+    }
+    block.ops = tb
+        .key("ops")?
+        .items()?
+        .iter()
+        .map(|op| read_op(op, rank, &block))
+        .collect::<Res<_>>()?;
+    // Collected through a `Result`, the list grew by doubling: a plan of
+    // millions of blocks keeps what it holds, not what it grew to.
+    block.ops.shrink_to_fit();
+    Ok(block)
+}
+
+fn read_op(at: &At, rank: &RankPlan, tb: &ThreadBlock) -> Res<Op> {
+    let mut op = Op::new(
+        at.key("name")?.one_of("operation", OpName::NAMES)?,
+        Default::default(),
+    );
+    if let Some(c) = at.opt("channel_type") {
+        op.channel = Some(c.one_of("channel type", &CHANNEL_KINDS)?);
+    }
+    if let Some(ids) = at.opt("channel_ids") {
+        op.channel_ids = ids.u32s()?;
+    }
+    let channel = op.channel;
+    for (key, list) in [("src_buff", &mut op.src), ("dst_buff", &mut op.dst)] {
+        if let Some(refs) = at.opt(key) {
+            let refs = refs.items()?;
+            list.reserve_exact(refs.len());
+            for r in refs {
+                list.push(buf_ref(&r, channel, rank, tb)?);
+            }
+        }
+    }
+    if op.name.needs_buffers() && (op.src.is_empty() || op.dst.is_empty()) {
+        let missing = if op.src.is_empty() {
+            "src_buff"
+        } else {
+            "dst_buff"
+        };
+        return at.fail(format!(
+            "a `{}` op moves data from its src_buff to its dst_buff, and this one has no {missing} entry",
+            op.name.json()
+        ));
+    }
+    if let Some(t) = at.opt("tbg_info") {
+        let size_at = t.key("tbg_size")?;
+        let size = size_at.u32()?;
+        if size == 0 || size > MAX_THREAD_BLOCKS {
+            return size_at.fail(format!(
+                "a thread block group has 1 to {MAX_THREAD_BLOCKS} blocks"
+            ));
+        }
+        let id_at = t.key("tb_id")?;
+        let tb_id = id_at.u32()?;
+        if tb_id >= size {
+            return id_at.fail(format!("part {tb_id} of a group of {size}"));
+        }
+        op.tbg = Some(TbgInfo { tb_id, size });
+    }
+    if let Some(r) = at.opt("reduce_op") {
+        op.reduce_op = Some(r.one_of("reduce op", &REDUCE_OPS)?);
+    }
+    if let Some(id) = at.opt("barrier_id") {
+        op.barrier = Some((id.u32()?, at.key("num_threadblocks")?.u32()?));
+    }
+    if let Some(ids) = at.opt("semaphore_ids") {
+        op.extra_mut().semaphore_ids = ids.u32s()?;
+    }
+    if let Some(offset) = at.opt("buffer_offset") {
+        let chunk = at.key("dst_chunk")?;
+        op.extra_mut().group_reduce = Some(GroupReduce {
+            buffer: at
+                .key("buffer_type")?
+                .one_of("buffer type", &BUFFER_KINDS)?,
+            buffer_offset: offset.u32()?,
+            size: at.key("size")?.u32()?,
+            dst_rank: chunk.key("rank")?.u32()?,
+            dst_kind: chunk.key("type")?.one_of("buffer type", &BUFFER_KINDS)?,
+            dst_index: chunk.key("index")?.u32()?,
+        });
+    }
+    if let Some(context) = at.opt("iter_context") {
+        op.extra_mut().iter = Some(IterContext {
+            unit_size: context.key("unit_size")?.u64()?,
+            num_chunks: context.key("num_chunks")?.u32()?,
+        });
+        op.extra_mut().body = at
+            .key("ops")?
+            .items()?
+            .iter()
+            .map(|inner| read_op(inner, rank, tb))
+            .collect::<Res<_>>()?;
+    }
+    Ok(op)
+}
+
+fn buf_ref(
+    at: &At,
+    channel: Option<ChannelKind>,
+    rank: &RankPlan,
+    tb: &ThreadBlock,
+) -> Res<BufRef> {
+    let target = if let Some(t) = at.opt("type") {
+        RefTarget::Local(t.one_of("buffer type", &BUFFER_KINDS)?)
+    } else if let Some(id) = at.opt("buffer_id") {
+        let local = id.u32()?;
+        let table = channel.map_or(&[][..], |kind| tb.remote_buffer_ids(kind));
+        let Some(&global) = table.get(local as usize) else {
+            return id.fail(format!(
+                "the thread block has {} remote buffer(s) for this op's channel type",
+                table.len()
+            ));
+        };
+        RefTarget::Remote {
+            id: local,
+            kind: rank.remote_buffers[global as usize].kind,
+        }
+    } else if let Some(id) = at.opt("switch_channel_id") {
+        RefTarget::Switch { id: id.u32()? }
+    } else {
+        return at.fail("a buffer reference needs `type`, `buffer_id` or `switch_channel_id`");
+    };
+    Ok(BufRef {
+        target,
+        index: at.key("index")?.u32()?,
+        size: at.key("size")?.u32()?,
+        rank: at.opt("rank").map(|r| r.u32()).transpose()?,
+    })
+}
+
+#[cfg(test)]
+mod tests;
