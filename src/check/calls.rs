@@ -1,0 +1,121 @@
+//! Checking calls: of builtins against their signatures, of methods
+//! against their receivers, of the program's own functions against their
+//! parameters.
+
+use super::*;
+
+impl Checker {
+    pub(super) fn call(&mut self, span: Span, callee: &Expr, args: &[Arg]) -> Type {
+        let (name, params, ret): (String, Vec<(String, Type, bool)>, Type) = match &callee.kind {
+            ExprKind::Name(n) => {
+                if let Some(f) = self.functions.get(n) {
+                    let params = f
+                        .def
+                        .params
+                        .iter()
+                        .zip(&f.params)
+                        .map(|(p, t)| (p.name.name.clone(), t.clone(), p.default.is_none()))
+                        .collect();
+                    let (ret, id) = (f.ret.clone(), f.id);
+                    self.refer(callee.span, Target::Def(id));
+                    (n.clone(), params, ret)
+                } else if let Some(sig) = self.builtins.get(&(Receiver::Free, n.as_str())) {
+                    let (params, ret, name) = (sig_params(sig), sig.ret.clone(), sig.name);
+                    self.refer(callee.span, Target::Builtin(Receiver::Free, name));
+                    (n.clone(), params, ret)
+                } else {
+                    for a in args {
+                        self.expr(&a.value);
+                    }
+                    return self.err(Diagnostic::error(
+                        Code::UnknownName,
+                        callee.span,
+                        format!("no function named `{n}`"),
+                        "unknown function",
+                    ));
+                }
+            }
+            ExprKind::Field(target, method) => {
+                let t = self.expr(target);
+                if t == Type::Any {
+                    args.iter().for_each(|a| {
+                        self.expr(&a.value);
+                    });
+                    return Type::Any;
+                }
+                match Receiver::of(&t).and_then(|r| self.builtins.get(&(r, method.name.as_str()))) {
+                    Some(sig) => {
+                        let (params, ret) = (sig_params(sig), sig.ret.clone());
+                        let to = Target::Builtin(sig.receiver, sig.name);
+                        self.refer(method.span, to);
+                        (method.name.clone(), params, ret)
+                    }
+                    None => {
+                        let methods: Vec<&str> = match Receiver::of(&t) {
+                            Some(r) => {
+                                let mut m: Vec<&str> = self
+                                    .builtins
+                                    .keys()
+                                    .filter(|(rr, _)| *rr == r)
+                                    .map(|(_, n)| *n)
+                                    .collect();
+                                m.sort();
+                                m
+                            }
+                            None => Vec::new(),
+                        };
+                        let mut d = Diagnostic::error(
+                            Code::NoSuchMember,
+                            method.span,
+                            format!("a `{t}` has no method `{}`", method.name),
+                            "no such method",
+                        );
+                        if !methods.is_empty() {
+                            d = d.with_note(format!("its methods are: {}", methods.join(", ")));
+                        }
+                        return self.err(d);
+                    }
+                }
+            }
+            _ => {
+                return self.err(Diagnostic::error(
+                    Code::TypeMismatch,
+                    callee.span,
+                    "only named functions and methods can be called",
+                    "not callable",
+                ))
+            }
+        };
+        let names: Vec<&str> = params.iter().map(|(n, _, _)| n.as_str()).collect();
+        if let Some(index) = &mut self.index {
+            index.calls.push(index::Call {
+                span,
+                callee: name.clone(),
+                params: names.iter().map(|n| n.to_string()).collect(),
+            });
+        }
+        let required: Vec<bool> = params.iter().map(|(_, _, r)| *r).collect();
+        match vocab::match_args(&name, &names, &required, args, span) {
+            Err(d) => {
+                self.err(d);
+                args.iter().for_each(|a| {
+                    self.expr(&a.value);
+                });
+            }
+            Ok(slots) => {
+                for ((pname, want, _), slot) in params.iter().zip(slots) {
+                    if let Some(i) = slot {
+                        let got = self.expr(&args[i].value);
+                        self.expect(
+                            &got,
+                            want,
+                            args[i].value.span,
+                            &format!("argument `{pname}` of `{name}`"),
+                        );
+                    }
+                }
+            }
+        }
+        ret
+    }
+}

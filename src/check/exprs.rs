@@ -1,0 +1,305 @@
+//! Checking expressions: each gets its static type, names are looked up
+//! (with a "did you mean" when one is misspelt), operators get operands of
+//! the types they take.
+
+use super::*;
+
+impl Checker {
+    pub(super) fn expr(&mut self, e: &Expr) -> Type {
+        let t = self.expr_type(e);
+        if let Some(index) = &mut self.index {
+            index.types.push((e.span, t.clone()));
+        }
+        t
+    }
+
+    pub(super) fn expr_type(&mut self, e: &Expr) -> Type {
+        match &e.kind {
+            ExprKind::Int(_) => Type::Int,
+            ExprKind::Str(_) => Type::Str,
+            ExprKind::Bool(_) => Type::Bool,
+            ExprKind::Name(n) => match self.lookup(n) {
+                Some(t) => {
+                    let to = match self.binding(n) {
+                        Some(b) => Target::Def(b.def),
+                        None => match vocab::CONSTANTS.iter().find(|(c, _)| c == n) {
+                            Some((c, _)) => Target::Constant(c),
+                            None => return t,
+                        },
+                    };
+                    self.refer(e.span, to);
+                    t
+                }
+                None if self.functions.contains_key(n)
+                    || self.builtins.contains_key(&(Receiver::Free, n.as_str())) =>
+                {
+                    self.err(Diagnostic::error(
+                        Code::TypeMismatch,
+                        e.span,
+                        format!("`{n}` is a function, not a value"),
+                        "call it with `(..)`",
+                    ))
+                }
+                None => {
+                    let mut d = Diagnostic::error(
+                        Code::UnknownName,
+                        e.span,
+                        format!("`{n}` is not defined"),
+                        "unknown name",
+                    );
+                    if let Some(s) = self.similar_name(n) {
+                        d = d.with_note(format!("help: did you mean `{s}`?"));
+                    }
+                    self.err(d)
+                }
+            },
+            ExprKind::Unary(op, inner) => {
+                let t = self.expr(inner);
+                let (want, what) = if *op == UnOp::Neg {
+                    (Type::Int, "`-`")
+                } else {
+                    (Type::Bool, "`!`")
+                };
+                self.expect(&t, &want, inner.span, &format!("the operand of {what}"));
+                want
+            }
+            ExprKind::Binary(op, a, b) => self.binary(e.span, *op, a, b),
+            ExprKind::Range(a, b) => {
+                for x in [a, b] {
+                    let t = self.expr(x);
+                    self.expect(&t, &Type::Int, x.span, "a range bound");
+                }
+                Type::Range
+            }
+            ExprKind::Call(callee, args) => self.call(e.span, callee, args),
+            ExprKind::Field(target, field) => {
+                let t = self.expr(target);
+                if t == Type::Any {
+                    return Type::Any;
+                }
+                match vocab::Field::of(&field.name).and_then(|f| f.type_on(&t)) {
+                    Some(ft) => ft,
+                    None => {
+                        let hint = if Receiver::of(&t)
+                            .is_some_and(|r| self.builtins.contains_key(&(r, field.name.as_str())))
+                        {
+                            format!("`{}` is a method: call it with `(..)`", field.name)
+                        } else {
+                            format!("a `{t}` has no field `{}`", field.name)
+                        };
+                        self.err(Diagnostic::error(
+                            Code::NoSuchMember,
+                            field.span,
+                            format!("no field `{}` on `{t}`", field.name),
+                            hint,
+                        ))
+                    }
+                }
+            }
+            ExprKind::Index(target, index) => {
+                let t = self.expr(target);
+                let i = self.expr(index);
+                match (&t, &i) {
+                    (Type::Any, _) => Type::Any,
+                    (Type::List(elem), _) => {
+                        self.expect(&i, &Type::Int, index.span, "a list index");
+                        (**elem).clone()
+                    }
+                    (Type::Map(k, v), _) => {
+                        self.expect(&i, k, index.span, "a map key");
+                        (**v).clone()
+                    }
+                    (Type::Buffer, Type::Int | Type::Range | Type::Any) => Type::Chunk,
+                    (Type::Tuple(items), Type::Int) => match &index.kind {
+                        ExprKind::Int(k) if (*k as usize) < items.len() && *k >= 0 => {
+                            items[*k as usize].clone()
+                        }
+                        _ => self.err(Diagnostic::error(
+                            Code::Index,
+                            index.span,
+                            "a tuple index must be an integer literal within the tuple",
+                            "not a valid tuple index",
+                        )),
+                    },
+                    _ => self.err(
+                        Diagnostic::error(
+                            Code::TypeMismatch,
+                            e.span,
+                            format!("cannot index a `{t}` with a `{i}`"),
+                            "not indexable this way",
+                        )
+                        .with_note(
+                            "lists and tuples take an int, maps a key, buffers an int or a range",
+                        ),
+                    ),
+                }
+            }
+            ExprKind::Tuple(items) => Type::Tuple(items.iter().map(|i| self.expr(i)).collect()),
+            ExprKind::List(items) => {
+                let mut elem = Type::Any;
+                for item in items {
+                    let t = self.expr(item);
+                    elem = match elem.join(&t) {
+                        Some(j) => j,
+                        None => self.err(Diagnostic::error(
+                            Code::TypeMismatch,
+                            item.span,
+                            format!("list elements differ in type: `{elem}` and `{t}`"),
+                            format!("this is a `{t}`"),
+                        )),
+                    };
+                }
+                Type::List(Box::new(elem))
+            }
+            ExprKind::ListComp(item, loops) => {
+                self.scopes.push(Scope::until(e.span.end));
+                self.loops(loops);
+                let t = self.expr(item);
+                self.scopes.pop();
+                Type::List(Box::new(t))
+            }
+            ExprKind::Map(entries) => {
+                let (mut kt, mut vt) = (Type::Any, Type::Any);
+                for (k, v) in entries {
+                    let (a, b) = (self.expr(k), self.expr(v));
+                    kt = kt.join(&a).unwrap_or_else(|| {
+                        self.err(Diagnostic::error(
+                            Code::TypeMismatch,
+                            k.span,
+                            "map keys differ in type",
+                            format!("this is a `{a}`"),
+                        ))
+                    });
+                    vt = vt.join(&b).unwrap_or_else(|| {
+                        self.err(Diagnostic::error(
+                            Code::TypeMismatch,
+                            v.span,
+                            "map values differ in type",
+                            format!("this is a `{b}`"),
+                        ))
+                    });
+                }
+                Type::Map(Box::new(kt), Box::new(vt))
+            }
+            ExprKind::MapComp(k, v, loops) => {
+                self.scopes.push(Scope::until(e.span.end));
+                self.loops(loops);
+                let (kt, vt) = (self.expr(k), self.expr(v));
+                self.scopes.pop();
+                Type::Map(Box::new(kt), Box::new(vt))
+            }
+            ExprKind::If(cond, then, otherwise) => {
+                let t = self.expr(cond);
+                self.expect(&t, &Type::Bool, cond.span, "the condition");
+                let (a, b) = (self.expr(then), self.expr(otherwise));
+                a.join(&b).unwrap_or_else(|| {
+                    self.err(
+                        Diagnostic::error(
+                            Code::TypeMismatch,
+                            otherwise.span,
+                            format!("the branches of this `if` differ in type: `{a}` and `{b}`"),
+                            format!("of type `{b}`"),
+                        )
+                        .with_secondary(then.span, format!("of type `{a}`"))
+                        .with_note("both branches of an `if` expression must have the same type"),
+                    )
+                })
+            }
+        }
+    }
+
+    pub(super) fn similar_name(&self, n: &str) -> Option<String> {
+        // The distance is quadratic in the names' lengths: no hint for a
+        // name longer than any a person would misspell.
+        if n.len() > 64 {
+            return None;
+        }
+        let names = self
+            .scopes
+            .iter()
+            .flat_map(|s| s.names.keys().cloned())
+            .chain(vocab::CONSTANTS.iter().map(|(c, _)| c.to_string()));
+        names
+            .filter(|c| c.len().abs_diff(n.len()) <= 2 && c != n && edit_distance(c, n) <= 2)
+            .min_by_key(|c| edit_distance(c, n))
+    }
+
+    /// Both operands of `op` must fit `want`.
+    pub(super) fn operands(
+        &mut self,
+        op: BinOp,
+        left: (&Type, Span),
+        right: (&Type, Span),
+        want: &Type,
+    ) {
+        self.expect(
+            left.0,
+            want,
+            left.1,
+            &format!("the left side of `{}`", op.symbol()),
+        );
+        self.expect(
+            right.0,
+            want,
+            right.1,
+            &format!("the right side of `{}`", op.symbol()),
+        );
+    }
+
+    pub(super) fn binary(&mut self, span: Span, op: BinOp, a: &Expr, b: &Expr) -> Type {
+        let (x, y) = (self.expr(a), self.expr(b));
+        use BinOp::*;
+        match op {
+            Eq | Ne => {
+                if !x.fits(&y) && !y.fits(&x) {
+                    self.err(Diagnostic::error(
+                        Code::TypeMismatch,
+                        span,
+                        format!("cannot compare a `{x}` with a `{y}`"),
+                        "different types",
+                    ));
+                }
+                Type::Bool
+            }
+            And | Or => {
+                self.operands(op, (&x, a.span), (&y, b.span), &Type::Bool);
+                Type::Bool
+            }
+            In => {
+                match &y {
+                    Type::List(e) => self.expect(&x, e, a.span, "the tested value"),
+                    Type::Map(k, _) => self.expect(&x, k, a.span, "the tested key"),
+                    Type::Range => self.expect(&x, &Type::Int, a.span, "the tested value"),
+                    Type::Any | Type::Tuple(_) => {}
+                    other => {
+                        self.err(Diagnostic::error(
+                            Code::TypeMismatch,
+                            b.span,
+                            format!("cannot test membership in a `{other}`"),
+                            "expected a list, map or range",
+                        ));
+                    }
+                }
+                Type::Bool
+            }
+            Add if matches!((&x, &y), (Type::Str, Type::Str)) => Type::Str,
+            Add if matches!((&x, &y), (Type::List(_), Type::List(_))) => match x.join(&y) {
+                Some(t) => t,
+                None => self.err(Diagnostic::error(
+                    Code::TypeMismatch,
+                    span,
+                    format!("cannot join a `{x}` and a `{y}`"),
+                    "element types differ",
+                )),
+            },
+            Lt | Le | Gt | Ge => {
+                self.operands(op, (&x, a.span), (&y, b.span), &Type::Int);
+                Type::Bool
+            }
+            _ => {
+                self.operands(op, (&x, a.span), (&y, b.span), &Type::Int);
+                Type::Int
+            }
+        }
+    }
+}
