@@ -1,0 +1,171 @@
+//! The scheduler: runs the thread blocks of every rank in turn, each as
+//! far as it can go, until all have ended or none can move (a deadlock);
+//! ends a rank's kernel when its blocks are done, and starts its next
+//! execution.
+
+use super::*;
+
+impl<'p> Sim<'p> {
+    pub(super) fn run(&mut self) -> Verdict {
+        for r in 0..self.plan.ranks.len() as u32 {
+            if let Some(v) = self.user_writes_input(r, 1) {
+                return v;
+            }
+            if let Some(v) = self.kernels_without_blocks(r) {
+                return v;
+            }
+        }
+        loop {
+            let mut progress = false;
+            let mut all_done = true;
+            for t in 0..self.threads.len() {
+                if self.threads[t].done {
+                    continue;
+                }
+                all_done = false;
+                loop {
+                    match self.step(t) {
+                        Step::Ran => progress = true,
+                        Step::Blocked => break,
+                        Step::Problem(v) => return v,
+                    }
+                }
+                if let Some(bar) = &self.progress {
+                    bar.set_position(self.ops_run);
+                }
+            }
+            if all_done {
+                return Verdict::Verified;
+            }
+            if !progress {
+                return Verdict::Deadlock(self.blocked_threads());
+            }
+        }
+    }
+
+    /// Runs thread `t`'s next op if it can.
+    pub(super) fn step(&mut self, t: usize) -> Step {
+        let th = &self.threads[t];
+        if th.done {
+            return Step::Blocked;
+        }
+        if th.pc == th.ops.len() {
+            return self.end_of_kernel(t);
+        }
+        let op = th.ops.op(th.pc);
+        if let Some(recorder) = &mut self.record {
+            recorder.after.clear();
+        }
+        match self.execute(t, op) {
+            Ok(true) => {
+                self.note_event(t, op);
+                self.threads[t].pc += 1;
+                self.ops_run += 1;
+                Step::Ran
+            }
+            Ok(false) => Step::Blocked,
+            Err(v) => Step::Problem(v),
+        }
+    }
+
+    /// A thread reached the end of its ops: once all blocks of its rank are
+    /// there, the kernel ends, the user checks the result and starts the
+    /// next execution.
+    pub(super) fn end_of_kernel(&mut self, t: usize) -> Step {
+        let rank = self.threads[t].rank;
+        if !self.threads[t].at_kernel_end {
+            self.threads[t].at_kernel_end = true;
+            self.at_end[rank as usize] += 1;
+        }
+        let mine = self.rank_threads[rank as usize]..self.rank_threads[rank as usize + 1];
+        if self.at_end[rank as usize] < mine.len() {
+            return Step::Blocked;
+        }
+        self.at_end[rank as usize] = 0;
+        let execution = self.threads[t].execution;
+        // The kernel's end syncs every block: what they learnt now counts.
+        for i in mine.clone() {
+            self.sync_epoch(i);
+        }
+        // The user's thread learns everything the kernel did.
+        let user = self.users + rank as usize;
+        let mut clock = Clocks::zero();
+        clock.join_all(self.threads[mine.clone()].iter().map(|th| &th.clock));
+        for i in mine.clone() {
+            clock.set(i, self.threads[i].epoch + 1);
+        }
+        clock.set(user, 2 * execution);
+        if let Some(v) = self.user_reads_result(rank, execution, &clock) {
+            return Step::Problem(v);
+        }
+        if execution == self.executions {
+            for i in mine {
+                self.threads[i].done = true;
+            }
+            return Step::Ran;
+        }
+        // (Kept for the next execution only: after the last, a thousand
+        // ranks' clocks of everything would be held for nothing.)
+        self.user_clocks[rank as usize] = clock.clone();
+        clock.set(user, 2 * execution + 1);
+        clock.compact();
+        for i in mine {
+            let th = &mut self.threads[i];
+            th.clock = clock.clone();
+            th.epoch += 1;
+            th.clock.set(i, th.epoch);
+            th.pc = 0;
+            th.execution = execution + 1;
+            th.at_kernel_end = false;
+        }
+        match self.user_writes_input(rank, execution + 1) {
+            Some(v) => Step::Problem(v),
+            None => Step::Ran,
+        }
+    }
+
+    /// A rank without thread blocks runs an empty kernel: each execution
+    /// ends as soon as it starts, and the user reads the result at once
+    /// (a peer's later write into it is a race, as on the GPU).
+    pub(super) fn kernels_without_blocks(&mut self, rank: u32) -> Option<Verdict> {
+        if self.rank_threads[rank as usize] != self.rank_threads[rank as usize + 1] {
+            return None;
+        }
+        let user = self.users + rank as usize;
+        for execution in 1..=self.executions {
+            let mut clock = self.user_clocks[rank as usize].clone();
+            clock.set(user, 2 * execution);
+            if let Some(v) = self.user_reads_result(rank, execution, &clock) {
+                return Some(v);
+            }
+            if execution < self.executions {
+                self.user_clocks[rank as usize] = clock;
+                if let Some(v) = self.user_writes_input(rank, execution + 1) {
+                    return Some(v);
+                }
+            }
+        }
+        None
+    }
+
+    /// Signals nobody waited for: they carry over into the next launch and
+    /// let a wait there pass early.
+    pub(super) fn unconsumed_signals(&self) -> Vec<crate::diag::Diagnostic> {
+        let mut waiting: Vec<_> = self.signals.waiting().collect();
+        waiting.sort();
+        waiting
+            .into_iter()
+            .map(|(e, n)| {
+                crate::diag::Diagnostic::plain(crate::diag::Code::ChannelPair, format!(
+                    "{n} signal(s) to rank {} on its {} channel {} are never waited for; they carry over into the next launch",
+                    e.0,
+                    e.1.name(),
+                    e.2
+                ))
+                .as_warning()
+            })
+            .collect()
+    }
+
+    // -- ops --------------------------------------------------------------------
+}
