@@ -1,0 +1,302 @@
+//! Evaluating expressions: constants, reads, operators (with the work they
+//! cost on large values), lists, maps and comprehensions, and calls of
+//! builtins and of the program's own functions.
+
+use super::*;
+
+impl<'c> Evaluator<'c> {
+    pub(crate) fn expr(&mut self, e: &'c Expr) -> Res<Value> {
+        match &e.kind {
+            ExprKind::Const(v) => Ok(v.clone()),
+            ExprKind::Read(place) => self.read(*place, e.span),
+            ExprKind::Unary(op, inner) => {
+                let v = self.expr(inner)?;
+                match (op, v) {
+                    (UnOp::Neg, Value::Int(i)) => {
+                        i.checked_neg().map(Value::Int).ok_or_else(|| {
+                            self.error(
+                                Code::Arithmetic,
+                                e.span,
+                                "integer overflow",
+                                "negation overflows",
+                            )
+                        })
+                    }
+                    (UnOp::Not, Value::Bool(b)) => Ok(Value::Bool(!b)),
+                    (_, v) => Err(self.error(
+                        Code::TypeMismatch,
+                        e.span,
+                        format!(
+                            "cannot apply `{}` to `{v}`",
+                            if *op == UnOp::Neg { "-" } else { "!" }
+                        ),
+                        "wrong operand",
+                    )),
+                }
+            }
+            ExprKind::Binary(op, a, b) => self.binary(e.span, *op, a, b),
+            ExprKind::Range(a, b) => {
+                let (a, b) = (self.expr(a)?, self.expr(b)?);
+                match (a, b) {
+                    (Value::Int(a), Value::Int(b)) => Ok(Value::Range(a, b)),
+                    _ => Err(self.error(
+                        Code::TypeMismatch,
+                        e.span,
+                        "range bounds must be integers",
+                        "not integers",
+                    )),
+                }
+            }
+            ExprKind::Call(f, args) => self.call_user(e.span, *f, args),
+            ExprKind::Builtin(sig, args) => {
+                let call = self.bind(e.span, sig.builtin, args)?;
+                calls::call_builtin(self, e.span, call, None)
+            }
+            ExprKind::Method(target, method, candidates) => {
+                let recv = self.expr(target)?;
+                let kind = calls::receiver_of(&recv);
+                let Some(candidate) = candidates.iter().find(|c| Some(c.receiver) == kind) else {
+                    return Err(self.error(
+                        Code::NoSuchMember,
+                        method.span,
+                        format!("`{recv}` has no method `{}`", method.name),
+                        "no such method",
+                    ));
+                };
+                let args = candidate.args.as_ref().map_err(|d| d.clone())?;
+                let call = self.bind(e.span, candidate.sig.builtin, args)?;
+                let value = calls::call_builtin(self, e.span, call, Some(recv))?;
+                self.within_op_budget(e.span)?;
+                Ok(value)
+            }
+            ExprKind::Field(target, field, name) => {
+                let v = self.expr(target)?;
+                calls::field(self, &v, *field, name)
+            }
+            ExprKind::Index(target, index) => {
+                let t = self.expr(target)?;
+                let i = self.expr(index)?;
+                calls::index(self, e.span, &t, &i, index.span)
+            }
+            ExprKind::Tuple(items) => Ok(Value::Tuple(Rc::new(self.exprs(items)?))),
+            ExprKind::List(items) => Ok(Value::List(Rc::new(self.exprs(items)?))),
+            ExprKind::ListComp(item, loops) => {
+                let mut out = Vec::new();
+                self.for_each(loops, 0, &mut |ev| {
+                    ev.within_size(e.span, out.len() + 1, "a list", "elements")?;
+                    out.push(ev.expr(item)?);
+                    Ok(true)
+                })?;
+                Ok(Value::List(Rc::new(out)))
+            }
+            ExprKind::Map(entries) => {
+                let mut m = MapBuilder::new();
+                for (k, v) in entries {
+                    let (k, v) = (self.expr(k)?, self.expr(v)?);
+                    m.insert(k, v);
+                }
+                Ok(Value::Map(Rc::new(m.finish())))
+            }
+            ExprKind::If(cond, then, otherwise) => {
+                if self.expr(cond)?.as_bool() {
+                    self.expr(then)
+                } else {
+                    self.expr(otherwise)
+                }
+            }
+            ExprKind::MapComp(k, v, loops) => {
+                let mut m = MapBuilder::new();
+                self.for_each(loops, 0, &mut |ev| {
+                    let (key, val) = (ev.expr(k)?, ev.expr(v)?);
+                    m.insert(key, val);
+                    ev.within_size(e.span, m.len(), "a map", "entries")?;
+                    Ok(true)
+                })?;
+                Ok(Value::Map(Rc::new(m.finish())))
+            }
+        }
+    }
+
+    pub(super) fn exprs(&mut self, items: &'c [Expr]) -> Res<Vec<Value>> {
+        items.iter().map(|e| self.expr(e)).collect()
+    }
+
+    pub(super) fn binary(&mut self, span: Span, op: BinOp, a: &'c Expr, b: &'c Expr) -> Res<Value> {
+        // `&&` and `||` short-circuit.
+        if matches!(op, BinOp::And | BinOp::Or) {
+            let left = self.expr(a)?.as_bool();
+            if (op == BinOp::And) != left {
+                return Ok(Value::Bool(left));
+            }
+            return Ok(Value::Bool(self.expr(b)?.as_bool()));
+        }
+        let (x, y) = (self.expr(a)?, self.expr(b)?);
+        // Comparing and searching scan the values: large ones cost steps.
+        if matches!(op, BinOp::Eq | BinOp::Ne | BinOp::In) {
+            let scanned = match (&x, &y) {
+                (Value::Str(s), Value::Str(t)) => s.len().min(t.len()) / BYTES_PER_STEP,
+                (_, Value::List(items) | Value::Tuple(items)) => items.len() / ELEMENTS_PER_STEP,
+                _ => 0,
+            };
+            if !self.spend(scanned as u64) {
+                return Err(self.too_long(span, "stopped here"));
+            }
+        }
+        let overflow = || {
+            self.error(
+                Code::Arithmetic,
+                span,
+                "integer overflow",
+                format!("`{x} {} {y}` does not fit in 64 bits", op.symbol()),
+            )
+        };
+        use BinOp::*;
+        Ok(match (op, &x, &y) {
+            (Eq, _, _) => Value::Bool(x == y),
+            (Ne, _, _) => Value::Bool(x != y),
+            (In, _, _) => Value::Bool(match &y {
+                Value::List(items) | Value::Tuple(items) => items.contains(&x),
+                Value::Range(lo, hi) => matches!(x, Value::Int(v) if *lo <= v && v < *hi),
+                Value::Map(m) => m.get(&x).is_some(),
+                _ => {
+                    return Err(self.error(
+                        Code::TypeMismatch,
+                        span,
+                        format!("cannot test membership in `{y}`"),
+                        "not a list, range or map",
+                    ))
+                }
+            }),
+            (Add, Value::Str(s), Value::Str(t)) => {
+                self.within_size(span, s.len() + t.len(), "a string", "bytes")?;
+                self.work(span, s.len() + t.len(), true)?;
+                Value::Str(Rc::from(format!("{s}{t}").as_str()))
+            }
+            (Add, Value::List(s), Value::List(t)) => {
+                self.within_size(span, s.len() + t.len(), "a list", "elements")?;
+                self.work(span, s.len() + t.len(), false)?;
+                Value::List(Rc::new(s.iter().chain(t.iter()).cloned().collect()))
+            }
+            (_, Value::Int(x), Value::Int(y)) => {
+                let (x, y) = (*x, *y);
+                match op {
+                    Add => Value::Int(x.checked_add(y).ok_or_else(overflow)?),
+                    Sub => Value::Int(x.checked_sub(y).ok_or_else(overflow)?),
+                    Mul => Value::Int(x.checked_mul(y).ok_or_else(overflow)?),
+                    Div | Rem if y == 0 => {
+                        return Err(self.error(
+                            Code::Arithmetic,
+                            span,
+                            "division by zero",
+                            "the right side is 0",
+                        ))
+                    }
+                    // Floor division and modulo, as in the Python DSL programs we port.
+                    Div => Value::Int(x.checked_div_euclid(y).ok_or_else(overflow)?),
+                    Rem => Value::Int(x.checked_rem_euclid(y).ok_or_else(overflow)?),
+                    Shl | Shr if !(0..64).contains(&y) => {
+                        return Err(self.error(
+                            Code::Arithmetic,
+                            span,
+                            "shift amount out of range",
+                            format!("shifting by {y}; use 0 to 63"),
+                        ))
+                    }
+                    Shl => Value::Int(x.checked_shl(y as u32).ok_or_else(overflow)?),
+                    Shr => Value::Int(x >> y),
+                    BitAnd => Value::Int(x & y),
+                    BitOr => Value::Int(x | y),
+                    BitXor => Value::Int(x ^ y),
+                    Lt => Value::Bool(x < y),
+                    Le => Value::Bool(x <= y),
+                    Gt => Value::Bool(x > y),
+                    Ge => Value::Bool(x >= y),
+                    // Handled before the integer cases.
+                    Eq | Ne | In | And | Or => Value::Unit,
+                }
+            }
+            _ => {
+                return Err(self.error(
+                    Code::TypeMismatch,
+                    span,
+                    format!("cannot apply `{}` to `{x}` and `{y}`", op.symbol()),
+                    "wrong operands",
+                ))
+            }
+        })
+    }
+
+    /// The values of a builtin call's arguments, in parameter order, each
+    /// with its span (a default's is the call's).
+    /// Evaluates a call of `builtin`'s arguments (`span` is the call's:
+    /// where a default comes from) into its typed record.
+    pub(super) fn bind(
+        &mut self,
+        span: Span,
+        builtin: Builtin,
+        args: &'c [BuiltinArg],
+    ) -> Res<Call> {
+        let mut args = args.iter();
+        Call::bind(builtin, || match args.next() {
+            Some(BuiltinArg::Given(e)) => Ok((self.expr(e)?, e.span)),
+            Some(BuiltinArg::Default(v)) => Ok((v.clone(), span)),
+            None => Err(Diagnostic::error(
+                Code::Internal,
+                span,
+                "internal error: a builtin call has fewer arguments than its signature",
+                "here",
+            )),
+        })
+    }
+
+    pub(super) fn call_user(&mut self, span: Span, id: u32, args: &'c [UserArg]) -> Res<Value> {
+        // Calls count with loop iterations: a double recursion (`f(n - 1) +
+        // f(n - 2)`) runs as long as a loop and ends as one does.
+        if !self.spend(1) {
+            return Err(self.too_long(span, "stopped at this call"));
+        }
+        self.within_memory(span)?;
+        // Counted from the start: a default argument may call the function
+        // again (`fn f(n: int = f())`).
+        if self.depth >= MAX_CALL_DEPTH {
+            return Err(self.error(
+                Code::Limit,
+                span,
+                "recursion too deep",
+                format!("more than {MAX_CALL_DEPTH} nested calls"),
+            ));
+        }
+        let f = &self.code.functions[id as usize];
+        // The callee's frame goes on top of the caller's before the
+        // arguments are evaluated: given ones in the caller's frame,
+        // defaults in the callee's (they see only globals, but their
+        // comprehensions need slots).
+        let (caller, callee) = (self.base, self.stack.len());
+        self.stack.resize(callee + f.frame as usize, Value::Unit);
+        self.depth += 1;
+        let result = (|| {
+            for (slot, (default, arg)) in f.defaults.iter().zip(args).enumerate() {
+                let value = match (arg, default) {
+                    (UserArg::Given(e), _) => self.expr(e)?,
+                    (UserArg::Default, Some(default)) => {
+                        self.base = callee;
+                        let v = self.expr(default);
+                        self.base = caller;
+                        v?
+                    }
+                    (UserArg::Default, None) => Value::Unit,
+                };
+                self.stack[callee + slot] = value;
+            }
+            self.base = callee;
+            self.block(&f.body)
+        })();
+        self.base = caller;
+        self.depth -= 1;
+        self.stack.truncate(callee);
+        Ok(match result? {
+            Flow::Return(v) => v,
+            Flow::Next => Value::Unit,
+        })
+    }
+}

@@ -1,0 +1,271 @@
+//! Running statements: blocks, `let` and assignments with their patterns,
+//! `if`, `return`, loops (each iteration a step of the budget) and
+//! pipelines.
+
+use super::*;
+
+impl<'c> Evaluator<'c> {
+    pub(super) fn block(&mut self, stmts: &'c [Stmt]) -> Res<Flow> {
+        for stmt in stmts {
+            if let Flow::Return(v) = self.stmt(stmt)? {
+                return Ok(Flow::Return(v));
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    pub(super) fn stmt(&mut self, stmt: &'c Stmt) -> Res<Flow> {
+        match &stmt.kind {
+            StmtKind::Param {
+                slot,
+                name,
+                default,
+            } => {
+                let value = match self.overrides.get(&name.name) {
+                    Some(v) => v.clone(),
+                    None => self.expr(default)?,
+                };
+                self.globals[*slot as usize] = Some(value);
+            }
+            StmtKind::Program { name, options } => self.program(stmt.span, name, options)?,
+            StmtKind::Let { pattern, value } => {
+                let v = self.expr(value)?;
+                self.bind_pattern(pattern, v)?;
+            }
+            StmtKind::Assign {
+                place,
+                target,
+                value,
+            } => {
+                let v = self.expr(value)?;
+                if let Place::Global(slot) = place {
+                    if self.globals[*slot as usize].is_none() {
+                        return Err(self.error(
+                            Code::UseBeforeLet,
+                            target.span,
+                            format!("`{}` is not defined yet", target.name),
+                            "assigned before its `let` ran",
+                        ));
+                    }
+                }
+                self.write(*place, v);
+            }
+            StmtKind::For { loops, body } => {
+                let mut flow = Flow::Next;
+                self.for_each(loops, 0, &mut |ev| {
+                    if let Flow::Return(v) = ev.block(body)? {
+                        flow = Flow::Return(v);
+                        return Ok(false);
+                    }
+                    Ok(true)
+                })?;
+                return Ok(flow);
+            }
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                return if self.expr(cond)?.as_bool() {
+                    self.block(then)
+                } else {
+                    self.block(otherwise)
+                };
+            }
+            StmtKind::Return(value) => {
+                let v = match value {
+                    Some(e) => self.expr(e)?,
+                    None => Value::Unit,
+                };
+                return Ok(Flow::Return(v));
+            }
+            StmtKind::Pipeline {
+                unit_size,
+                num_chunks,
+                body,
+            } => return self.pipeline(stmt.span, unit_size, num_chunks, body),
+            StmtKind::Expr(e) => {
+                self.expr(e)?;
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    pub(super) fn bind_pattern(&mut self, pattern: &Pattern, value: Value) -> Res<()> {
+        match pattern {
+            Pattern::Bind(place, _) => self.write(*place, value),
+            Pattern::Wildcard => {}
+            Pattern::Tuple(items, span) => {
+                let Value::Tuple(vals) = &value else {
+                    return Err(self.error(
+                        Code::TypeMismatch,
+                        *span,
+                        format!("cannot unpack `{value}` into a tuple pattern"),
+                        "not a tuple",
+                    ));
+                };
+                if vals.len() != items.len() {
+                    return Err(self.error(
+                        Code::TypeMismatch,
+                        *span,
+                        format!(
+                            "tuple of {} values unpacked into {} names",
+                            vals.len(),
+                            items.len()
+                        ),
+                        "wrong number of names",
+                    ));
+                }
+                for (p, v) in items.iter().zip(vals.iter()) {
+                    self.bind_pattern(p, v.clone())?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn record_loop_var(&mut self, pattern: &Pattern, value: &Value) {
+        match (pattern, value) {
+            (Pattern::Bind(_, name), v) => self.loop_vars.push((name.clone(), v.clone())),
+            (Pattern::Tuple(ps, _), Value::Tuple(vs)) => {
+                for (p, v) in ps.iter().zip(vs.iter()) {
+                    self.record_loop_var(p, v);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Runs `body` once per combination of the loop clauses from `i` on,
+    /// where the filter holds. `body` returns false to stop early.
+    pub(super) fn for_each(
+        &mut self,
+        loops: &'c Loops,
+        i: usize,
+        body: &mut dyn FnMut(&mut Evaluator<'c>) -> Res<bool>,
+    ) -> Res<bool> {
+        if i == loops.clauses.len() {
+            if let Some(filter) = &loops.filter {
+                if !self.expr(filter)?.as_bool() {
+                    return Ok(true);
+                }
+            }
+            return body(self);
+        }
+        let clause = &loops.clauses[i];
+        let iterable = self.expr(&clause.iter)?;
+        // One pattern walks a list's elements, a range's integers or a
+        // map's keys; two walk a map's keys and values.
+        let go_on = match (&iterable, &clause.patterns[..]) {
+            (Value::Range(lo, hi), [p]) => {
+                (*lo..*hi).try_for_each(|v| self.iteration(loops, i, p, Value::Int(v), body))
+            }
+            (Value::List(items), [p]) => items
+                .iter()
+                .try_for_each(|v| self.iteration(loops, i, p, v.clone(), body)),
+            (Value::Map(m), [p]) => m
+                .entries
+                .iter()
+                .try_for_each(|(k, _)| self.iteration(loops, i, p, k.clone(), body)),
+            (Value::Map(m), [pk, pv]) => m.entries.iter().try_for_each(|(k, v)| {
+                let marks = self.loop_vars.len();
+                self.record_loop_var(pk, k);
+                let result = self
+                    .bind_pattern(pk, k.clone())
+                    .map_err(Stop::Failed)
+                    .and_then(|()| self.iteration(loops, i, pv, v.clone(), body));
+                self.loop_vars.truncate(marks);
+                result
+            }),
+            (other, _) => {
+                return Err(self.error(
+                    Code::TypeMismatch,
+                    clause.iter.span,
+                    format!("cannot loop over `{other}`"),
+                    "not a list, range or map",
+                ))
+            }
+        };
+        match go_on {
+            Ok(()) => Ok(true),
+            Err(Stop::Early) => Ok(false),
+            Err(Stop::Failed(d)) => Err(d),
+        }
+    }
+
+    /// One iteration of clause `i`: binds `value` to `pattern`, then runs
+    /// the clauses after it.
+    pub(super) fn iteration(
+        &mut self,
+        loops: &'c Loops,
+        i: usize,
+        pattern: &Pattern,
+        value: Value,
+        body: &mut dyn FnMut(&mut Evaluator<'c>) -> Res<bool>,
+    ) -> Result<(), Stop> {
+        let clause = &loops.clauses[i];
+        if !self.spend(1) {
+            return Err(Stop::Failed(
+                self.too_long(clause.iter.span, "loop stopped here"),
+            ));
+        }
+        self.within_memory(clause.iter.span).map_err(Stop::Failed)?;
+        let marks = self.loop_vars.len();
+        self.record_loop_var(pattern, &value);
+        let result = self.bind_pattern(pattern, value).and_then(|()| {
+            self.loop_values_changed = true;
+            self.for_each(loops, i + 1, body)
+        });
+        self.loop_vars.truncate(marks);
+        self.loop_values_changed = true;
+        match result {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(Stop::Early),
+            Err(d) => Err(Stop::Failed(d)),
+        }
+    }
+
+    pub(super) fn pipeline(
+        &mut self,
+        span: Span,
+        unit_size: &'c Expr,
+        num_chunks: &'c Expr,
+        body: &'c [Stmt],
+    ) -> Res<Flow> {
+        let unit = self.expr(unit_size)?;
+        let chunks = self.expr(num_chunks)?;
+        if unit.as_int() <= 0 {
+            return Err(self.error(
+                Code::Pipeline,
+                unit_size.span,
+                "pipeline unit size must be a positive integer",
+                format!("this is {unit}"),
+            ));
+        }
+        let iter = crate::ir::IterContext {
+            unit_size: unit.as_int() as u64,
+            num_chunks: self.count(
+                num_chunks.span,
+                "pipeline num_chunks",
+                &chunks,
+                u32::MAX.into(),
+            )?,
+        };
+        let rec = self.recorder_mut(span)?;
+        if !rec.open_pipeline(iter, span) {
+            return Err(self
+                .error(
+                    Code::Pipeline,
+                    span,
+                    "pipelines do not nest",
+                    "inside another `pipeline` block",
+                )
+                .with_note("the MSCCL++ executor runs one level of pipeline only"));
+        }
+        let flow = self.block(body);
+        if let Some(rec) = self.recorder.as_mut() {
+            rec.close_pipeline();
+        }
+        flow
+    }
+}
