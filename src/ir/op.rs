@@ -1,0 +1,214 @@
+//! One op of a thread block: its buffer references, its channels, its
+//! thread block group and pipeline context, and where in the program it
+//! was made.
+
+use super::*;
+
+/// What a buffer reference points at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefTarget {
+    /// This rank's own buffer.
+    Local(BufferKind),
+    /// A peer's buffer, through the thread block's remote-buffer table entry
+    /// `id` (of the op's channel type); `kind` is that buffer's kind.
+    Remote { id: u32, kind: BufferKind },
+    /// The multicast buffer of the thread block's switch channel `id`.
+    Switch { id: u32 },
+}
+
+/// A run of chunks an op reads or writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BufRef {
+    pub target: RefTarget,
+    pub index: u32,
+    pub size: u32,
+    /// Written out as `rank` (the DSL does so for switch-store sources only).
+    pub rank: Option<u32>,
+}
+
+impl BufRef {
+    pub fn local(kind: BufferKind, index: u32, size: u32) -> BufRef {
+        BufRef {
+            target: RefTarget::Local(kind),
+            index,
+            size,
+            rank: None,
+        }
+    }
+
+    /// The local buffer this reference names, if it is local.
+    pub fn local_kind(&self) -> Option<BufferKind> {
+        match self.target {
+            RefTarget::Local(kind) => Some(kind),
+            _ => None,
+        }
+    }
+}
+
+/// Thread-block-group membership of an op: this block is part `tb_id` of `size`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TbgInfo {
+    pub tb_id: u32,
+    pub size: u32,
+}
+
+/// The extra fields of an unfused switch reduce (`glre`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupReduce {
+    pub buffer: BufferKind,
+    pub buffer_offset: u32,
+    pub size: u32,
+    pub dst_rank: u32,
+    pub dst_kind: BufferKind,
+    pub dst_index: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IterContext {
+    pub unit_size: u64,
+    pub num_chunks: u32,
+}
+
+/// An op's buffer references: almost always one, kept inline.
+pub type BufRefs = smallvec::SmallVec<[BufRef; 1]>;
+
+/// An op's thread-block-local channel (or semaphore) indices: a few,
+/// kept inline.
+pub type Ids = smallvec::SmallVec<[u32; 4]>;
+
+/// One executor op.
+///
+/// A plan at a thousand ranks holds millions of ops, so an op keeps what
+/// most ops have inline and the fields few ops use in a box ([`OpExtra`]).
+#[derive(Debug, Clone)]
+pub struct Op {
+    pub name: OpName,
+    pub channel: Option<ChannelKind>,
+    /// Thread-block-local channel indices.
+    pub channel_ids: Ids,
+    pub src: BufRefs,
+    pub dst: BufRefs,
+    pub tbg: Option<TbgInfo>,
+    pub reduce_op: Option<ReduceOp>,
+    pub data_sync: DataSync,
+    pub barrier: Option<(u32, u32)>,
+    extra: Option<Box<OpExtra>>,
+    /// The source call this op came from (the first one, for a fused op).
+    pub span: Span,
+    /// The loop values when it was made: an index into
+    /// `Plan::loop_contexts` (0: outside any loop, or unknown).
+    pub context: u32,
+}
+
+/// The fields of an op that only semaphore, switch and pipeline ops use.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OpExtra {
+    pub semaphore_ids: Vec<u32>,
+    pub group_reduce: Option<GroupReduce>,
+    pub iter: Option<IterContext>,
+    /// The ops of a `pipeline`.
+    pub body: Vec<Op>,
+}
+
+static NO_EXTRA: OpExtra = OpExtra {
+    semaphore_ids: Vec::new(),
+    group_reduce: None,
+    iter: None,
+    body: Vec::new(),
+};
+
+impl PartialEq for Op {
+    fn eq(&self, other: &Op) -> bool {
+        self.name == other.name
+            && self.channel == other.channel
+            && self.channel_ids == other.channel_ids
+            && self.src == other.src
+            && self.dst == other.dst
+            && self.tbg == other.tbg
+            && self.reduce_op == other.reduce_op
+            && self.data_sync == other.data_sync
+            && self.barrier == other.barrier
+            && self.extra() == other.extra()
+            && self.span == other.span
+            && self.context == other.context
+    }
+}
+
+impl Op {
+    pub fn new(name: OpName, span: Span) -> Op {
+        Op {
+            name,
+            channel: None,
+            channel_ids: Ids::new(),
+            src: BufRefs::new(),
+            dst: BufRefs::new(),
+            tbg: None,
+            reduce_op: None,
+            data_sync: DataSync::NONE,
+            barrier: None,
+            extra: None,
+            span,
+            context: 0,
+        }
+    }
+
+    pub fn nop(span: Span) -> Op {
+        Op::new(OpName::Nop, span)
+    }
+
+    pub fn span(&self) -> Span {
+        self.span
+    }
+
+    /// The rarely used fields (empty ones where the op has none).
+    pub fn extra(&self) -> &OpExtra {
+        self.extra.as_deref().unwrap_or(&NO_EXTRA)
+    }
+
+    /// The rarely used fields, to set them.
+    pub fn extra_mut(&mut self) -> &mut OpExtra {
+        self.extra.get_or_insert_with(Box::default)
+    }
+
+    /// Whether the plan gives the executor this op's `channel_ids`, as the
+    /// reference compiler writes them: for synchronisation ops, gets and
+    /// group reduces always, for data ops only on port channels
+    /// (memory-channel data ops address peers by remote buffer).
+    pub fn writes_channel_ids(&self) -> bool {
+        use OpName::*;
+        matches!(
+            self.name,
+            Signal | Wait | RelaxedSignal | RelaxedWait | Flush | Get | GroupLoadReduce
+        ) || (self.channel == Some(ChannelKind::Port) && !self.channel_ids.is_empty())
+    }
+
+    pub fn semaphore_ids(&self) -> &[u32] {
+        &self.extra().semaphore_ids
+    }
+
+    pub fn group_reduce(&self) -> Option<GroupReduce> {
+        self.extra().group_reduce
+    }
+
+    pub fn iter_context(&self) -> Option<IterContext> {
+        self.extra().iter
+    }
+
+    /// The ops of a `pipeline` (none for any other op).
+    pub fn body(&self) -> &[Op] {
+        &self.extra().body
+    }
+
+    /// The rarely used fields, to change them where the op has any.
+    pub fn extra_if_any_mut(&mut self) -> Option<&mut OpExtra> {
+        self.extra.as_deref_mut()
+    }
+
+    /// The ops of a `pipeline`, to change them in place.
+    pub fn body_mut(&mut self) -> &mut [Op] {
+        match &mut self.extra {
+            Some(extra) => &mut extra.body,
+            None => &mut [],
+        }
+    }
+}
