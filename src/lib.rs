@@ -3,8 +3,11 @@
 //!
 //! The pipeline, one module per stage:
 //! `syntax` (lex, parse) -> `check` (static types) -> `eval` (run the
-//! generator into the plan `ir`) -> `passes` -> `back` (JSON plan).
-//! Beside it, `format` lays source text out canonically (`msclc fmt`).
+//! program into the plan `ir`) -> `passes` -> `back` (JSON plan, CUDA);
+//! `front` reads a JSON plan into the `ir`, `sim` executes one on the CPU,
+//! `timing` predicts its time, `runner` runs it on a GPU. `driver` strings
+//! the stages together. docs/architecture.md gives each module its layer:
+//! a module uses only the layers above its own.
 
 pub mod back;
 pub mod check;
