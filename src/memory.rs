@@ -65,7 +65,10 @@ pub fn available() -> Option<u64> {
             && rlimit.rlim_cur != libc::RLIM_INFINITY
         {
             let mapped = mapped_bytes().unwrap_or(0);
-            most = Some((rlimit.rlim_cur as u64).saturating_sub(mapped));
+            // (`rlim_t` is u64 here, not on every system.)
+            #[allow(clippy::unnecessary_cast)]
+            let limit = rlimit.rlim_cur as u64;
+            most = Some(limit.saturating_sub(mapped));
         }
     }
     if let Some(free) = machine_available() {

@@ -223,7 +223,7 @@ impl Recorder {
         self.ops += 1;
         op.context = self.context;
         let context = self.context;
-        let pipeline = self.pipeline.clone();
+        let pipeline = self.pipeline;
         let last = self.last_pipeline.get(&(rank, tb)).copied();
         let block = self.threadblock(rank, tb);
         match pipeline {

@@ -170,6 +170,10 @@ impl MapBuilder {
         self.map.entries.len()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.map.entries.is_empty()
+    }
+
     pub fn finish(self) -> MapVal {
         self.map
     }

@@ -129,7 +129,7 @@ impl<'p> Workload<'p> {
     /// The scratch offset of launch number `launch` (1, 2, ...), the packet
     /// flag: even launches use the second half.
     pub fn scratch_offset(&self, launch: u32) -> u64 {
-        if launch % 2 == 0 {
+        if launch.is_multiple_of(2) {
             self.scratch_half
         } else {
             0

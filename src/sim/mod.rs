@@ -64,10 +64,11 @@ use value::Contents;
 pub enum Verdict {
     /// The result is right on every rank, in every execution.
     Verified,
-    WrongResult(WrongResult),
+    /// (Boxed, as `Race`: a verdict is passed up through every op run.)
+    WrongResult(Box<WrongResult>),
     /// Every thread block that cannot go on, and why.
     Deadlock(Vec<Stuck>),
-    Race(Race),
+    Race(Box<Race>),
 }
 
 /// Two accesses to one memory location, at least one a write, unordered.
@@ -340,7 +341,7 @@ struct Sim<'p> {
     signals: Signals,
     /// Per (rank, semaphore): its value, and the releases not yet taken
     /// (their clocks and recorded events).
-    semaphores: HashMap<(u32, u32), (i64, VecDeque<(Clocks, u32)>)>,
+    semaphores: HashMap<(u32, u32), (i64, Releases)>,
     /// (rank, barrier id, generation) -> arrivals and their clocks.
     barriers: HashMap<(u32, u32, u32), Barrier>,
     ops_run: u64,
@@ -355,7 +356,7 @@ struct Sim<'p> {
     reduce_op: ReduceOp,
     /// What the check of a shared sum against an expected result found
     /// (see `user.rs`), with the sum, kept alive.
-    checked: HashMap<((usize, u8), ChunkSources, u32), (Contents, Option<String>)>,
+    checked: HashMap<CheckedKey, (Contents, Option<String>)>,
     /// SendRecv: the rank each rank's result came from.
     sendrecv_sources: Vec<Option<u32>>,
     /// Whether input and output alias, as the test harness lays them out.
@@ -495,6 +496,14 @@ struct Barrier {
     /// Of each arrival, its last recorded event before it (when recorded).
     last_events: Vec<u32>,
 }
+
+/// A semaphore's releases not yet acquired: each one's clock and recorded
+/// event.
+type Releases = VecDeque<(Clocks, u32)>;
+
+/// A check of a shared sum: its identity and reduction, what it was checked
+/// against, in which execution.
+type CheckedKey = ((usize, u8), ChunkSources, u32);
 
 enum Step {
     Ran,

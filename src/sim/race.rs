@@ -33,7 +33,7 @@ impl Sim<'_> {
                 [].iter()
             })
             .find(|a| !ordered(a));
-        conflict.map(|a| Verdict::Race(self.race(loc, a, &access)))
+        conflict.map(|a| Verdict::Race(Box::new(self.race(loc, a, &access))))
     }
 
     pub(super) fn race(&self, loc: Loc, a: &Access, b: &Access) -> Race {

@@ -25,6 +25,9 @@ enum Queue {
     #[default]
     Empty,
     One(Sent),
+    // Boxed: most queues hold one signal or none, and a queue per channel
+    // end stays a word and a `Sent` wide.
+    #[allow(clippy::box_collection)]
     Many(Box<VecDeque<Sent>>),
 }
 

@@ -88,13 +88,13 @@ impl Sim<'_> {
                         .and_then(|cell| cell.last_write)
                         .filter(|w| !self.is_user(w.thread()))
                         .and_then(|w| self.op_at(w.by as usize, w.op as usize));
-                    return Some(Verdict::WrongResult(WrongResult {
+                    return Some(Verdict::WrongResult(Box::new(WrongResult {
                         text: format!(
                             "execution {execution}: rank {rank} {} chunk {chunk}{part_note} {p}",
                             kind.name()
                         ),
                         last_write,
-                    }));
+                    })));
                 }
             }
         }
@@ -193,12 +193,12 @@ impl Sim<'_> {
         let mut receiver = vec![None; self.plan.ranks.len()];
         for (rank, source) in sources.iter().enumerate() {
             if let Some(other) = receiver[*source as usize].replace(rank) {
-                return Err(Verdict::WrongResult(WrongResult {
+                return Err(Verdict::WrongResult(Box::new(WrongResult {
                     text: format!(
                         "ranks {other} and {rank} both receive rank {source}'s input: a SendRecv sends each rank's input to one rank"
                     ),
                     last_write: None,
-                }));
+                })));
             }
         }
         Ok(Some(sources))

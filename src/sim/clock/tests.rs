@@ -22,14 +22,16 @@ fn joins_and_raises_match_a_dense_clock() {
                 let c = next(40) as usize;
                 let (cb, cc) = (clocks[b].clone(), clocks[c].clone());
                 clocks[a].join_all([&cb, &cc]);
-                for k in 0..width {
-                    dense[a][k] = dense[a][k].max(dense[b][k]).max(dense[c][k]);
+                let (db, dc) = (dense[b].clone(), dense[c].clone());
+                for (k, e) in dense[a].iter_mut().enumerate() {
+                    *e = (*e).max(db[k]).max(dc[k]);
                 }
             } else {
                 let cb = clocks[b].clone();
                 clocks[a].join(&cb);
-                for k in 0..width {
-                    dense[a][k] = dense[a][k].max(dense[b][k]);
+                let db = dense[b].clone();
+                for (e, theirs) in dense[a].iter_mut().zip(db) {
+                    *e = (*e).max(theirs);
                 }
             }
         } else {
