@@ -44,11 +44,13 @@ enum Command {
     /// Compile FILE (or take PLAN.json) to CUDA, build it with NVRTC, run
     /// every rank on this machine's GPU, check each result against the
     /// collective and print an nccl-tests table. Exit code 1 when a result
-    /// is wrong or no GPU can run it.
+    /// is wrong or a kernel stops waiting; 2 when there is no GPU, NVRTC or
+    /// size to run at.
     Run(cli::run::RunArgs),
     /// Write the default plans the MSCCL++ runtime loads (four multi-node
     /// AllReduce plans), as `python3 -m mscclpp --install` does, with no
-    /// Python. The folder is CLEARED first, as the reference does.
+    /// Python. The plans in the cache's `default/` are replaced, as the
+    /// reference does; anything else there stops it (`--force`).
     Install(cli::install::InstallArgs),
     /// Serve the editor: a language server on standard input and output
     /// (diagnostics, hover, go to definition, references, completion,

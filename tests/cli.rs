@@ -682,3 +682,45 @@ fn input_text_cannot_forge_a_message_line() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Sizes no message can have are usage errors, before anything is
+/// compiled or a GPU looked for: exit 2 with the reason (an empty table
+/// and exit 0 once).
+#[test]
+fn sizes_that_cannot_run_are_usage_errors() {
+    for (size, why) in [
+        ("0:0", "a message has at least 1 byte"),
+        ("0:1K", "a message has at least 1 byte"),
+        ("2M:1M", "the smallest size is larger than the largest"),
+    ] {
+        for command in [
+            vec!["run", "examples/simple_allgather.mscl", "--size", size],
+            vec![
+                "sim",
+                "examples/simple_allgather.mscl",
+                "--timing",
+                "h100-nvlink",
+                "--size",
+                size,
+            ],
+        ] {
+            let out = msclc(&command);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{command:?}: {err}");
+            assert!(err.contains(why), "{command:?}: {err}");
+            assert!(out.stdout.is_empty(), "{command:?}");
+        }
+    }
+}
+
+/// `msclc run --help` gives the exit codes docs/errors.md gives: 2, not 1,
+/// when there is no GPU to run on.
+#[test]
+fn run_help_gives_the_documented_exit_codes() {
+    let out = msclc(&["run", "--help"]);
+    let help = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(help.contains("Exit code 1 when a result is wrong or a kernel stops waiting; 2 when there is no GPU, NVRTC or size to run at"), "{help}");
+}

@@ -122,6 +122,11 @@ pub fn parse_size_range(text: &str) -> Result<(u64, u64), String> {
             (s, s)
         }
     };
+    if lo == 0 {
+        return Err(format!(
+            "`{text}`: a message has at least 1 byte (sizes double from the smallest)"
+        ));
+    }
     if lo > hi {
         return Err(format!(
             "`{text}`: the smallest size is larger than the largest"
@@ -143,6 +148,8 @@ mod tests {
         assert_eq!(parse_size_range("8M"), Ok((8 << 20, 8 << 20)));
         assert!(parse_size("12Q").is_err());
         assert!(parse_size_range("2M:1M").is_err());
+        assert!(parse_size_range("0:1K").is_err());
+        assert!(parse_size_range("0").is_err());
         assert!(parse_size("99999999999G").is_err());
     }
 
