@@ -2,7 +2,7 @@
 //! an MSCCL++ JSON execution plan or CUDA source.
 
 use super::input::{is_plan, read_checked_plan};
-use super::options::{parse_define, LimitArgs, WarningArgs};
+use super::options::{parse_define, DtypeArg, LimitArgs, WarningArgs};
 use super::outcome::{fail, fail_in, report, wrong};
 use clap::Args;
 use msclc::diag::{Code, Diagnostic};
@@ -13,7 +13,8 @@ use std::process::ExitCode;
 
 #[derive(Debug, Args)]
 pub(crate) struct CompileArgs {
-    /// The .mscl program (or a .json execution plan, for `--emit cuda`).
+    /// The .mscl program (or a .json execution plan, for `--emit cuda` or
+    /// `--emit cubin`).
     #[arg(required = true, value_hint = clap::ValueHint::FilePath)]
     pub(crate) input: Option<PathBuf>,
     /// Sets a `param` the program declares (repeatable).
@@ -26,10 +27,23 @@ pub(crate) struct CompileArgs {
     /// write twice as fast and take half the space). JSON only.
     #[arg(long)]
     pub(crate) pretty: bool,
-    /// What to write: the MSCCL++ JSON execution plan, or CUDA source
-    /// specialized for the plan (all ranks on one GPU).
+    /// What to write: the MSCCL++ JSON execution plan, CUDA source
+    /// specialized for the plan (all ranks on one GPU), or that source
+    /// compiled by NVRTC to a cubin for `--arch` (no GPU needed; the
+    /// cubin `msclc run` loads, through the same cache).
     #[arg(long, value_enum, default_value = "json")]
     pub(crate) emit: Emit,
+    /// The GPU architecture a cubin is for: sm_80 (A100), sm_90 (H100,
+    /// H200), sm_100 (B200), ...
+    #[arg(long, value_name = "SM", required_if_eq("emit", "cubin"), value_parser = parse_arch)]
+    pub(crate) arch: Option<String>,
+    /// The element type a cubin is compiled for.
+    #[arg(long, value_enum, default_value = "float32")]
+    pub(crate) dtype: DtypeArg,
+    /// Compile the cubin afresh and keep no copy: skip the cubin cache
+    /// ($MSCLC_CACHE_DIR, else $XDG_CACHE_HOME/msclc, else ~/.cache/msclc).
+    #[arg(long)]
+    pub(crate) no_cache: bool,
     #[command(flatten)]
     pub(crate) limits: LimitArgs,
     #[command(flatten)]
@@ -44,16 +58,42 @@ pub(crate) struct CompileArgs {
 pub(crate) enum Emit {
     Json,
     Cuda,
+    Cubin,
+}
+
+/// `sm_90`, `sm_100a`: what NVRTC's `--gpu-architecture` takes for a cubin.
+fn parse_arch(text: &str) -> Result<String, String> {
+    let digits = text.strip_prefix("sm_").unwrap_or("");
+    let number = digits.trim_end_matches(['a', 'f']);
+    if number.len() >= 2 && number.chars().all(|c| c.is_ascii_digit()) {
+        Ok(text.to_string())
+    } else {
+        Err(format!(
+            "`{text}` is not a GPU architecture: sm_80, sm_90, sm_100, ..."
+        ))
+    }
 }
 
 pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
     let Some(input) = &args.input else {
         return fail(Diagnostic::plain(Code::Options, "no input file given"));
     };
-    if args.pretty && args.emit == Emit::Cuda {
+    if args.pretty && args.emit != Emit::Json {
         return fail(Diagnostic::plain(
             Code::Options,
-            "--pretty indents JSON plans; CUDA source is written as it is (leave out --pretty)",
+            "--pretty indents JSON plans; CUDA source and cubins are written as they are (leave out --pretty)",
+        ));
+    }
+    if args.emit == Emit::Cubin && args.output.is_none() {
+        return fail(Diagnostic::plain(
+            Code::Options,
+            "a cubin is binary: name the file to write with -o (msclc FILE --emit cubin --arch sm_90 -o kernel.cubin)",
+        ));
+    }
+    if args.emit != Emit::Cubin && (args.arch.is_some() || args.no_cache) {
+        return fail(Diagnostic::plain(
+            Code::Options,
+            "--arch and --no-cache are for --emit cubin",
         ));
     }
     if let Some(output) = args
@@ -90,13 +130,33 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
     };
     let cuda = match args.emit {
         Emit::Json => None,
-        Emit::Cuda => match timings.time("cuda", || msclc::back::cuda::generate(&plan)) {
-            Ok(source) => Some(source),
-            Err(e) => return fail_in(sources.as_ref(), input, e),
-        },
+        Emit::Cuda | Emit::Cubin => {
+            match timings.time("cuda", || msclc::back::cuda::generate(&plan)) {
+                Ok(source) => Some(source.into_bytes()),
+                Err(e) => return fail_in(sources.as_ref(), input, e),
+            }
+        }
     };
-    let write = |out: &mut dyn Write| match &cuda {
-        Some(source) => out.write_all(source.as_bytes()).and_then(|()| out.flush()),
+    let image = match (&cuda, args.emit, &args.arch) {
+        (Some(source), Emit::Cubin, Some(arch)) => {
+            let cache = if args.no_cache {
+                None
+            } else {
+                msclc::runner::cache::default_dir()
+            };
+            let source = String::from_utf8_lossy(source);
+            let dtype = msclc::back::cuda::dtype_define(args.dtype.into());
+            match timings.time("nvrtc", || {
+                msclc::runner::nvrtc::compile(&source, arch, &[dtype], cache.as_deref())
+            }) {
+                Ok(compiled) => Some(compiled.cubin),
+                Err(why) => return fail(Diagnostic::plain(Code::Device, why)),
+            }
+        }
+        _ => cuda,
+    };
+    let write = |out: &mut dyn Write| match &image {
+        Some(bytes) => out.write_all(bytes).and_then(|()| out.flush()),
         None => write_plan_to(&plan, args.pretty, out),
     };
     let written = timings.time("write", || match &args.output {

@@ -1,63 +1,188 @@
 //! Compiling generated CUDA source to a CUBIN with NVRTC, loaded at run
 //! time; compiled cubins are kept in an on-disk cache (`super::cache`).
 //!
-//! NVRTC ships with the CUDA toolkit or as the `nvidia-cuda-nvrtc-cu12`
-//! wheel from PyPI. cudarc finds it on the loader's path; when it is not
-//! there we look where a toolkit or the wheel puts it and load it by its
-//! full path first, after which the loader hands cudarc that library (it
-//! matches libraries already loaded by their soname, libnvrtc.so.12).
+//! NVRTC 12 or 13, wherever it is: `MSCLC_NVRTC` (a library's path), the
+//! loader's path, a toolkit (`CUDA_HOME`, `CUDA_PATH`, /usr/local/cuda,
+//! /usr/local/cuda-13.x and -12.x, newest first) or a wheel from PyPI in
+//! Python's paths (`nvidia-cuda-nvrtc` 13.x puts it in nvidia/cu13/lib,
+//! `nvidia-cuda-nvrtc-cu12` in nvidia/cuda_nvrtc/lib). Its C API is the
+//! same in both; it is bound here by the library's full path (cudarc binds
+//! NVRTC by name only, so a CUDA 13 library outside the loader's path
+//! could not be used through it).
 
-use std::path::PathBuf;
+use libloading::Library;
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+
+/// The NVRTC majors whose API this binds.
+const MAJORS: [i32; 2] = [13, 12];
+
+type Handle = *mut c_void;
+
+/// NVRTC's functions, from one library that stays loaded.
+struct Api {
+    path: PathBuf,
+    version: unsafe extern "C" fn(*mut c_int, *mut c_int) -> c_int,
+    error_string: unsafe extern "C" fn(c_int) -> *const c_char,
+    create: unsafe extern "C" fn(
+        *mut Handle,
+        *const c_char,
+        *const c_char,
+        c_int,
+        *const *const c_char,
+        *const *const c_char,
+    ) -> c_int,
+    compile: unsafe extern "C" fn(Handle, c_int, *const *const c_char) -> c_int,
+    log_size: unsafe extern "C" fn(Handle, *mut usize) -> c_int,
+    log: unsafe extern "C" fn(Handle, *mut c_char) -> c_int,
+    cubin_size: unsafe extern "C" fn(Handle, *mut usize) -> c_int,
+    cubin: unsafe extern "C" fn(Handle, *mut c_char) -> c_int,
+    destroy: unsafe extern "C" fn(*mut Handle) -> c_int,
+}
+
+// SAFETY: NVRTC's functions may be called from any thread; the struct
+// holds only function pointers and a path.
+unsafe impl Send for Api {}
+unsafe impl Sync for Api {}
+
+impl Api {
+    /// Binds the NVRTC at `path` (a full path, or a name the loader finds).
+    fn open(path: &Path) -> Result<Api, String> {
+        preload_builtins(path);
+        // SAFETY: loading NVRTC runs its initialisers only.
+        let lib = unsafe { Library::new(path) }
+            .map_err(|e| format!("cannot load NVRTC from {}: {e}", path.display()))?;
+        macro_rules! bind {
+            ($name:literal) => {
+                // SAFETY: the symbol is NVRTC's, with the signature of the
+                // field it is stored in (nvrtc.h, the same in 12 and 13).
+                *unsafe { lib.get(concat!($name, "\0").as_bytes()) }
+                    .map_err(|e| format!("{} is not NVRTC: {e}", path.display()))?
+            };
+        }
+        let api = Api {
+            path: path.to_path_buf(),
+            version: bind!("nvrtcVersion"),
+            error_string: bind!("nvrtcGetErrorString"),
+            create: bind!("nvrtcCreateProgram"),
+            compile: bind!("nvrtcCompileProgram"),
+            log_size: bind!("nvrtcGetProgramLogSize"),
+            log: bind!("nvrtcGetProgramLog"),
+            cubin_size: bind!("nvrtcGetCUBINSize"),
+            cubin: bind!("nvrtcGetCUBIN"),
+            destroy: bind!("nvrtcDestroyProgram"),
+        };
+        // The functions stay valid as long as the library: for good.
+        std::mem::forget(lib);
+        let (major, minor) = api.version()?;
+        if !MAJORS.contains(&major) {
+            return Err(format!(
+                "{} is NVRTC {major}.{minor}; msclc uses NVRTC 12 or 13",
+                path.display()
+            ));
+        }
+        Ok(api)
+    }
+
+    fn version(&self) -> Result<(i32, i32), String> {
+        let (mut major, mut minor) = (0, 0);
+        // SAFETY: writes two ints through valid pointers.
+        self.check(
+            unsafe { (self.version)(&mut major, &mut minor) },
+            "cannot read NVRTC's version",
+        )?;
+        Ok((major, minor))
+    }
+
+    /// `status` as a result, NVRTC's words for it after `what`.
+    fn check(&self, status: c_int, what: &str) -> Result<(), String> {
+        if status == 0 {
+            return Ok(());
+        }
+        // SAFETY: NVRTC returns a static string for every status.
+        let words = unsafe { CStr::from_ptr((self.error_string)(status)) };
+        Err(format!("{what}: {}", words.to_string_lossy()))
+    }
+}
+
+/// Loads the `libnvrtc-builtins.so.*` beside the NVRTC at `path`, where
+/// there is one, so that NVRTC finds it by its name when it compiles:
+/// NVRTC opens it by name only, and NVRTC 13.0's library does not look in
+/// its own folder ("failed to open libnvrtc-builtins.so.13.0").
+fn preload_builtins(path: &Path) {
+    use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_NOW};
+    let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if name.to_string_lossy().starts_with("libnvrtc-builtins.so.") {
+            // SAFETY: runs the builtins library's initialisers only; it
+            // stays loaded, for NVRTC to find.
+            if let Ok(lib) = unsafe { Library::open(Some(entry.path()), RTLD_NOW | RTLD_GLOBAL) } {
+                std::mem::forget(lib);
+            }
+        }
+    }
+}
+
+/// NVRTC, found and bound once for the process, or why not.
+fn api() -> Result<&'static Api, String> {
+    static API: OnceLock<Result<Api, String>> = OnceLock::new();
+    API.get_or_init(find).as_ref().map_err(Clone::clone)
+}
 
 /// Where NVRTC was found, or why not.
 pub fn load() -> Result<(), String> {
-    static LOADED: OnceLock<Result<(), String>> = OnceLock::new();
-    LOADED.get_or_init(find_and_load).clone()
+    api().map(|_| ())
 }
 
-fn find_and_load() -> Result<(), String> {
+/// The NVRTC library in use.
+pub fn library() -> Result<PathBuf, String> {
+    api().map(|a| a.path.clone())
+}
+
+fn find() -> Result<Api, String> {
     if let Ok(path) = std::env::var("MSCLC_NVRTC") {
-        return preload(&PathBuf::from(path));
+        return Api::open(Path::new(&path));
     }
-    // SAFETY: only tries to open the library (cudarc's own presence check).
-    if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        return Ok(());
+    let names: Vec<String> = MAJORS.iter().map(|m| format!("libnvrtc.so.{m}")).collect();
+    for name in &names {
+        if let Ok(api) = Api::open(Path::new(name)) {
+            return Ok(api);
+        }
     }
-    let mut tried = Vec::new();
+    let mut tried = vec!["the loader's path".to_string()];
+    let mut refused = Vec::new();
     for dir in candidate_dirs() {
-        let lib = dir.join("libnvrtc.so.12");
-        if lib.exists() {
-            return preload(&lib);
+        for name in &names {
+            let lib = dir.join(name);
+            if lib.exists() {
+                match Api::open(&lib) {
+                    Ok(api) => return Ok(api),
+                    Err(why) => refused.push(why),
+                }
+            }
         }
         tried.push(dir.display().to_string());
     }
+    let refused = if refused.is_empty() {
+        String::new()
+    } else {
+        format!("; found but refused: {}", refused.join("; "))
+    };
     Err(format!(
-        "NVRTC (libnvrtc.so.12) not found: install the CUDA toolkit or `pip install nvidia-cuda-nvrtc-cu12`, or set MSCLC_NVRTC to the library's path (looked in the loader's path{}{})",
-        if tried.is_empty() { "" } else { ", " },
+        "NVRTC 12 or 13 (libnvrtc.so.13, libnvrtc.so.12) not found: install the CUDA toolkit, or `pip install nvidia-cuda-nvrtc` (13) or `nvidia-cuda-nvrtc-cu12`, or set MSCLC_NVRTC to the library's path (looked in {}){refused}",
         tried.join(", ")
     ))
 }
 
-fn preload(lib: &std::path::Path) -> Result<(), String> {
-    use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_NOW};
-    // SAFETY: loading NVRTC runs its initialisers only; the library stays
-    // loaded for the life of the process (cudarc calls into it).
-    let library = unsafe { Library::open(Some(lib), RTLD_NOW | RTLD_GLOBAL) }
-        .map_err(|e| format!("cannot load NVRTC from {}: {e}", lib.display()))?;
-    std::mem::forget(library);
-    // SAFETY: as above.
-    if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        Ok(())
-    } else {
-        Err(format!(
-            "{} is not an NVRTC cudarc can use (CUDA 12 needed)",
-            lib.display()
-        ))
-    }
-}
-
-/// A toolkit's library folder, then the wheel's folder in Python's paths.
+/// The toolkits' library folders (newest first), then the wheels' folders
+/// in Python's paths.
 fn candidate_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     for var in ["CUDA_HOME", "CUDA_PATH"] {
@@ -66,6 +191,22 @@ fn candidate_dirs() -> Vec<PathBuf> {
         }
     }
     dirs.push(PathBuf::from("/usr/local/cuda/lib64"));
+    let mut versioned: Vec<(Vec<u32>, PathBuf)> = std::fs::read_dir("/usr/local")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().into_string().ok()?;
+            let version = name.strip_prefix("cuda-")?;
+            let key = version
+                .split('.')
+                .map(|p| p.parse().ok())
+                .collect::<Option<Vec<u32>>>()?;
+            Some((key, entry.path().join("lib64")))
+        })
+        .collect();
+    versioned.sort_by(|a, b| b.0.cmp(&a.0));
+    dirs.extend(versioned.into_iter().map(|(_, dir)| dir));
     let python = std::process::Command::new("python3")
         .args([
             "-c",
@@ -74,6 +215,7 @@ fn candidate_dirs() -> Vec<PathBuf> {
         .output();
     if let Ok(out) = python {
         for line in String::from_utf8_lossy(&out.stdout).lines() {
+            dirs.push(PathBuf::from(line).join("nvidia/cu13/lib"));
             dirs.push(PathBuf::from(line).join("nvidia/cuda_nvrtc/lib"));
         }
     }
@@ -130,67 +272,87 @@ pub fn compile(
 
 /// The NVRTC version (major, minor), for cache keys and messages.
 pub fn version() -> Result<(i32, i32), String> {
-    load()?;
-    let (mut major, mut minor) = (0, 0);
-    // SAFETY: NVRTC is loaded; it writes two ints through valid pointers.
-    unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) }
-        .result()
-        .map_err(|e| format!("cannot read NVRTC's version: {e:?}"))?;
-    Ok((major, minor))
+    api()?.version()
 }
 
 /// Destroys the NVRTC program when dropped, on every path out.
-struct Program(cudarc::nvrtc::sys::nvrtcProgram);
+struct Program<'a> {
+    api: &'a Api,
+    handle: Handle,
+}
 
-impl Drop for Program {
+impl Drop for Program<'_> {
     fn drop(&mut self) {
-        // SAFETY: made by create_program and destroyed only here.
-        let _ = unsafe { cudarc::nvrtc::result::destroy_program(self.0) };
+        // SAFETY: made by nvrtcCreateProgram and destroyed only here.
+        let _ = unsafe { (self.api.destroy)(&mut self.handle) };
     }
 }
 
-/// Compiles with NVRTC and takes the CUBIN it made (NVRTC is loaded).
+/// Compiles with NVRTC and takes the CUBIN it made.
 fn compile_cubin(source: &str, options: &[String]) -> Result<Vec<u8>, String> {
-    use cudarc::nvrtc::{result, sys};
-    use std::ffi::CString;
+    let api = api()?;
     let src = CString::new(source).map_err(|_| {
         "the generated source contains a NUL byte; NVRTC cannot take it".to_string()
     })?;
-    if let Some(bad) = options.iter().find(|o| o.contains('\0')) {
-        return Err(format!("NVRTC option {bad:?} contains a NUL byte"));
-    }
+    let options: Vec<CString> = options
+        .iter()
+        .map(|o| {
+            CString::new(o.as_str()).map_err(|_| format!("NVRTC option {o:?} contains a NUL byte"))
+        })
+        .collect::<Result<_, _>>()?;
+    let option_ptrs: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
     let name = c"msclc_kernel.cu";
-    // `src` and `name` outlive the program: it is dropped first.
-    let program = Program(
-        result::create_program(&src, Some(name))
-            .map_err(|e| format!("NVRTC cannot create a program: {e:?}"))?,
-    );
-    // SAFETY (this and the calls below): `program.0` is a live program.
-    if unsafe { result::compile_program(program.0, options) }.is_err() {
-        let log = match unsafe { result::get_program_log(program.0) } {
-            Ok(raw) => {
-                let bytes: Vec<u8> = raw
-                    .iter()
-                    .take_while(|&&c| c != 0)
-                    .map(|&c| c as u8)
-                    .collect();
-                String::from_utf8_lossy(&bytes).into_owned()
+    let mut handle: Handle = std::ptr::null_mut();
+    // SAFETY: `src` and `name` are NUL-terminated and outlive the program
+    // (it is dropped first); no headers are given.
+    let created = unsafe {
+        (api.create)(
+            &mut handle,
+            src.as_ptr(),
+            name.as_ptr(),
+            0,
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    api.check(created, "NVRTC cannot create a program")?;
+    let program = Program { api, handle };
+    // SAFETY (this and the calls below): `program.handle` is a live
+    // program; each buffer holds what NVRTC said it would write.
+    let status = unsafe {
+        (api.compile)(
+            program.handle,
+            option_ptrs.len() as c_int,
+            option_ptrs.as_ptr(),
+        )
+    };
+    if status != 0 {
+        let mut size = 0usize;
+        let log = if unsafe { (api.log_size)(program.handle, &mut size) } == 0 && size > 0 {
+            let mut bytes = vec![0u8; size];
+            if unsafe { (api.log)(program.handle, bytes.as_mut_ptr().cast()) } == 0 {
+                let text: Vec<u8> = bytes.into_iter().take_while(|&b| b != 0).collect();
+                String::from_utf8_lossy(&text).into_owned()
+            } else {
+                "(no log)".to_string()
             }
-            Err(e) => format!("(no log: {e:?})"),
+        } else {
+            "(no log)".to_string()
         };
         return Err(format!("NVRTC rejected the generated source:\n{log}"));
     }
     let mut size = 0usize;
-    unsafe { sys::nvrtcGetCUBINSize(program.0, &mut size) }
-        .result()
-        .map_err(|e| format!("NVRTC made no CUBIN: {e:?}"))?;
+    api.check(
+        unsafe { (api.cubin_size)(program.handle, &mut size) },
+        "NVRTC made no CUBIN",
+    )?;
     if size == 0 {
         return Err("NVRTC made no CUBIN (the architecture must be a real one, sm_XX)".into());
     }
     let mut cubin = vec![0u8; size];
-    // SAFETY: `cubin` holds the `size` bytes NVRTC said it would write.
-    unsafe { sys::nvrtcGetCUBIN(program.0, cubin.as_mut_ptr().cast()) }
-        .result()
-        .map_err(|e| format!("NVRTC cannot hand over the CUBIN: {e:?}"))?;
+    api.check(
+        unsafe { (api.cubin)(program.handle, cubin.as_mut_ptr().cast()) },
+        "NVRTC cannot hand over the CUBIN",
+    )?;
     Ok(cubin)
 }
