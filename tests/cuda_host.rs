@@ -14,7 +14,7 @@ mod common;
 use common::{Example, Needs};
 use msclc::back::cuda::{self, report::GaveUp, SyncLayout};
 use msclc::ir::{Dtype, OpName, Plan};
-use msclc::measure::workload::Workload;
+use msclc::measure::workload::{Found, Workload};
 use msclc::sim::Verdict;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -59,6 +59,11 @@ fn main() {
             a_sendrecv_is_checked_with_the_pairing_of_its_plan,
         ),
         common::test(
+            "inputs_and_checks_run_as_kernels",
+            Needs::Cxx,
+            inputs_and_checks_run_as_kernels,
+        ),
+        common::test(
             "user_text_in_the_generated_source_stays_text",
             Needs::Cxx,
             user_text_in_the_generated_source_stays_text,
@@ -90,6 +95,17 @@ struct Outcome {
 
 impl<'p> HostKernel<'p> {
     fn build(cxx: &str, plan: &'p Plan, dir: &Path, sanitize: bool) -> HostKernel<'p> {
+        HostKernel::build_for(cxx, plan, dir, sanitize, Dtype::Float32)
+    }
+
+    /// Built for `dtype` (the define NVRTC gets).
+    fn build_for(
+        cxx: &str,
+        plan: &'p Plan,
+        dir: &Path,
+        sanitize: bool,
+        dtype: Dtype,
+    ) -> HostKernel<'p> {
         std::fs::create_dir_all(dir).unwrap();
         let source = dir.join("kernel.cu");
         std::fs::write(&source, cuda::generate(plan).expect("generates")).unwrap();
@@ -102,7 +118,7 @@ impl<'p> HostKernel<'p> {
         let out = cmd
             .args(["-x", "c++", "-include"])
             .arg(&source)
-            .arg(cuda::dtype_define(Dtype::Float32))
+            .arg(cuda::dtype_define(dtype))
             .arg(DRIVER)
             .arg("-o")
             .arg(&exe)
@@ -151,6 +167,7 @@ impl<'p> HostKernel<'p> {
             }
             input.extend_from_slice(&w.input(r as u32, seed));
         }
+        put(&mut input, 0); // inputs given, no check on the "GPU"
         let (fin, fout) = (self.dir.join("in.bin"), self.dir.join("out.bin"));
         std::fs::write(&fin, &input).unwrap();
         let out = Command::new(&self.exe)
@@ -189,6 +206,125 @@ impl<'p> HostKernel<'p> {
                 .filter(|r| r.contains("ThreadSanitizer"))
                 .collect::<Vec<_>>()
                 .join("\n"),
+        }
+    }
+}
+
+impl HostKernel<'_> {
+    /// Two launches at `size` with inputs made and outputs checked by the
+    /// prelude's fill and check (`msclc run`'s kernels), after spoiling
+    /// one output element where asked: what the check found, and what the
+    /// runner's host check (`Workload::wrong_elements`) finds per rank in
+    /// the same outputs.
+    fn run_checked(&self, size: u64, dtype: Dtype, spoil: Option<(u32, u64)>) -> (Found, Vec<u64>) {
+        let plan = self.plan;
+        let w = Workload::new(plan, dtype, size, None).expect("size fits the plan");
+        let layout = SyncLayout::new(plan);
+        let mut input: Vec<u8> = Vec::new();
+        let put = |input: &mut Vec<u8>, v: u64| input.extend_from_slice(&v.to_le_bytes());
+        let words = layout.initial_words();
+        let header = [
+            plan.ranks.len() as u64,
+            w.chunk,
+            w.scratch_bytes,
+            w.scratch_half,
+            2,
+            WIDTH,
+            BUDGET_NS,
+            words.len() as u64,
+        ];
+        header.iter().for_each(|v| put(&mut input, *v));
+        words.iter().for_each(|v| put(&mut input, *v));
+        for b in &w.ranks {
+            for v in [b.user_bytes, b.input_offset, b.output_offset, 0] {
+                put(&mut input, v);
+            }
+        }
+        let seed = 7;
+        let entries = w.check_entries().expect("a collective with a result");
+        for v in [
+            u64::from(seed),
+            w.chunk_elements(),
+            w.input_elements(),
+            entries.len() as u64 / 4,
+        ] {
+            put(&mut input, v);
+        }
+        entries.iter().for_each(|&e| put(&mut input, u64::from(e)));
+        let (rank, element) = spoil.map_or((u64::MAX, 0), |(r, e)| (u64::from(r), e));
+        put(&mut input, rank);
+        put(&mut input, element);
+        let (fin, fout) = (self.dir.join("in.bin"), self.dir.join("out.bin"));
+        std::fs::write(&fin, &input).unwrap();
+        let out = Command::new(&self.exe)
+            .arg(&fin)
+            .arg(&fout)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}: driver failed: {}",
+            plan.name,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let result = std::fs::read(&fout).unwrap();
+        let mut at = 0;
+        let host_check = w
+            .ranks
+            .iter()
+            .enumerate()
+            .map(|(r, b)| {
+                let user = &result[at..at + b.user_bytes as usize];
+                at += b.user_bytes as usize;
+                w.wrong_elements(r as u32, user, seed).expect("a result")
+            })
+            .collect();
+        at += 8 * words.len();
+        let found: Vec<u64> = result[at..]
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        assert_eq!(found.len(), Found::words(plan.ranks.len()));
+        (Found::read(&found, plan.ranks.len()), host_check)
+    }
+}
+
+/// `msclc run` makes inputs and checks outputs with kernels of the prelude
+/// (only counts come back from the GPU). Here they run on CPU threads, for
+/// every element type, on an in-place AllReduce and an out-of-place
+/// AllGather: the outputs of the plan are right by the check kernel and by
+/// the runner's host check of the same bytes (so the kernel made the
+/// inputs the host expects), and one element spoilt after the run is found
+/// by both, at its rank and position.
+fn inputs_and_checks_run_as_kernels() {
+    let cxx = plain_compiler();
+    for example in [
+        "examples/mscclpp/single_node/allreduce_pkt.mscl",
+        "examples/mscclpp/multi_node/allgather_tbg.mscl",
+    ] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(example);
+        let plan = msclc::driver::compile(&path, &[]).result.expect("compiles");
+        let ranks = plan.ranks.len();
+        for dtype in [Dtype::Float32, Dtype::Float16, Dtype::Bfloat16] {
+            let dir = std::env::temp_dir().join(format!(
+                "msclc-checks-{}-{}-{}",
+                std::process::id(),
+                plan.name,
+                dtype.nccl_name()
+            ));
+            let kernel = HostKernel::build_for(&cxx, &plan, &dir, false, dtype);
+            let size = small_size(&plan);
+            let (found, host) = kernel.run_checked(size, dtype, None);
+            assert_eq!(found.total(), 0, "{example} {dtype:?}: {found:?}");
+            assert_eq!(host, vec![0; ranks], "{example} {dtype:?}");
+            let spoilt = (1, 3);
+            let (found, host) = kernel.run_checked(size, dtype, Some(spoilt));
+            let mut one = vec![0; ranks];
+            one[1] = 1;
+            assert_eq!(found.per_rank, one, "{example} {dtype:?}");
+            assert_eq!(found.first, vec![spoilt], "{example} {dtype:?}");
+            assert_eq!(host, one, "{example} {dtype:?}: the host check disagrees");
+            std::fs::remove_dir_all(&dir).ok();
         }
     }
 }

@@ -194,6 +194,39 @@ impl<'p> Workload<'p> {
         Some(wrong)
     }
 
+    /// Input elements of each rank.
+    pub fn input_elements(&self) -> u64 {
+        self.input_bytes / self.dtype.bytes()
+    }
+
+    /// Elements of a chunk.
+    pub fn chunk_elements(&self) -> u64 {
+        self.chunk / self.dtype.bytes()
+    }
+
+    /// The collective's definition as the GPU checks it (the prelude's
+    /// `mscl_check`): per output chunk of every rank, four u32s: the rank,
+    /// the chunk, the rank its data comes from ([`EVERY_RANK`]: the sum
+    /// over all) and that rank's input chunk. `None` when the collective
+    /// defines no result.
+    pub fn check_entries(&self) -> Option<Vec<u32>> {
+        let mut entries = Vec::new();
+        for rank in 0..self.plan.ranks.len() as u32 {
+            let result = match self.senders {
+                Some(senders) => self.plan.sendrecv_result(rank, senders[rank as usize]),
+                None => self.plan.expected_result(rank)?,
+            };
+            for (k, sources) in result {
+                let (from, chunk) = match sources {
+                    crate::ir::ChunkSources::One { rank, chunk } => (rank, chunk),
+                    crate::ir::ChunkSources::EveryRank { chunk } => (EVERY_RANK, chunk),
+                };
+                entries.extend([rank, k, from, chunk]);
+            }
+        }
+        Some(entries)
+    }
+
     fn decode(&self, b: &[u8]) -> f32 {
         match self.dtype {
             Dtype::Float32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
@@ -209,6 +242,46 @@ impl<'p> Workload<'p> {
             Dtype::Float16 => half::f16::from_f32(v).to_f32(),
             Dtype::Bfloat16 => half::bf16::from_f32(v).to_f32(),
         }
+    }
+}
+
+/// In a check entry: the output is the sum of this chunk over every rank.
+pub const EVERY_RANK: u32 = u32::MAX;
+
+/// Wrong elements whose positions the GPU's check keeps
+/// (`MSCL_FIRST_WRONG`).
+pub const FIRST_WRONG: usize = 8;
+
+/// What the GPU's check found, from its words (`MsclCheck::found`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// Wrong elements per rank.
+    pub per_rank: Vec<u64>,
+    /// The first few wrong elements: the rank and the element of its
+    /// output, in the order the check met them.
+    pub first: Vec<(u32, u64)>,
+}
+
+impl Found {
+    /// The words the check writes for `ranks` ranks.
+    pub fn words(ranks: usize) -> usize {
+        ranks + 1 + FIRST_WRONG
+    }
+
+    pub fn read(words: &[u64], ranks: usize) -> Found {
+        let total = words[ranks] as usize;
+        let first = words[ranks + 1..ranks + 1 + total.min(FIRST_WRONG)]
+            .iter()
+            .map(|&w| ((w >> 40) as u32, w & ((1 << 40) - 1)))
+            .collect();
+        Found {
+            per_rank: words[..ranks].to_vec(),
+            first,
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.per_rank.iter().sum()
     }
 }
 

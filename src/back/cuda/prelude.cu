@@ -215,18 +215,8 @@ MSCL_DEV u32 mscl_bits(float f) { return __float_as_uint(f); }
 MSCL_DEV float mscl_float(u32 u) { return __uint_as_float(u); }
 #endif
 
-// Per element type: the scalar element E, adding two of them, and adding
-// two 32-bit words of packed elements.
-template <typename T> struct mscl_elem;
-
-template <> struct mscl_elem<mscl_f32> {
-  typedef u32 E;
-  static MSCL_DEV u32 add(u32 a, u32 b) { return mscl_bits(mscl_float(a) + mscl_float(b)); }
-  static MSCL_DEV u32 add_word(u32 a, u32 b) { return add(a, b); }
-};
-
-#ifdef MSCL_HOST
-// IEEE half and bfloat16 through float, rounding to nearest even.
+// IEEE half through float, rounding to nearest even: plain integer code,
+// for the host branch's arithmetic and, on both, the runner's checks.
 MSCL_DEV float mscl_f16_to_float(u32 h) {
   u32 sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
   if (exp == 0x1f) return mscl_float(sign | 0x7f800000u | (man << 13));
@@ -251,6 +241,18 @@ MSCL_DEV u32 mscl_float_to_f16(float f) {
   u32 r = absu + 0xfffu + ((absu >> 13) & 1);
   return sign | ((r - 0x38000000u) >> 13);
 }
+
+// Per element type: the scalar element E, adding two of them, and adding
+// two 32-bit words of packed elements.
+template <typename T> struct mscl_elem;
+
+template <> struct mscl_elem<mscl_f32> {
+  typedef u32 E;
+  static MSCL_DEV u32 add(u32 a, u32 b) { return mscl_bits(mscl_float(a) + mscl_float(b)); }
+  static MSCL_DEV u32 add_word(u32 a, u32 b) { return add(a, b); }
+};
+
+#ifdef MSCL_HOST
 template <> struct mscl_elem<mscl_f16> {
   typedef u16 E;
   static MSCL_DEV u16 add(u16 a, u16 b) {
@@ -610,5 +612,117 @@ MSCL_DEV u64 mscl_tbg_size(u64 bytes, u64 j, u64 g) {
 MSCL_DEV u64 mscl_unit(u64 bytes, u64 offset, u64 unit) {
   return bytes > offset ? (bytes - offset < unit ? bytes - offset : unit) : 0;
 }
+
+// ---- the runner's inputs and checks ----------------------------------------
+//
+// `msclc run` makes every rank's input and checks every rank's result on
+// the GPU: only the counts of wrong elements (and where the first few are)
+// come back. A "part" is a block of the launch (on the host: of the
+// driver's loop); its threads go through the elements in strides.
+
+// Element e of `rank`'s input for `seed`: a multiple of 1/64 in [0, 1),
+// exact in every element type, from a hash so that no two nearby chunks or
+// ranks look alike (the same as src/measure/workload.rs `fill_value`).
+MSCL_DEV float mscl_fill_value(u32 rank, u64 e, u32 seed) {
+  u64 x = ((u64)rank << 40) ^ e ^ ((u64)seed << 56);
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return (float)(x % 64) / 64.0f;
+}
+
+// One element of the run's type, as a float and back (bf16: the top half
+// of a float, exact for the fill's values and rounded to nearest even).
+template <typename T> struct mscl_value;
+template <> struct mscl_value<mscl_f32> {
+  static const u32 bytes = 4;
+  static MSCL_DEV float load(const char* p) { return mscl_float(*(const u32*)p); }
+  static MSCL_DEV void store(char* p, float v) { *(u32*)p = mscl_bits(v); }
+  static MSCL_DEV double eps() { return 1.1920928955078125e-7; }
+};
+template <> struct mscl_value<mscl_f16> {
+  static const u32 bytes = 2;
+  static MSCL_DEV float load(const char* p) { return mscl_f16_to_float(*(const u16*)p); }
+  static MSCL_DEV void store(char* p, float v) { *(u16*)p = (u16)mscl_float_to_f16(v); }
+  static MSCL_DEV double eps() { return 1.0 / 1024.0; }
+};
+template <> struct mscl_value<mscl_bf16> {
+  static const u32 bytes = 2;
+  static MSCL_DEV float load(const char* p) { return mscl_float((u32)*(const u16*)p << 16); }
+  static MSCL_DEV void store(char* p, float v) {
+    u32 s = mscl_bits(v);
+    *(u16*)p = (u16)((s + 0x7fffu + ((s >> 16) & 1)) >> 16);
+  }
+  static MSCL_DEV double eps() { return 1.0 / 128.0; }
+};
+
+// Writes every rank's input (bufs as MsclArgs has them).
+struct MsclFill {
+  char* const* bufs;
+  u64 elements;  // input elements per rank
+  u32 ranks;
+  u32 seed;
+};
+
+MSCL_DEV void mscl_fill_part(const MsclFill& f, u64 part, u64 parts) {
+  typedef mscl_value<mscl_T> V;
+  const u64 total = f.elements * f.ranks;
+  for (u64 i = part * MSCL_NT + MSCL_TID; i < total; i += parts * MSCL_NT) {
+    const u32 r = (u32)(i / f.elements);
+    const u64 e = i % f.elements;
+    V::store(f.bufs[3 * r] + e * V::bytes, mscl_fill_value(r, e, f.seed));
+  }
+}
+
+// How many wrong elements kept by position.
+#define MSCL_FIRST_WRONG 8
+
+// Checks every rank's output against the collective's definition, given
+// as entries of four u32: the rank, its output chunk, the rank it comes
+// from (0xffffffff: the sum over every rank) and that rank's input chunk.
+// `found` gets per rank the count of wrong elements, then how many were
+// wrong in all, then the first MSCL_FIRST_WRONG positions, each
+// rank << 40 | element of its output.
+struct MsclCheck {
+  char* const* bufs;
+  const u32* entries;
+  u64* found;
+  u64 nentries;
+  u64 per_chunk;  // elements per chunk
+  u32 ranks;
+  u32 seed;
+};
+
+MSCL_DEV void mscl_check_part(const MsclCheck& c, u64 part, u64 parts) {
+  typedef mscl_value<mscl_T> V;
+  const u64 total = c.nentries * c.per_chunk;
+  for (u64 i = part * MSCL_NT + MSCL_TID; i < total; i += parts * MSCL_NT) {
+    const u32* entry = c.entries + 4 * (i / c.per_chunk);
+    const u64 e = i % c.per_chunk;
+    const u32 rank = entry[0], from = entry[2];
+    const u64 out = (u64)entry[1] * c.per_chunk + e, in = (u64)entry[3] * c.per_chunk + e;
+    const double got = V::load(c.bufs[3 * rank + 1] + out * V::bytes);
+    bool ok;
+    if (from == 0xffffffffu) {
+      double want = 0;
+      for (u32 s = 0; s < c.ranks; s++) want += mscl_fill_value(s, in, c.seed);
+      const double diff = got > want ? got - want : want - got;
+      ok = diff <= V::eps() * c.ranks * (1.0 + (want < 0 ? -want : want));
+    } else {
+      ok = got == (double)mscl_fill_value(from, in, c.seed);
+    }
+    if (!ok) {
+      mscl_add_relaxed(c.found + rank, 1);
+      const u64 slot = mscl_add_relaxed(c.found + c.ranks, 1);
+      if (slot < MSCL_FIRST_WRONG) c.found[c.ranks + 1 + slot] = (u64)rank << 40 | out;
+    }
+  }
+}
+
+#ifndef MSCL_HOST
+extern "C" __global__ void mscl_fill(MsclFill f) { mscl_fill_part(f, blockIdx.x, gridDim.x); }
+extern "C" __global__ void mscl_check(MsclCheck c) { mscl_check_part(c, blockIdx.x, gridDim.x); }
+#endif
 
 // ---- the plan ----------------------------------------------------------------------
