@@ -48,8 +48,11 @@ fn kernel_cubin(compiled: Result<nvrtc::Compiled, String>) -> Result<Vec<u8>, St
     if !is_cubin(&cubin) {
         return Err("NVRTC's output is not a cubin (no ELF magic)".into());
     }
-    if !contains(&cubin, msclc::back::cuda::KERNEL.as_bytes()) {
-        return Err(format!("no {} in the cubin", msclc::back::cuda::KERNEL));
+    // The plan's kernel, and the runner's input maker and check.
+    for name in [msclc::back::cuda::KERNEL, "mscl_fill", "mscl_check"] {
+        if !contains(&cubin, name.as_bytes()) {
+            return Err(format!("no {name} in the cubin"));
+        }
     }
     Ok(cubin)
 }

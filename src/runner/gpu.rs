@@ -5,7 +5,7 @@ use super::table::{Row, Table};
 use super::{nvrtc, RunError, RunOptions};
 use crate::back::cuda::{self, SyncLayout};
 use crate::ir::Plan;
-use crate::measure::workload::Workload;
+use crate::measure::workload::{Found, Workload};
 use cudarc::driver::{
     sys, CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig,
     PushKernelArg,
@@ -26,6 +26,43 @@ struct MsclArgs {
 
 // SAFETY: plain integers in the C layout the kernel declares.
 unsafe impl DeviceRepr for MsclArgs {}
+
+/// The prelude's `MsclFill`: every rank's input, made on the GPU.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct MsclFill {
+    bufs: u64,
+    elements: u64,
+    ranks: u32,
+    seed: u32,
+}
+
+// SAFETY: as MsclArgs.
+unsafe impl DeviceRepr for MsclFill {}
+
+/// The prelude's `MsclCheck`: every rank's output checked on the GPU.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct MsclCheck {
+    bufs: u64,
+    entries: u64,
+    found: u64,
+    nentries: u64,
+    per_chunk: u64,
+    ranks: u32,
+    seed: u32,
+}
+
+// SAFETY: as MsclArgs.
+unsafe impl DeviceRepr for MsclCheck {}
+
+/// The grid of the fill and the check: enough blocks to fill the GPU,
+/// each going through the elements in strides.
+const HELPER_GRID: LaunchConfig = LaunchConfig {
+    grid_dim: (1024, 1, 1),
+    block_dim: (256, 1, 1),
+    shared_mem_bytes: 0,
+};
 
 fn driver_error(what: &str) -> impl Fn(cudarc::driver::DriverError) -> String + '_ {
     move |e| format!("{what}: {e:?}")
@@ -87,6 +124,12 @@ pub fn run(plan: &Plan, opts: &RunOptions, out: &mut dyn std::io::Write) -> Resu
     let kernel = module
         .load_function(cuda::KERNEL)
         .map_err(driver_error("the compiled module lacks its kernel"))?;
+    let fill = module
+        .load_function("mscl_fill")
+        .map_err(driver_error("the compiled module lacks mscl_fill"))?;
+    let check = module
+        .load_function("mscl_check")
+        .map_err(driver_error("the compiled module lacks mscl_check"))?;
     let blocks: u32 = plan.ranks.iter().map(|r| r.threadblocks.len() as u32).sum();
     let wanted = plan.options.num_threads_per_block;
     let threads = resident_width(&ctx, &kernel, blocks, wanted)?;
@@ -96,10 +139,28 @@ pub fn run(plan: &Plan, opts: &RunOptions, out: &mut dyn std::io::Write) -> Resu
     let sync = stream
         .clone_htod(&layout.initial_words())
         .map_err(driver_error("cannot allocate the synchronization words"))?;
+    // The check's entries are the same at every size.
+    let runnable: Vec<&Workload> = workloads
+        .iter()
+        .filter_map(|(_, w)| w.as_ref().ok())
+        .collect();
+    let entries = match runnable.first().and_then(|w| w.check_entries()) {
+        Some(e) if !e.is_empty() => Some((
+            stream
+                .clone_htod(&e)
+                .map_err(driver_error("cannot copy the check to the GPU"))?,
+            e.len() as u64 / 4,
+        )),
+        _ => None,
+    };
+    let mut bufs = Buffers::for_largest(&stream, &runnable, plan.ranks.len())?;
     let mut gpu = Gpu {
         ctx: ctx.clone(),
         stream,
         kernel,
+        fill,
+        check,
+        entries,
         plan,
         layout,
         sync,
@@ -128,7 +189,7 @@ pub fn run(plan: &Plan, opts: &RunOptions, out: &mut dyn std::io::Write) -> Resu
         match workload {
             Err(why) => table.skip(out, *size, why),
             Ok(w) => {
-                let row = gpu.measure(w, opts)?;
+                let row = gpu.measure(w, opts, &mut bufs)?;
                 all_right &= row.wrong.unwrap_or(0) == 0;
                 table.row(out, w, &row);
             }
@@ -185,6 +246,12 @@ struct Gpu<'p> {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     kernel: CudaFunction,
+    /// The prelude's input maker and output check.
+    fill: CudaFunction,
+    check: CudaFunction,
+    /// The check's entries on the GPU, and how many; `None` when the
+    /// collective defines no result.
+    entries: Option<(CudaSlice<u32>, u64)>,
     plan: &'p Plan,
     layout: SyncLayout,
     sync: CudaSlice<u64>,
@@ -195,96 +262,145 @@ struct Gpu<'p> {
     config: LaunchConfig,
 }
 
-/// One size's buffers on the device.
+/// Every rank's buffers on the device, allocated once for the largest
+/// size (a smaller size uses their starts), and the roofline copy's.
 struct Buffers {
     users: Vec<CudaSlice<u8>>,
-    _scratch: Vec<CudaSlice<u8>>,
-    table: CudaSlice<u64>,
+    scratch: Vec<CudaSlice<u8>>,
+    copy_src: CudaSlice<u8>,
+    copy_dst: CudaSlice<u8>,
+    /// What the check found (`Found::words`).
+    found: CudaSlice<u64>,
+}
+
+impl Buffers {
+    fn for_largest(
+        stream: &Arc<CudaStream>,
+        runnable: &[&Workload],
+        ranks: usize,
+    ) -> Result<Buffers, String> {
+        let alloc = driver_error("cannot allocate device memory");
+        let most = |f: &dyn Fn(&Workload) -> u64| runnable.iter().map(|w| f(w)).max().unwrap_or(0);
+        let mut users = Vec::new();
+        let mut scratch = Vec::new();
+        for r in 0..ranks {
+            let user = most(&|w| w.ranks[r].user_bytes).max(16) as usize;
+            users.push(stream.alloc_zeros::<u8>(user).map_err(&alloc)?);
+            let s = most(&|w| w.scratch_bytes).max(16) as usize;
+            scratch.push(stream.alloc_zeros::<u8>(s).map_err(&alloc)?);
+        }
+        let copy = most(&|w| w.output_bytes * ranks as u64).max(16) as usize;
+        Ok(Buffers {
+            users,
+            scratch,
+            copy_src: stream.alloc_zeros::<u8>(copy).map_err(&alloc)?,
+            copy_dst: stream.alloc_zeros::<u8>(copy).map_err(&alloc)?,
+            found: stream
+                .alloc_zeros::<u64>(Found::words(ranks))
+                .map_err(&alloc)?,
+        })
+    }
 }
 
 impl Gpu<'_> {
-    fn measure(&mut self, w: &Workload, opts: &RunOptions) -> Result<Row, RunError> {
-        let alloc = driver_error("cannot allocate device memory");
-        let mut users = Vec::new();
-        let mut scratch = Vec::new();
+    fn measure(
+        &mut self,
+        w: &Workload,
+        opts: &RunOptions,
+        bufs: &mut Buffers,
+    ) -> Result<Row, RunError> {
+        // The pointer table of this size: input and output where the
+        // workload puts them in each rank's allocation.
         let mut pointers = Vec::new();
-        for b in &w.ranks {
-            let user = self
-                .stream
-                .alloc_zeros::<u8>(b.user_bytes.max(16) as usize)
-                .map_err(&alloc)?;
-            let s = self
-                .stream
-                .alloc_zeros::<u8>(w.scratch_bytes as usize)
-                .map_err(&alloc)?;
-            let base = user.device_ptr(&self.stream).0;
+        for (r, b) in w.ranks.iter().enumerate() {
+            let base = bufs.users[r].device_ptr(&self.stream).0;
             pointers.extend([
                 base + b.input_offset,
                 base + b.output_offset,
-                s.device_ptr(&self.stream).0,
+                bufs.scratch[r].device_ptr(&self.stream).0,
             ]);
-            users.push(user);
-            scratch.push(s);
         }
-        let table = self.stream.clone_htod(&pointers).map_err(&alloc)?;
-        let mut bufs = Buffers {
-            users,
-            _scratch: scratch,
-            table,
-        };
+        let table = self
+            .stream
+            .clone_htod(&pointers)
+            .map_err(driver_error("cannot copy to the GPU"))?;
+        let table_ptr = table.device_ptr(&self.stream).0;
+        let ranks = w.ranks.len() as u32;
 
-        // Correctness: fresh inputs, one launch, every rank's result checked.
+        // Correctness: fresh inputs made on the GPU, one launch, every
+        // rank's result checked there; only the counts come back.
         let seed = self.flag + 1;
-        let copy = driver_error("cannot copy to the GPU");
-        for (r, b) in w.ranks.iter().enumerate() {
-            let input = w.input(r as u32, seed);
-            let range = b.input_offset as usize..(b.input_offset + w.input_bytes) as usize;
-            let mut view = bufs.users[r].slice_mut(range);
-            self.stream.memcpy_htod(&input, &mut view).map_err(&copy)?;
-        }
-        self.launch(w, &bufs)?;
+        let fill = MsclFill {
+            bufs: table_ptr,
+            elements: w.input_elements(),
+            ranks,
+            seed,
+        };
+        self.helper(&self.fill.clone(), &fill)?;
+        self.launch(w, table_ptr)?;
         self.finished()?;
-        let mut wrong = None;
-        if w.checkable() {
-            let mut total = 0;
-            for (r, user) in bufs.users.iter().enumerate() {
-                let host = self
+        let (wrong, first_wrong) = match &self.entries {
+            Some((entries, nentries)) => {
+                self.stream
+                    .memset_zeros(&mut bufs.found)
+                    .map_err(driver_error("cannot clear the check's counts"))?;
+                let check = MsclCheck {
+                    bufs: table_ptr,
+                    entries: entries.device_ptr(&self.stream).0,
+                    found: bufs.found.device_ptr(&self.stream).0,
+                    nentries: *nentries,
+                    per_chunk: w.chunk_elements(),
+                    ranks,
+                    seed,
+                };
+                self.helper(&self.check.clone(), &check)?;
+                let words = self
                     .stream
-                    .clone_dtoh(user)
+                    .clone_dtoh(&bufs.found)
                     .map_err(driver_error("cannot copy from the GPU"))?;
-                total += w.wrong_elements(r as u32, &host, seed).unwrap_or(0);
+                let found = Found::read(&words, ranks as usize);
+                (Some(found.total()), found.first)
             }
-            wrong = Some(total);
-        }
+            None => (None, Vec::new()),
+        };
 
         // Timing: warm-up launches, then `iters` launches between events.
         for _ in 0..opts.warmup {
-            self.launch(w, &bufs)?;
+            self.launch(w, table_ptr)?;
         }
-        let seconds = self.time(opts.iters, |g| g.launch(w, &bufs))?;
+        let seconds = self.time(opts.iters, |g| g.launch(w, table_ptr))?;
         self.finished()?;
 
         // The roofline: one device-to-device copy of every rank's output.
         let bytes = (w.output_bytes * w.ranks.len() as u64).max(16) as usize;
-        let src = self.stream.alloc_zeros::<u8>(bytes).map_err(&alloc)?;
-        let mut dst = self.stream.alloc_zeros::<u8>(bytes).map_err(&alloc)?;
+        let (src, dst) = (&bufs.copy_src, &mut bufs.copy_dst);
         let copy_seconds = self.time(opts.iters, |g| {
             g.stream
-                .memcpy_dtod(&src, &mut dst)
+                .memcpy_dtod(&src.slice(..bytes), &mut dst.slice_mut(..bytes))
                 .map_err(driver_error("device copy failed"))
         })?;
-        bufs.users.clear();
         Ok(Row {
             seconds,
             copy_seconds,
             wrong,
+            first_wrong,
         })
     }
 
-    fn launch(&mut self, w: &Workload, bufs: &Buffers) -> Result<(), String> {
+    /// Runs the fill or the check over the whole GPU, and waits for it.
+    fn helper<A: DeviceRepr>(&self, function: &CudaFunction, args: &A) -> Result<(), String> {
+        let mut launch = self.stream.launch_builder(function);
+        launch.arg(args);
+        // SAFETY: the helper takes one struct of the layout `A` mirrors;
+        // its pointers are live device allocations sized by the workload.
+        unsafe { launch.launch(HELPER_GRID) }.map_err(driver_error("cannot launch a check"))?;
+        Ok(())
+    }
+
+    fn launch(&mut self, w: &Workload, table: u64) -> Result<(), String> {
         self.flag += 1;
         let args = MsclArgs {
-            bufs: bufs.table.device_ptr(&self.stream).0,
+            bufs: table,
             sync: self.sync.device_ptr(&self.stream).0,
             chunk: w.chunk,
             soff: w.scratch_offset(self.flag),

@@ -15,6 +15,8 @@ pub struct Row {
     pub copy_seconds: f64,
     /// Wrong elements over all ranks; `None` when nothing defines the result.
     pub wrong: Option<u64>,
+    /// The first few wrong elements: rank, and element of its output.
+    pub first_wrong: Vec<(u32, u64)>,
 }
 
 pub struct Table {
@@ -100,6 +102,14 @@ impl Table {
             float_str(row.copy_seconds * 1e6, 7),
             float_str(100.0 * row.copy_seconds / row.seconds, 7),
         );
+        if !row.first_wrong.is_empty() {
+            let at: Vec<String> = row
+                .first_wrong
+                .iter()
+                .map(|(rank, e)| format!("rank {rank} output element {e}"))
+                .collect();
+            let _ = writeln!(out, "#   wrong: {}", at.join(", "));
+        }
     }
 
     pub fn skip(&self, out: &mut dyn Write, size: u64, why: &str) {
