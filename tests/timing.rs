@@ -27,6 +27,11 @@ fn main() {
             a_long_block_is_one_short_line_of_the_path,
         ),
         test(
+            "a_plan_of_synchronization_only_gets_one_row",
+            Needs::Nothing,
+            a_plan_of_synchronization_only_gets_one_row,
+        ),
+        test(
             "traces_are_valid_and_flows_join_real_ops",
             Needs::Nothing,
             traces_are_valid_and_flows_join_real_ops,
@@ -250,6 +255,24 @@ fn a_long_block_is_one_short_line_of_the_path() {
         assert!(line.len() < 200, "{line}");
     }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A plan whose buffers have no chunks (signals and waits only) is the
+/// same at every size: one row at 0 bytes, its time a launch's, as `msclc
+/// run` prints it; not a row per size, nor none.
+fn a_plan_of_synchronization_only_gets_one_row() {
+    let text = stdout_of(&[
+        "sim",
+        "examples/mscclpp/unit_tests/signal_wait/signal_wait_test.mscl",
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "1K:1M",
+    ]);
+    let r = rows(&text);
+    assert_eq!(r.len(), 1, "{text}");
+    assert_eq!(r[0].size, 0, "{text}");
+    assert!(r[0].time > 0.0 && r[0].algbw == 0.0, "{text}");
 }
 
 fn trace_events(path: &Path) -> (Vec<Value>, Value) {

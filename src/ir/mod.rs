@@ -182,6 +182,14 @@ pub struct Plan {
 pub type Endpoint = (u32, ChannelKind, u32);
 
 impl Plan {
+    /// Whether the plan's input or output has chunks: a plan of
+    /// synchronization only moves no data, and is the same at every size.
+    pub fn moves_data(&self) -> bool {
+        self.ranks
+            .first()
+            .is_some_and(|r| r.input_chunks.max(r.output_chunks) > 0)
+    }
+
     /// Where `rank`'s channel `channel` of `kind` was made, if known.
     pub fn channel_origin(&self, rank: u32, kind: ChannelKind, channel: u32) -> Option<Origin> {
         let r = self.ranks.get(rank as usize)?;

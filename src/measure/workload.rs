@@ -47,7 +47,8 @@ impl<'p> Workload<'p> {
         let align = (plan.options.buffer_alignment as u64).max(16);
         let most = ins.max(outs);
         if most == 0 {
-            return Err("the plan's input and output have no chunks".into());
+            // Synchronization only: nothing to size, a time per launch.
+            return Ok(Workload::synchronization_only(plan, dtype, senders));
         }
         let chunk = size / most / align * align;
         if chunk == 0 {
@@ -93,6 +94,32 @@ impl<'p> Workload<'p> {
             scratch_bytes: if double { 2 * half } else { half },
             scratch_half: if double { half } else { 0 },
         })
+    }
+
+    /// A plan whose input and output have no chunks: its size is 0 bytes
+    /// at every size asked, and its time is the time of a launch (how a
+    /// user measures signal, barrier and semaphore latency).
+    fn synchronization_only(
+        plan: &'p Plan,
+        dtype: Dtype,
+        senders: Option<&'p [u32]>,
+    ) -> Workload<'p> {
+        let none = RankBuffers {
+            user_bytes: 0,
+            input_offset: 0,
+            output_offset: 0,
+        };
+        Workload {
+            plan,
+            senders,
+            dtype,
+            chunk: 0,
+            input_bytes: 0,
+            output_bytes: 0,
+            ranks: vec![none; plan.ranks.len()],
+            scratch_bytes: 16,
+            scratch_half: 0,
+        }
     }
 
     /// The size column: the larger of the two buffers.

@@ -44,6 +44,10 @@ pub fn predict<'p>(
     let mut size = min.max(1);
     while size <= max {
         sizes.push(size);
+        // A plan of synchronization only is the same at every size.
+        if !plan.moves_data() {
+            break;
+        }
         size = match size.checked_mul(2) {
             Some(s) => s,
             None => break,
