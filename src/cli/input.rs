@@ -52,8 +52,9 @@ pub(crate) enum Compile {
     Plain,
     /// For this many ranks (`--nranks`).
     ForRanks(u32),
-    /// Keeping loop values for reports (`msclc sim`).
-    ForReports,
+    /// Keeping loop values for reports (`msclc sim`), for this many ranks
+    /// where given.
+    ForReports(Option<u32>),
 }
 
 /// A program compiled as `how` says, or a JSON plan read; problems are
@@ -65,7 +66,7 @@ pub(crate) fn load_plan(
     limits: driver::Limits,
 ) -> Result<(msclc::ir::Plan, Option<driver::Compilation>), ExitCode> {
     let nranks = match how {
-        Compile::ForRanks(n) => Some(n),
+        Compile::ForRanks(n) | Compile::ForReports(Some(n)) => Some(n),
         _ => None,
     };
     if is_plan(input) {
@@ -90,14 +91,16 @@ pub(crate) fn load_plan(
     }
     let compiled = match how {
         Compile::ForRanks(n) => driver::compile_for_ranks(input, defines, n, limits),
-        Compile::ForReports => driver::compile_with(
-            input,
-            defines,
-            driver::Limits {
+        Compile::ForReports(ranks) => {
+            let limits = driver::Limits {
                 loop_values: true,
                 ..limits
-            },
-        ),
+            };
+            match ranks {
+                Some(n) => driver::compile_for_ranks(input, defines, n, limits),
+                None => driver::compile_with(input, defines, limits),
+            }
+        }
         Compile::Plain => driver::compile_with(input, defines, limits),
     };
     match &compiled.result {

@@ -16,6 +16,10 @@ pub(crate) struct SimArgs {
     /// Sets a `param` the program declares (repeatable).
     #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
     pub(crate) define: Vec<(String, String)>,
+    /// Number of ranks: sets the program's param that decides it, as
+    /// `msclc run --nranks` does.
+    #[arg(long, value_name = "N")]
+    pub(crate) nranks: Option<u32>,
     /// The buffers to run with: as the plan declares, in-place (output
     /// aliasing input, as the MSCCL++ test harness lays them out),
     /// out-of-place, or both (a plan that works in one mode only says so).
@@ -92,7 +96,7 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
     let (plan, sources) = match load_plan(
         &args.input,
         &args.define,
-        Compile::ForReports,
+        Compile::ForReports(args.nranks),
         args.limits.limits(),
     ) {
         Ok((plan, c)) => {

@@ -76,7 +76,9 @@ pub fn cost(plan: &Plan, top: &Topology, event: &Event, rank: u32, tb: u32) -> C
     let op = event.op;
     let mut cost = Cost {
         fixed_us: top.latency.op,
-        on_proxy: event.proxy.is_some(),
+        // On one GPU the block does a port channel's transfer itself (the
+        // CUDA back end has no proxy): a memory copy like any other.
+        on_proxy: event.proxy.is_some() && !top.one_gpu,
         ..Cost::default()
     };
     if op.name.moves_no_data() {
@@ -97,7 +99,7 @@ pub fn cost(plan: &Plan, top: &Topology, event: &Event, rank: u32, tb: u32) -> C
             RefTarget::Remote { id, .. } => {
                 if let Some(q) = peer(id) {
                     reads_remote |= top.link(rank, q) != Link::Local;
-                    carry(&mut cost, top, q, rank, gpus, bytes);
+                    carry(&mut cost, top, q, rank, q, gpus, bytes);
                 }
             }
             RefTarget::Switch { id } => {
@@ -108,7 +110,7 @@ pub fn cost(plan: &Plan, top: &Topology, event: &Event, rank: u32, tb: u32) -> C
                         cost.add(Resource::Memory, top.gpu(*m), gpus, bytes);
                         cost.add(Resource::NvLinkOut, top.gpu(*m), gpus, bytes);
                     } else {
-                        carry(&mut cost, top, *m, rank, gpus, bytes);
+                        carry(&mut cost, top, *m, rank, *m, gpus, bytes);
                         cost.block += bytes;
                     }
                 }
@@ -129,7 +131,7 @@ pub fn cost(plan: &Plan, top: &Topology, event: &Event, rank: u32, tb: u32) -> C
             RefTarget::Local(_) => cost.add(Resource::Memory, me, gpus, bytes),
             RefTarget::Remote { id, .. } => {
                 if let Some(q) = peer(id) {
-                    carry(&mut cost, top, rank, q, gpus, bytes);
+                    carry(&mut cost, top, rank, q, q, gpus, bytes);
                 }
             }
             RefTarget::Switch { id } => {
@@ -143,7 +145,7 @@ pub fn cost(plan: &Plan, top: &Topology, event: &Event, rank: u32, tb: u32) -> C
                         cost.add(Resource::NvLinkIn, top.gpu(*m), gpus, bytes);
                         cost.add(Resource::Memory, top.gpu(*m), gpus, bytes);
                     } else {
-                        carry(&mut cost, top, rank, *m, gpus, bytes);
+                        carry(&mut cost, top, rank, *m, *m, gpus, bytes);
                         cost.block += bytes;
                     }
                 }
@@ -152,6 +154,11 @@ pub fn cost(plan: &Plan, top: &Topology, event: &Event, rank: u32, tb: u32) -> C
         if !matches!(r.target, RefTarget::Switch { .. }) || top.nvls {
             cost.block += bytes;
         }
+    }
+    if packets.any() {
+        // Packets move at the block's packet pace: in the block's terms,
+        // as many more bytes as that pace is slower.
+        cost.block *= top.bandwidth.block / top.bandwidth.packet_block;
     }
     if cost.on_proxy {
         // The proxy's DMA moves the bytes; the block only pushed a request.
@@ -190,9 +197,13 @@ pub fn switch_members(plan: &Plan, rank: u32, tb: u32, id: u32) -> Vec<u32> {
         .unwrap_or_default()
 }
 
-/// Bytes written by `from` into `to`'s memory (or read by `to` from
-/// `from`'s: the same wires, the other way).
-fn carry(cost: &mut Cost, top: &Topology, from: u32, to: u32, gpus: u32, bytes: f64) {
+/// Bytes going from rank `from` to rank `to`, read from or written to the
+/// buffer of `owner` (one of the two): the wires between them, and the
+/// owner's memory. The other end's access is the op's other reference
+/// (a read's destination, a write's source) and is counted there: a
+/// remote read into registers is one memory access, not two.
+#[allow(clippy::too_many_arguments)]
+fn carry(cost: &mut Cost, top: &Topology, from: u32, to: u32, owner: u32, gpus: u32, bytes: f64) {
     let (a, b) = (top.gpu(from), top.gpu(to));
     match top.link(from, to) {
         Link::Local => {}
@@ -205,9 +216,7 @@ fn carry(cost: &mut Cost, top: &Topology, from: u32, to: u32, gpus: u32, bytes: 
             cost.add(Resource::NicIn, b, gpus, bytes);
         }
     }
-    // The source is read and the destination written: both memories.
-    cost.add(Resource::Memory, a, gpus, bytes);
-    cost.add(Resource::Memory, b, gpus, bytes);
+    cost.add(Resource::Memory, top.gpu(owner), gpus, bytes);
 }
 
 /// GPUs the ranks of `plan` occupy on `top`.
@@ -232,6 +241,10 @@ impl PacketRefs {
     }
     fn dst(&self, i: usize) -> bool {
         i >= self.dst_from
+    }
+    /// Whether the op touches packets at all.
+    fn any(&self) -> bool {
+        self.src_from != usize::MAX || self.dst_from != usize::MAX
     }
 }
 

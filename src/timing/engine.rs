@@ -500,6 +500,8 @@ impl Engine<'_, '_, '_> {
                 Release::Signal | Release::Packet => self.top.latency(from, to),
                 Release::Semaphore => lat.local,
                 Release::Barrier => lat.barrier,
+                // On one GPU the block did the port transfer itself.
+                Release::Proxy if self.top.one_gpu => lat.local,
                 Release::Proxy => lat.proxy,
                 Release::Data => 0.0,
             };

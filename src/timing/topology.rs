@@ -32,6 +32,10 @@ pub struct Bandwidth {
     /// What one thread block (one SM) copies, bytes read plus written: a
     /// block cannot fill a link alone.
     pub block: f64,
+    /// What one block moves, bytes read plus written, in an op that reads
+    /// or writes LL packets (16-byte volatile accesses carrying 8 bytes
+    /// with their flags).
+    pub packet_block: f64,
     /// NVLink out of one GPU, and into it (each direction).
     pub nvlink: f64,
     /// The network out of one GPU, and into it: its own NIC.
@@ -115,10 +119,27 @@ pub fn built_in(name: &str) -> Option<Topology> {
         "h100-nvlink" => {}
         "h100-nvls" => t.nvls = true,
         "h100-ib" => {}
-        "emulated-h100" => t.one_gpu = true,
+        "emulated-h100" => emulated_h100(&mut t),
         _ => return None,
     }
     Some(t)
+}
+
+/// `msclc run` on one H100 (all ranks on GPU 0), measured on an H100 80GB
+/// HBM3 (docs/timing.md, "Measured on the machine"): what differs from a
+/// node of eight.
+fn emulated_h100(t: &mut Topology) {
+    t.one_gpu = true;
+    // micro-launch-and-copy.txt: an empty cooperative kernel launched back
+    // to back, 4.57 us (1 block) to 5.10 us (132 blocks); 4.77 us at 64.
+    t.latency.launch = 4.8;
+    // The same: one block of 512 or 1024 threads copies 96.5-97.0 GB/s
+    // (read plus write), whatever the unrolling.
+    t.bandwidth.block = 97.0;
+    // The same: 132 blocks of 1024 threads copy 2780-2796 GB/s (read plus
+    // write); a device-to-device copy reaches 2.98-3.03 TB/s
+    // (torch-copy-and-allreduce.txt).
+    t.bandwidth.memory = 2790.0;
 }
 
 /// An HGX/DGX H100 node (8 H100 SXM5 GPUs on NVSwitch gen 3, NVLink 4,
@@ -142,6 +163,11 @@ fn h100(name: &str) -> Topology {
             // perChMaxRingLL128Bws, 36.7 GB/s; a channel is one block),
             // bytes in and out: twice that.
             block: 73.4,
+            // Measured on an H100 80GB HBM3 (copy_packet_test and
+            // put_packet_test, one block of 1024 threads, 16-64 MB): raw
+            // data to packets at 57-60 GB/s read plus written, 0.6 of what
+            // the same block copies plainly (97 GB/s).
+            packet_block: 80.0,
             // Measured one-way peer-to-peer copy between two H100s,
             // 371-377 GB/s (NVIDIA/nccl issue #1264); the datasheet's
             // 450 GB/s per direction is the signalling rate.
@@ -213,11 +239,12 @@ pub fn from_json(name: &str, text: &str) -> Result<Topology, String> {
     let sms = fields.count("sms", base.sms)?;
     let bw_map = section(&top, "bandwidth_gbps")?;
     let mut bw = Fields::new(&bw_map, "bandwidth_gbps.", &mut missing, has_base);
-    bw.known(&["memory", "block", "nvlink", "nic"])?;
+    bw.known(&["memory", "block", "packet_block", "nvlink", "nic"])?;
     let b = &base.bandwidth;
     let bandwidth = Bandwidth {
         memory: bw.positive("memory", b.memory)?,
         block: bw.positive("block", b.block)?,
+        packet_block: bw.positive("packet_block", b.packet_block)?,
         nvlink: bw.positive("nvlink", b.nvlink)?,
         nic: bw.positive("nic", b.nic)?,
     };
