@@ -69,6 +69,10 @@ pub(crate) struct TimingArgs {
     /// Write the largest size's predicted timeline as an SVG picture
     #[arg(long, value_name = "FILE", requires = "timing")]
     pub(crate) svg: Option<PathBuf>,
+    /// Print where the time of one size goes: its critical path, the
+    /// largest size of the table at or below SIZE (K, M, G suffixes)
+    #[arg(long, value_name = "SIZE", requires = "timing", value_parser = msclc::runner::parse_size)]
+    pub(crate) explain: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -224,6 +228,7 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
             sizes: t.size,
             trace: t.trace.as_deref(),
             svg: t.svg.as_deref(),
+            explain: t.explain,
             title: &title,
         };
         match msclc::timing::predict_report(&plan, run, &request) {

@@ -53,6 +53,9 @@ pub struct Request<'a> {
     /// Where to write the largest size's timeline as a trace, as a picture.
     pub trace: Option<&'a Path>,
     pub svg: Option<&'a Path>,
+    /// The size whose critical path to print (the largest row at or
+    /// below it), if any.
+    pub explain: Option<u64>,
     /// The program or plan, for titles.
     pub title: &'a str,
 }
@@ -72,7 +75,7 @@ pub fn predict_report(
         "# no predicted time: the plan deadlocks (the timeline shows where its blocks stopped)\n"
             .to_string()
     } else {
-        report::render(plan, &prep, req.topology, req.dtype, &rows)
+        report::render(plan, &prep, req.topology, req.dtype, &rows, req.explain)
     };
     if req.trace.is_none() && req.svg.is_none() {
         return Ok(text);

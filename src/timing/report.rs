@@ -107,6 +107,7 @@ pub fn render(
     top: &Topology,
     dtype: Dtype,
     rows: &[Result<Predicted, Skipped>],
+    explain: Option<u64>,
 ) -> String {
     let mut out = String::new();
     let c = &plan.collective;
@@ -153,10 +154,39 @@ pub fn render(
         crate::units::g_str(avg)
     );
     let _ = writeln!(out, "#");
-    for p in rows.iter().flatten() {
-        out.push_str(&critical_lines(prep, p));
+    match explain {
+        None => {
+            let _ = writeln!(out, "# where a size's time goes: --explain SIZE");
+        }
+        Some(size) => match rows
+            .iter()
+            .flatten()
+            .filter(|p| p.workload.size() <= size)
+            .max_by_key(|p| p.workload.size())
+        {
+            Some(p) => out.push_str(&critical_lines(prep, p)),
+            None => {
+                let _ = writeln!(
+                    out,
+                    "# --explain {size}: no row of the table at or below {size} B"
+                );
+            }
+        },
     }
     out
+}
+
+/// Characters a line of a critical path takes at most: a terminal's.
+const LINE: usize = 120;
+
+/// `line` cut to [`LINE`] characters, an ellipsis saying where.
+fn fit(line: String) -> String {
+    if line.chars().count() <= LINE {
+        return line;
+    }
+    let mut cut: String = line.chars().take(LINE - 1).collect();
+    cut.push('…');
+    cut
 }
 
 /// `8 GPUs per node, NVLS`, for the header.
@@ -202,13 +232,14 @@ fn critical_lines(prep: &Prepared, p: &Predicted) -> String {
         } else {
             format!("ops {}-{}", s.first, s.last)
         };
-        let _ = writeln!(
-            out,
-            "#   rank {rank} tb {tb} {ops}: {} ({}-{} us)",
-            s.names,
+        // The times first: a long list of names is what gets cut.
+        let line = format!(
+            "#   rank {rank} tb {tb} {ops} ({}-{} us): {}",
             us(s.start),
-            us(s.end)
+            us(s.end),
+            s.names
         );
+        let _ = writeln!(out, "{}", fit(line));
     }
     if segments.len() > longest.len() {
         let _ = writeln!(
