@@ -32,6 +32,11 @@ fn main() {
             a_plan_of_synchronization_only_gets_one_row,
         ),
         test(
+            "a_memory_channel_between_nodes_is_a_warning",
+            Needs::Nothing,
+            a_memory_channel_between_nodes_is_a_warning,
+        ),
+        test(
             "traces_are_valid_and_flows_join_real_ops",
             Needs::Nothing,
             traces_are_valid_and_flows_join_real_ops,
@@ -288,6 +293,63 @@ fn a_plan_of_synchronization_only_gets_one_row() {
     assert_eq!(r.len(), 1, "{text}");
     assert_eq!(r[0].size, 0, "{text}");
     assert!(r[0].time > 0.0 && r[0].algbw == 0.0, "{text}");
+}
+
+/// A memory channel between ranks 0 and 8 of a topology of eight GPUs a
+/// node crosses nodes, where only port channels connect: W0505 at the
+/// line that made it, still timed, exit code 0. Four GPUs a node (a file)
+/// warns about ranks 0 and 5 too; sixteen a node, nothing.
+fn a_memory_channel_between_nodes_is_a_warning() {
+    let dir = scratch("node-channel");
+    let program = dir.join("cross.mscl");
+    let text = |peer: u32| {
+        format!(
+            "program \"e\" {{\n    collective = test_collective(16, input_size: 1, output_size: 1)\n}}\nlet ch = memory_channel({peer}, 0)\nch.put(rank({peer}).output[0], rank(0).input[0], tb: 0)\nch.signal(tb: 0, data_sync: before)\nmemory_channel(0, {peer}).wait(tb: 0, data_sync: after)\n"
+        )
+    };
+    let warned = |topology: &str, peer: u32| {
+        std::fs::write(&program, text(peer)).unwrap();
+        let out = msclc(&[
+            "sim",
+            program.to_str().unwrap(),
+            "--timing",
+            topology,
+            "--size",
+            "1K",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{topology}");
+        assert_eq!(
+            rows(&String::from_utf8_lossy(&out.stdout)).len(),
+            1,
+            "{topology}: still timed"
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = warned("h100-ib", 8);
+    assert!(
+        err.contains("warning[W0505]: a memory channel between rank 0 and rank 8, on different nodes of h100-ib")
+            && err.contains("cross.mscl:4:10"),
+        "{err}"
+    );
+    assert!(
+        !warned("h100-ib", 5).contains("W0505"),
+        "ranks 0 and 5 share a node of eight"
+    );
+    let four = write_topology(&dir, "four", r#"{"base": "h100-ib", "gpus_per_node": 4}"#);
+    assert!(
+        warned(&four, 5).contains("W0505"),
+        "ranks 0 and 5 on nodes of four"
+    );
+    let sixteen = write_topology(
+        &dir,
+        "sixteen",
+        r#"{"base": "h100-ib", "gpus_per_node": 16}"#,
+    );
+    assert!(
+        !warned(&sixteen, 8).contains("W0505"),
+        "one node of sixteen"
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 fn trace_events(path: &Path) -> (Vec<Value>, Value) {

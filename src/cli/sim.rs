@@ -130,9 +130,13 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
         BuffersArg::OutOfPlace => vec![false],
         BuffersArg::Both => vec![declared, !declared],
     };
-    let residency = args
+    // Warnings about the plan on the machine asked for: the GPU's resident
+    // blocks (`--target`), memory channels across the topology's nodes.
+    let mut on_machine: Vec<Diagnostic> = args
         .target
-        .and_then(|target| msclc::sim::residency(&plan, target));
+        .and_then(|target| msclc::sim::residency(&plan, target))
+        .into_iter()
+        .collect();
     let topology = match args
         .timing
         .timing
@@ -143,6 +147,9 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
         Some(Ok(t)) => Some(t),
         None => None,
     };
+    if let Some(t) = &topology {
+        on_machine.extend(msclc::timing::node_memory_channels(&plan, t));
+    }
     // The timing model times the first buffer mode's execution.
     let mut recorded = None;
     let runs: Vec<Run> = modes
@@ -162,7 +169,7 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
                 msclc::sim::simulate_with(&plan, &options)
             };
             let peak_bytes = msclc::memory::peak_bytes().saturating_sub(before);
-            report.warnings.extend(residency.clone());
+            report.warnings.extend(on_machine.iter().cloned());
             Run {
                 buffers: if inplace { "in-place" } else { "out-of-place" },
                 declared: inplace == declared,

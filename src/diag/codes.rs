@@ -75,6 +75,7 @@ codes! {
     ExecutorLimit "W0502": "more than the MSCCL++ executor holds";
     ExecutorBug "W0503": "a plan that meets a bug of today's executor";
     Residency "W0504": "more thread blocks than the GPU holds at once";
+    NodeMemoryChannel "W0505": "a memory channel between nodes of the topology";
     // What running the plan finds.
     WrongResult "E0601": "a wrong result";
     Deadlock "E0602": "a deadlock";

@@ -125,3 +125,41 @@ pub fn predict_report(
     }
     Ok(text)
 }
+
+/// A memory channel between ranks on different nodes of `top`: the
+/// executor maps a memory channel's peer buffer into the GPU, which takes
+/// NVLink (one node, `gpus_per_node`); between nodes only a port channel
+/// connects. Warned once, at the first such channel the program made, with
+/// how many there are in all; the model times it as the network would.
+pub fn node_memory_channels(
+    plan: &crate::ir::Plan,
+    top: &topology::Topology,
+) -> Option<Diagnostic> {
+    let mut crossing = Vec::new();
+    for (rank, r) in plan.ranks.iter().enumerate() {
+        for (i, &peer) in r.memory_peers.iter().enumerate() {
+            if top.link(rank as u32, peer) == topology::Link::Network {
+                crossing.push((rank as u32, peer, r.memory_origins.get(i).map(|o| o.span)));
+            }
+        }
+    }
+    let &(rank, peer, span) = crossing.first()?;
+    let message = format!(
+        "a memory channel between rank {rank} and rank {peer}, on different nodes of {} ({} GPUs per node): a memory channel reaches its peer over NVLink, and nodes are joined by their NICs only",
+        top.name, top.gpus_per_node
+    );
+    let help = format!(
+        "help: use a port channel between nodes; {} memory channel end(s) of this plan cross nodes",
+        crossing.len()
+    );
+    let d = match span {
+        Some(span) => Diagnostic::warning(
+            Code::NodeMemoryChannel,
+            span,
+            message,
+            "this memory channel",
+        ),
+        None => Diagnostic::plain(Code::NodeMemoryChannel, message).as_warning(),
+    };
+    Some(d.with_note(help))
+}
