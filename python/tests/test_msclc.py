@@ -1,0 +1,104 @@
+"""The msclc module as a user calls it, against the command it installs.
+
+Run from the repository root, with the package installed (.ci/run does it
+in a fresh virtual environment): python -m unittest discover -s python/tests
+"""
+
+import json
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+import msclc
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").rglob("*.mscl"))
+
+
+def command(*args):
+    return subprocess.run([msclc.binary(), *args], capture_output=True, text=True, cwd=ROOT)
+
+
+class Compile(unittest.TestCase):
+    def test_every_example_gives_the_commands_plan(self):
+        compiled = 0
+        for path in EXAMPLES:
+            out = command(str(path))
+            if out.returncode != 0:
+                with self.assertRaises(msclc.MsclcError, msg=str(path)) as raised:
+                    msclc.compile(path)
+                self.assertEqual(str(raised.exception), out.stderr.rstrip("\n"), path)
+                continue
+            self.assertEqual(msclc.compile(path), out.stdout, path)
+            compiled += 1
+        self.assertGreater(compiled, 60)
+
+    def test_params_are_python_values(self):
+        path = ROOT / "examples/simple_allgather.mscl"
+        plan = json.loads(msclc.compile(path, num_gpus=4, name="four"))
+        self.assertEqual(len(plan["gpus"]), 4)
+        self.assertEqual(plan["name"], "four")
+        cli = command(str(path), "-D", "num_gpus=4", "-D", "name=four")
+        self.assertEqual(json.loads(cli.stdout), plan)
+
+    def test_program_text_and_output_file(self):
+        text = (ROOT / "examples/simple_allgather.mscl").read_text()
+        with tempfile.TemporaryDirectory() as d:
+            out = Path(d) / "plan.json"
+            plan = msclc.compile(text, output=out)
+            self.assertEqual(out.read_text(), plan)
+            self.assertEqual(plan, msclc.compile(ROOT / "examples/simple_allgather.mscl"))
+
+    def test_a_mistake_raises_the_rendered_diagnostic(self):
+        text = 'program "p" {\n    collective = allgather(2, chunk_factor: 1, inplace: false)\n}\nlet x = y\n'
+        with self.assertRaises(msclc.MsclcError) as raised:
+            msclc.compile(text)
+        error = raised.exception
+        self.assertEqual(error.exit_code, 1)
+        self.assertIn("error[E0", str(error))
+        (d,) = [d for d in error.diagnostics if d.severity == "error"]
+        self.assertEqual((d.line, d.column), (4, 9))
+        self.assertTrue(d.file.endswith("program.mscl"))
+        self.assertIn("y", d.message)
+
+
+class Check(unittest.TestCase):
+    def test_warnings_come_back_structured(self):
+        path = ROOT / "benches/ring_allreduce.mscl"
+        warnings = msclc.check(path)
+        self.assertTrue(warnings)
+        w = warnings[0]
+        self.assertEqual((w.severity, w.code), ("warning", "W0502"))
+        self.assertEqual(w.line, 28)
+        self.assertTrue(any("64" in n for n in w.notes))
+
+
+class Sim(unittest.TestCase):
+    def test_a_verdict_as_sim_json_gives_it(self):
+        path = ROOT / "examples/simple_allgather.mscl"
+        report = msclc.sim(path)
+        self.assertTrue(report["verified"])
+        self.assertEqual(report, json.loads(command("sim", str(path), "--json").stdout))
+
+    def test_a_wrong_plan_is_a_verdict_not_an_exception(self):
+        text = 'program "p" {\n    collective = allgather(2, chunk_factor: 1, inplace: false)\n}\n'
+        report = msclc.sim(text)
+        self.assertFalse(report["verified"])
+        self.assertEqual(report["runs"][0]["verdict"], "wrong result")
+
+    def test_nranks_sets_the_rank_param(self):
+        report = msclc.sim(ROOT / "examples/mscclpp/single_node/allreduce.mscl", nranks=4)
+        self.assertEqual(report["ranks"], 4)
+
+
+class Timing(unittest.TestCase):
+    def test_rows_of_the_predicted_table(self):
+        rows = msclc.timing(ROOT / "examples/mscclpp/single_node/allreduce.mscl", "emulated-h100", "1K:1M")
+        self.assertEqual([r["size"] for r in rows], [1024 << k for k in range(11)])
+        self.assertTrue(all(r["time_us"] > 0 for r in rows))
+        self.assertEqual(rows[-1]["redop"], "sum")
+
+
+if __name__ == "__main__":
+    unittest.main()
