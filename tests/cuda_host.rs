@@ -144,22 +144,8 @@ impl<'p> HostKernel<'p> {
         let w = Workload::new(plan, Dtype::Float32, size, senders.as_deref())
             .expect("size fits the plan");
         let layout = SyncLayout::new(plan);
-        let mut input: Vec<u8> = Vec::new();
+        let mut input = driver_header(&w, &layout, launches, budget_ns);
         let put = |input: &mut Vec<u8>, v: u64| input.extend_from_slice(&v.to_le_bytes());
-        let words = layout.initial_words();
-        for v in [
-            plan.ranks.len() as u64,
-            w.chunk,
-            w.scratch_bytes,
-            w.scratch_half,
-            launches,
-            WIDTH,
-            budget_ns,
-            words.len() as u64,
-        ] {
-            put(&mut input, v);
-        }
-        words.iter().for_each(|v| put(&mut input, *v));
         let seed = 7;
         for (r, b) in w.ranks.iter().enumerate() {
             for v in [b.user_bytes, b.input_offset, b.output_offset, w.input_bytes] {
@@ -183,21 +169,9 @@ impl<'p> HostKernel<'p> {
             plan.name
         );
         let result = std::fs::read(&fout).unwrap();
-        let mut at = 0;
-        let wrong = w
-            .ranks
-            .iter()
-            .enumerate()
-            .map(|(r, b)| {
-                let user = &result[at..at + b.user_bytes as usize];
-                at += b.user_bytes as usize;
-                w.wrong_elements(r as u32, user, seed).unwrap_or(0)
-            })
-            .collect();
-        let sync: Vec<u64> = result[at..]
-            .chunks_exact(8)
-            .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
-            .collect();
+        let (wrong, rest) = wrong_per_rank(&w, &result, seed);
+        let wrong = wrong.into_iter().map(|n| n.unwrap_or(0)).collect();
+        let sync = words_of(rest);
         Outcome {
             wrong,
             gave_up: cuda::report::read(plan, &layout, &sync, budget_ns / 1_000_000),
@@ -220,21 +194,8 @@ impl HostKernel<'_> {
         let plan = self.plan;
         let w = Workload::new(plan, dtype, size, None).expect("size fits the plan");
         let layout = SyncLayout::new(plan);
-        let mut input: Vec<u8> = Vec::new();
+        let mut input = driver_header(&w, &layout, 2, BUDGET_NS);
         let put = |input: &mut Vec<u8>, v: u64| input.extend_from_slice(&v.to_le_bytes());
-        let words = layout.initial_words();
-        let header = [
-            plan.ranks.len() as u64,
-            w.chunk,
-            w.scratch_bytes,
-            w.scratch_half,
-            2,
-            WIDTH,
-            BUDGET_NS,
-            words.len() as u64,
-        ];
-        header.iter().for_each(|v| put(&mut input, *v));
-        words.iter().for_each(|v| put(&mut input, *v));
         for b in &w.ranks {
             for v in [b.user_bytes, b.input_offset, b.output_offset, 0] {
                 put(&mut input, v);
@@ -268,22 +229,12 @@ impl HostKernel<'_> {
             String::from_utf8_lossy(&out.stderr)
         );
         let result = std::fs::read(&fout).unwrap();
-        let mut at = 0;
-        let host_check = w
-            .ranks
-            .iter()
-            .enumerate()
-            .map(|(r, b)| {
-                let user = &result[at..at + b.user_bytes as usize];
-                at += b.user_bytes as usize;
-                w.wrong_elements(r as u32, user, seed).expect("a result")
-            })
+        let (host_check, rest) = wrong_per_rank(&w, &result, seed);
+        let host_check = host_check
+            .into_iter()
+            .map(|n| n.expect("a result"))
             .collect();
-        at += 8 * words.len();
-        let found: Vec<u64> = result[at..]
-            .chunks_exact(8)
-            .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
-            .collect();
+        let found = words_of(&rest[8 * layout.initial_words().len()..]);
         assert_eq!(found.len(), Found::words(plan.ranks.len()));
         (Found::read(&found, plan.ranks.len()), host_check)
     }
@@ -327,6 +278,52 @@ fn inputs_and_checks_run_as_kernels() {
             std::fs::remove_dir_all(&dir).ok();
         }
     }
+}
+
+/// The driver's input up to the ranks (tests/cuda_host/driver.cpp): the
+/// workload's sizes, `launches` and the spin budget, the sync words.
+fn driver_header(w: &Workload, layout: &SyncLayout, launches: u64, budget_ns: u64) -> Vec<u8> {
+    let words = layout.initial_words();
+    let mut input = Vec::new();
+    let header = [
+        w.ranks.len() as u64,
+        w.chunk,
+        w.scratch_bytes,
+        w.scratch_half,
+        launches,
+        WIDTH,
+        budget_ns,
+        words.len() as u64,
+    ];
+    for v in header.iter().chain(&words) {
+        input.extend_from_slice(&v.to_le_bytes());
+    }
+    input
+}
+
+/// The wrong elements of each rank's user allocation at the start of the
+/// driver's output (the runner's host check), and the output after them.
+fn wrong_per_rank<'a>(w: &Workload, result: &'a [u8], seed: u32) -> (Vec<Option<u64>>, &'a [u8]) {
+    let mut at = 0;
+    let wrong = w
+        .ranks
+        .iter()
+        .enumerate()
+        .map(|(r, b)| {
+            let user = &result[at..at + b.user_bytes as usize];
+            at += b.user_bytes as usize;
+            w.wrong_elements(r as u32, user, seed)
+        })
+        .collect();
+    (wrong, &result[at..])
+}
+
+/// Little-endian u64 words.
+fn words_of(bytes: &[u8]) -> Vec<u64> {
+    bytes
+        .chunks_exact(8)
+        .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+        .collect()
 }
 
 /// Small enough for CPU threads: two chunks' worth of 16-byte units.
