@@ -5,3 +5,16 @@
 
 pub mod columns;
 pub mod workload;
+
+use crate::ir::Plan;
+
+/// The message sizes of a `--size MIN:MAX` range: from MIN (at least one
+/// byte) doubling up to MAX, as nccl-tests' `-b MIN -e MAX -f 2`; the
+/// first alone for a plan of synchronization only, which is the same at
+/// every size.
+pub fn sizes(plan: &Plan, min: u64, max: u64) -> impl Iterator<Item = u64> {
+    let count = if plan.moves_data() { usize::MAX } else { 1 };
+    std::iter::successors(Some(min.max(1)), |s| s.checked_mul(2))
+        .take_while(move |&s| s <= max)
+        .take(count)
+}

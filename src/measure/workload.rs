@@ -46,7 +46,7 @@ impl<'p> Workload<'p> {
         let (ins, outs) = (first.input_chunks as u64, first.output_chunks as u64);
         let align = (plan.options.buffer_alignment as u64).max(16);
         let most = ins.max(outs);
-        if most == 0 {
+        if !plan.moves_data() {
             // Synchronization only: nothing to size, a time per launch.
             return Ok(Workload::synchronization_only(plan, dtype, senders));
         }

@@ -73,16 +73,15 @@ fn driver_error(what: &str) -> impl Fn(cudarc::driver::DriverError) -> String + 
 pub fn run(plan: &Plan, opts: &RunOptions, out: &mut dyn std::io::Write) -> Result<bool, RunError> {
     // What cannot run anywhere is said before looking for a GPU.
     let senders = crate::measure::workload::sendrecv_senders(plan);
-    // A plan of synchronization only is the same at every size: one row.
-    let workloads: Vec<(u64, Result<Workload, String>)> = sizes(opts)
-        .take(if plan.moves_data() { usize::MAX } else { 1 })
-        .map(|size| {
-            (
-                size,
-                Workload::new(plan, opts.dtype, size, senders.as_deref()),
-            )
-        })
-        .collect();
+    let workloads: Vec<(u64, Result<Workload, String>)> =
+        crate::measure::sizes(plan, opts.min_size, opts.max_size)
+            .map(|size| {
+                (
+                    size,
+                    Workload::new(plan, opts.dtype, size, senders.as_deref()),
+                )
+            })
+            .collect();
     if let Some((size, Err(why))) = workloads
         .last()
         .filter(|_| workloads.iter().all(|(_, w)| w.is_err()))
@@ -199,19 +198,6 @@ pub fn run(plan: &Plan, opts: &RunOptions, out: &mut dyn std::io::Write) -> Resu
     }
     table.footer(out, all_right);
     Ok(all_right)
-}
-
-/// The sizes of a run: from `--size`'s smallest, doubling, up to its largest.
-fn sizes(opts: &RunOptions) -> impl Iterator<Item = u64> {
-    let max = opts.max_size;
-    std::iter::successors(Some(opts.min_size), |&s| {
-        if s == 0 {
-            Some(1)
-        } else {
-            s.checked_mul(2)
-        }
-    })
-    .take_while(move |&s| s <= max)
 }
 
 /// Threads per block for a grid whose blocks must all be resident at once

@@ -40,19 +40,7 @@ pub fn predict<'p>(
     dtype: Dtype,
     (min, max): (u64, u64),
 ) -> Vec<Result<Predicted<'p>, Skipped>> {
-    let mut sizes = Vec::new();
-    let mut size = min.max(1);
-    while size <= max {
-        sizes.push(size);
-        // A plan of synchronization only is the same at every size.
-        if !plan.moves_data() {
-            break;
-        }
-        size = match size.checked_mul(2) {
-            Some(s) => s,
-            None => break,
-        };
-    }
+    let sizes: Vec<u64> = crate::measure::sizes(plan, min, max).collect();
     // Sizes are timed apart from each other: on as many threads as there
     // are cores, each taking the next size left.
     let threads = std::thread::available_parallelism()
