@@ -32,6 +32,11 @@ fn main() {
             a_plan_of_synchronization_only_gets_one_row,
         ),
         test(
+            "a_pipeline_runs_the_iterations_of_its_size",
+            Needs::Nothing,
+            a_pipeline_runs_the_iterations_of_its_size,
+        ),
+        test(
             "a_memory_channel_between_nodes_is_a_warning",
             Needs::Nothing,
             a_memory_channel_between_nodes_is_a_warning,
@@ -298,6 +303,77 @@ fn a_plan_of_synchronization_only_gets_one_row() {
 /// A memory channel between ranks 0 and 8 of a topology of eight GPUs a
 /// node crosses nodes, where only port channels connect: W0505 at the
 /// line that made it, still timed, exit code 0. Four GPUs a node (a file)
+/// A pipeline runs as many iterations as the executor runs at each size,
+/// `ceil(num_chunks * chunk / unit_size)`: the pipelined AllReduce (1 MiB
+/// units, two chunks per buffer) takes the same time as the same program
+/// unpipelined while a chunk fits in one unit, and overlaps its three
+/// blocks past it, nearly halving the time at 64 MiB.
+fn a_pipeline_runs_the_iterations_of_its_size() {
+    let piped = "examples/mscclpp/single_node/allreduce_pipeline.mscl";
+    let source = std::fs::read_to_string(root().join(piped)).unwrap();
+    let opening = "pipeline(unit_size: 1 << 20, num_chunks: 1) {\n";
+    assert!(source.contains(opening), "{piped} has changed: {opening}");
+    let unpiped = source.replacen(opening, "", 1);
+    let unpiped = &unpiped[..unpiped.trim_end().rfind('}').unwrap()];
+    let path = scratch("pipeline").join("unpipelined.mscl");
+    std::fs::write(&path, unpiped).unwrap();
+    let times = |program: &str| -> Vec<(u64, f64)> {
+        let args = [
+            "sim",
+            program,
+            "--timing",
+            "h100-nvls",
+            "--size",
+            "4K:64M",
+            "--quiet",
+        ];
+        rows(&stdout_of(&args))
+            .iter()
+            .map(|r| (r.size, r.time))
+            .collect()
+    };
+    let (p, u) = (times(piped), times(path.to_str().unwrap()));
+    assert_eq!(p.len(), u.len());
+    for (&(size, piped), &(_, unpiped)) in p.iter().zip(&u) {
+        if size <= 2 << 20 {
+            // One chunk of at most 1 MiB: one iteration, the same ops.
+            assert!(
+                (piped - unpiped).abs() <= 0.01 * unpiped,
+                "{size} B: {piped} vs {unpiped} us"
+            );
+        } else if size == 64 << 20 {
+            // 32 iterations of 1 MiB.
+            assert!(piped < 0.6 * unpiped, "{size} B: {piped} vs {unpiped} us");
+        }
+    }
+    // The critical path at 64 MiB goes through the ops of every iteration.
+    let text = stdout_of(&[
+        "sim",
+        piped,
+        "--timing",
+        "h100-nvls",
+        "--size",
+        "4K:64M",
+        "--explain",
+        "64M",
+    ]);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("# critical path at 64 MiB"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let ops: u32 = line
+        .split("data ")
+        .nth(1)
+        .and_then(|r| r.split('(').nth(1))
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(
+        ops >= 32,
+        "32 iterations, yet {ops} data ops on the path: {line}"
+    );
+}
+
 /// warns about ranks 0 and 5 too; sixteen a node, nothing.
 fn a_memory_channel_between_nodes_is_a_warning() {
     let dir = scratch("node-channel");

@@ -151,7 +151,7 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
         on_machine.extend(msclc::timing::node_memory_channels(&plan, t));
     }
     // The timing model times the first buffer mode's execution.
-    let mut recorded = None;
+    let mut recorded: Option<(msclc::sim::record::Run, msclc::sim::SimOptions)> = None;
     let runs: Vec<Run> = modes
         .into_iter()
         .map(|inplace| {
@@ -159,11 +159,12 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
                 executions: 2,
                 inplace: Some(inplace),
                 progress: !args.quiet && !args.json,
+                pipeline_chunk: None,
             };
             let before = msclc::memory::start_peak();
             let mut report = if topology.is_some() && recorded.is_none() {
                 let (report, run) = msclc::sim::simulate_recorded(&plan, &options);
-                recorded = Some(run);
+                recorded = Some((run, options));
                 report
             } else {
                 msclc::sim::simulate_with(&plan, &options)
@@ -226,13 +227,14 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
         }
         tell!("{}", rendered(sources, &args.input, &warnings));
     }
-    if let (Some(topology), Some(run)) = (&topology, &recorded) {
+    if let (Some(topology), Some((run, simulated))) = (&topology, &recorded) {
         let t = &args.timing;
         let title = args.input.display().to_string();
         let request = msclc::timing::Request {
             topology,
             dtype: t.dtype.into(),
             sizes: t.size,
+            simulated: *simulated,
             trace: t.trace.as_deref(),
             svg: t.svg.as_deref(),
             explain: t.explain,

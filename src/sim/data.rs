@@ -23,7 +23,7 @@ impl Sim<'_> {
         };
         let th = &self.threads[t];
         match th.ops.iteration(th.pc) {
-            Some(it) => split(grouped, it, PIPELINE_ITERATIONS),
+            Some(it) => split(grouped, it.index, it.of),
             None => grouped,
         }
     }

@@ -103,6 +103,11 @@ pub struct SimOptions {
     /// Show the ops run so far on standard error (when it is a terminal
     /// and the run is long enough to need it).
     pub progress: bool,
+    /// The bytes of a chunk the pipelines are run for: each runs as many
+    /// iterations as the executor runs at that size
+    /// ([`pipeline_iterations`]). `None`: [`PIPELINE_ITERATIONS`], which
+    /// is what verifying a plan needs, whatever the size.
+    pub pipeline_chunk: Option<u64>,
 }
 
 /// Runs shorter than this many ops show no progress bar.
@@ -117,6 +122,7 @@ pub fn simulate(plan: &Plan, executions: u32) -> Report {
             executions,
             inplace: None,
             progress: false,
+            pipeline_chunk: None,
         },
     )
 }
@@ -140,7 +146,7 @@ fn simulate_run<'p>(
 ) -> (Report, Option<record::Run<'p>>) {
     let executions = options.executions;
     let mut warnings = check_limits(plan);
-    let mut sim = Sim::new(plan, executions);
+    let mut sim = Sim::new(plan, executions, options.pipeline_chunk);
     if record {
         sim.start_recording();
     }
@@ -192,27 +198,56 @@ fn simulate_run<'p>(
 
 /// Iterations the simulator runs of every pipeline: enough to check that
 /// each iteration is handed from one block to the next, whatever the size.
-const PIPELINE_ITERATIONS: u32 = 2;
+pub const PIPELINE_ITERATIONS: u32 = 2;
+
+/// The most iterations of a pipeline a timed run simulates: past it, the
+/// pipeline's bytes are cut in this many pieces (docs/timing.md).
+pub const MAX_TIMED_ITERATIONS: u32 = 1024;
+
+/// The iterations `pipeline` runs: at chunks of `chunk` bytes, what the
+/// executor runs, `ceil(num_chunks * chunk / unit_size)` (at most
+/// [`MAX_TIMED_ITERATIONS`]); with no size, [`PIPELINE_ITERATIONS`].
+pub fn pipeline_iterations(pipeline: &Op, chunk: Option<u64>) -> u32 {
+    match (chunk, pipeline.iter_context()) {
+        (Some(chunk), Some(context)) => (u64::from(context.num_chunks) * chunk)
+            .div_ceil(context.unit_size.max(1))
+            .clamp(1, u64::from(MAX_TIMED_ITERATIONS))
+            as u32,
+        _ => PIPELINE_ITERATIONS,
+    }
+}
 
 /// A thread block's ops in the order it runs them: the plan's own list,
 /// or, where it has a pipeline, a flattened list with the pipeline's body
-/// repeated once per iteration, each op with its iteration. (Most blocks
-/// have none, and a plan can have millions of blocks: they borrow.)
+/// repeated once per iteration, each op with its iteration and the
+/// pipeline's count of them. (Most blocks have none, and a plan can have
+/// millions of blocks: they borrow.)
 enum OpList<'p> {
     Plan(&'p [Op]),
-    Unrolled(Vec<(&'p Op, Option<u32>)>),
+    Unrolled(Vec<(&'p Op, Option<Iteration>)>),
+}
+
+/// Iteration `index` of a pipeline that runs `of` of them.
+#[derive(Debug, Clone, Copy)]
+struct Iteration {
+    index: u32,
+    of: u32,
 }
 
 impl<'p> OpList<'p> {
-    fn new(ops: &'p [Op]) -> OpList<'p> {
+    /// `ops`, pipelines run as at chunks of `chunk` bytes
+    /// ([`pipeline_iterations`]).
+    fn new(ops: &'p [Op], chunk: Option<u64>) -> OpList<'p> {
         if !ops.iter().any(|op| op.name == OpName::Pipeline) {
             return OpList::Plan(ops);
         }
         let mut out = Vec::new();
         for op in ops {
             if op.name == OpName::Pipeline {
-                for it in 0..PIPELINE_ITERATIONS {
-                    out.extend(op.body().iter().map(|inner| (inner, Some(it))));
+                let of = pipeline_iterations(op, chunk);
+                for index in 0..of {
+                    let it = Some(Iteration { index, of });
+                    out.extend(op.body().iter().map(|inner| (inner, it)));
                 }
             } else {
                 out.push((op, None));
@@ -237,7 +272,7 @@ impl<'p> OpList<'p> {
     }
 
     /// The pipeline iteration of the `i`-th op run, if it is in a pipeline.
-    fn iteration(&self, i: usize) -> Option<u32> {
+    fn iteration(&self, i: usize) -> Option<Iteration> {
         match self {
             OpList::Plan(_) => None,
             OpList::Unrolled(ops) => ops.get(i).and_then(|o| o.1),
@@ -368,7 +403,7 @@ struct Sim<'p> {
 }
 
 impl<'p> Sim<'p> {
-    fn new(plan: &'p Plan, executions: u32) -> Sim<'p> {
+    fn new(plan: &'p Plan, executions: u32, pipeline_chunk: Option<u64>) -> Sim<'p> {
         let mut threads = Vec::new();
         let mut rank_threads = vec![0];
         for (r, rank) in plan.ranks.iter().enumerate() {
@@ -377,7 +412,7 @@ impl<'p> Sim<'p> {
                 threads.push(Thread {
                     rank: r as u32,
                     tb: t as u32,
-                    ops: OpList::new(&tb.ops),
+                    ops: OpList::new(&tb.ops, pipeline_chunk),
                     pc: 0,
                     execution: 1,
                     epoch: 0,
@@ -399,7 +434,7 @@ impl<'p> Sim<'p> {
                 proxies.insert((r as u32, c as u32), (index, 0));
             }
         }
-        let parts = parts_per_chunk(plan);
+        let parts = parts_per_chunk(plan, pipeline_chunk);
         let mut sim = Sim {
             plan,
             executions,
@@ -514,8 +549,8 @@ enum Step {
 /// Parts per chunk: enough for every share of every op (its thread block
 /// group's part of its range, and of that each pipeline iteration's) to be
 /// whole parts, within reason: past 4,096 parts a share's ends round to
-/// parts.
-fn parts_per_chunk(plan: &Plan) -> u32 {
+/// parts. Pipelines run as at chunks of `chunk` bytes.
+pub(super) fn parts_per_chunk(plan: &Plan, chunk: Option<u64>) -> u32 {
     fn gcd(a: u64, b: u64) -> u64 {
         if b == 0 {
             a
@@ -523,10 +558,15 @@ fn parts_per_chunk(plan: &Plan) -> u32 {
             gcd(b, a % b)
         }
     }
-    fn walk(ops: &[Op], iterations: u64, parts: &mut u64) {
+    fn walk(ops: &[Op], iterations: u64, chunk: Option<u64>, parts: &mut u64) {
         for op in ops {
             if op.name == OpName::Pipeline {
-                walk(op.body(), u64::from(PIPELINE_ITERATIONS), parts);
+                walk(
+                    op.body(),
+                    u64::from(pipeline_iterations(op, chunk)),
+                    chunk,
+                    parts,
+                );
                 continue;
             }
             // The range (size chunks of `parts` parts) must divide into
@@ -547,7 +587,7 @@ fn parts_per_chunk(plan: &Plan) -> u32 {
     let mut parts = 1;
     for r in &plan.ranks {
         for tb in &r.threadblocks {
-            walk(&tb.ops, 1, &mut parts);
+            walk(&tb.ops, 1, chunk, &mut parts);
         }
     }
     parts as u32

@@ -172,7 +172,7 @@ impl<'p> Sim<'p> {
         }
         let th = &self.threads[t];
         let group = op.tbg.map_or(1, |g| g.size.max(1));
-        let pipelined = th.ops.iteration(th.pc).map_or(1, |_| PIPELINE_ITERATIONS);
+        let pipelined = th.ops.iteration(th.pc).map_or(1, |it| it.of);
         let share = 1.0 / f64::from(group) / f64::from(pipelined);
         let first = self.users + self.plan.ranks.len();
         let proxy = self

@@ -50,6 +50,9 @@ pub struct Request<'a> {
     pub dtype: crate::ir::Dtype,
     /// Sizes double from the first to the second.
     pub sizes: (u64, u64),
+    /// How the execution given was simulated: a plan with pipelines is
+    /// simulated again so, for the iterations each size runs.
+    pub simulated: crate::sim::SimOptions,
     /// Where to write the largest size's timeline as a trace, as a picture.
     pub trace: Option<&'a Path>,
     pub svg: Option<&'a Path>,
@@ -60,6 +63,70 @@ pub struct Request<'a> {
     pub title: &'a str,
 }
 
+/// The executions a plan's sizes are timed on. A pipeline runs more
+/// iterations the larger the message (the executor's count,
+/// `sim::pipeline_iterations`), and its time depends on how many: each
+/// set of counts the sizes need is simulated once. A plan without
+/// pipelines, or one that deadlocks, is timed on the execution verified.
+struct Executions<'p> {
+    /// The executions simulated for the timing, when the verified one
+    /// does not serve.
+    runs: Vec<crate::sim::record::Run<'p>>,
+    /// Each set of sizes: the execution it is timed on (an index into
+    /// `runs`, or `None` for the verified one), and the sizes.
+    groups: Vec<(Option<usize>, Vec<u64>)>,
+}
+
+impl<'p> Executions<'p> {
+    fn new(plan: &'p crate::ir::Plan, verified: &crate::sim::record::Run, req: &Request) -> Self {
+        use crate::ir::OpName;
+        let sizes: Vec<u64> = crate::measure::sizes(plan, req.sizes.0, req.sizes.1).collect();
+        let pipelines: Vec<&crate::ir::Op> = plan
+            .ranks
+            .iter()
+            .flat_map(|r| &r.threadblocks)
+            .flat_map(|tb| &tb.ops)
+            .filter(|op| op.name == OpName::Pipeline)
+            .collect();
+        if pipelines.is_empty() || !verified.stuck.is_empty() {
+            return Executions {
+                runs: Vec::new(),
+                groups: vec![(None, sizes)],
+            };
+        }
+        // Sizes by the iterations each pipeline runs at their chunk size.
+        let mut groups: Vec<(Vec<u32>, u64, Vec<u64>)> = Vec::new();
+        let mut unrunnable = Vec::new();
+        for size in sizes {
+            let Ok(w) = crate::measure::workload::Workload::new(plan, req.dtype, size, None) else {
+                unrunnable.push(size);
+                continue;
+            };
+            let counts: Vec<u32> = pipelines
+                .iter()
+                .map(|p| crate::sim::pipeline_iterations(p, Some(w.chunk)))
+                .collect();
+            match groups.iter_mut().find(|g| g.0 == counts) {
+                Some(g) => g.2.push(size),
+                None => groups.push((counts, w.chunk, vec![size])),
+            }
+        }
+        let mut runs = Vec::new();
+        let mut out = vec![(None, unrunnable)];
+        for (_, chunk, sizes) in groups {
+            let options = crate::sim::SimOptions {
+                executions: 1,
+                progress: false,
+                pipeline_chunk: Some(chunk),
+                ..req.simulated
+            };
+            runs.push(crate::sim::simulate_recorded(plan, &options).1);
+            out.push((Some(runs.len() - 1), sizes));
+        }
+        Executions { runs, groups: out }
+    }
+}
+
 /// Predicts `run`'s time at each size, writes the timeline files asked
 /// for, and returns the table and critical paths to print. A deadlocked
 /// run has no time: its timeline shows where the blocks stopped.
@@ -68,14 +135,43 @@ pub fn predict_report(
     run: &crate::sim::record::Run,
     req: &Request,
 ) -> Result<String, Diagnostic> {
-    let prep = engine::Prepared::new(plan, req.topology, run);
-    let rows = report::predict(plan, &prep, req.topology, req.dtype, req.sizes);
+    let executions = Executions::new(plan, run, req);
+    let mut preps = Vec::new();
+    let mut rows = Vec::new();
+    for (which, sizes) in executions.groups.iter().filter(|g| !g.1.is_empty()) {
+        let timed = which.map_or(run, |k| &executions.runs[k]);
+        preps.push(engine::Prepared::new(plan, req.topology, timed));
+        let prep = preps.last().expect("just pushed");
+        if !timed.stuck.is_empty() && which.is_some() {
+            // Verified with two iterations, stuck with this many.
+            let why = "the plan deadlocks when its pipelines run as many iterations as at this size (msclc sim verifies two)";
+            rows.extend(sizes.iter().map(|&size| {
+                Err(report::Skipped {
+                    size,
+                    why: why.to_string(),
+                })
+            }));
+            continue;
+        }
+        rows.extend(report::predict(
+            plan,
+            prep,
+            preps.len() - 1,
+            req.topology,
+            req.dtype,
+            sizes,
+        ));
+    }
+    rows.sort_by_key(|r| match r {
+        Ok(p) => p.workload.size(),
+        Err(s) => s.size,
+    });
     let deadlocked = !run.stuck.is_empty();
     let mut text = if deadlocked {
         "# no predicted time: the plan deadlocks (the timeline shows where its blocks stopped)\n"
             .to_string()
     } else {
-        report::render(plan, &prep, req.topology, req.dtype, &rows, req.explain)
+        report::render(plan, &preps, req.topology, req.dtype, &rows, req.explain)
     };
     if req.trace.is_none() && req.svg.is_none() {
         return Ok(text);
@@ -87,10 +183,11 @@ pub fn predict_report(
         ));
     };
     // Its op times again: the rows keep only what the table needs.
-    let times = engine::time(&prep, req.topology, largest.workload.chunk as f64);
+    let prep = &preps[largest.execution];
+    let times = engine::time(prep, req.topology, largest.workload.chunk as f64);
     let timeline = build::timeline(
         plan,
-        &prep,
+        prep,
         &times,
         &largest.critical,
         &build::Labels {

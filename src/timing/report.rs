@@ -20,6 +20,8 @@ pub struct Predicted<'p> {
     pub critical: CriticalPath,
     /// The last block's end, microseconds from the launch.
     pub end_us: f64,
+    /// Which of the timed executions it is from (`super::Executions`).
+    pub execution: usize,
     /// The critical path's runs of ops on one block. (The times of every
     /// op are not kept: a size's take 40 bytes an op, and the sizes are
     /// many.)
@@ -32,15 +34,16 @@ pub struct Skipped {
     pub why: String,
 }
 
-/// Predicts every size from `min` doubling to `max`.
+/// Predicts each of `sizes` on the execution `prep`, the `execution`-th
+/// of those timed.
 pub fn predict<'p>(
     plan: &'p Plan,
     prep: &Prepared,
+    execution: usize,
     top: &Topology,
     dtype: Dtype,
-    (min, max): (u64, u64),
+    sizes: &[u64],
 ) -> Vec<Result<Predicted<'p>, Skipped>> {
-    let sizes: Vec<u64> = crate::measure::sizes(plan, min, max).collect();
     // Sizes are timed apart from each other: on as many threads as there
     // are cores, each taking the next size left.
     let threads = std::thread::available_parallelism()
@@ -55,7 +58,10 @@ pub fn predict<'p>(
             scope.spawn(|| loop {
                 let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(&size) = sizes.get(k) else { break };
-                let row = predict_size(plan, prep, top, dtype, size);
+                let row = predict_size(plan, prep, top, dtype, size).map(|mut p| {
+                    p.execution = execution;
+                    p
+                });
                 slots.lock().expect("no thread panics holding it")[k] = Some(row);
             });
         }
@@ -83,6 +89,7 @@ fn predict_size<'p>(
         busbw: algbw * w.bus_factor(),
         critical,
         end_us: times.end_us,
+        execution: 0,
         segments,
         workload: w,
     })
@@ -91,7 +98,7 @@ fn predict_size<'p>(
 /// The table and the critical paths, as `msclc sim --timing` prints them.
 pub fn render(
     plan: &Plan,
-    prep: &Prepared,
+    preps: &[Prepared],
     top: &Topology,
     dtype: Dtype,
     rows: &[Result<Predicted, Skipped>],
@@ -152,7 +159,7 @@ pub fn render(
             .filter(|p| p.workload.size() <= size)
             .max_by_key(|p| p.workload.size())
         {
-            Some(p) => out.push_str(&critical_lines(prep, p)),
+            Some(p) => out.push_str(&critical_lines(&preps[p.execution], p)),
             None => {
                 let _ = writeln!(
                     out,
