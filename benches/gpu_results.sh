@@ -1,29 +1,30 @@
 #!/usr/bin/env bash
-# On a machine with an NVIDIA GPU: measures `msclc run` on the examples the
-# timing model is checked against, and writes each table to
-# benches/results/NAME.txt under the command line that made it
-# ("$ msclc run FILE ARGS"). tests/timing.rs then checks that
-# `msclc sim --timing emulated-h100` predicts every size within 20%.
+# On a machine with an NVIDIA GPU: measures `msclc run` again for every
+# table of benches/results, each under the command line it records
+# ("$ msclc run FILE ARGS"), and rewrites the table. tests/timing.rs then
+# checks how many sizes `msclc sim --timing emulated-h100` predicts within
+# 20%. To measure a new plan, write a file with its command line first:
+#   echo '$ msclc run examples/x.mscl --size 1K:64M' > benches/results/x.txt
 # Usage: bash benches/gpu_results.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
-mkdir -p benches/results
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-while read -r name args; do
-  out="benches/results/$name.txt"
+for out in benches/results/*.txt; do
+  args=$(sed -n 's/^\$ msclc run //p' "$out" | head -1)
+  if [ -z "$args" ]; then
+    echo "skipped $out: no \$ msclc run line" >&2
+    continue
+  fi
+  table=$(mktemp)
   {
     echo "# $gpu, $(date -u +%Y-%m-%d)"
     echo "\$ msclc run $args"
     # shellcheck disable=SC2086 # the arguments are words
-    target/release/msclc run $args
-  } >"$out"
+    rc=0
+    target/release/msclc run $args || rc=$?
+    echo "# rc=$rc"
+  } >"$table"
+  mv "$table" "$out"
   echo "wrote $out"
-done <<'RUNS'
-allreduce examples/mscclpp/single_node/allreduce.mscl --size 1K:1G
-allreduce_pkt examples/mscclpp/single_node/allreduce_pkt.mscl --size 1K:64M
-allgather examples/mscclpp/single_node/allgather.mscl --size 1K:1G
-allgather_pkt examples/mscclpp/single_node/allgather_pkt.mscl --size 1K:64M
-alltoall examples/mscclpp/single_node/alltoall/alltoall.mscl --size 1K:1G
-ring_allreduce benches/ring_allreduce.mscl --size 1K:256M
-RUNS
+done

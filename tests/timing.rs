@@ -620,9 +620,9 @@ fn the_model_follows_the_machine() {
         slow > 1.9 * quick && slow < 2.1 * quick,
         "{quick} us -> {slow} us"
     );
-    // One block's copy rate bounds what a block moves: with the links
-    // four times as fast, twice as fast blocks make a large allreduce
-    // faster again.
+    // One block's copy and reduce rates bound what a block moves: with
+    // the links four times as fast, twice as fast blocks make a large
+    // allreduce faster again.
     let links = write_topology(
         &dir,
         "links",
@@ -631,7 +631,7 @@ fn the_model_follows_the_machine() {
     let blocks = write_topology(
         &dir,
         "blocks",
-        r#"{"base": "h100-nvlink", "bandwidth_gbps": {"nvlink": 1500, "block": 146.8}}"#,
+        r#"{"base": "h100-nvlink", "bandwidth_gbps": {"nvlink": 1500, "block": 146.8, "reduce_block": 146.8}}"#,
     );
     assert!(at(ALLREDUCE, &blocks, "256M") < 0.8 * at(ALLREDUCE, &links, "256M"));
     // NVLS: a multimem store goes out once for every member, and the
@@ -680,7 +680,7 @@ fn bad_topologies_are_diagnostics() {
         ),
         (
             r#"{"gpus_per_node": 8}"#,
-            "missing `one_gpu`, `nvls`, `sms`, `bandwidth_gbps.memory`",
+            "missing `one_gpu`, `nvls`, `sms`, `l2_mb`, `bandwidth_gbps.memory`",
         ),
         (r#"{"base": "a100"}"#, "`a100` is not a built-in topology"),
         (
@@ -711,7 +711,7 @@ fn bad_topologies_are_diagnostics() {
 /// every table of benches/results (`msclc run` on an H100, under the
 /// command that made it). The issue's goal is 90%; this is where the
 /// model stands, so that a change that makes it worse fails here.
-const WITHIN_20_PERCENT: f64 = 0.70;
+const WITHIN_20_PERCENT: f64 = 0.78;
 
 /// `msclc sim --timing emulated-h100`, with the options of the `msclc run`
 /// command of each table of benches/results that shape the plan, against

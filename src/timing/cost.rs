@@ -59,6 +59,10 @@ pub struct Cost {
     pub on_proxy: bool,
     /// A data op (else synchronisation).
     pub data: bool,
+    /// It reads or writes packets: its block's pace depends on whether the
+    /// buffers fit in the L2 (`Topology::l2_mb`), and `block` is in the
+    /// terms of the pace while they do.
+    pub packets: bool,
 }
 
 impl Cost {
@@ -155,10 +159,13 @@ pub fn cost(plan: &Plan, top: &Topology, event: &Event, rank: u32, tb: u32) -> C
             cost.block += bytes;
         }
     }
+    // Packets and reductions move at their own pace: in the block's terms,
+    // as many more bytes as that pace is slower (or fewer, faster).
     if packets.any() {
-        // Packets move at the block's packet pace: in the block's terms,
-        // as many more bytes as that pace is slower.
         cost.block *= top.bandwidth.block / top.bandwidth.packet_block;
+        cost.packets = true;
+    } else if op.name.is_reduction() {
+        cost.block *= top.bandwidth.block / top.bandwidth.reduce_block;
     }
     if cost.on_proxy {
         // The proxy's DMA moves the bytes; the block only pushed a request.

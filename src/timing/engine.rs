@@ -16,7 +16,7 @@
 //! on; the channel's proxy runs the requests in order, each after the
 //! proxy's latency, and delivers its signal when its transfer is done.
 
-use super::cost::{Cost, RESOURCE_KINDS};
+use super::cost::{Cost, Resource, RESOURCE_KINDS};
 use super::topology::Topology;
 use crate::sim::record::{Release, Run};
 use std::cmp::Ordering;
@@ -51,6 +51,9 @@ pub struct Prepared<'r, 'p> {
     needs: Vec<u32>,
     first_on_track: Vec<u32>,
     resources: usize,
+    /// Chunks of buffer on the GPU that holds the most: every rank's input,
+    /// output (once, in place) and scratch there.
+    chunks_on_a_gpu: f64,
 }
 
 impl<'r, 'p> Prepared<'r, 'p> {
@@ -86,7 +89,18 @@ impl<'r, 'p> Prepared<'r, 'p> {
             }
         }
         let gpus = super::cost::gpu_count(plan, top) as usize;
+        let mut chunks = vec![0u64; gpus];
+        for (rank, r) in plan.ranks.iter().enumerate() {
+            let (input, output) = (u64::from(r.input_chunks), u64::from(r.output_chunks));
+            let io = if plan.collective.inplace {
+                input.max(output)
+            } else {
+                input + output
+            };
+            chunks[top.gpu(rank as u32) as usize % gpus] += io + u64::from(r.scratch_chunks);
+        }
         Prepared {
+            chunks_on_a_gpu: chunks.into_iter().max().unwrap_or(0) as f64,
             run,
             costs,
             ranks,
@@ -187,6 +201,8 @@ struct Engine<'a, 'r, 'p> {
     prep: &'a Prepared<'r, 'p>,
     top: &'a Topology,
     chunk: f64,
+    /// How many times slower packets move at this size than in the L2.
+    packet_pace: f64,
     heap: BinaryHeap<At>,
     seq: u64,
     times: Times,
@@ -228,10 +244,16 @@ pub fn time(prep: &Prepared, top: &Topology, chunk_bytes: f64) -> Times {
         .iter()
         .flat_map(|gbps| std::iter::repeat_n(gbps * 1e3, gpus))
         .collect();
+    let past_l2 = prep.chunks_on_a_gpu * chunk_bytes > top.l2_mb * 1e6;
     let mut engine = Engine {
         prep,
         top,
         chunk: chunk_bytes,
+        packet_pace: if past_l2 {
+            bw.packet_block / bw.packet_block_past_l2
+        } else {
+            1.0
+        },
         heap: BinaryHeap::new(),
         seq: 0,
         times: Times {
@@ -276,7 +298,23 @@ pub fn time(prep: &Prepared, top: &Topology, chunk_bytes: f64) -> Times {
     times
 }
 
+/// Stands for the SMs of any GPU in `Engine::pace`.
+const SMS: u32 = u32::MAX;
+
 impl Engine<'_, '_, '_> {
+    /// How much slower than its cost says `cost` goes through resource `r`
+    /// at this size (`SMS`: its block): a packet op past the L2.
+    fn pace(&self, cost: &Cost, r: u32) -> f64 {
+        let gpus = (self.prep.resources / RESOURCE_KINDS) as u32;
+        let sms = r == SMS || r / gpus.max(1) == Resource::Sms as u32;
+        let memory = r != SMS && r / gpus.max(1) == Resource::Memory as u32;
+        if cost.packets && (sms || memory) {
+            self.packet_pace
+        } else {
+            1.0
+        }
+    }
+
     fn schedule(&mut self, time: f64, what: Happening) {
         self.seq += 1;
         self.heap.push(At {
@@ -352,27 +390,28 @@ impl Engine<'_, '_, '_> {
             return;
         }
         let index = self.transfers.len() as u32;
+        let demands: Vec<(u32, f64)> = cost
+            .demands
+            .iter()
+            .map(|&(r, b)| (r, b * self.chunk * self.pace(cost, r)))
+            .collect();
+        let resources: Vec<u32> = demands.iter().map(|(r, _)| *r).collect();
+        for &(r, bytes) in &demands {
+            self.on[r as usize].push(index);
+            self.active_on[r as usize] += 1;
+            self.load[r as usize] += bytes;
+        }
         self.transfers.push(Transfer {
             event: e,
             phase,
-            demands: cost
-                .demands
-                .iter()
-                .map(|(r, b)| (*r, b * self.chunk))
-                .collect(),
-            block: cost.block * self.chunk,
+            demands,
+            block: cost.block * self.chunk * self.pace(cost, SMS),
             left: 1.0,
             rate: 0.0,
             since: now,
             version: 0,
             reshared: 0,
         });
-        let resources: Vec<u32> = cost.demands.iter().map(|(r, _)| *r).collect();
-        for &(r, bytes) in &cost.demands {
-            self.on[r as usize].push(index);
-            self.active_on[r as usize] += 1;
-            self.load[r as usize] += bytes * self.chunk;
-        }
         self.changed(&resources);
     }
 

@@ -20,6 +20,9 @@ pub struct Topology {
     pub nvls: bool,
     /// Streaming multiprocessors per GPU: blocks beyond these share SMs.
     pub sms: u32,
+    /// The GPU's L2 cache, MB (10^6 bytes): packets move at one pace while
+    /// the buffers of a GPU's ranks fit in it, and at another past it.
+    pub l2_mb: f64,
     pub bandwidth: Bandwidth,
     pub latency: Latency,
 }
@@ -32,10 +35,16 @@ pub struct Bandwidth {
     /// What one thread block (one SM) copies, bytes read plus written: a
     /// block cannot fill a link alone.
     pub block: f64,
+    /// What one block moves, bytes read plus written, in an op that
+    /// reduces (two or more loads for each store: more accesses in flight
+    /// than a copy's one).
+    pub reduce_block: f64,
     /// What one block moves, bytes read plus written, in an op that reads
     /// or writes LL packets (16-byte volatile accesses carrying 8 bytes
-    /// with their flags).
+    /// with their flags), while the buffers fit in the L2 (`l2_mb`).
     pub packet_block: f64,
+    /// The same once they do not.
+    pub packet_block_past_l2: f64,
     /// NVLink out of one GPU, and into it (each direction).
     pub nvlink: f64,
     /// The network out of one GPU, and into it: its own NIC.
@@ -140,6 +149,10 @@ fn emulated_h100(t: &mut Topology) {
     // write); a device-to-device copy reaches 2.98-3.03 TB/s
     // (torch-copy-and-allreduce.txt).
     t.bandwidth.memory = 2790.0;
+    // benches/results/u_reduce.txt: reduce_test, one block of 1024 threads
+    // reducing two 32 MiB chunks into a third, 845.8 us for 96 MiB read
+    // plus written: 119 GB/s (114-118 GB/s at 4-16 MB).
+    t.bandwidth.reduce_block = 119.0;
 }
 
 /// An HGX/DGX H100 node (8 H100 SXM5 GPUs on NVSwitch gen 3, NVLink 4,
@@ -152,8 +165,9 @@ fn h100(name: &str) -> Topology {
         gpus_per_node: 8,
         one_gpu: false,
         nvls: false,
-        // H100 SXM5 datasheet: 132 SMs.
+        // H100 SXM5 datasheet: 132 SMs, 50 MB of L2.
         sms: 132,
+        l2_mb: 50.0,
         bandwidth: Bandwidth {
             // CUDA's bandwidthTest, device to device on H100 SXM5, counting
             // read plus write: 2.3-2.5 TB/s past the L2's reach (the
@@ -163,11 +177,15 @@ fn h100(name: &str) -> Topology {
             // perChMaxRingLL128Bws, 36.7 GB/s; a channel is one block),
             // bytes in and out: twice that.
             block: 73.4,
-            // Measured on an H100 80GB HBM3 (copy_packet_test and
-            // put_packet_test, one block of 1024 threads, 16-64 MB): raw
-            // data to packets at 57-60 GB/s read plus written, 0.6 of what
-            // the same block copies plainly (97 GB/s).
+            // Not measured apart from a copy's on this machine: the same.
+            reduce_block: 73.4,
+            // Measured on an H100 80GB HBM3 (benches/results:
+            // copy_packet_test and put_packet_test, one block of 1024
+            // threads): raw data read plus packets written at 77-82 GB/s
+            // while input and packets fit the L2 (1-8 MB of data) ...
             packet_block: 80.0,
+            // ... and 57-60 GB/s past it (32-64 MB).
+            packet_block_past_l2: 60.0,
             // Measured one-way peer-to-peer copy between two H100s,
             // 371-377 GB/s (NVIDIA/nccl issue #1264); the datasheet's
             // 450 GB/s per direction is the signalling rate.
@@ -230,6 +248,7 @@ pub fn from_json(name: &str, text: &str) -> Result<Topology, String> {
         "one_gpu",
         "nvls",
         "sms",
+        "l2_mb",
         "bandwidth_gbps",
         "latency_us",
     ])?;
@@ -237,14 +256,25 @@ pub fn from_json(name: &str, text: &str) -> Result<Topology, String> {
     let one_gpu = fields.flag("one_gpu", base.one_gpu)?;
     let nvls = fields.flag("nvls", base.nvls)?;
     let sms = fields.count("sms", base.sms)?;
+    let l2_mb = fields.at_least_zero("l2_mb", base.l2_mb)?;
     let bw_map = section(&top, "bandwidth_gbps")?;
     let mut bw = Fields::new(&bw_map, "bandwidth_gbps.", &mut missing, has_base);
-    bw.known(&["memory", "block", "packet_block", "nvlink", "nic"])?;
+    bw.known(&[
+        "memory",
+        "block",
+        "reduce_block",
+        "packet_block",
+        "packet_block_past_l2",
+        "nvlink",
+        "nic",
+    ])?;
     let b = &base.bandwidth;
     let bandwidth = Bandwidth {
         memory: bw.positive("memory", b.memory)?,
         block: bw.positive("block", b.block)?,
+        reduce_block: bw.positive("reduce_block", b.reduce_block)?,
         packet_block: bw.positive("packet_block", b.packet_block)?,
+        packet_block_past_l2: bw.positive("packet_block_past_l2", b.packet_block_past_l2)?,
         nvlink: bw.positive("nvlink", b.nvlink)?,
         nic: bw.positive("nic", b.nic)?,
     };
@@ -274,6 +304,7 @@ pub fn from_json(name: &str, text: &str) -> Result<Topology, String> {
         one_gpu,
         nvls,
         sms,
+        l2_mb,
         bandwidth,
         latency,
     };
