@@ -410,6 +410,35 @@ pub fn declared_params(stmts: &[Stmt]) -> Vec<(String, String, Span)> {
         .collect()
 }
 
+/// The params of the program at `path` as JSON, for tools (`msclc check
+/// --params`): `[{"name", "type", "default"}]`, the default as written.
+/// Only parsed: a program whose later stages fail still lists them.
+pub fn params_json(path: &Path) -> Result<String, (SourceMap, Vec<Diagnostic>)> {
+    let mut sources = SourceMap::default();
+    let text = read_source(path).map_err(|e| {
+        let d = Diagnostic::plain(
+            Code::Unreadable,
+            format!("cannot read {}: {e}", path.display()),
+        );
+        (SourceMap::default(), vec![d])
+    })?;
+    let program = match load(&mut sources, path, text) {
+        Ok(p) => p,
+        Err(d) => return Err((sources, d)),
+    };
+    let listed: Vec<serde_json::Value> = declared_params(&program.stmts)
+        .into_iter()
+        .map(|(name, ty, default)| {
+            let written = sources
+                .source(default.file)
+                .get(default.start as usize..default.end as usize)
+                .unwrap_or("");
+            serde_json::json!({"name": name, "type": ty, "default": written})
+        })
+        .collect();
+    Ok(serde_json::Value::Array(listed).to_string())
+}
+
 /// Turns `-D NAME=VALUE` settings into values of the declared params' types.
 fn parse_defines(
     sources: &SourceMap,

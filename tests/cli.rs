@@ -724,3 +724,50 @@ fn run_help_gives_the_documented_exit_codes() {
         .join(" ");
     assert!(help.contains("Exit code 1 when a result is wrong or a kernel stops waiting; 2 when there is no GPU, NVRTC or size to run at"), "{help}");
 }
+
+/// `check --params`: the params a program declares, as JSON, for tools
+/// that set them (Python's msclc.mscclpp); a program that does not parse
+/// is its diagnostic, and `-D` alongside is a usage error.
+#[test]
+fn check_lists_the_declared_params() {
+    let out = msclc(&["check", "examples/allreduce_nvls.mscl", "--params"]);
+    assert_eq!(out.status.code(), Some(0));
+    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let names: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "name",
+            "world_size",
+            "instances",
+            "protocol",
+            "num_threads_per_block",
+            "min_message_size",
+            "max_message_size"
+        ]
+    );
+    assert_eq!(listed[3]["type"], "protocol");
+    assert_eq!(listed[3]["default"], "Simple");
+    assert_eq!(listed[0]["default"], "\"allreduce_nvls\"");
+    let dir = std::env::temp_dir().join(format!("msclc-params-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.mscl");
+    std::fs::write(&bad, "param x int\n").unwrap();
+    let out = msclc(&["check", bad.to_str().unwrap(), "--params"]);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.mscl:1:9"));
+    let both = msclc(&[
+        "check",
+        "examples/allreduce_nvls.mscl",
+        "--params",
+        "-D",
+        "x=1",
+    ]);
+    assert_eq!(both.status.code(), Some(2));
+}

@@ -2974,7 +2974,7 @@ fn formats_for_good_in_process(text: &str) {
 /// debug build, with the params that keep them small.
 const PLAN_SEEDS: &[(&str, &[&str])] = &[
     ("examples/simple_allgather.mscl", &[]),
-    ("examples/allreduce_nvls.mscl", &["-D", "gpu_size=4"]),
+    ("examples/allreduce_nvls.mscl", &["-D", "world_size=4"]),
     ("examples/mscclpp/unit_tests/semaphore.mscl", &[]),
     ("examples/mscclpp/unit_tests/pipeline_test.mscl", &[]),
     ("examples/mscclpp/unit_tests/put_packet_test.mscl", &[]),

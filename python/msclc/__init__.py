@@ -33,8 +33,10 @@ __all__ = [
     "binary",
     "check",
     "compile",
+    "params",
     "sim",
     "timing",
+    "version",
 ]
 
 Source = Union[str, "os.PathLike[str]"]
@@ -95,6 +97,22 @@ def compile(source: Source, output: Optional[Source] = None, **params) -> str:
     if output is not None:
         return Path(output).read_text()
     return out.stdout
+
+
+def params(source: Source) -> List[Dict]:
+    """The ``param``s ``source`` declares, in order: each a dict with
+    ``name``, ``type`` (``int``, ``bool``, ``str``, ``protocol``, ...) and
+    ``default`` (as written in the program)."""
+    out = _run(["check"], source, ["--params"])
+    return json.loads(out.stdout)
+
+
+def version() -> str:
+    """The version of the msclc command, as ``msclc --version`` says it."""
+    out = subprocess.run([binary(), "--version"], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise MsclcError(out.stderr.rstrip("\n"), out.returncode, [])
+    return out.stdout.split()[-1]
 
 
 def check(source: Source, **params) -> List[Diagnostic]:

@@ -15,6 +15,10 @@ pub(crate) struct CheckArgs {
     /// Sets a `param` the program declares (repeatable).
     #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
     pub(crate) define: Vec<(String, String)>,
+    /// Print the params the program declares, as JSON (name, type and
+    /// default as written), and nothing else: for tools that set them.
+    #[arg(long, conflicts_with = "define")]
+    pub(crate) params: bool,
     #[command(flatten)]
     pub(crate) limits: LimitArgs,
     #[command(flatten)]
@@ -22,6 +26,15 @@ pub(crate) struct CheckArgs {
 }
 
 pub(crate) fn exec(args: &CheckArgs) -> ExitCode {
+    if args.params {
+        return match driver::params_json(&args.input) {
+            Ok(json) => {
+                sayln!("{json}");
+                ExitCode::SUCCESS
+            }
+            Err((sources, diags)) => report(&sources, &diags),
+        };
+    }
     if is_plan(&args.input) {
         return match read_checked_plan(&args.input, &args.define, &args.warnings) {
             Ok(_) => ExitCode::SUCCESS,

@@ -1,0 +1,3 @@
+"""Stand-in for ``mscclpp.language``: AlgoSpec, as the package exports it."""
+
+from .utils import AlgoSpec  # noqa: F401
