@@ -135,7 +135,7 @@ impl Editor {
     }
 }
 
-const PROGRAM: &str = r#"param num_gpus: int = 2
+const PROGRAM: &str = r#"param num_gpus: int in [2, 4, 8] = 2
 
 program "ring" {
     collective = allgather(num_gpus, chunk_factor: 1, inplace: false)
@@ -206,7 +206,10 @@ fn an_editor_gets_diagnostics_hover_definitions_and_completions() {
     let ch = hover_text(&editor.at("textDocument/hover", &uri, 11, 5));
     assert!(ch.contains("let ch: memory_channel"), "{ch}");
     let param = hover_text(&editor.at("textDocument/hover", &uri, 6, 15));
-    assert!(param.contains("param num_gpus: int = 2"), "{param}");
+    assert!(
+        param.contains("param num_gpus: int in [2, 4, 8] = 2"),
+        "{param}"
+    );
     assert!(param.contains("set to `4`"), "{param}");
     let builtin = hover_text(&editor.at("textDocument/hover", &uri, 8, 15));
     assert!(

@@ -27,7 +27,7 @@ pub(crate) struct CheckArgs {
 
 pub(crate) fn exec(args: &CheckArgs) -> ExitCode {
     if args.params {
-        return match driver::params_json(&args.input) {
+        return match driver::params::listing_json(&args.input) {
             Ok(json) => {
                 sayln!("{json}");
                 ExitCode::SUCCESS

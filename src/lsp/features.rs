@@ -64,12 +64,16 @@ fn describe_def(doc: &Document, analysis: &Analysis, def: &Def) -> String {
             let declared = analysis
                 .program
                 .as_ref()
-                .map(|p| crate::driver::declared_params(&p.stmts))
+                .map(|p| crate::driver::params::declared(&p.stmts))
                 .unwrap_or_default();
-            let default = declared
-                .iter()
-                .find(|(n, _, _)| n == name)
-                .map(|(_, _, span)| text_of(analysis, *span).to_string())
+            let param = declared.iter().find(|p| p.name == name);
+            let default = param
+                .map(|p| text_of(analysis, p.default.span).to_string())
+                .unwrap_or_default();
+            // `in [1, 2, 4]`: the values it may take, `msclc tune` tries.
+            let values = param
+                .and_then(|p| p.values)
+                .map(|v| format!(" in {}", text_of(analysis, v.span)))
                 .unwrap_or_default();
             let set = doc
                 .defines
@@ -80,7 +84,7 @@ fn describe_def(doc: &Document, analysis: &Analysis, def: &Def) -> String {
                 Some(v) => format!("set to `{v}` by the editor's params (default `{default}`)"),
                 None => format!("`{default}` (its default; the editor's params can set it)"),
             };
-            format!("```mscl\nparam {name}: {ty} = {default}\n```\nvalue: {value}")
+            format!("```mscl\nparam {name}: {ty}{values} = {default}\n```\nvalue: {value}")
         }
         DefKind::Let => format!("```mscl\nlet {name}: {ty}\n```"),
         DefKind::LoopVariable => format!("```mscl\n{name}: {ty}\n```\na loop variable"),

@@ -186,9 +186,12 @@ pub struct Stmt {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum StmtKind {
+    /// `param name: type = default`, or `param name: type in [v1, v2, ..]
+    /// = default`: the values it may take (`msclc tune` tries them).
     Param {
         name: Ident,
         ty: TypeExpr,
+        values: Option<Expr>,
         default: Expr,
     },
     Import {

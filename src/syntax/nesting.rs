@@ -37,8 +37,16 @@ fn stmt(s: &Stmt, depth: usize) -> Result<(), Diagnostic> {
         return Err(too_deep(s.span));
     }
     match &s.kind {
-        StmtKind::Param { default, ty, .. } => {
+        StmtKind::Param {
+            default,
+            ty,
+            values,
+            ..
+        } => {
             type_expr(ty, depth + 1)?;
+            if let Some(values) = values {
+                expr(values, depth + 1)?;
+            }
             expr(default, depth + 1)
         }
         StmtKind::Import { .. } => Ok(()),

@@ -398,3 +398,58 @@ pub fn match_args(
     }
     Ok(slots)
 }
+
+/// A value a param's list of values (`param tbg: int in [1, 2, 4] = 1`)
+/// holds: a literal, as written, or a named constant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Literal {
+    Int(i64),
+    Bool(bool),
+    Str(String),
+    Constant(String),
+}
+
+impl Literal {
+    /// The literal `expr` is, if it is one (`-4` included).
+    pub fn of(expr: &crate::syntax::ast::Expr) -> Option<Literal> {
+        use crate::syntax::ast::{ExprKind, UnOp};
+        match &expr.kind {
+            ExprKind::Int(v) => Some(Literal::Int(*v)),
+            ExprKind::Unary(UnOp::Neg, inner) => match inner.kind {
+                ExprKind::Int(v) => Some(Literal::Int(v.wrapping_neg())),
+                _ => None,
+            },
+            ExprKind::Bool(b) => Some(Literal::Bool(*b)),
+            ExprKind::Str(s) => Some(Literal::Str(s.clone())),
+            ExprKind::Name(n) if Constant::named(n).is_some() => Some(Literal::Constant(n.clone())),
+            _ => None,
+        }
+    }
+
+    /// The literals of a param's list of values, if it is a list of them.
+    pub fn list(values: &crate::syntax::ast::Expr) -> Option<Vec<Literal>> {
+        match &values.kind {
+            crate::syntax::ast::ExprKind::List(items) => items.iter().map(Literal::of).collect(),
+            _ => None,
+        }
+    }
+
+    /// As `-D NAME=VALUE` gives it.
+    pub fn define_text(&self) -> String {
+        match self {
+            Literal::Int(v) => v.to_string(),
+            Literal::Bool(b) => b.to_string(),
+            Literal::Str(s) | Literal::Constant(s) => s.clone(),
+        }
+    }
+}
+
+impl fmt::Display for Literal {
+    /// As the program writes it.
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Literal::Str(s) => write!(f, "{s:?}"),
+            other => f.write_str(&other.define_text()),
+        }
+    }
+}

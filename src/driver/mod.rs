@@ -1,21 +1,20 @@
 //! The pipeline from a file name to a plan: read, parse (with imports),
 //! check, evaluate, run the passes. Printing is left to the caller.
 
-use crate::diag::{Code, Diagnostic, SourceMap, Span};
-use crate::eval::value::Value;
+pub mod params;
+
+use crate::diag::{Code, Diagnostic, SourceMap};
 pub use crate::eval::Limits;
 use crate::ir::Plan;
-use crate::syntax::ast::{FnDef, Program, Stmt, StmtKind, TypeExpr};
-use crate::vocab::{self, Type};
-use std::collections::HashMap;
+use crate::syntax::ast::{FnDef, Program, Stmt, StmtKind};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 /// The standard library (stdlib/), built into the binary so that
 /// `import "std/NAME"` works wherever msclc is installed.
 const STDLIB: &[(&str, &str)] = &[
-    ("peers", include_str!("../stdlib/peers.mscl")),
-    ("sync", include_str!("../stdlib/sync.mscl")),
+    ("peers", include_str!("../../stdlib/peers.mscl")),
+    ("sync", include_str!("../../stdlib/sync.mscl")),
 ];
 
 pub struct Compilation {
@@ -145,8 +144,9 @@ pub fn compile_for_ranks(
         }
     };
     let mut fits = Vec::new();
-    for (name, ty, _) in declared_params(&stmts) {
-        if ty != "int" || defines.iter().any(|(d, _)| *d == name) {
+    for param in params::declared(&stmts) {
+        let name = param.name.to_string();
+        if param.ty != "int" || defines.iter().any(|(d, _)| *d == name) {
             continue;
         }
         let mut with = defines.to_vec();
@@ -226,7 +226,7 @@ fn plan_of(
     defines: &[(String, String)],
     limits: Limits,
 ) -> Result<Plan, Vec<Diagnostic>> {
-    let overrides = parse_defines(sources, &program.stmts, defines)?;
+    let overrides = params::parse_defines(sources, &program.stmts, defines)?;
     let evaluate = |limits| {
         crate::eval::evaluate(&program.stmts, &program.imported, overrides.clone(), limits)
     };
@@ -393,153 +393,4 @@ fn import_all(
         import_all(sources, &inner, &next_base, seen, out)?;
     }
     Ok(())
-}
-
-/// The `param`s a program declares: name, type as written, default as written.
-pub fn declared_params(stmts: &[Stmt]) -> Vec<(String, String, Span)> {
-    stmts
-        .iter()
-        .filter_map(|s| match &s.kind {
-            StmtKind::Param {
-                name,
-                ty: TypeExpr::Named { name: ty, .. },
-                default,
-            } => Some((name.name.clone(), ty.name.clone(), default.span)),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The params of the program at `path` as JSON, for tools (`msclc check
-/// --params`): `[{"name", "type", "default"}]`, the default as written.
-/// Only parsed: a program whose later stages fail still lists them.
-pub fn params_json(path: &Path) -> Result<String, (SourceMap, Vec<Diagnostic>)> {
-    let mut sources = SourceMap::default();
-    let text = read_source(path).map_err(|e| {
-        let d = Diagnostic::plain(
-            Code::Unreadable,
-            format!("cannot read {}: {e}", path.display()),
-        );
-        (SourceMap::default(), vec![d])
-    })?;
-    let program = match load(&mut sources, path, text) {
-        Ok(p) => p,
-        Err(d) => return Err((sources, d)),
-    };
-    let listed: Vec<serde_json::Value> = declared_params(&program.stmts)
-        .into_iter()
-        .map(|(name, ty, default)| {
-            let written = sources
-                .source(default.file)
-                .get(default.start as usize..default.end as usize)
-                .unwrap_or("");
-            serde_json::json!({"name": name, "type": ty, "default": written})
-        })
-        .collect();
-    Ok(serde_json::Value::Array(listed).to_string())
-}
-
-/// Turns `-D NAME=VALUE` settings into values of the declared params' types.
-fn parse_defines(
-    sources: &SourceMap,
-    stmts: &[Stmt],
-    defines: &[(String, String)],
-) -> Result<HashMap<String, Value>, Vec<Diagnostic>> {
-    let params = declared_params(stmts);
-    let listing = || -> String {
-        if params.is_empty() {
-            return "this program declares no params".to_string();
-        }
-        let mut text = "the program's params are:".to_string();
-        for (name, ty, default) in &params {
-            let value = sources
-                .source(default.file)
-                .get(default.start as usize..default.end as usize)
-                .unwrap_or("?");
-            text.push_str(&format!("\n  {name}: {ty} = {value}"));
-        }
-        text
-    };
-    let mut out = HashMap::new();
-    for (name, raw) in defines {
-        let Some((_, ty, default)) = params.iter().find(|(n, _, _)| n == name) else {
-            return Err(vec![Diagnostic::plain(
-                Code::Define,
-                format!(
-                    "-D {}={}: the program declares no param `{}`",
-                    crate::diag::escaped(name),
-                    crate::diag::escaped(raw),
-                    crate::diag::escaped(name)
-                ),
-            )
-            .with_note(listing())]);
-        };
-        let value = match ty.as_str() {
-            "int" => parse_int(raw).map(Value::Int),
-            "bool" => match raw.as_str() {
-                "true" => Some(Value::Bool(true)),
-                "false" => Some(Value::Bool(false)),
-                _ => None,
-            },
-            "str" => Some(Value::Str(Rc::from(raw.as_str()))),
-            // A named constant of the param's type (`Simple`, `after`, ...).
-            _ => constants_of(ty)
-                .into_iter()
-                .find(|name| name == raw)
-                .and_then(crate::eval::constant),
-        };
-        match value {
-            Some(v) => {
-                out.insert(name.clone(), v);
-            }
-            None => {
-                let mut d = Diagnostic::error(
-                    Code::Define,
-                    *default,
-                    format!(
-                        "-D {name}={}: `{}` is not a valid {ty}",
-                        crate::diag::escaped(raw),
-                        crate::diag::escaped(raw)
-                    ),
-                    format!("`{name}` is a param of type `{ty}`, with this default"),
-                );
-                d.notes.extend(constants_note(ty));
-                return Err(vec![d.with_note(listing())]);
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// An int as a literal reads (up to u64::MAX, kept as its bit pattern:
-/// `-D max_message_size=18446744073709551615`), or a negative one.
-fn parse_int(raw: &str) -> Option<i64> {
-    if raw.starts_with('-') {
-        return raw.parse::<i64>().ok();
-    }
-    let v = match raw.strip_prefix("0x") {
-        Some(hex) => u64::from_str_radix(hex, 16).ok()?,
-        None => raw.parse::<u64>().ok()?,
-    };
-    Some(v as i64)
-}
-
-/// The named constants a param of type `ty` may be set to (none for
-/// `int`, `bool` and `str`).
-fn constants_of(ty: &str) -> Vec<&'static str> {
-    let Some(t) = Type::from_name(ty) else {
-        return Vec::new();
-    };
-    vocab::CONSTANTS
-        .iter()
-        .filter(|(_, c)| c.ty().fits(&t))
-        .map(|(name, _)| *name)
-        .collect()
-}
-
-/// For a param of a named constant's type: the names it may take, as a
-/// note line.
-fn constants_note(ty: &str) -> Option<String> {
-    let names = constants_of(ty);
-    (!names.is_empty()).then(|| format!("a {ty} is one of: {}", names.join(", ")))
 }

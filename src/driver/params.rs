@@ -1,0 +1,223 @@
+//! A program's `param`s: what it declares, the `-D NAME=VALUE` settings
+//! that set them, and the listing tools read (`msclc check --params`).
+
+use crate::diag::{Code, Diagnostic, SourceMap, Span};
+use crate::eval::value::Value;
+use crate::syntax::ast::{Expr, Stmt, StmtKind, TypeExpr};
+use crate::vocab::{self, Literal, Type};
+use std::collections::HashMap;
+use std::path::Path;
+use std::rc::Rc;
+
+/// One `param` of a program, as it is written.
+#[derive(Debug, Clone)]
+pub struct Declared<'a> {
+    pub name: &'a str,
+    /// Its type, as written (`int`, `protocol`).
+    pub ty: &'a str,
+    pub default: &'a Expr,
+    /// The values it may take (`in [..]`), when it lists them.
+    pub values: Option<&'a Expr>,
+}
+
+impl Declared<'_> {
+    /// The values it lists, once the checker has found them literals.
+    pub fn literals(&self) -> Option<Vec<Literal>> {
+        Literal::list(self.values?)
+    }
+
+    /// Its default as the program writes it.
+    pub fn default_text<'s>(&self, sources: &'s SourceMap) -> &'s str {
+        text(sources, self.default.span)
+    }
+}
+
+fn text(sources: &SourceMap, span: Span) -> &str {
+    sources
+        .source(span.file)
+        .get(span.start as usize..span.end as usize)
+        .unwrap_or("?")
+}
+
+/// The `param`s a program declares, in order.
+pub fn declared(stmts: &[Stmt]) -> Vec<Declared<'_>> {
+    stmts
+        .iter()
+        .filter_map(|s| match &s.kind {
+            StmtKind::Param {
+                name,
+                ty: TypeExpr::Named { name: ty, .. },
+                values,
+                default,
+            } => Some(Declared {
+                name: &name.name,
+                ty: &ty.name,
+                default,
+                values: values.as_ref(),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The params of the program at `path` as JSON, for tools (`msclc check
+/// --params`): `[{"name", "type", "default", "values"?}]`, the default and
+/// the values as written. Only parsed: a program whose later stages fail
+/// still lists them.
+pub fn listing_json(path: &Path) -> Result<String, (SourceMap, Vec<Diagnostic>)> {
+    let mut sources = SourceMap::default();
+    let text = super::read_source(path).map_err(|e| {
+        let d = Diagnostic::plain(
+            Code::Unreadable,
+            format!("cannot read {}: {e}", path.display()),
+        );
+        (SourceMap::default(), vec![d])
+    })?;
+    let program = match super::load(&mut sources, path, text) {
+        Ok(p) => p,
+        Err(d) => return Err((sources, d)),
+    };
+    let listed: Vec<serde_json::Value> = declared(&program.stmts)
+        .iter()
+        .map(|p| {
+            let mut entry = serde_json::json!({
+                "name": p.name,
+                "type": p.ty,
+                "default": p.default_text(&sources),
+            });
+            if let Some(values) = p.literals() {
+                entry["values"] = values.iter().map(|l| l.to_string()).collect();
+            }
+            entry
+        })
+        .collect();
+    Ok(serde_json::Value::Array(listed).to_string())
+}
+
+/// Turns `-D NAME=VALUE` settings into values of the declared params'
+/// types, each one of the values its param lists, if it lists them.
+pub(super) fn parse_defines(
+    sources: &SourceMap,
+    stmts: &[Stmt],
+    defines: &[(String, String)],
+) -> Result<HashMap<String, Value>, Vec<Diagnostic>> {
+    let params = declared(stmts);
+    let listing = || -> String {
+        if params.is_empty() {
+            return "this program declares no params".to_string();
+        }
+        let mut text = "the program's params are:".to_string();
+        for p in &params {
+            text.push_str(&format!(
+                "\n  {}: {} = {}",
+                p.name,
+                p.ty,
+                p.default_text(sources)
+            ));
+        }
+        text
+    };
+    let mut out = HashMap::new();
+    for (name, raw) in defines {
+        let Some(param) = params.iter().find(|p| p.name == name) else {
+            return Err(vec![Diagnostic::plain(
+                Code::Define,
+                format!(
+                    "-D {}={}: the program declares no param `{}`",
+                    crate::diag::escaped(name),
+                    crate::diag::escaped(raw),
+                    crate::diag::escaped(name)
+                ),
+            )
+            .with_note(listing())]);
+        };
+        let ty = param.ty;
+        let Some(value) = value_of(ty, raw) else {
+            let mut d = Diagnostic::error(
+                Code::Define,
+                param.default.span,
+                format!(
+                    "-D {name}={}: `{}` is not a valid {ty}",
+                    crate::diag::escaped(raw),
+                    crate::diag::escaped(raw)
+                ),
+                format!("`{name}` is a param of type `{ty}`, with this default"),
+            );
+            d.notes.extend(constants_note(ty));
+            return Err(vec![d.with_note(listing())]);
+        };
+        if let (Some(values), Some(literals)) = (param.values, param.literals()) {
+            let listed = |l: &Literal| value_of(ty, &l.define_text());
+            if !literals.iter().any(|l| listed(l).as_ref() == Some(&value)) {
+                let names: Vec<String> = literals.iter().map(|l| l.to_string()).collect();
+                return Err(vec![Diagnostic::error(
+                    Code::Define,
+                    values.span,
+                    format!(
+                        "-D {name}={}: `{name}` takes one of [{}]",
+                        crate::diag::escaped(raw),
+                        names.join(", ")
+                    ),
+                    "the values the program lists",
+                )
+                .with_note(format!(
+                    "help: set one of them, or add {} to the list",
+                    crate::diag::escaped(raw)
+                ))]);
+            }
+        }
+        out.insert(name.clone(), value);
+    }
+    Ok(out)
+}
+
+/// `raw` as a value of a param of type `ty`, if it is one.
+fn value_of(ty: &str, raw: &str) -> Option<Value> {
+    match ty {
+        "int" => parse_int(raw).map(Value::Int),
+        "bool" => match raw {
+            "true" => Some(Value::Bool(true)),
+            "false" => Some(Value::Bool(false)),
+            _ => None,
+        },
+        "str" => Some(Value::Str(Rc::from(raw))),
+        // A named constant of the param's type (`Simple`, `after`, ...).
+        _ => constants_of(ty)
+            .into_iter()
+            .find(|name| *name == raw)
+            .and_then(crate::eval::constant),
+    }
+}
+
+/// An int as a literal reads (up to u64::MAX, kept as its bit pattern:
+/// `-D max_message_size=18446744073709551615`), or a negative one.
+fn parse_int(raw: &str) -> Option<i64> {
+    if raw.starts_with('-') {
+        return raw.parse::<i64>().ok();
+    }
+    let v = match raw.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).ok()?,
+        None => raw.parse::<u64>().ok()?,
+    };
+    Some(v as i64)
+}
+
+/// The named constants a param of type `ty` may be set to (none for
+/// `int`, `bool` and `str`).
+fn constants_of(ty: &str) -> Vec<&'static str> {
+    let Some(t) = Type::from_name(ty) else {
+        return Vec::new();
+    };
+    vocab::CONSTANTS
+        .iter()
+        .filter(|(_, c)| c.ty().fits(&t))
+        .map(|(name, _)| *name)
+        .collect()
+}
+
+/// For a param of a named constant's type: the names it may take, as a
+/// note line.
+fn constants_note(ty: &str) -> Option<String> {
+    let names = constants_of(ty);
+    (!names.is_empty()).then(|| format!("a {ty} is one of: {}", names.join(", ")))
+}
