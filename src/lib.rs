@@ -5,7 +5,8 @@
 //! `syntax` (lex, parse) -> `check` (static types) -> `eval` (run the
 //! program into the plan `ir`) -> `passes` -> `back` (JSON plan, CUDA);
 //! `front` reads a JSON plan into the `ir`, `sim` executes one on the CPU,
-//! `timing` predicts its time, `runner` runs it on a GPU. `driver` strings
+//! `timing` predicts its time, `runner` runs it on a GPU, `tune` chooses
+//! a program's parallelism for each message size. `driver` strings
 //! the stages together. docs/architecture.md gives each module its layer:
 //! a module uses only the layers above its own.
 
@@ -27,5 +28,6 @@ pub mod runner;
 pub mod sim;
 pub mod syntax;
 pub mod timing;
+pub mod tune;
 pub mod units;
 pub mod vocab;

@@ -47,6 +47,13 @@ enum Command {
     /// is wrong or a kernel stops waiting; 2 when there is no GPU, NVRTC or
     /// size to run at.
     Run(cli::run::RunArgs),
+    /// Choose the program's parallelism for every message size: compile
+    /// each combination of the params that list their values (or that
+    /// --vary names), prove each with the simulator, time each with the
+    /// model on --timing's topology, and write the fewest plans that are
+    /// fastest across --size, with an index. Exit code 1 when no candidate
+    /// verifies at some size.
+    Tune(cli::tune::TuneArgs),
     /// Write the default plans the MSCCL++ runtime loads (four multi-node
     /// AllReduce plans), as `python3 -m mscclpp --install` does, with no
     /// Python. The plans in the cache's `default/` are replaced, as the
@@ -66,6 +73,7 @@ fn run_command(cli: Cli) -> ExitCode {
         Some(Command::Fmt(args)) => cli::fmt::exec(&args),
         Some(Command::Sim(args)) => cli::sim::exec(&args),
         Some(Command::Run(args)) => cli::run::exec(&args),
+        Some(Command::Tune(args)) => cli::tune::exec(&args),
         Some(Command::Install(args)) => cli::install::exec(&args),
         Some(Command::Lsp) => cli::lsp::exec(),
     }

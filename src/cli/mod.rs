@@ -14,3 +14,4 @@ pub mod options;
 pub mod outcome;
 pub mod run;
 pub mod sim;
+pub mod tune;

@@ -84,6 +84,7 @@ codes! {
     KernelStuck "E0604": "a kernel that stopped waiting on the GPU";
     // The CUDA back end.
     NoCudaForm "E0605": "a plan the CUDA back end cannot write";
+    NoCandidate "E0606": "no candidate of `msclc tune` that verifies at a size";
     // What msclc could not do (exit status 2).
     Unreadable "E0801": "a file msclc cannot read or write";
     Define "E0802": "a `-D` that sets no param";

@@ -127,21 +127,63 @@ impl<'p> Executions<'p> {
     }
 }
 
-/// Predicts `run`'s time at each size, writes the timeline files asked
-/// for, and returns the table and critical paths to print. A deadlocked
-/// run has no time: its timeline shows where the blocks stopped.
-pub fn predict_report(
+/// One size's predicted time, for a program that chooses among plans
+/// (`msclc tune`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Predicted {
+    pub size: u64,
+    pub time_us: f64,
+    pub busbw_gbps: f64,
+}
+
+/// Each size of `req` predicted, in order, or why the plan cannot run
+/// there. A deadlocked run has none.
+pub fn predicted_times(
     plan: &crate::ir::Plan,
     run: &crate::sim::record::Run,
     req: &Request,
-) -> Result<String, Diagnostic> {
+) -> Vec<Result<Predicted, report::Skipped>> {
     let executions = Executions::new(plan, run, req);
+    let (_, rows) = predict_rows(plan, run, &executions, req);
+    let deadlocked = !run.stuck.is_empty();
+    rows.into_iter()
+        .map(|row| {
+            let row = match row {
+                Ok(p) if deadlocked => Err(report::Skipped {
+                    size: p.workload.size(),
+                    why: "the plan deadlocks".to_string(),
+                }),
+                row => row,
+            };
+            row.map(|p| Predicted {
+                size: p.workload.size(),
+                time_us: p.end_us,
+                busbw_gbps: p.busbw,
+            })
+        })
+        .collect()
+}
+
+/// The rows of every size, in order, each timed on its execution; with
+/// the prepared executions they came from (`Predicted::execution` is an
+/// index into them).
+fn predict_rows<'r, 'p>(
+    plan: &'p crate::ir::Plan,
+    run: &'r crate::sim::record::Run<'p>,
+    executions: &'r Executions<'p>,
+    req: &Request,
+) -> (
+    Vec<engine::Prepared<'r, 'p>>,
+    Vec<Result<report::Predicted<'p>, report::Skipped>>,
+) {
     let mut preps = Vec::new();
     let mut rows = Vec::new();
     for (which, sizes) in executions.groups.iter().filter(|g| !g.1.is_empty()) {
         let timed = which.map_or(run, |k| &executions.runs[k]);
         preps.push(engine::Prepared::new(plan, req.topology, timed));
         let prep = preps.last().expect("just pushed");
+        // (A deadlock of the run verified is timed up to where it stopped,
+        // for its timeline; the table says it has no time.)
         if !timed.stuck.is_empty() && which.is_some() {
             // Verified with two iterations, stuck with this many.
             let why = "the plan deadlocks when its pipelines run as many iterations as at this size (msclc sim verifies two)";
@@ -166,6 +208,19 @@ pub fn predict_report(
         Ok(p) => p.workload.size(),
         Err(s) => s.size,
     });
+    (preps, rows)
+}
+
+/// Predicts `run`'s time at each size, writes the timeline files asked
+/// for, and returns the table and critical paths to print. A deadlocked
+/// run has no time: its timeline shows where the blocks stopped.
+pub fn predict_report(
+    plan: &crate::ir::Plan,
+    run: &crate::sim::record::Run,
+    req: &Request,
+) -> Result<String, Diagnostic> {
+    let executions = Executions::new(plan, run, req);
+    let (preps, rows) = predict_rows(plan, run, &executions, req);
     let deadlocked = !run.stuck.is_empty();
     let mut text = if deadlocked {
         "# no predicted time: the plan deadlocks (the timeline shows where its blocks stopped)\n"

@@ -1,0 +1,214 @@
+//! `msclc tune`: the parallelism of a program chosen for every message
+//! size, and the plan set written (docs/tuning.md).
+
+use super::options::{parse_define, DtypeArg, LimitArgs};
+use super::outcome::{fail, wrong};
+use clap::Args;
+use msclc::diag::{Code, Diagnostic};
+use msclc::tune::{self, report};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Debug, Args)]
+pub(crate) struct TuneArgs {
+    /// The .mscl program: its params that list their values (`param tbg:
+    /// int in [1, 2, 4] = 1`) vary.
+    pub(crate) input: PathBuf,
+    /// Sets a `param` the program declares (repeatable): set, it does not
+    /// vary.
+    #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
+    pub(crate) define: Vec<(String, String)>,
+    /// Varies a param over these values (repeatable), in place of the
+    /// values it lists or where it lists none.
+    #[arg(long, value_name = "NAME=V1,V2,..", value_parser = parse_vary)]
+    pub(crate) vary: Vec<(String, Vec<String>)>,
+    /// Number of ranks: sets the program's param that decides it, as
+    /// `msclc sim --nranks` does.
+    #[arg(long, value_name = "N")]
+    pub(crate) nranks: Option<u32>,
+    /// The machine to tune for: a built-in topology (h100-nvlink,
+    /// h100-nvls, h100-ib, emulated-h100) or a JSON file (docs/timing.md).
+    #[arg(long, value_name = "TOPOLOGY")]
+    pub(crate) timing: String,
+    /// The message sizes the plan set covers, MIN to MAX (K, M, G
+    /// suffixes); sizes double from MIN.
+    #[arg(long, value_name = "MIN:MAX", value_parser = msclc::runner::parse_size_range)]
+    pub(crate) size: (u64, u64),
+    /// Element type of the data.
+    #[arg(long, value_enum, default_value = "float32")]
+    pub(crate) dtype: DtypeArg,
+    /// Where to write the plans, their index (index.json) and the picture
+    /// (busbw.svg); without it, only the table is printed.
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub(crate) output: Option<PathBuf>,
+    /// Candidates to try at most: past it, the defaults, each single
+    /// change from them, and the rest drawn at random.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub(crate) max_candidates: usize,
+    /// A candidate within PCT percent of the fastest at a size counts as
+    /// fastest there: fewer plans, each at most that much slower.
+    #[arg(long, value_name = "PCT", default_value_t = 0.0)]
+    pub(crate) within: f64,
+    /// Print no progress bar.
+    #[arg(long)]
+    pub(crate) quiet: bool,
+    #[command(flatten)]
+    pub(crate) limits: LimitArgs,
+}
+
+/// `NAME=V1,V2,..`.
+fn parse_vary(s: &str) -> Result<(String, Vec<String>), String> {
+    let (name, values) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}` is not NAME=V1,V2,.."))?;
+    let values: Vec<String> = values.split(',').map(str::trim).map(String::from).collect();
+    if name.is_empty() || values.iter().any(String::is_empty) {
+        return Err(format!(
+            "`{s}` is not NAME=V1,V2,.. (a name, and values between commas)"
+        ));
+    }
+    Ok((name.to_string(), values))
+}
+
+pub(crate) fn exec(args: &TuneArgs) -> ExitCode {
+    let topology = match msclc::timing::load_topology(&args.timing) {
+        Ok(t) => t,
+        Err(d) => return fail(d),
+    };
+    if !(0.0..=100.0).contains(&args.within) {
+        return fail(Diagnostic::plain(
+            Code::Options,
+            format!("--within {}: a percentage from 0 to 100", args.within),
+        ));
+    }
+    let bar = (!args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr())).then(|| {
+        indicatif::ProgressBar::new(0).with_style(
+            indicatif::ProgressStyle::with_template(
+                "tuning {bar:30} {pos}/{len} candidates, {eta} left",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        )
+    });
+    let progress = || {
+        if let Some(bar) = &bar {
+            bar.inc(1);
+        }
+    };
+    if let Some(bar) = &bar {
+        bar.set_length(args.max_candidates as u64);
+    }
+    let request = tune::Request {
+        path: &args.input,
+        fixed: &args.define,
+        vary: &args.vary,
+        nranks: args.nranks,
+        topology: &topology,
+        dtype: args.dtype.into(),
+        span: args.size,
+        max_candidates: args.max_candidates,
+        within: args.within / 100.0,
+        limits: args.limits.limits(),
+        progress: &progress,
+    };
+    let tuned = tune::tune(&request);
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let tuned = match tuned {
+        Ok(t) => t,
+        Err(d) if d.code == Code::NoCandidate => {
+            tell!("{}", msclc::diag::SourceMap::default().render(&[d]));
+            return wrong();
+        }
+        Err(d) => return fail(d),
+    };
+    // The plans, compiled again (only the table's times were kept).
+    let mut plans = Vec::new();
+    for (seg, &(min, max)) in tuned.segments.iter().zip(&tuned.ranges) {
+        match tune::compiled(&request, &tuned.defines(&args.define, seg)) {
+            Ok(mut plan) => {
+                plan.options.min_message_size = min;
+                plan.options.max_message_size = max;
+                plans.push(plan);
+            }
+            Err(why) => {
+                return fail(Diagnostic::plain(
+                    Code::Internal,
+                    format!("a chosen candidate no longer compiles: {why}"),
+                ))
+            }
+        }
+    }
+    let name = plans.first().map_or("plan".to_string(), |p| p.name.clone());
+    let title = format!(
+        "{} on {}, {} ranks, {}, {} to {}",
+        args.input.display(),
+        topology.name,
+        plans.first().map_or(0, |p| p.ranks.len()),
+        msclc::ir::Dtype::from(args.dtype).nccl_name(),
+        report::short_size(args.size.0),
+        report::short_size(args.size.1)
+    );
+    say!("{}", report::table(&tuned, &title));
+    let Some(dir) = &args.output else {
+        sayln!("# no -o DIR: nothing written");
+        return ExitCode::SUCCESS;
+    };
+    match write(dir, &tuned, &plans, &name, &title, args) {
+        Ok(files) => {
+            sayln!("# wrote, in {}:", dir.display());
+            for f in files {
+                sayln!("#   {f}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(Diagnostic::plain(
+            Code::Unreadable,
+            format!("cannot write in {}: {e}", dir.display()),
+        )),
+    }
+}
+
+/// Writes the plans, the index and the picture into `dir` (made if it is
+/// not there; nothing else in it is touched). Returns the names written.
+fn write(
+    dir: &Path,
+    tuned: &tune::Tuned,
+    plans: &[msclc::ir::Plan],
+    name: &str,
+    title: &str,
+    args: &TuneArgs,
+) -> std::io::Result<Vec<String>> {
+    std::fs::create_dir_all(dir)?;
+    let mut files = Vec::new();
+    for (k, plan) in plans.iter().enumerate() {
+        let file = report::file_name(name, tuned, k);
+        // As `msclc FILE -o PLAN` writes it.
+        msclc::files::write_with(&dir.join(&file), |out| {
+            super::compile::write_plan_to(plan, false, out)
+        })?;
+        files.push(file);
+    }
+    let about = serde_json::json!({
+        "program": args.input.display().to_string(),
+        "topology": args.timing,
+        "dtype": msclc::ir::Dtype::from(args.dtype).nccl_name(),
+        "span": [args.size.0, args.size.1],
+        "fixed": args.define.iter().map(|(n, v)| (n.clone(), serde_json::Value::String(v.clone()))).collect::<serde_json::Map<_, _>>(),
+        "sizes": tuned.sizes,
+    });
+    let index = report::index(tuned, &files, about);
+    let mut written = files;
+    msclc::files::write(
+        &dir.join("index.json"),
+        format!(
+            "{}\n",
+            serde_json::to_string_pretty(&index).unwrap_or_default()
+        )
+        .as_bytes(),
+    )?;
+    written.push("index.json".to_string());
+    msclc::files::write(&dir.join("busbw.svg"), report::svg(tuned, title).as_bytes())?;
+    written.push("busbw.svg".to_string());
+    Ok(written)
+}

@@ -1,0 +1,278 @@
+//! `msclc tune`: the compiler chooses a program's parallelism for every
+//! message size. Each candidate (a value for each param that varies,
+//! `space`) is compiled, proved by the simulator and timed by the model;
+//! a candidate that does not compile, crosses an executor limit, races,
+//! deadlocks or computes a wrong result is dropped with its reason, never
+//! chosen. Of the rest, `choose` takes at each size one of the fastest,
+//! in the fewest plans, whose message-size ranges tile the span; `report`
+//! writes the table, the index and the picture.
+
+pub mod choose;
+pub mod report;
+pub mod space;
+
+use crate::diag::{Code, Diagnostic, Severity};
+use crate::driver::{self, Compilation};
+use crate::eval::Limits;
+use crate::ir::{Dtype, Plan};
+use crate::sim::{self, SimOptions, Verdict};
+use crate::timing::{self, topology::Topology};
+use space::{Candidate, Search, Space};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// What `msclc tune` asks.
+pub struct Request<'a> {
+    pub path: &'a Path,
+    /// `-D`: params set, not varied.
+    pub fixed: &'a [(String, String)],
+    /// `--vary NAME=V1,V2`: params varied over these values.
+    pub vary: &'a [(String, Vec<String>)],
+    /// `--nranks`: the rank count, set through the param that gives it.
+    pub nranks: Option<u32>,
+    pub topology: &'a Topology,
+    pub dtype: Dtype,
+    /// The span of message sizes, bytes: sizes double from the first.
+    pub span: (u64, u64),
+    pub max_candidates: usize,
+    /// A candidate within this fraction of the fastest counts as fastest.
+    pub within: f64,
+    pub limits: Limits,
+    /// Called as each candidate is done (a progress bar).
+    pub progress: &'a (dyn Fn() + Sync),
+}
+
+/// What one candidate came to.
+#[derive(Debug, Clone)]
+pub struct Tried {
+    pub candidate: Candidate,
+    /// Its prediction at each size (or why it cannot run there), or why
+    /// it was dropped.
+    pub outcome: Result<Vec<Result<timing::Predicted, String>>, String>,
+}
+
+impl Tried {
+    /// Its prediction at the `s`-th size, if it has one.
+    pub fn at(&self, s: usize) -> Option<timing::Predicted> {
+        self.outcome.as_ref().ok()?.get(s)?.as_ref().ok().copied()
+    }
+
+    /// Why it has no time at the `s`-th size: dropped, or skipped there.
+    pub fn why_not(&self, s: usize) -> Option<&str> {
+        match &self.outcome {
+            Err(why) => Some(why),
+            Ok(rows) => match rows.get(s) {
+                Some(Err(why)) => Some(why),
+                Some(Ok(_)) => None,
+                None => Some("no prediction"),
+            },
+        }
+    }
+}
+
+/// The outcome of a tuning.
+pub struct Tuned {
+    pub space: Space,
+    pub search: Search,
+    pub sizes: Vec<u64>,
+    /// Every candidate tried, the program's defaults first.
+    pub tried: Vec<Tried>,
+    /// The plan set: which candidate serves which sizes, and the message
+    /// sizes it takes.
+    pub segments: Vec<choose::Segment>,
+    pub ranges: Vec<(u64, u64)>,
+}
+
+impl Tuned {
+    /// The `-D` settings of the plan of `segment`: the fixed ones, then
+    /// the candidate's.
+    pub fn defines(
+        &self,
+        fixed: &[(String, String)],
+        segment: &choose::Segment,
+    ) -> Vec<(String, String)> {
+        let mut all = fixed.to_vec();
+        all.extend(self.space.defines(&self.tried[segment.candidate].candidate));
+        all
+    }
+}
+
+/// Tunes the program of `req`. Errors are diagnostics: the program does
+/// not parse, `--vary` names no param, nothing to vary, or no candidate
+/// verifies at some size (each dropped one's reason in the notes).
+pub fn tune(req: &Request) -> Result<Tuned, Diagnostic> {
+    let text = driver::read_source(req.path).map_err(|e| {
+        Diagnostic::plain(
+            Code::Unreadable,
+            format!("cannot read {}: {e}", req.path.display()),
+        )
+    })?;
+    let mut sources = crate::diag::SourceMap::default();
+    let program = driver::load(&mut sources, req.path, text).map_err(|mut d| d.remove(0))?;
+    let declared = driver::params::declared(&program.stmts);
+    let space = Space::new(
+        &declared,
+        |p| p.default_text(&sources).to_string(),
+        req.vary,
+        req.fixed,
+    )
+    .map_err(|why| Diagnostic::plain(Code::Define, why))?;
+    if space.axes.is_empty() {
+        return Err(Diagnostic::plain(
+            Code::Define,
+            "nothing to tune: no param lists its values (`param tbg: int in [1, 2, 4] = 1`) and no --vary NAME=V1,V2 names one",
+        ));
+    }
+    let (candidates, search) = space.candidates(req.max_candidates);
+    let tried = try_all(req, &space, &candidates);
+    let sizes: Vec<u64> = std::iter::successors(Some(req.span.0.max(1)), |s| s.checked_mul(2))
+        .take_while(|&s| s <= req.span.1)
+        .collect();
+    let times: Vec<Vec<Option<f64>>> = tried
+        .iter()
+        .map(|t| {
+            (0..sizes.len())
+                .map(|s| t.at(s).map(|p| p.time_us))
+                .collect()
+        })
+        .collect();
+    let segments = choose::segments(&times, sizes.len(), req.within).map_err(|s| {
+        let mut d = Diagnostic::plain(
+            Code::NoCandidate,
+            format!(
+                "no candidate of the {} tried verifies and runs at {} B",
+                tried.len(),
+                sizes[s]
+            ),
+        );
+        for t in tried.iter().take(8) {
+            let why = t.why_not(s).unwrap_or("");
+            d = d.with_note(format!("{}: {why}", space.describe(&t.candidate)));
+        }
+        d.with_note(
+            "help: fix the program for one candidate (msclc sim -D ...), or vary other values"
+                .to_string(),
+        )
+    })?;
+    let ranges = choose::ranges(&segments, &sizes, req.span);
+    Ok(Tuned {
+        space,
+        search,
+        sizes,
+        tried,
+        segments,
+        ranges,
+    })
+}
+
+/// Every candidate, on as many threads as there are cores, each taking
+/// the next left.
+fn try_all(req: &Request, space: &Space, candidates: &[Candidate]) -> Vec<Tried> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(candidates.len())
+        .max(1);
+    let next = AtomicUsize::new(0);
+    let slots = std::sync::Mutex::new(vec![None; candidates.len()]);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(candidate) = candidates.get(k) else {
+                    break;
+                };
+                let outcome = evaluate(req, &space.defines(candidate));
+                slots.lock().expect("no thread panics holding it")[k] = Some(Tried {
+                    candidate: candidate.clone(),
+                    outcome,
+                });
+                (req.progress)();
+            });
+        }
+    });
+    slots
+        .into_inner()
+        .expect("no thread panicked")
+        .into_iter()
+        .map(|t| t.expect("every candidate tried"))
+        .collect()
+}
+
+/// Compiles the program with `varied` (and the fixed settings), proves
+/// it, and predicts each size; or says why it is dropped.
+fn evaluate(
+    req: &Request,
+    varied: &[(String, String)],
+) -> Result<Vec<Result<timing::Predicted, String>>, String> {
+    let mut defines = req.fixed.to_vec();
+    defines.extend_from_slice(varied);
+    let plan = compiled(req, &defines)?;
+    let (report, run) = sim::simulate_recorded(
+        &plan,
+        &SimOptions {
+            executions: 2,
+            inplace: None,
+            progress: false,
+            pipeline_chunk: None,
+        },
+    );
+    if report.verdict != Verdict::Verified {
+        return Err(sim::output::verdict_line(&plan, &report)
+            .trim_end_matches(':')
+            .to_string());
+    }
+    // The executor cannot make a memory channel between nodes.
+    if let Some(w) = timing::node_memory_channels(&plan, req.topology) {
+        return Err(format!("{}: {}", w.code.id(), w.message));
+    }
+    let request = timing::Request {
+        topology: req.topology,
+        dtype: req.dtype,
+        sizes: req.span,
+        simulated: SimOptions {
+            executions: 2,
+            inplace: None,
+            progress: false,
+            pipeline_chunk: None,
+        },
+        trace: None,
+        svg: None,
+        explain: None,
+        title: "",
+    };
+    Ok(timing::predicted_times(&plan, &run, &request)
+        .into_iter()
+        .map(|row| row.map_err(|skipped| skipped.why))
+        .collect())
+}
+
+/// The plan of `defines`, or why not: an error, or an executor limit
+/// crossed (W0502: the executor refuses the plan). Other warnings (a
+/// signal never waited for, an executor bug met) leave a plan that runs
+/// and verifies: it stays a candidate.
+pub fn compiled(req: &Request, defines: &[(String, String)]) -> Result<Plan, String> {
+    let c: Compilation = match req.nranks {
+        Some(n) => driver::compile_for_ranks(req.path, defines, n, req.limits),
+        None => driver::compile_with(req.path, defines, req.limits),
+    };
+    let first = |d: &[Diagnostic]| {
+        d.iter()
+            .find(|d| d.severity == Severity::Error)
+            .or(d.first())
+            .map_or("does not compile".to_string(), |d| {
+                format!("{}: {}", d.code.id(), d.message)
+            })
+    };
+    match c.result {
+        Err(diags) => Err(first(&diags)),
+        Ok(_) if c.warnings.iter().any(|w| w.code == Code::ExecutorLimit) => {
+            let limits: Vec<Diagnostic> = c
+                .warnings
+                .into_iter()
+                .filter(|w| w.code == Code::ExecutorLimit)
+                .collect();
+            Err(first(&limits))
+        }
+        Ok(plan) => Ok(plan),
+    }
+}

@@ -1,0 +1,282 @@
+//! What `msclc tune` shows and writes: the table a person reads (each
+//! size's plan and predicted bus bandwidth beside the program's
+//! defaults'), the index a runtime selector reads, and a picture of every
+//! candidate's bus bandwidth over the sizes with the chosen envelope.
+
+use super::{Tried, Tuned};
+use serde_json::{json, Value};
+use std::fmt::Write;
+
+/// `1K`, `64K`, `2M`, `1G`: a size as plan files are named (bytes where
+/// it is not a whole number of KiB).
+pub fn short_size(bytes: u64) -> String {
+    const UNITS: [(u64, &str); 4] = [
+        (1 << 40, "T"),
+        (1 << 30, "G"),
+        (1 << 20, "M"),
+        (1 << 10, "K"),
+    ];
+    for (unit, suffix) in UNITS {
+        if bytes >= unit && bytes.is_multiple_of(unit) {
+            return format!("{}{suffix}", bytes / unit);
+        }
+    }
+    bytes.to_string()
+}
+
+/// The file of segment `k`'s plan: `NAME_FIRST_LAST.json`, by the first
+/// and last sizes it serves (as MSCCL++ names its default plans).
+pub fn file_name(plan_name: &str, tuned: &Tuned, k: usize) -> String {
+    let seg = &tuned.segments[k];
+    let name: String = plan_name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!(
+        "{name}_{}_{}.json",
+        short_size(tuned.sizes[seg.first]),
+        short_size(tuned.sizes[seg.last])
+    )
+}
+
+/// The table: the search, then per size the plan serving it, its
+/// predicted time and bus bandwidth, the defaults' and the gain; then the
+/// candidates dropped and why.
+pub fn table(tuned: &Tuned, title: &str) -> String {
+    let mut out = String::new();
+    let verified = tuned.tried.iter().filter(|t| t.outcome.is_ok()).count();
+    let axes: Vec<String> = tuned
+        .space
+        .axes
+        .iter()
+        .map(|a| format!("{} [{}]", a.name, a.values.join(", ")))
+        .collect();
+    let _ = writeln!(out, "# msclc tune: {title}");
+    let _ = writeln!(out, "# varied: {}", axes.join(", "));
+    let _ = writeln!(
+        out,
+        "# searched {}; {verified} verified, {} dropped",
+        tuned.search,
+        tuned.tried.len() - verified
+    );
+    let _ = writeln!(out, "#");
+    let _ = writeln!(
+        out,
+        "# {:>10}  {:>4}  {:<32} {:>10} {:>10} {:>10} {:>7}",
+        "size", "plan", "params", "time", "busbw", "defaults", "gain"
+    );
+    let _ = writeln!(
+        out,
+        "# {:>10}  {:>4}  {:<32} {:>10} {:>10} {:>10} {:>7}",
+        "(B)", "", "", "(us)", "(GB/s)", "(GB/s)", ""
+    );
+    let defaults = &tuned.tried[0];
+    for (s, &size) in tuned.sizes.iter().enumerate() {
+        let Some((k, seg)) = tuned
+            .segments
+            .iter()
+            .enumerate()
+            .find(|(_, g)| (g.first..=g.last).contains(&s))
+        else {
+            continue;
+        };
+        let chosen = &tuned.tried[seg.candidate];
+        let p = chosen
+            .at(s)
+            .expect("a chosen candidate has a time at its sizes");
+        let base = defaults.at(s);
+        let (base_text, gain) = match (&defaults.outcome, base) {
+            (Err(_), _) => ("dropped".to_string(), String::new()),
+            (Ok(_), None) => ("-".to_string(), String::new()),
+            (Ok(_), Some(b)) => (
+                format!("{:.2}", b.busbw_gbps),
+                format!("{:+.0}%", 100.0 * (b.time_us / p.time_us - 1.0)),
+            ),
+        };
+        let _ = writeln!(
+            out,
+            "  {:>10}  {:>4}  {:<32} {:>10.2} {:>10} {:>10} {:>7}",
+            size,
+            k + 1,
+            tuned.space.describe(&chosen.candidate),
+            p.time_us,
+            format!("{:.2}", p.busbw_gbps),
+            base_text,
+            gain
+        );
+    }
+    let _ = writeln!(out, "#");
+    let _ = writeln!(
+        out,
+        "# gain: how much faster the plan is than the program's defaults ({})",
+        tuned.space.describe(&defaults.candidate)
+    );
+    let dropped: Vec<&Tried> = tuned.tried.iter().filter(|t| t.outcome.is_err()).collect();
+    if !dropped.is_empty() {
+        let _ = writeln!(out, "# dropped ({}):", dropped.len());
+        for t in dropped {
+            let why = t.outcome.as_ref().err().map_or("", String::as_str);
+            let _ = writeln!(out, "#   {}: {why}", tuned.space.describe(&t.candidate));
+        }
+    }
+    out
+}
+
+/// The index a runtime selector reads: each plan's file, message sizes
+/// and params, and what was predicted; the candidates dropped.
+pub fn index(tuned: &Tuned, files: &[String], about: Value) -> Value {
+    let plans: Vec<Value> = tuned
+        .segments
+        .iter()
+        .zip(&tuned.ranges)
+        .zip(files)
+        .map(|((seg, &(min, max)), file)| {
+            let chosen = &tuned.tried[seg.candidate];
+            let params: serde_json::Map<String, Value> = tuned
+                .space
+                .axes
+                .iter()
+                .zip(&chosen.candidate)
+                .map(|(axis, v)| {
+                    let value = v.map_or(axis.default_text.clone(), |i| axis.values[i].clone());
+                    (axis.name.clone(), Value::String(value))
+                })
+                .collect();
+            let predicted: Vec<Value> = (seg.first..=seg.last)
+                .filter_map(|s| chosen.at(s))
+                .map(|p| json!({"size": p.size, "time_us": p.time_us, "busbw_gbps": p.busbw_gbps}))
+                .collect();
+            json!({
+                "file": file,
+                "min_message_size": min,
+                "max_message_size": max,
+                "params": params,
+                "predicted": predicted,
+            })
+        })
+        .collect();
+    let dropped: Vec<Value> = tuned
+        .tried
+        .iter()
+        .filter_map(|t| {
+            let why = t.outcome.as_ref().err()?;
+            Some(json!({"params": tuned.space.describe(&t.candidate), "why": why}))
+        })
+        .collect();
+    let mut index = about;
+    index["search"] = Value::String(tuned.search.to_string());
+    index["tried"] = json!(tuned.tried.len());
+    index["plans"] = Value::Array(plans);
+    index["dropped"] = Value::Array(dropped);
+    index
+}
+
+/// Each verified candidate's bus bandwidth over the sizes (a grey line),
+/// and the plan set's (the chosen envelope, in colour), sizes on a
+/// logarithmic axis.
+pub fn svg(tuned: &Tuned, title: &str) -> String {
+    let (left, top, width, height) = (70.0, 40.0, 640.0, 360.0);
+    let n = tuned.sizes.len().max(2) as f64 - 1.0;
+    let peak = tuned
+        .tried
+        .iter()
+        .flat_map(|t| (0..tuned.sizes.len()).filter_map(|s| t.at(s)))
+        .map(|p| p.busbw_gbps)
+        .fold(0.0f64, f64::max)
+        .max(1e-9);
+    let x = |s: usize| left + width * s as f64 / n;
+    let y = |bw: f64| top + height * (1.0 - bw / peak);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="12">"#,
+        left + width + 40.0,
+        top + height + 60.0
+    );
+    let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let _ = writeln!(
+        out,
+        r#"<text x="{left}" y="22" font-size="14">{}</text>"#,
+        escape(title)
+    );
+    for k in 0..=4 {
+        let bw = peak * f64::from(k) / 4.0;
+        let _ = writeln!(
+            out,
+            "<line x1=\"{left}\" y1=\"{0:.1}\" x2=\"{1:.1}\" y2=\"{0:.1}\" stroke=\"#ddd\"/><text x=\"{2:.1}\" y=\"{3:.1}\" text-anchor=\"end\">{bw:.1}</text>",
+            y(bw),
+            left + width,
+            left - 6.0,
+            y(bw) + 4.0,
+        );
+    }
+    for (s, &size) in tuned.sizes.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            x(s),
+            top + height + 18.0,
+            short_size(size)
+        );
+    }
+    let _ = writeln!(
+        out,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">message size</text><text transform="translate(18,{:.1}) rotate(-90)" text-anchor="middle">predicted busbw (GB/s)</text>"#,
+        left + width / 2.0,
+        top + height + 42.0,
+        top + height / 2.0
+    );
+    let line = |points: Vec<(usize, f64)>, style: &str| -> String {
+        let path: Vec<String> = points
+            .iter()
+            .map(|&(s, bw)| format!("{:.1},{:.1}", x(s), y(bw)))
+            .collect();
+        format!(
+            r#"<polyline points="{}" fill="none" {style}/>"#,
+            path.join(" ")
+        )
+    };
+    for t in tuned.tried.iter().filter(|t| t.outcome.is_ok()) {
+        let points = (0..tuned.sizes.len())
+            .filter_map(|s| t.at(s).map(|p| (s, p.busbw_gbps)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "{}",
+            line(points, r##"stroke="#bbb" stroke-width="1""##)
+        );
+    }
+    let envelope = tuned
+        .segments
+        .iter()
+        .flat_map(|seg| (seg.first..=seg.last).map(move |s| (s, seg.candidate)))
+        .filter_map(|(s, c)| tuned.tried[c].at(s).map(|p| (s, p.busbw_gbps)))
+        .collect();
+    let _ = writeln!(
+        out,
+        "{}",
+        line(envelope, r##"stroke="#d62728" stroke-width="3""##)
+    );
+    let _ = writeln!(
+        out,
+        r##"<text x="{:.1}" y="{:.1}" fill="#d62728">the plan set</text><text x="{:.1}" y="{:.1}" fill="#888">each candidate verified</text>"##,
+        left + 10.0,
+        top + 14.0,
+        left + 10.0,
+        top + 30.0
+    );
+    out.push_str("</svg>\n");
+    out
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}

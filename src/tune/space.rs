@@ -1,0 +1,275 @@
+//! What may vary: each param that lists its values (`in [..]`) or that
+//! `--vary` names, less those `-D` fixes; and the candidates tried, every
+//! combination or, past `--max-candidates`, a search that says how.
+
+use crate::driver::params::Declared;
+
+/// One param that varies: its values as `-D` writes them, and which of
+/// them is the program's default, if it is one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axis {
+    pub name: String,
+    pub values: Vec<String>,
+    pub default: Option<usize>,
+    /// The default as the program writes it.
+    pub default_text: String,
+}
+
+/// The params that vary, in the program's order.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Space {
+    pub axes: Vec<Axis>,
+}
+
+/// A candidate: for each axis, the index of its value, or `None` for the
+/// program's default (what the program gives when no `-D` sets it).
+pub type Candidate = Vec<Option<usize>>;
+
+impl Space {
+    /// The space of a program's params: `vary` gives a param's values
+    /// instead of (or where there is none) its list; `fixed` names the
+    /// params `-D` sets, which do not vary. A `--vary` name the program
+    /// does not declare is an error naming those it does.
+    pub fn new(
+        declared: &[Declared],
+        default_text: impl Fn(&Declared) -> String,
+        vary: &[(String, Vec<String>)],
+        fixed: &[(String, String)],
+    ) -> Result<Space, String> {
+        for (name, _) in vary {
+            if !declared.iter().any(|p| p.name == name) {
+                let names: Vec<&str> = declared.iter().map(|p| p.name).collect();
+                return Err(format!(
+                    "--vary {name}: the program declares no param `{name}` (its params: {})",
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ));
+            }
+            if fixed.iter().any(|(f, _)| f == name) {
+                return Err(format!(
+                    "--vary {name} and -D {name}: a param is either set or varied"
+                ));
+            }
+        }
+        let mut axes = Vec::new();
+        for param in declared {
+            if fixed.iter().any(|(f, _)| f == param.name) {
+                continue;
+            }
+            let values: Vec<String> = match vary.iter().find(|(n, _)| n == param.name) {
+                Some((_, values)) => values.clone(),
+                None => match param.literals() {
+                    Some(literals) => literals.iter().map(|l| l.define_text()).collect(),
+                    None => continue,
+                },
+            };
+            let default = crate::vocab::Literal::of(param.default).map(|l| l.define_text());
+            axes.push(Axis {
+                name: param.name.to_string(),
+                default: values.iter().position(|v| Some(v) == default.as_ref()),
+                values,
+                default_text: default_text(param),
+            });
+        }
+        Ok(Space { axes })
+    }
+
+    /// Combinations of the axes' values (saturating).
+    pub fn size(&self) -> u128 {
+        self.axes
+            .iter()
+            .fold(1u128, |n, a| n.saturating_mul(a.values.len() as u128))
+    }
+
+    /// The `-D` settings of `candidate`.
+    pub fn defines(&self, candidate: &Candidate) -> Vec<(String, String)> {
+        self.axes
+            .iter()
+            .zip(candidate)
+            .filter_map(|(axis, v)| v.map(|i| (axis.name.clone(), axis.values[i].clone())))
+            .collect()
+    }
+
+    /// `tbg=4 protocol=LL`, every axis, defaults included.
+    pub fn describe(&self, candidate: &Candidate) -> String {
+        self.axes
+            .iter()
+            .zip(candidate)
+            .map(|(axis, v)| match v {
+                Some(i) => format!("{}={}", axis.name, axis.values[*i]),
+                None => format!("{}={}", axis.name, axis.default_text),
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// The candidate of the program's defaults.
+    pub fn defaults(&self) -> Candidate {
+        vec![None; self.axes.len()]
+    }
+
+    /// `candidate` with each axis at its default written as `None`, so
+    /// that one combination has one form.
+    fn normal(&self, mut candidate: Candidate) -> Candidate {
+        for (axis, v) in self.axes.iter().zip(candidate.iter_mut()) {
+            if v.is_some() && *v == axis.default {
+                *v = None;
+            }
+        }
+        candidate
+    }
+
+    /// The candidates to try, the program's defaults first, and how they
+    /// were chosen: every combination when there are at most `max`, else
+    /// the defaults, each single change from them, and the rest drawn at
+    /// random (a fixed seed: the same run tries the same candidates).
+    pub fn candidates(&self, max: usize) -> (Vec<Candidate>, Search) {
+        let max = max.max(1);
+        let mut out = vec![self.defaults()];
+        let add = |c: Candidate, out: &mut Vec<Candidate>| {
+            let c = self.normal(c);
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        };
+        let total = self.size();
+        if total <= max as u128 {
+            // Odometer order: the last axis turns fastest.
+            let mut digits = vec![0usize; self.axes.len()];
+            'all: loop {
+                add(digits.iter().map(|&d| Some(d)).collect(), &mut out);
+                for k in (0..digits.len()).rev() {
+                    digits[k] += 1;
+                    if digits[k] < self.axes[k].values.len() {
+                        continue 'all;
+                    }
+                    digits[k] = 0;
+                }
+                break;
+            }
+            let tried = out.len();
+            return (out, Search::Every { tried });
+        }
+        for (k, axis) in self.axes.iter().enumerate() {
+            for i in 0..axis.values.len() {
+                if out.len() >= max {
+                    break;
+                }
+                let mut c = self.defaults();
+                c[k] = Some(i);
+                add(c, &mut out);
+            }
+        }
+        let singles = out.len();
+        let mut state = SEED;
+        let mut draws = 0u64;
+        while out.len() < max && draws < 64 * max as u64 {
+            draws += 1;
+            let c = self
+                .axes
+                .iter()
+                .map(|a| Some((next(&mut state) % a.values.len() as u64) as usize))
+                .collect();
+            add(c, &mut out);
+        }
+        let random = out.len() - singles;
+        (
+            out,
+            Search::Sampled {
+                of: total,
+                singles,
+                random,
+            },
+        )
+    }
+}
+
+/// How the candidates were chosen.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Search {
+    /// Every combination (with the defaults, if they are not one).
+    Every { tried: usize },
+    /// Of `of` combinations: the defaults and the single changes from
+    /// them (`singles` in all), and `random` more.
+    Sampled {
+        of: u128,
+        singles: usize,
+        random: usize,
+    },
+}
+
+impl std::fmt::Display for Search {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            Search::Every { tried } => write!(f, "every combination: {tried} candidates"),
+            Search::Sampled { of, singles, random } => write!(
+                f,
+                "{of} combinations, more than --max-candidates: the defaults and each value of one param with the rest at their defaults ({singles}), and {random} more drawn at random (seed {SEED:#x})"
+            ),
+        }
+    }
+}
+
+const SEED: u64 = 0x5eed;
+
+/// SplitMix64: a small, well-mixed generator, enough to draw candidates.
+fn next(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn space(sizes: &[usize]) -> Space {
+        Space {
+            axes: sizes
+                .iter()
+                .enumerate()
+                .map(|(k, &n)| Axis {
+                    name: format!("p{k}"),
+                    values: (0..n).map(|v| v.to_string()).collect(),
+                    default: Some(0),
+                    default_text: "0".into(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_small_space_is_tried_whole_defaults_first() {
+        let s = space(&[3, 2]);
+        let (c, how) = s.candidates(10);
+        assert_eq!(how, Search::Every { tried: 6 });
+        assert_eq!(c.len(), 6);
+        assert_eq!(c[0], vec![None, None]);
+        let mut seen = c.clone();
+        seen.dedup();
+        assert_eq!(seen.len(), 6, "no combination twice: {c:?}");
+    }
+
+    #[test]
+    fn a_large_space_is_sampled_to_the_bound() {
+        let s = space(&[10, 10, 10]);
+        let (c, how) = s.candidates(40);
+        assert_eq!(c.len(), 40);
+        let Search::Sampled {
+            of,
+            singles,
+            random,
+        } = how
+        else {
+            panic!("{how:?}")
+        };
+        assert_eq!((of, singles, random), (1000, 28, 12));
+        // The same run tries the same candidates.
+        assert_eq!(s.candidates(40).0, c);
+    }
+}

@@ -1,0 +1,227 @@
+//! `msclc tune` as a user runs it: the plan set it writes tiles the span,
+//! every plan in it verifies, its index says what the plans are, a
+//! candidate that deadlocks is dropped with its reason, and the tuned
+//! multi-node AllReduce is at least as fast as MSCCL++'s four hand-made
+//! default plans at every size.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const MULTI_NODE: &str = "examples/mscclpp/default_algos/allreduce_multi_nodes.mscl";
+
+fn msclc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("msclc runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("msclc-tune-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn tune(args: &[&str], dir: &Path) -> (String, Value) {
+    let mut all = vec!["tune"];
+    all.extend_from_slice(args);
+    all.extend(["-o", dir.to_str().unwrap()]);
+    let out = msclc(&all);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let index = std::fs::read_to_string(dir.join("index.json")).expect("index.json");
+    (text, serde_json::from_str(&index).expect("JSON"))
+}
+
+/// Predicted time of `program` with `defines` at each size of MIN:MAX.
+fn predicted(program: &str, defines: &[String], span: &str) -> Vec<(u64, f64)> {
+    let mut args = vec![
+        "sim", program, "--timing", "h100-ib", "--size", span, "--quiet",
+    ];
+    for d in defines {
+        args.extend(["-D", d.as_str()]);
+    }
+    let out = msclc(&args);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 8).then_some(())?;
+            Some((f[0].parse().ok()?, f[5].parse().ok()?))
+        })
+        .collect()
+}
+
+#[test]
+fn the_plan_set_tiles_the_span_verifies_and_matches_its_index() {
+    let dir = scratch("tiles");
+    // tbg and instances vary (the program lists them); protocol too, from
+    // the command line; 48 ranks is 6 nodes.
+    let (text, index) = tune(
+        &[
+            MULTI_NODE,
+            "--timing",
+            "h100-ib",
+            "--size",
+            "1000:3M",
+            "-D",
+            "num_gpus=24",
+            "--vary",
+            "tbg=1,4",
+        ],
+        &dir,
+    );
+    assert!(
+        text.contains("# varied: tbg [1, 4], instances [1, 2]"),
+        "{text}"
+    );
+    let plans = index["plans"].as_array().unwrap();
+    assert!(!plans.is_empty());
+    // Tiled: from MIN to MAX, each range starting one byte after the last.
+    let mut next = 1000u64;
+    for plan in plans {
+        let (min, max) = (
+            plan["min_message_size"].as_u64().unwrap(),
+            plan["max_message_size"].as_u64().unwrap(),
+        );
+        assert_eq!(min, next, "{index}");
+        assert!(max >= min);
+        next = max + 1;
+        // The file is the plan the index says: its sizes, its params.
+        let file = dir.join(plan["file"].as_str().unwrap());
+        let json: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(json["min_message_size"].as_u64(), Some(min));
+        assert_eq!(json["max_message_size"].as_u64(), Some(max));
+        assert_eq!(json["gpus"].as_array().unwrap().len(), 24);
+        let tbg = plan["params"]["tbg"].as_str().unwrap();
+        let defines = vec![
+            "num_gpus=24".to_string(),
+            format!("tbg={tbg}"),
+            format!(
+                "instances={}",
+                plan["params"]["instances"].as_str().unwrap()
+            ),
+            format!("min_message_size={min}"),
+            format!("max_message_size={max}"),
+        ];
+        let again = {
+            let mut args = vec![MULTI_NODE];
+            for d in &defines {
+                args.extend(["-D", d.as_str()]);
+            }
+            msclc(&args)
+        };
+        assert!(
+            again.stdout == std::fs::read(&file).unwrap(),
+            "{}: not the plan its params compile to",
+            file.display()
+        );
+        // Every written plan verifies.
+        let sim = msclc(&["sim", file.to_str().unwrap(), "--quiet"]);
+        assert_eq!(sim.status.code(), Some(0), "{}", file.display());
+    }
+    assert_eq!(next, 3 << 20 | 1, "the last range ends at MAX");
+    assert!(dir.join("busbw.svg").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_candidate_that_deadlocks_is_dropped_with_its_reason() {
+    let dir = scratch("dropped");
+    let (text, index) = tune(
+        &[
+            MULTI_NODE, "--timing", "h100-ib", "--size", "1K:4K", "--vary", "tbg=1",
+        ],
+        &dir,
+    );
+    // instances=2 deadlocks (its replicated barriers wait for blocks
+    // that never come): never chosen, in the table and the index.
+    assert!(
+        text.contains("#   tbg=1 instances=2: deadlock: no thread block can go on"),
+        "{text}"
+    );
+    let dropped = index["dropped"].as_array().unwrap();
+    assert_eq!(dropped.len(), 1, "{index}");
+    assert_eq!(dropped[0]["params"], "tbg=1 instances=2");
+    for plan in index["plans"].as_array().unwrap() {
+        assert_eq!(plan["params"]["instances"], "1");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn nothing_that_verifies_is_an_error_with_each_reason() {
+    let dir = scratch("nothing");
+    let out = msclc(&[
+        "tune",
+        MULTI_NODE,
+        "--timing",
+        "h100-ib",
+        "--size",
+        "1K:4K",
+        "-D",
+        "instances=2",
+        "--vary",
+        "tbg=1,2",
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("error[E0606]"), "{err}");
+    assert!(err.contains("tbg=2: deadlock"), "{err}");
+    assert!(!dir.join("index.json").exists(), "nothing written");
+    let unknown = msclc(&[
+        "tune", MULTI_NODE, "--timing", "h100-ib", "--size", "1K:4K", "--vary", "tgb=1,2",
+    ]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr)
+        .contains("--vary tgb: the program declares no param `tgb`"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// MSCCL++'s default AllReduce for 2 and 4 nodes is four hand-made plans
+/// of this program: tbg 1 from 1K to 64K, tbg 4 from 128K to 2M
+/// (`msclc install` writes them). Tuned over the values the program
+/// lists, the plan set is predicted at most as slow at every size.
+#[test]
+fn tuned_is_at_least_as_fast_as_the_default_plans() {
+    for gpus in ["16", "32"] {
+        let dir = scratch(&format!("defaults-{gpus}"));
+        let define = format!("num_gpus={gpus}");
+        let (_, index) = tune(
+            &[
+                MULTI_NODE, "--timing", "h100-ib", "--size", "1K:2M", "-D", &define,
+            ],
+            &dir,
+        );
+        let mut tuned = Vec::new();
+        for plan in index["plans"].as_array().unwrap() {
+            for p in plan["predicted"].as_array().unwrap() {
+                tuned.push((p["size"].as_u64().unwrap(), p["time_us"].as_f64().unwrap()));
+            }
+        }
+        let small = predicted(MULTI_NODE, &[define.clone(), "tbg=1".into()], "1K:64K");
+        let large = predicted(MULTI_NODE, &[define.clone(), "tbg=4".into()], "128K:2M");
+        let defaults: Vec<(u64, f64)> = small.into_iter().chain(large).collect();
+        assert_eq!(defaults.len(), 12);
+        assert_eq!(tuned.len(), 12, "{index}");
+        for ((size, t), (dsize, d)) in tuned.iter().zip(&defaults) {
+            assert_eq!(size, dsize);
+            // The tables print two decimals.
+            assert!(
+                *t <= d + 0.005,
+                "{gpus} ranks, {size} B: tuned {t} us, default {d} us"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
