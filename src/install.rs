@@ -88,6 +88,27 @@ pub enum Refused {
 /// not at all, before anything is removed: a failure leaves every plan
 /// file whole. A `default` that is a link to a folder stays one.
 pub fn install(cache_dir: &Path, force: bool) -> Result<Installed, Refused> {
+    let mut barrier_ids = BarrierIds::default();
+    let mut plans = Vec::new();
+    for spec in DEFAULT_PLANS {
+        let mut plan = compile(spec).map_err(Refused::Failed)?;
+        barrier_ids.continue_numbering(&mut plan);
+        let mut text = Vec::new();
+        crate::back::json::write_plan(&plan, false, &mut text)
+            .map_err(|e| Refused::Failed(format!("cannot write {}: {e}", spec.file)))?;
+        plans.push((format!("{}.json", spec.file), text));
+    }
+    install_plans(cache_dir, &plans, force)
+}
+
+/// Writes `plans` (file name, contents) into `cache_dir/default` in place
+/// of the plans there, as [`install`] does its own: a set `msclc tune`
+/// made, say.
+pub fn install_plans(
+    cache_dir: &Path,
+    plans: &[(String, Vec<u8>)],
+    force: bool,
+) -> Result<Installed, Refused> {
     let failed = |what: &str, path: &Path, e: std::io::Error| {
         Refused::Failed(format!("cannot {what} {}: {e}", path.display()))
     };
@@ -113,16 +134,10 @@ pub fn install(cache_dir: &Path, force: bool) -> Result<Installed, Refused> {
             entries: not_plans,
         });
     }
-    let mut barrier_ids = BarrierIds::default();
     let mut written = Vec::new();
-    for spec in DEFAULT_PLANS {
-        let mut plan = compile(spec).map_err(Refused::Failed)?;
-        barrier_ids.continue_numbering(&mut plan);
-        let path = dir.join(format!("{}.json", spec.file));
-        crate::files::write_with(&path, |out| {
-            crate::back::json::write_plan(&plan, false, out)
-        })
-        .map_err(|e| failed("write", &path, e))?;
+    for (file, contents) in plans {
+        let path = dir.join(file);
+        crate::files::write(&path, contents).map_err(|e| failed("write", &path, e))?;
         written.push(path);
     }
     let mut removed = Vec::new();

@@ -28,6 +28,11 @@ fn main() {
             a_linked_default_folder_stays_a_link,
         ),
         common::test(
+            "a_tuned_set_installs_in_place_of_the_plans_there",
+            Needs::Nothing,
+            a_tuned_set_installs_in_place_of_the_plans_there,
+        ),
+        common::test(
             "installed_plans_equal_the_reference_installs",
             Needs::Reference,
             installed_plans_equal_the_reference_installs,
@@ -182,4 +187,81 @@ fn installed_plans_equal_the_reference_installs() {
     }
     let _ = std::fs::remove_dir_all(&ours);
     let _ = std::fs::remove_dir_all(&theirs);
+}
+
+/// `msclc install --from DIR`: the plans `msclc tune -o DIR` wrote (those
+/// its index lists, byte for byte) replace the default plans; an index
+/// that names a file outside its folder is refused.
+fn a_tuned_set_installs_in_place_of_the_plans_there() {
+    let cache = temp("from");
+    let tuned = cache.join("tuned");
+    let out = Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .args([
+            "tune",
+            "examples/mscclpp/default_algos/allreduce_multi_nodes.mscl",
+            "--timing",
+            "h100-ib",
+            "--size",
+            "1K:2M",
+            "--quiet",
+            "-o",
+        ])
+        .arg(&tuned)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(install(&cache).status.success());
+    let out = Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .args(["install", "--cache-dir"])
+        .arg(&cache)
+        .arg("--from")
+        .arg(&tuned)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let index = read(&tuned.join("index.json"));
+    let mut listed: Vec<String> = index["plans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["file"].as_str().unwrap().to_string())
+        .collect();
+    listed.sort();
+    let mut there: Vec<String> = std::fs::read_dir(cache.join("default"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    there.sort();
+    assert_eq!(there, listed, "the tuned set, and the default plans gone");
+    for file in &listed {
+        assert_eq!(
+            std::fs::read(cache.join("default").join(file)).unwrap(),
+            std::fs::read(tuned.join(file)).unwrap()
+        );
+    }
+    // An index naming a file outside its folder.
+    std::fs::write(
+        tuned.join("index.json"),
+        r#"{"plans": [{"file": "../escape.json"}]}"#,
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .args(["install", "--cache-dir"])
+        .arg(&cache)
+        .arg("--from")
+        .arg(&tuned)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a file name in"));
+    std::fs::remove_dir_all(&cache).ok();
 }

@@ -1,10 +1,11 @@
 //! `msclc install`: the default plans the MSCCL++ runtime loads, written
-//! into its cache as `python3 -m mscclpp --install` does.
+//! into its cache as `python3 -m mscclpp --install` does; or, `--from`, a
+//! plan set `msclc tune` wrote.
 
 use super::outcome::fail;
 use clap::Args;
 use msclc::diag::{Code, Diagnostic};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Debug, Args)]
@@ -17,6 +18,10 @@ pub(crate) struct InstallArgs {
     /// Clear `default/` even where it holds files that are not plans.
     #[arg(long)]
     pub(crate) force: bool,
+    /// Install the plans of a folder `msclc tune -o DIR` wrote (those its
+    /// index.json lists) instead of the default ones.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) from: Option<PathBuf>,
 }
 
 /// `msclc install`: the runtime's default plans.
@@ -32,7 +37,14 @@ pub(crate) fn exec(args: &InstallArgs) -> ExitCode {
             "no --cache-dir given, and neither MSCCLPP_CACHE_DIR nor HOME is set",
         ));
     };
-    match msclc::install::install(&dir, args.force) {
+    let installed = match &args.from {
+        None => msclc::install::install(&dir, args.force),
+        Some(from) => match tuned_plans(from) {
+            Ok(plans) => msclc::install::install_plans(&dir, &plans, args.force),
+            Err(d) => return fail(d),
+        },
+    };
+    match installed {
         Ok(done) => {
             sayln!("wrote, in {}:", done.dir.display());
             for f in &done.written {
@@ -63,4 +75,49 @@ pub(crate) fn exec(args: &InstallArgs) -> ExitCode {
         }
         Err(Refused::Failed(why)) => fail(Diagnostic::plain(Code::Unreadable, why)),
     }
+}
+
+/// The plans of a tuned set: each file `from/index.json` lists, whole and
+/// a plan (read as `msclc sim` reads one).
+fn tuned_plans(from: &Path) -> Result<Vec<(String, Vec<u8>)>, Diagnostic> {
+    let index_path = from.join("index.json");
+    let unusable = |why: String| Diagnostic::plain(Code::Unreadable, why);
+    let text = std::fs::read_to_string(&index_path).map_err(|e| {
+        unusable(format!(
+            "cannot read {}: {e} (--from takes the folder `msclc tune -o DIR` wrote)",
+            index_path.display()
+        ))
+    })?;
+    let index: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| unusable(format!("{} is not JSON: {e}", index_path.display())))?;
+    let files: Vec<&str> = index["plans"]
+        .as_array()
+        .map(|plans| plans.iter().filter_map(|p| p["file"].as_str()).collect())
+        .unwrap_or_default();
+    if files.is_empty() {
+        return Err(unusable(format!(
+            "{} lists no plans (`plans`, each with its `file`)",
+            index_path.display()
+        )));
+    }
+    let mut plans = Vec::new();
+    for file in files {
+        // A name, not a path: the index cannot reach out of its folder.
+        if Path::new(file).file_name().and_then(|f| f.to_str()) != Some(file) {
+            return Err(unusable(format!(
+                "{}: `{}` is not a file name in {}",
+                index_path.display(),
+                msclc::diag::escaped(file),
+                from.display()
+            )));
+        }
+        let path = from.join(file);
+        let limits = msclc::driver::Limits::command();
+        super::input::load_plan(&path, &[], super::input::Compile::Plain, limits)
+            .map_err(|_| unusable(format!("{} is not a plan msclc can read", path.display())))?;
+        let contents = std::fs::read(&path)
+            .map_err(|e| unusable(format!("cannot read {}: {e}", path.display())))?;
+        plans.push((file.to_string(), contents));
+    }
+    Ok(plans)
 }
