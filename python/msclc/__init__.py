@@ -36,6 +36,7 @@ __all__ = [
     "params",
     "sim",
     "timing",
+    "tune",
     "version",
 ]
 
@@ -176,14 +177,52 @@ def timing(
     return rows
 
 
+def tune(
+    source: Source,
+    topology: str,
+    sizes: str,
+    output: Optional[Source] = None,
+    vary: Optional[Dict[str, List]] = None,
+    max_candidates: Optional[int] = None,
+    within: Optional[float] = None,
+    nranks: Optional[int] = None,
+    **params,
+) -> Dict:
+    """``msclc tune`` (docs/tuning.md): the plan set fastest across
+    ``sizes`` on ``topology``, written to ``output`` when given. Returns
+    its index (the plans' files, message-size ranges, params and predicted
+    times, and the candidates dropped with their reasons). ``vary`` maps a
+    param to the values to try; keyword params are set, not varied. When
+    no candidate verifies at some size, raises :class:`MsclcError` (E0606)."""
+    with tempfile.TemporaryDirectory(prefix="msclc-tune-") as scratch:
+        folder = os.fspath(output) if output is not None else os.path.join(scratch, "tuned")
+        args = ["--timing", topology, "--size", sizes, "-o", folder, "--quiet"]
+        args += _defines(params)
+        for name, values in (vary or {}).items():
+            texts = [_define_text(v) for v in values]
+            args += ["--vary", f"{name}={','.join(texts)}"]
+        if max_candidates is not None:
+            args += ["--max-candidates", str(max_candidates)]
+        if within is not None:
+            args += ["--within", str(within)]
+        if nranks is not None:
+            args += ["--nranks", str(nranks)]
+        _run(["tune"], source, args)
+        with open(os.path.join(folder, "index.json")) as f:
+            return json.load(f)
+
+
+def _define_text(value) -> str:
+    """A Python value as ``-D`` writes it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def _defines(params: Dict) -> List[str]:
     args = []
     for name, value in params.items():
-        if isinstance(value, bool):
-            text = "true" if value else "false"
-        else:
-            text = str(value)
-        args += ["-D", f"{name}={text}"]
+        args += ["-D", f"{name}={_define_text(value)}"]
     return args
 
 

@@ -100,5 +100,30 @@ class Timing(unittest.TestCase):
         self.assertEqual(rows[-1]["redop"], "sum")
 
 
+class Tune(unittest.TestCase):
+    PROGRAM = ROOT / "examples/mscclpp/default_algos/allreduce_multi_nodes.mscl"
+
+    def test_the_index_of_the_plan_set_as_the_command_writes_it(self):
+        with tempfile.TemporaryDirectory() as d:
+            index = msclc.tune(self.PROGRAM, "h100-ib", "1K:64K", output=d, vary={"tbg": [1, 4]}, num_gpus=16)
+            with open(Path(d) / "index.json") as f:
+                self.assertEqual(json.load(f), index)
+            cli = Path(d) / "cli"
+            out = command("tune", str(self.PROGRAM), "--timing", "h100-ib", "--size", "1K:64K",
+                          "--vary", "tbg=1,4", "-D", "num_gpus=16", "-o", str(cli))
+            self.assertEqual(out.returncode, 0, out.stderr)
+            with open(cli / "index.json") as f:
+                self.assertEqual(json.load(f)["plans"], index["plans"])
+        self.assertEqual(index["fixed"], {"num_gpus": "16"})
+        self.assertEqual([p["params"]["tbg"] for p in index["plans"]], ["4"])
+        self.assertEqual(index["dropped"][0]["params"], "tbg=1 instances=2")
+
+    def test_nothing_that_verifies_raises(self):
+        with self.assertRaises(msclc.MsclcError) as raised:
+            msclc.tune(self.PROGRAM, "h100-ib", "1K:4K", vary={"tbg": [1]}, instances=2)
+        self.assertEqual(raised.exception.exit_code, 1)
+        self.assertEqual(raised.exception.diagnostics[0].code, "E0606")
+
+
 if __name__ == "__main__":
     unittest.main()
