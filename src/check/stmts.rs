@@ -58,7 +58,7 @@ impl Checker {
                     &format!("the default of param `{}`", name.name),
                 );
                 if let Some(values) = values {
-                    self.param_values(&name.name, &t, values, default);
+                    self.param_values(&name.name, &t, values);
                 }
                 self.bind(name, t, DefKind::Param);
             }
@@ -206,9 +206,9 @@ impl Checker {
         }
     }
 
-    /// A param's values (`in [1, 2, 4]`): a list of literals of its type,
-    /// the default, written as one of them, among them.
-    fn param_values(&mut self, name: &str, t: &Type, values: &Expr, default: &Expr) {
+    /// A param's values (`in [1, 2, 4]`), what `msclc tune` tries: a list
+    /// of literals of its type.
+    fn param_values(&mut self, name: &str, t: &Type, values: &Expr) {
         let example = "a list of literals: `param tbg: int in [1, 2, 4] = 1`";
         let items = match &values.kind {
             ExprKind::List(items) if !items.is_empty() => items,
@@ -222,39 +222,17 @@ impl Checker {
                 return;
             }
         };
-        let mut literals = Vec::new();
         for item in items {
             let got = self.expr(item);
             self.expect(&got, t, item.span, &format!("a value of param `{name}`"));
-            match vocab::Literal::of(item) {
-                Some(l) => literals.push(l),
-                None => {
-                    self.err(Diagnostic::error(
-                        Code::ParamValues,
-                        item.span,
-                        format!("the values of param `{name}` are {example}"),
-                        "not a literal",
-                    ));
-                }
-            }
-        }
-        if literals.len() < items.len() {
-            return;
-        }
-        let listed: Vec<String> = literals.iter().map(|l| l.to_string()).collect();
-        if !vocab::Literal::of(default).is_some_and(|d| literals.contains(&d)) {
-            self.err(
-                Diagnostic::error(
+            if vocab::Literal::of(item).is_none() {
+                self.err(Diagnostic::error(
                     Code::ParamValues,
-                    default.span,
-                    format!(
-                        "the default of param `{name}` is not one of its values [{}]",
-                        listed.join(", ")
-                    ),
-                    "not among the values",
-                )
-                .with_note("help: write the default as one of the values".to_string()),
-            );
+                    item.span,
+                    format!("the values of param `{name}` are {example}"),
+                    "not a literal",
+                ));
+            }
         }
     }
 

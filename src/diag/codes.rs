@@ -54,7 +54,7 @@ codes! {
     Arguments "E0104": "arguments that do not fit the parameters";
     NoSuchMember "E0105": "no such method or field";
     Misplaced "E0106": "a definition or statement where it cannot be";
-    ParamValues "E0107": "a param's values that are not a list of literals, or a default not among them";
+    ParamValues "E0107": "a param's values that are not a list of literals";
     // Values.
     Index "E0201": "an index or key that is not there";
     Arithmetic "E0202": "integer overflow, division by zero or a bad shift";

@@ -95,7 +95,8 @@ pub fn listing_json(path: &Path) -> Result<String, (SourceMap, Vec<Diagnostic>)>
 }
 
 /// Turns `-D NAME=VALUE` settings into values of the declared params'
-/// types, each one of the values its param lists, if it lists them.
+/// types. (A param's list of values is what `msclc tune` tries: `-D` may
+/// set any value of its type, as the reference's command line may.)
 pub(super) fn parse_defines(
     sources: &SourceMap,
     stmts: &[Stmt],
@@ -146,26 +147,6 @@ pub(super) fn parse_defines(
             d.notes.extend(constants_note(ty));
             return Err(vec![d.with_note(listing())]);
         };
-        if let (Some(values), Some(literals)) = (param.values, param.literals()) {
-            let listed = |l: &Literal| value_of(ty, &l.define_text());
-            if !literals.iter().any(|l| listed(l).as_ref() == Some(&value)) {
-                let names: Vec<String> = literals.iter().map(|l| l.to_string()).collect();
-                return Err(vec![Diagnostic::error(
-                    Code::Define,
-                    values.span,
-                    format!(
-                        "-D {name}={}: `{name}` takes one of [{}]",
-                        crate::diag::escaped(raw),
-                        names.join(", ")
-                    ),
-                    "the values the program lists",
-                )
-                .with_note(format!(
-                    "help: set one of them, or add {} to the list",
-                    crate::diag::escaped(raw)
-                ))]);
-            }
-        }
         out.insert(name.clone(), value);
     }
     Ok(out)
