@@ -189,6 +189,16 @@ fn installed_plans_equal_the_reference_installs() {
     let _ = std::fs::remove_dir_all(&theirs);
 }
 
+fn install_from(cache: &Path, tuned: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .args(["install", "--cache-dir"])
+        .arg(cache)
+        .arg("--from")
+        .arg(tuned)
+        .output()
+        .expect("msclc runs")
+}
+
 /// `msclc install --from DIR`: the plans `msclc tune -o DIR` wrote (those
 /// its index lists, byte for byte) replace the default plans; an index
 /// that names a file outside its folder is refused.
@@ -216,13 +226,7 @@ fn a_tuned_set_installs_in_place_of_the_plans_there() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(install(&cache).status.success());
-    let out = Command::new(env!("CARGO_BIN_EXE_msclc"))
-        .args(["install", "--cache-dir"])
-        .arg(&cache)
-        .arg("--from")
-        .arg(&tuned)
-        .output()
-        .unwrap();
+    let out = install_from(&cache, &tuned);
     assert!(
         out.status.success(),
         "{}",
@@ -254,13 +258,7 @@ fn a_tuned_set_installs_in_place_of_the_plans_there() {
         r#"{"plans": [{"file": "../escape.json"}]}"#,
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_msclc"))
-        .args(["install", "--cache-dir"])
-        .arg(&cache)
-        .arg("--from")
-        .arg(&tuned)
-        .output()
-        .unwrap();
+    let out = install_from(&cache, &tuned);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not a file name in"));
     std::fs::remove_dir_all(&cache).ok();
