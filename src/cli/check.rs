@@ -44,7 +44,7 @@ pub(crate) fn exec(args: &CheckArgs) -> ExitCode {
     let limits = args.limits.limits();
     let c = driver::compile_with(&args.input, &args.define, limits);
     match &c.result {
-        Ok(_) if args.warnings.report(&c, &args.input, &args.define, limits) => wrong(),
+        Ok(_) if args.warnings.report(&c) => wrong(),
         Ok(_) => ExitCode::SUCCESS,
         Err(diags) => report(&c.sources, diags),
     }

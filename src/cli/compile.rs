@@ -117,13 +117,7 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
     } else {
         let c = driver::compile_with(input, &args.define, args.limits.limits());
         match c.result {
-            Ok(_)
-                if args
-                    .warnings
-                    .report(&c, input, &args.define, args.limits.limits()) =>
-            {
-                return wrong()
-            }
+            Ok(_) if args.warnings.report(&c) => return wrong(),
             Ok(plan) => (plan, c.timings, Some(c.sources)),
             Err(diags) => return report(&c.sources, &diags),
         }

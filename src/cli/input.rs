@@ -91,16 +91,8 @@ pub(crate) fn load_plan(
     }
     let compiled = match how {
         Compile::ForRanks(n) => driver::compile_for_ranks(input, defines, n, limits),
-        Compile::ForReports(ranks) => {
-            let limits = driver::Limits {
-                loop_values: true,
-                ..limits
-            };
-            match ranks {
-                Some(n) => driver::compile_for_ranks(input, defines, n, limits),
-                None => driver::compile_with(input, defines, limits),
-            }
-        }
+        Compile::ForReports(Some(n)) => driver::compile_for_ranks(input, defines, n, limits),
+        Compile::ForReports(None) => driver::compile_with(input, defines, limits),
         Compile::Plain => driver::compile_with(input, defines, limits),
     };
     match &compiled.result {
@@ -108,7 +100,7 @@ pub(crate) fn load_plan(
             // `sim` lists the executor's limits with its verdict.
             match how {
                 Compile::Plain if !compiled.warnings.is_empty() => {
-                    print_warnings(&compiled, input, defines, limits, &WarningArgs::default())
+                    print_warnings(&compiled, &WarningArgs::default())
                 }
                 // (With the param `--nranks` set: the warnings as they are.)
                 Compile::ForRanks(_) => tell!("{}", compiled.sources.render(&compiled.warnings)),

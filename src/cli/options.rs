@@ -24,18 +24,11 @@ pub(crate) struct WarningArgs {
 }
 
 impl WarningArgs {
-    /// Prints the warnings of `c` (the program `input` compiled as
-    /// `defines` and `limits` say) on standard error, unless quiet; whether
+    /// Prints the warnings of `c` on standard error, unless quiet; whether
     /// they stop the command.
-    pub(crate) fn report(
-        &self,
-        c: &driver::Compilation,
-        input: &std::path::Path,
-        defines: &[(String, String)],
-        limits: driver::Limits,
-    ) -> bool {
+    pub(crate) fn report(&self, c: &driver::Compilation) -> bool {
         if !self.quiet && !c.warnings.is_empty() {
-            print_warnings(c, input, defines, limits, self);
+            print_warnings(c, self);
         }
         self.denied(&c.warnings)
     }
@@ -60,27 +53,8 @@ impl WarningArgs {
     }
 }
 
-/// Prints `c`'s warnings with the loop values at their lines: when the
-/// compilation did not keep them (it costs time in every loop, so a plain
-/// compile does without), the program is compiled again keeping them.
-pub(crate) fn print_warnings(
-    c: &driver::Compilation,
-    input: &std::path::Path,
-    defines: &[(String, String)],
-    limits: driver::Limits,
-    how: &WarningArgs,
-) {
-    if !limits.loop_values {
-        let with_values = driver::Limits {
-            loop_values: true,
-            ..limits
-        };
-        let again = driver::compile_with(input, defines, with_values);
-        if again.result.is_ok() && again.warnings.len() == c.warnings.len() {
-            tell!("{}", again.sources.render(&how.shown(&again.warnings)));
-            return;
-        }
-    }
+/// Prints `c`'s warnings, with the loop values at their lines.
+pub(crate) fn print_warnings(c: &driver::Compilation, how: &WarningArgs) {
     tell!("{}", c.sources.render(&how.shown(&c.warnings)));
 }
 

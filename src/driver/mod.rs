@@ -84,10 +84,9 @@ pub fn read_source(path: &Path) -> std::io::Result<String> {
     crate::files::read_text(std::fs::File::open(path)?, Some(MAX_SOURCE_BYTES))
 }
 
-/// `compile` within `limits`. With `Limits::loop_values`, every op and
-/// channel keeps the loop values it was made in (`Plan::loop_contexts`),
-/// for reports that point into the program (`msclc sim`); that costs time
-/// per loop iteration, so plain compilation does without.
+/// `compile` within `limits`. Every op and channel keeps the loop values
+/// it was made in (`Plan::loops`), for the reports that point into the
+/// program: warnings, pass errors, `msclc sim`.
 pub fn compile_with(path: &Path, defines: &[(String, String)], limits: Limits) -> Compilation {
     let mut sources = SourceMap::default();
     let mut timings = Timings::default();
@@ -107,7 +106,7 @@ pub fn compile_with(path: &Path, defines: &[(String, String)], limits: Limits) -
 }
 
 /// The warnings a compiled plan gets; their notes give the loop values at
-/// their lines when `Limits::loop_values` kept them.
+/// their lines.
 fn warnings_of(result: &Result<Plan, Vec<Diagnostic>>) -> Vec<Diagnostic> {
     let Ok(plan) = result else {
         return Vec::new();
@@ -227,26 +226,15 @@ fn plan_of(
     limits: Limits,
 ) -> Result<Plan, Vec<Diagnostic>> {
     let overrides = params::parse_defines(sources, &program.stmts, defines)?;
-    let evaluate = |limits| {
-        crate::eval::evaluate(&program.stmts, &program.imported, overrides.clone(), limits)
-    };
     let mut plan = timings
-        .time("evaluate", || evaluate(limits))
+        .time("evaluate", || {
+            crate::eval::evaluate(&program.stmts, &program.imported, overrides, limits)
+        })
         .map_err(|d| vec![d])?;
-    let Err(d) = timings.time("passes", || crate::passes::run(&mut plan)) else {
-        return Ok(plan);
-    };
-    // A pass's error points at ops and channels; their loop values (kept
-    // only on request: they cost time in every loop) say which iteration.
-    if limits.loop_values {
-        return Err(vec![d]);
-    }
-    let with_values = Limits {
-        loop_values: true,
-        ..limits
-    };
-    let again = evaluate(with_values).and_then(|mut plan| crate::passes::run(&mut plan));
-    Err(vec![again.err().unwrap_or(d)])
+    timings
+        .time("passes", || crate::passes::run(&mut plan))
+        .map_err(|d| vec![d])?;
+    Ok(plan)
 }
 
 /// A program as an editor sees it (`msclc lsp`): every diagnostic the

@@ -31,7 +31,7 @@ pub(super) const ELEMENTS_PER_STEP: usize = 16;
 /// String bytes copied in about the time of one loop iteration.
 pub(super) const BYTES_PER_STEP: usize = 256;
 
-/// How far evaluation may go, and what it keeps for reports.
+/// How far evaluation may go.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     /// Steps the program may take: loop iterations, calls, and work on
@@ -39,8 +39,6 @@ pub struct Limits {
     pub max_iterations: u64,
     /// Ops the program may emit (`--max-ops`).
     pub max_ops: u64,
-    /// Keep with every op and channel the loop values it was made in.
-    pub loop_values: bool,
     /// Live heap bytes ([`crate::memory::live_bytes`]) past which the
     /// program is stopped, at its line, with E0810.
     pub max_memory: u64,
@@ -49,13 +47,12 @@ pub struct Limits {
 impl Limits {
     /// What a language server analyses within on each edit: a sixteenth
     /// of the command line's loop and op budgets (about a quarter of a
-    /// second of a runaway loop), with loop values for its reports. The
-    /// examples at their defaults stay far inside.
+    /// second of a runaway loop). The examples at their defaults stay far
+    /// inside.
     pub fn editor() -> Limits {
         Limits {
             max_iterations: MAX_ITERATIONS / 16,
             max_ops: MAX_OPS / 16,
-            loop_values: true,
             max_memory: crate::memory::budget(0.25),
         }
     }
@@ -79,7 +76,6 @@ impl Default for Limits {
         Limits {
             max_iterations: MAX_ITERATIONS,
             max_ops: MAX_OPS,
-            loop_values: false,
             max_memory: u64::MAX,
         }
     }

@@ -52,12 +52,12 @@ pub struct Evaluator<'c> {
     base: usize,
     overrides: HashMap<String, Value>,
     recorder: Option<Recorder>,
-    /// The loop variables in scope, outermost first, for error notes.
-    loop_vars: Vec<(Rc<str>, Value)>,
+    /// The loop variables in scope, outermost first, for error notes; each
+    /// with its frame in the plan's `loops` once an op or channel made in
+    /// it needed one (`NO_FRAME` until then).
+    loop_vars: Vec<(Rc<str>, Value, u32)>,
     /// Whether `loop_vars` changed since the recorder last heard of them.
     loop_values_changed: bool,
-    /// Whether the recorder keeps loop values at all (`Limits::loop_values`).
-    track_loop_values: bool,
     depth: usize,
     /// Steps taken so far (`Limits::max_iterations`).
     steps: u64,
@@ -82,7 +82,6 @@ pub fn evaluate(
         recorder: None,
         loop_vars: Vec::new(),
         loop_values_changed: false,
-        track_loop_values: limits.loop_values,
         depth: 0,
         steps: 0,
         limits,
@@ -119,7 +118,7 @@ impl<'c> Evaluator<'c> {
         let vars: Vec<String> = self
             .loop_vars
             .iter()
-            .map(|(n, v)| format!("{n} = {}", v.brief()))
+            .map(|(n, v, _)| format!("{n} = {}", v.brief()))
             .collect();
         vars.join(", ")
     }

@@ -183,22 +183,31 @@ impl Evaluator<'_> {
     }
 
     /// The recorder, told the loop values first if they changed since it
-    /// last recorded (ops and channels keep them for reports).
+    /// last recorded (ops and channels keep them for reports): a frame for
+    /// each loop variable that has none yet, within the frame of the one
+    /// around it. One small push per loop iteration that records, no text.
     pub(super) fn rec(&mut self) -> &mut super::record::Recorder {
         let changed = std::mem::take(&mut self.loop_values_changed);
-        let values = (changed && self.track_loop_values).then(|| self.loop_values());
         let rec = self
             .recorder
             .as_mut()
             .expect("builtins that record run after the program block");
-        match values {
-            Some(v) if v.is_empty() => rec.leave_loops(),
-            Some(v) => rec.enter_loop_context(v),
-            None => {}
+        if changed {
+            let mut parent = 0;
+            for (name, value, frame) in &mut self.loop_vars {
+                if *frame == NO_FRAME {
+                    *frame = rec.loop_frame(parent, name, value);
+                }
+                parent = *frame;
+            }
+            rec.set_loop_context(parent);
         }
         rec
     }
 }
+
+/// A loop variable not given a frame yet.
+pub(super) const NO_FRAME: u32 = u32::MAX;
 
 /// A rank list for a message, shortened when long.
 pub(super) fn rank_list(ranks: &[u32]) -> String {

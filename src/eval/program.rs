@@ -95,7 +95,7 @@ pub fn build_plan(
         collective: Collective { num_ranks: n, ..c },
         options,
         ranks: vec![rank; n as usize],
-        loop_contexts: vec![String::new()],
+        loops: crate::ir::LoopValues::new(),
     })
 }
 

@@ -2,11 +2,12 @@
 //! DSL's CollectiveProgram does: channel ids per source rank, thread-block
 //! channel and remote-buffer tables, barrier ids, semaphores and pipelines.
 
-use super::value::{ChannelVal, SwitchVal};
+use super::value::{ChannelVal, SwitchVal, Value};
 use crate::diag::Span;
 use crate::ir::*;
 use rustc_hash::FxHashMap;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// The plan under construction.
 pub struct Recorder {
@@ -18,8 +19,10 @@ pub struct Recorder {
     pipelines_opened: u32,
     /// Per (rank, tb): the serial number of the pipeline its last op belongs to.
     last_pipeline: HashMap<(u32, u32), u32>,
-    /// The loop values what is made now is made in (`Plan::loop_contexts`).
+    /// The loop frame what is made now is made in (`Plan::loops`).
     context: u32,
+    /// The names of `Plan::loops`, as the evaluator holds them.
+    loop_names: Vec<Rc<str>>,
     /// Ops recorded so far.
     ops: u64,
     /// Per (rank, owner, kind): the rank-level remote buffer's index.
@@ -43,6 +46,7 @@ impl Recorder {
             pipelines_opened: 0,
             last_pipeline: HashMap::new(),
             context: 0,
+            loop_names: Vec::new(),
             ops: 0,
             remote_buffer_ids: FxHashMap::default(),
         }
@@ -202,15 +206,32 @@ impl Recorder {
         *ids.entry(tbs.to_vec()).or_insert(next)
     }
 
-    /// From now on, ops and channels are made with these loop values.
-    pub fn enter_loop_context(&mut self, values: String) {
-        self.plan.loop_contexts.push(values);
-        self.context = self.plan.loop_contexts.len() as u32 - 1;
+    /// A frame of the plan's loop values: `name = value` within the frame
+    /// `parent`.
+    pub fn loop_frame(&mut self, parent: u32, name: &Rc<str>, value: &Value) -> u32 {
+        let names = &mut self.loop_names;
+        let at = match names
+            .iter()
+            .position(|n| Rc::ptr_eq(n, name) || **n == **name)
+        {
+            Some(at) => at,
+            None => {
+                names.push(name.clone());
+                self.plan.loops.names.push(name.to_string());
+                names.len() - 1
+            }
+        };
+        let value = match value {
+            Value::Int(v) => LoopValue::Int(*v),
+            other => LoopValue::Text(other.brief().into()),
+        };
+        self.plan.loops.push(parent, at as u32, value)
     }
 
-    /// Ops and channels are made outside any loop.
-    pub fn leave_loops(&mut self) {
-        self.context = 0;
+    /// From now on, ops and channels are made in loop frame `frame` (0:
+    /// outside any loop).
+    pub fn set_loop_context(&mut self, frame: u32) {
+        self.context = frame;
     }
 
     /// Appends `op` to thread block `tb` of `rank`, inside the open pipeline if any.

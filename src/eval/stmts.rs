@@ -126,7 +126,10 @@ impl<'c> Evaluator<'c> {
 
     pub(super) fn record_loop_var(&mut self, pattern: &Pattern, value: &Value) {
         match (pattern, value) {
-            (Pattern::Bind(_, name), v) => self.loop_vars.push((name.clone(), v.clone())),
+            (Pattern::Bind(_, name), v) => {
+                self.loop_vars
+                    .push((name.clone(), v.clone(), super::operands::NO_FRAME))
+            }
             (Pattern::Tuple(ps, _), Value::Tuple(vs)) => {
                 for (p, v) in ps.iter().zip(vs.iter()) {
                     self.record_loop_var(p, v);

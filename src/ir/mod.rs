@@ -87,7 +87,7 @@ pub struct SwitchChannelDecl {
 pub const MAX_THREAD_BLOCKS: u32 = 4096;
 
 /// Where a plan element was made: the call, and the loop values then (an
-/// index into `Plan::loop_contexts`).
+/// frame of `Plan::loops`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Origin {
     pub span: Span,
@@ -172,9 +172,82 @@ pub struct Plan {
     pub options: Options,
     pub ranks: Vec<RankPlan>,
     /// The loop values ops and channels were made in, for reports
-    /// ("i = 2, peer = 3"); entry 0 is outside any loop. Empty for plans
-    /// read from JSON.
-    pub loop_contexts: Vec<String>,
+    /// ("i = 2, peer = 3"); empty for plans read from JSON.
+    pub loops: LoopValues,
+}
+
+/// The loop values ops and channels were made in, kept as cheaply as the
+/// evaluator can: a tree of frames, each one loop variable's value and
+/// the frame of the loops around it; an op keeps the id of the innermost
+/// (its `context`). Frame 0 is outside any loop. The text ("i = 2, peer =
+/// 3") is made only for the few reports that show it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoopValues {
+    /// The loop variables' names.
+    pub names: Vec<String>,
+    pub frames: Vec<LoopFrame>,
+}
+
+/// One loop variable's value, within the frame `parent`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoopFrame {
+    pub parent: u32,
+    /// Index into `LoopValues::names`.
+    pub name: u32,
+    pub value: LoopValue,
+}
+
+/// A loop variable's value: nearly always an int; anything else as the
+/// evaluator writes it briefly.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoopValue {
+    Int(i64),
+    Text(Box<str>),
+}
+
+impl LoopValues {
+    /// No frames but frame 0, outside any loop.
+    pub fn new() -> LoopValues {
+        LoopValues {
+            names: Vec::new(),
+            frames: vec![LoopFrame {
+                parent: 0,
+                name: 0,
+                value: LoopValue::Int(0),
+            }],
+        }
+    }
+
+    /// A new frame, `name = value` within `parent`; its id.
+    pub fn push(&mut self, parent: u32, name: u32, value: LoopValue) -> u32 {
+        self.frames.push(LoopFrame {
+            parent,
+            name,
+            value,
+        });
+        self.frames.len() as u32 - 1
+    }
+
+    /// The values of frame `context` and the frames around it: "i = 2,
+    /// peer = 3"; `None` outside any loop.
+    pub fn text(&self, context: u32) -> Option<String> {
+        let mut parts = Vec::new();
+        let mut at = context;
+        while at != 0 {
+            let frame = self.frames.get(at as usize)?;
+            let name = self
+                .names
+                .get(frame.name as usize)
+                .map_or("?", String::as_str);
+            parts.push(match &frame.value {
+                LoopValue::Int(v) => format!("{name} = {v}"),
+                LoopValue::Text(t) => format!("{name} = {t}"),
+            });
+            at = frame.parent;
+        }
+        parts.reverse();
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
 }
 
 /// One end of a memory or port channel: (rank, channel type, the rank's
@@ -201,11 +274,8 @@ impl Plan {
     }
 
     /// The loop values of context `context` ("i = 2, peer = 3"), if any.
-    pub fn loop_values(&self, context: u32) -> Option<&str> {
-        (context > 0)
-            .then(|| self.loop_contexts.get(context as usize))
-            .flatten()
-            .map(String::as_str)
+    pub fn loop_values(&self, context: u32) -> Option<String> {
+        self.loops.text(context)
     }
 }
 

@@ -96,7 +96,8 @@ pub struct Op {
     /// The source call this op came from (the first one, for a fused op).
     pub span: Span,
     /// The loop values when it was made: an index into
-    /// `Plan::loop_contexts` (0: outside any loop, or unknown).
+    /// The frame of `Plan::loops` it was made in (0: outside any loop, or
+    /// unknown).
     pub context: u32,
 }
 

@@ -258,7 +258,7 @@ mod tests {
                 output_chunks: 4,
             },
             options: Options::default(),
-            loop_contexts: Vec::new(),
+            loops: Default::default(),
             ranks: vec![rank; ranks as usize],
         }
     }

@@ -85,7 +85,7 @@ impl Sim<'_> {
             tb: th.tb,
             path: format!("gpus[{}].threadblocks[{}].{path}", th.rank, th.tb),
             span: (op.span != Span::default()).then_some(op.span),
-            when: self.plan.loop_values(op.context).map(String::from),
+            when: self.plan.loop_values(op.context),
         })
     }
 

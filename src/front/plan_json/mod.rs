@@ -323,7 +323,7 @@ fn plan(doc: &At, gpus: impl FnOnce() -> Res<Vec<RankPlan>>) -> Res<Plan> {
         collective,
         options,
         ranks,
-        loop_contexts: Vec::new(),
+        loops: Default::default(),
     })
 }
 
