@@ -226,15 +226,28 @@ fn plan_of(
     limits: Limits,
 ) -> Result<Plan, Vec<Diagnostic>> {
     let overrides = params::parse_defines(sources, &program.stmts, defines)?;
+    let evaluate = |fusing| {
+        crate::eval::evaluate(
+            &program.stmts,
+            &program.imported,
+            overrides.clone(),
+            limits,
+            fusing,
+        )
+    };
     let mut plan = timings
-        .time("evaluate", || {
-            crate::eval::evaluate(&program.stmts, &program.imported, overrides, limits)
-        })
+        .time("evaluate", || evaluate(crate::eval::Fusing::AsRecorded))
         .map_err(|d| vec![d])?;
-    timings
-        .time("passes", || crate::passes::run(&mut plan))
-        .map_err(|d| vec![d])?;
-    Ok(plan)
+    let Err(d) = timings.time("passes", || crate::passes::run(&mut plan)) else {
+        return Ok(plan);
+    };
+    // Signals and waits that do not pair: fusion keeps their counts, not
+    // every op's line. The report names the ops as the program made them,
+    // so the program is run again, unfused, for it alone.
+    let unfused = evaluate(crate::eval::Fusing::Never).map_err(|d| vec![d])?;
+    Err(vec![crate::passes::pairing::check(&unfused)
+        .err()
+        .unwrap_or(d)])
 }
 
 /// A program as an editor sees it (`msclc lsp`): every diagnostic the

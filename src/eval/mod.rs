@@ -62,6 +62,17 @@ pub struct Evaluator<'c> {
     /// Steps taken so far (`Limits::max_iterations`).
     steps: u64,
     limits: Limits,
+    fusing: Fusing,
+}
+
+/// Whether the recorder fuses ops as it makes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fusing {
+    /// As the program asks (`instr_fusion`): the plan the passes take.
+    AsRecorded,
+    /// Not at all: every op as the program made it, for the reports that
+    /// name ops one by one.
+    Never,
 }
 
 /// Runs `stmts` (the main file, with imported functions in `functions`) and
@@ -71,6 +82,7 @@ pub fn evaluate(
     functions: &[Rc<ast::FnDef>],
     overrides: HashMap<String, Value>,
     limits: Limits,
+    fusing: Fusing,
 ) -> Res<Plan> {
     let code = lower::lower(stmts, functions)?;
     let mut ev = Evaluator {
@@ -85,10 +97,11 @@ pub fn evaluate(
         depth: 0,
         steps: 0,
         limits,
+        fusing,
     };
     ev.block(&code.main)?;
     match ev.recorder {
-        Some(rec) => Ok(rec.plan),
+        Some(rec) => Ok(rec.into_plan()),
         None => {
             let span = Span::new(stmts.first().map_or(0, |s| s.span.file), 0, 0);
             Err(Diagnostic::error(Code::Program, span, "the file declares no program", "expected a `program` block")
@@ -174,7 +187,8 @@ impl<'c> Evaluator<'c> {
             values.push((key, value.span, self.expr(value)?));
         }
         let plan = program::build_plan(self, span, name_str.to_string(), &values)?;
-        self.recorder = Some(Recorder::new(plan));
+        let fuse = self.fusing == Fusing::AsRecorded && plan.options.instr_fusion;
+        self.recorder = Some(Recorder::new(plan, fuse));
         Ok(())
     }
 

@@ -27,6 +27,47 @@ pub struct Recorder {
     ops: u64,
     /// Per (rank, owner, kind): the rank-level remote buffer's index.
     remote_buffer_ids: FxHashMap<(u32, u32, BufferKind), u32>,
+    /// Per rank, per thread block: its ops as they are made (moved into
+    /// the plan by `into_plan`).
+    blocks: Vec<Vec<BlockOps>>,
+    /// Whether ops are fused as they are made.
+    fuse: bool,
+}
+
+/// A thread block's ops as they are made: fused as they come when the
+/// program fuses (`instr_fusion`), so that its unfused ops are never all
+/// held; the pipeline still being recorded is held apart until an op
+/// after it closes it.
+#[derive(Debug, Default)]
+struct BlockOps {
+    fused: crate::passes::fuse::Fuser,
+    unfused: Vec<Op>,
+    open_pipeline: Option<Op>,
+}
+
+impl BlockOps {
+    fn push(&mut self, op: Op, fusing: bool) {
+        if fusing {
+            self.fused.push(op);
+        } else {
+            self.unfused.push(op);
+        }
+    }
+
+    fn close_pipeline(&mut self, fusing: bool) {
+        if let Some(p) = self.open_pipeline.take() {
+            self.push(p, fusing);
+        }
+    }
+
+    fn finish(mut self, fusing: bool) -> Vec<Op> {
+        self.close_pipeline(fusing);
+        if fusing {
+            self.fused.finish()
+        } else {
+            self.unfused
+        }
+    }
 }
 
 /// The tables of a thread block the recorder fills.
@@ -37,7 +78,8 @@ enum BlockTable {
 }
 
 impl Recorder {
-    pub fn new(plan: Plan) -> Recorder {
+    /// The recorder of `plan`, fusing ops as they are made if `fuse`.
+    pub fn new(plan: Plan, fuse: bool) -> Recorder {
         let n = plan.ranks.len();
         Recorder {
             plan,
@@ -49,7 +91,21 @@ impl Recorder {
             loop_names: Vec::new(),
             ops: 0,
             remote_buffer_ids: FxHashMap::default(),
+            blocks: (0..n).map(|_| Vec::new()).collect(),
+            fuse,
         }
+    }
+
+    /// The plan made: every thread block with its ops (fused, when the
+    /// program fuses).
+    pub fn into_plan(mut self) -> Plan {
+        let fusing = self.fuse;
+        for (rank, blocks) in self.plan.ranks.iter_mut().zip(self.blocks) {
+            for (tb, ops) in rank.threadblocks.iter_mut().zip(blocks) {
+                tb.ops = ops.finish(fusing);
+            }
+        }
+        self.plan
     }
 
     pub fn num_ranks(&self) -> u32 {
@@ -245,26 +301,31 @@ impl Recorder {
         op.context = self.context;
         let context = self.context;
         let pipeline = self.pipeline;
+        let fusing = self.fuse;
         let last = self.last_pipeline.get(&(rank, tb)).copied();
-        let block = self.threadblock(rank, tb);
+        self.threadblock(rank, tb);
+        let blocks = &mut self.blocks[rank as usize];
+        if blocks.len() <= tb as usize {
+            blocks.resize_with(tb as usize + 1, BlockOps::default);
+        }
+        let block = &mut blocks[tb as usize];
         match pipeline {
-            None => block.ops.push(op),
-            Some((serial, iter, span)) => {
-                let continuing = last == Some(serial)
-                    && block.ops.last().is_some_and(|o| o.name == OpName::Pipeline);
-                if continuing {
-                    if let Some(p) = block.ops.last_mut() {
-                        p.extra_mut().body.push(op);
-                    }
-                } else {
+            None => {
+                block.close_pipeline(fusing);
+                block.push(op, fusing);
+            }
+            Some((serial, iter, span)) => match &mut block.open_pipeline {
+                Some(p) if last == Some(serial) => p.extra_mut().body.push(op),
+                _ => {
+                    block.close_pipeline(fusing);
                     let mut p = Op::new(OpName::Pipeline, span);
                     p.context = context;
                     p.extra_mut().iter = Some(iter);
                     p.extra_mut().body.push(op);
-                    block.ops.push(p);
+                    block.open_pipeline = Some(p);
                     self.last_pipeline.insert((rank, tb), serial);
                 }
-            }
+            },
         }
     }
 

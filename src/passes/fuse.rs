@@ -28,39 +28,60 @@ use crate::ir::{BufRef, BufRefs, ChannelKind, DataSync, Op, OpName, RefTarget};
 /// Fuses a thread block's ops; a pipeline's body is fused when the
 /// pipeline's turn comes to be fused with what follows it.
 pub fn fuse(ops: Vec<Op>) -> Vec<Op> {
-    let mut out: Vec<Op> = Vec::with_capacity(ops.len());
-    // The reference's set of the last op's channels, once it fused some.
-    let mut channels: Option<PySet> = None;
-    for mut op in ops {
-        if let Some(prev) = out.last_mut() {
+    let mut fuser = Fuser::default();
+    for op in ops {
+        fuser.push(op);
+    }
+    fuser.finish()
+}
+
+/// Fusion one op at a time, as a block's ops are made: each new op fuses
+/// with the last one kept, or settles the seam with it. The evaluator
+/// fuses so as it records, and never holds a block's unfused ops (at
+/// 1,024 ranks an AllReduce makes 25 million of them, and keeps a few
+/// thousand).
+#[derive(Debug, Default)]
+pub struct Fuser {
+    out: Vec<Op>,
+    /// The reference's set of the last op's channels, once it fused some.
+    channels: Option<PySet>,
+}
+
+impl Fuser {
+    pub fn push(&mut self, mut op: Op) {
+        if let Some(prev) = self.out.last_mut() {
             if let Some(fused) = fuse_group(prev, &op) {
                 *prev = fused;
-                continue;
+                return;
             }
             if let Some(fusion) = plan_fusion(prev, &op) {
-                fusion.apply(prev, op, &mut channels);
-                continue;
+                fusion.apply(prev, op, &mut self.channels);
+                return;
             }
             match settle_seam(prev, &mut op) {
                 Seam::Both => {}
-                Seam::KeepFirst => continue,
+                Seam::KeepFirst => return,
                 // The next op stands in for both, as it is: a pipeline taken
                 // in this way keeps its body unfused, as the reference's does.
                 Seam::KeepSecond => {
                     *prev = op;
-                    channels = None;
-                    continue;
+                    self.channels = None;
+                    return;
                 }
             }
         }
-        list_channels(out.last_mut(), channels.take());
+        list_channels(self.out.last_mut(), self.channels.take());
         if let Some(extra) = op.extra_if_any_mut() {
             extra.body = fuse(std::mem::take(&mut extra.body));
         }
-        out.push(op);
+        self.out.push(op);
     }
-    list_channels(out.last_mut(), channels);
-    out
+
+    /// The block's ops, fused.
+    pub fn finish(mut self) -> Vec<Op> {
+        list_channels(self.out.last_mut(), self.channels.take());
+        self.out
+    }
 }
 
 /// A fused op's channels in the order the reference lists them, once its

@@ -16,15 +16,10 @@ pub mod set_order;
 use crate::diag::Diagnostic;
 use crate::ir::{Op, Plan};
 
-/// Runs every pass on a freshly evaluated plan.
+/// Runs every pass on a freshly evaluated plan, whose ops the evaluator
+/// fused as it made them (`fuse::Fuser`) when the program fuses.
 pub fn run(plan: &mut Plan) -> Result<(), Diagnostic> {
     pairing::check(plan)?;
-    if plan.options.instr_fusion {
-        // Fusion takes each pipeline's body in its turn.
-        for tb in plan.ranks.iter_mut().flat_map(|r| &mut r.threadblocks) {
-            tb.ops = fuse::fuse(std::mem::take(&mut tb.ops));
-        }
-    }
     for_each_op_list(plan, &mut data_sync::insert);
     if plan.options.auto_sync {
         for_each_op_list(plan, &mut auto_sync::insert);
