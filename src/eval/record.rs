@@ -32,7 +32,13 @@ pub struct Recorder {
     blocks: Vec<Vec<BlockOps>>,
     /// Whether ops are fused as they are made.
     fuse: bool,
+    /// The positions in the block tables that outgrew a scan
+    /// (`table_position`).
+    positions: FxHashMap<(u32, u32, BlockTable, ChannelKind, u32), u32>,
 }
+
+/// Ids a block table's list holds before `table_position` indexes them.
+const SCANNED: usize = 64;
 
 /// A thread block's ops as they are made: fused as they come when the
 /// program fuses (`instr_fusion`), so that its unfused ops are never all
@@ -93,6 +99,7 @@ impl Recorder {
             remote_buffer_ids: FxHashMap::default(),
             blocks: (0..n).map(|_| Vec::new()).collect(),
             fuse,
+            positions: FxHashMap::default(),
         }
     }
 
@@ -193,9 +200,11 @@ impl Recorder {
     }
 
     /// The position of `id` in the `kind` list of thread block `tb`'s
-    /// `table`, added there if new. A linear search: a list holds a few
-    /// hundred ids at most at 128 ranks, and a hash index per block was
-    /// slower (and larger) than scanning them.
+    /// `table`, added there if new. A short list is scanned (most hold a
+    /// few ids, and a scan beats hashing them); past `SCANNED` ids (an
+    /// all-pairs block at hundreds of ranks), the list's positions are
+    /// kept in one index for the whole plan, so that a block of 2,000
+    /// channels costs no more per op than one of 20.
     fn table_position(
         &mut self,
         rank: u32,
@@ -204,7 +213,8 @@ impl Recorder {
         kind: ChannelKind,
         id: u32,
     ) -> u32 {
-        let block = self.threadblock(rank, tb);
+        self.threadblock(rank, tb);
+        let block = &mut self.plan.ranks[rank as usize].threadblocks[tb as usize];
         let lists = match table {
             BlockTable::Channels => &mut block.channels,
             BlockTable::RemoteRefs => &mut block.remote_refs,
@@ -217,13 +227,23 @@ impl Recorder {
                 &mut lists.last_mut().expect("just pushed").1
             }
         };
-        match ids.iter().position(|x| *x == id) {
-            Some(pos) => pos as u32,
-            None => {
-                ids.push(id);
-                ids.len() as u32 - 1
+        let key = |id: u32| (rank, tb, table, kind, id);
+        if ids.len() < SCANNED {
+            if let Some(pos) = ids.iter().position(|x| *x == id) {
+                return pos as u32;
             }
+            ids.push(id);
+            if ids.len() == SCANNED {
+                for (pos, &id) in ids.iter().enumerate() {
+                    self.positions.insert(key(id), pos as u32);
+                }
+            }
+            return ids.len() as u32 - 1;
         }
+        *self.positions.entry(key(id)).or_insert_with(|| {
+            ids.push(id);
+            ids.len() as u32 - 1
+        })
     }
 
     /// The thread-block-local index, among the buffers reached through

@@ -180,22 +180,28 @@ pub struct Plan {
 /// evaluator can: a tree of frames, each one loop variable's value and
 /// the frame of the loops around it; an op keeps the id of the innermost
 /// (its `context`). Frame 0 is outside any loop. The text ("i = 2, peer =
-/// 3") is made only for the few reports that show it.
+/// 3") is made only for the few reports that show it. A frame is 16
+/// bytes: one is made per loop iteration that records.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LoopValues {
     /// The loop variables' names.
     pub names: Vec<String>,
-    pub frames: Vec<LoopFrame>,
+    frames: Vec<LoopFrame>,
+    /// The values that are not ints, as the evaluator writes them.
+    texts: Vec<String>,
 }
 
-/// One loop variable's value, within the frame `parent`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LoopFrame {
-    pub parent: u32,
-    /// Index into `LoopValues::names`.
-    pub name: u32,
-    pub value: LoopValue,
+/// One loop variable's value, within the frame `parent`: an int, or with
+/// `TEXT` in `name`, the index of its text.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct LoopFrame {
+    parent: u32,
+    name: u32,
+    value: i64,
 }
+
+/// Marks a frame whose value is a text.
+const TEXT: u32 = 1 << 31;
 
 /// A loop variable's value: nearly always an int; anything else as the
 /// evaluator writes it briefly.
@@ -213,13 +219,21 @@ impl LoopValues {
             frames: vec![LoopFrame {
                 parent: 0,
                 name: 0,
-                value: LoopValue::Int(0),
+                value: 0,
             }],
+            texts: Vec::new(),
         }
     }
 
-    /// A new frame, `name = value` within `parent`; its id.
+    /// A new frame, `names[name] = value` within `parent`; its id.
     pub fn push(&mut self, parent: u32, name: u32, value: LoopValue) -> u32 {
+        let (name, value) = match value {
+            LoopValue::Int(v) => (name, v),
+            LoopValue::Text(t) => {
+                self.texts.push(t.into());
+                (name | TEXT, self.texts.len() as i64 - 1)
+            }
+        };
         self.frames.push(LoopFrame {
             parent,
             name,
@@ -237,11 +251,11 @@ impl LoopValues {
             let frame = self.frames.get(at as usize)?;
             let name = self
                 .names
-                .get(frame.name as usize)
+                .get((frame.name & !TEXT) as usize)
                 .map_or("?", String::as_str);
-            parts.push(match &frame.value {
-                LoopValue::Int(v) => format!("{name} = {v}"),
-                LoopValue::Text(t) => format!("{name} = {t}"),
+            parts.push(match frame.name & TEXT {
+                0 => format!("{name} = {}", frame.value),
+                _ => format!("{name} = {}", self.texts[frame.value as usize]),
             });
             at = frame.parent;
         }
