@@ -32,9 +32,9 @@ pub struct Recorder {
     blocks: Vec<Vec<BlockOps>>,
     /// Whether ops are fused as they are made.
     fuse: bool,
-    /// The positions in the block tables that outgrew a scan
+    /// The positions, by id, in the block tables that outgrew a scan
     /// (`table_position`).
-    positions: FxHashMap<(u32, u32, BlockTable, ChannelKind, u32), u32>,
+    positions: FxHashMap<(u32, u32, BlockTable, ChannelKind), Vec<u32>>,
 }
 
 /// Ids a block table's list holds before `table_position` indexes them.
@@ -202,9 +202,9 @@ impl Recorder {
     /// The position of `id` in the `kind` list of thread block `tb`'s
     /// `table`, added there if new. A short list is scanned (most hold a
     /// few ids, and a scan beats hashing them); past `SCANNED` ids (an
-    /// all-pairs block at hundreds of ranks), the list's positions are
-    /// kept in one index for the whole plan, so that a block of 2,000
-    /// channels costs no more per op than one of 20.
+    /// all-pairs block at hundreds of ranks), the list gets a table of
+    /// positions by id, so that a block of 2,000 channels costs no more
+    /// per op than one of 20.
     fn table_position(
         &mut self,
         rank: u32,
@@ -227,23 +227,36 @@ impl Recorder {
                 &mut lists.last_mut().expect("just pushed").1
             }
         };
-        let key = |id: u32| (rank, tb, table, kind, id);
         if ids.len() < SCANNED {
             if let Some(pos) = ids.iter().position(|x| *x == id) {
                 return pos as u32;
             }
             ids.push(id);
-            if ids.len() == SCANNED {
-                for (pos, &id) in ids.iter().enumerate() {
-                    self.positions.insert(key(id), pos as u32);
-                }
-            }
             return ids.len() as u32 - 1;
         }
-        *self.positions.entry(key(id)).or_insert_with(|| {
+        // By id: one past each id's position (0: not in the list). Ids
+        // are a rank's channel or buffer numbers, dense from 0.
+        let by_id = self
+            .positions
+            .entry((rank, tb, table, kind))
+            .or_insert_with(|| {
+                let mut by_id = Vec::new();
+                for (pos, &id) in ids.iter().enumerate() {
+                    if by_id.len() <= id as usize {
+                        by_id.resize(id as usize + 1, 0);
+                    }
+                    by_id[id as usize] = pos as u32 + 1;
+                }
+                by_id
+            });
+        if by_id.len() <= id as usize {
+            by_id.resize(id as usize + 1, 0);
+        }
+        if by_id[id as usize] == 0 {
             ids.push(id);
-            ids.len() as u32 - 1
-        })
+            by_id[id as usize] = ids.len() as u32;
+        }
+        by_id[id as usize] - 1
     }
 
     /// The thread-block-local index, among the buffers reached through
