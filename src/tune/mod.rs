@@ -198,6 +198,15 @@ fn try_all(req: &Request, space: &Space, candidates: &[Candidate]) -> Vec<Tried>
         .collect()
 }
 
+/// How a candidate is proved: as `msclc sim` proves a plan, two executions
+/// back to back in the buffer mode it declares.
+const VERIFY: SimOptions = SimOptions {
+    executions: 2,
+    inplace: None,
+    progress: false,
+    pipeline_chunk: None,
+};
+
 /// Compiles the program with `varied` (and the fixed settings), proves
 /// it, and predicts each size; or says why it is dropped.
 fn evaluate(
@@ -207,15 +216,7 @@ fn evaluate(
     let mut defines = req.fixed.to_vec();
     defines.extend_from_slice(varied);
     let plan = compiled(req, &defines)?;
-    let (report, run) = sim::simulate_recorded(
-        &plan,
-        &SimOptions {
-            executions: 2,
-            inplace: None,
-            progress: false,
-            pipeline_chunk: None,
-        },
-    );
+    let (report, run) = sim::simulate_recorded(&plan, &VERIFY);
     if report.verdict != Verdict::Verified {
         return Err(sim::output::verdict_line(&plan, &report)
             .trim_end_matches(':')
@@ -229,12 +230,7 @@ fn evaluate(
         topology: req.topology,
         dtype: req.dtype,
         sizes: req.span,
-        simulated: SimOptions {
-            executions: 2,
-            inplace: None,
-            progress: false,
-            pipeline_chunk: None,
-        },
+        simulated: VERIFY,
         trace: None,
         svg: None,
         explain: None,
