@@ -185,6 +185,23 @@ fn nothing_that_verifies_is_an_error_with_each_reason() {
     assert_eq!(unknown.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&unknown.stderr)
         .contains("--vary tgb: the program declares no param `tgb`"));
+    // A program that does not parse: its diagnostic at its line.
+    let bad = dir.join("bad.mscl");
+    std::fs::write(&bad, "param x int\n").unwrap();
+    let out = msclc(&[
+        "tune",
+        bad.to_str().unwrap(),
+        "--timing",
+        "h100-ib",
+        "--size",
+        "1K:4K",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("error[E0001]") && err.contains("bad.mscl:1:9"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -2,7 +2,7 @@
 //! size, and the plan set written (docs/tuning.md).
 
 use super::options::{parse_define, DtypeArg, LimitArgs};
-use super::outcome::{fail, wrong};
+use super::outcome::{fail, report};
 use clap::Args;
 use msclc::diag::{Code, Diagnostic};
 use msclc::tune::{self, report};
@@ -89,14 +89,12 @@ pub(crate) fn exec(args: &TuneArgs) -> ExitCode {
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         )
     });
-    let progress = || {
+    let progress = |candidates: usize| {
         if let Some(bar) = &bar {
+            bar.set_length(candidates as u64);
             bar.inc(1);
         }
     };
-    if let Some(bar) = &bar {
-        bar.set_length(args.max_candidates as u64);
-    }
     let request = tune::Request {
         path: &args.input,
         fixed: &args.define,
@@ -116,11 +114,8 @@ pub(crate) fn exec(args: &TuneArgs) -> ExitCode {
     }
     let tuned = match tuned {
         Ok(t) => t,
-        Err(d) if d.code == Code::NoCandidate => {
-            tell!("{}", msclc::diag::SourceMap::default().render(&[d]));
-            return wrong();
-        }
-        Err(d) => return fail(d),
+        // E0606 exits 1 (the program is wrong), E08xx 2.
+        Err((sources, diags)) => return report(&sources, &diags),
     };
     // The plans, compiled again (only the table's times were kept).
     let mut plans = Vec::new();

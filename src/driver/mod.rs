@@ -92,10 +92,7 @@ pub fn compile_with(path: &Path, defines: &[(String, String)], limits: Limits) -
     let mut timings = Timings::default();
     let result = match timings.time("read", || read_source(path)) {
         Ok(text) => compile_text(&mut sources, &mut timings, path, text, defines, limits),
-        Err(e) => Err(vec![Diagnostic::plain(
-            Code::Unreadable,
-            format!("cannot read {}: {e}", path.display()),
-        )]),
+        Err(e) => Err(vec![unreadable(path, e)]),
     };
     Compilation {
         warnings: warnings_of(&result),
@@ -129,9 +126,8 @@ pub fn compile_for_ranks(
         Ok(plan) => plan.ranks.len(),
         Err(_) => return first,
     };
-    let mut sources = SourceMap::default();
-    let text = read_source(path).unwrap_or_default();
-    let stmts = match load(&mut sources, path, text) {
+    let (sources, program) = parse_file(path);
+    let stmts = match program {
         Ok(program) => program.stmts,
         Err(f) => {
             return Compilation {
@@ -303,6 +299,25 @@ pub fn analyze(
         index,
         diagnostics,
     }
+}
+
+/// Reads and parses the program at `path` with its imports, unchecked:
+/// its sources (for rendering what went wrong), and the program or why
+/// there is none.
+pub fn parse_file(path: &Path) -> (SourceMap, Result<Program, Vec<Diagnostic>>) {
+    let mut sources = SourceMap::default();
+    let program = match read_source(path) {
+        Ok(text) => load(&mut sources, path, text),
+        Err(e) => Err(vec![unreadable(path, e)]),
+    };
+    (sources, program)
+}
+
+fn unreadable(path: &Path, e: std::io::Error) -> Diagnostic {
+    Diagnostic::plain(
+        Code::Unreadable,
+        format!("cannot read {}: {e}", path.display()),
+    )
 }
 
 /// Parses the main file and, transitively, the files it imports.

@@ -65,15 +65,8 @@ pub fn declared(stmts: &[Stmt]) -> Vec<Declared<'_>> {
 /// the values as written. Only parsed: a program whose later stages fail
 /// still lists them.
 pub fn listing_json(path: &Path) -> Result<String, (SourceMap, Vec<Diagnostic>)> {
-    let mut sources = SourceMap::default();
-    let text = super::read_source(path).map_err(|e| {
-        let d = Diagnostic::plain(
-            Code::Unreadable,
-            format!("cannot read {}: {e}", path.display()),
-        );
-        (SourceMap::default(), vec![d])
-    })?;
-    let program = match super::load(&mut sources, path, text) {
+    let (sources, program) = super::parse_file(path);
+    let program = match program {
         Ok(p) => p,
         Err(d) => return Err((sources, d)),
     };

@@ -11,7 +11,7 @@ pub mod choose;
 pub mod report;
 pub mod space;
 
-use crate::diag::{Code, Diagnostic, Severity};
+use crate::diag::{Code, Diagnostic, Severity, SourceMap};
 use crate::driver::{self, Compilation};
 use crate::eval::Limits;
 use crate::ir::{Dtype, Plan};
@@ -38,8 +38,9 @@ pub struct Request<'a> {
     /// A candidate within this fraction of the fastest counts as fastest.
     pub within: f64,
     pub limits: Limits,
-    /// Called as each candidate is done (a progress bar).
-    pub progress: &'a (dyn Fn() + Sync),
+    /// Called as each candidate is done, with how many there are (a
+    /// progress bar).
+    pub progress: &'a (dyn Fn(usize) + Sync),
 }
 
 /// What one candidate came to.
@@ -97,18 +98,17 @@ impl Tuned {
     }
 }
 
-/// Tunes the program of `req`. Errors are diagnostics: the program does
-/// not parse, `--vary` names no param, nothing to vary, or no candidate
-/// verifies at some size (each dropped one's reason in the notes).
-pub fn tune(req: &Request) -> Result<Tuned, Diagnostic> {
-    let text = driver::read_source(req.path).map_err(|e| {
-        Diagnostic::plain(
-            Code::Unreadable,
-            format!("cannot read {}: {e}", req.path.display()),
-        )
-    })?;
-    let mut sources = crate::diag::SourceMap::default();
-    let program = driver::load(&mut sources, req.path, text).map_err(|mut d| d.remove(0))?;
+/// Tunes the program of `req`. Errors are diagnostics, with the sources
+/// to render them against: the program does not parse, `--vary` names no
+/// param, nothing to vary, or no candidate verifies at some size (each
+/// dropped one's reason in the notes).
+pub fn tune(req: &Request) -> Result<Tuned, (SourceMap, Vec<Diagnostic>)> {
+    let (sources, program) = driver::parse_file(req.path);
+    let program = match program {
+        Ok(p) => p,
+        Err(d) => return Err((sources, d)),
+    };
+    let fail = |d: Diagnostic| (SourceMap::default(), vec![d]);
     let declared = driver::params::declared(&program.stmts);
     let space = Space::new(
         &declared,
@@ -116,12 +116,12 @@ pub fn tune(req: &Request) -> Result<Tuned, Diagnostic> {
         req.vary,
         req.fixed,
     )
-    .map_err(|why| Diagnostic::plain(Code::Define, why))?;
+    .map_err(|why| fail(Diagnostic::plain(Code::Define, why)))?;
     if space.axes.is_empty() {
-        return Err(Diagnostic::plain(
+        return Err(fail(Diagnostic::plain(
             Code::Define,
             "nothing to tune: no param lists its values (`param tbg: int in [1, 2, 4] = 1`) and no --vary NAME=V1,V2 names one",
-        ));
+        )));
     }
     let (candidates, search) = space.candidates(req.max_candidates);
     let tried = try_all(req, &space, &candidates);
@@ -136,24 +136,25 @@ pub fn tune(req: &Request) -> Result<Tuned, Diagnostic> {
                 .collect()
         })
         .collect();
-    let segments = choose::segments(&times, sizes.len(), req.within).map_err(|s| {
-        let mut d = Diagnostic::plain(
-            Code::NoCandidate,
-            format!(
-                "no candidate of the {} tried verifies and runs at {} B",
-                tried.len(),
-                sizes[s]
-            ),
-        );
-        for t in tried.iter().take(8) {
-            let why = t.why_not(s).unwrap_or("");
-            d = d.with_note(format!("{}: {why}", space.describe(&t.candidate)));
-        }
-        d.with_note(
+    let segments =
+        choose::segments(&times, sizes.len(), req.within).map_err(|s| {
+            let mut d = Diagnostic::plain(
+                Code::NoCandidate,
+                format!(
+                    "no candidate of the {} tried verifies and runs at {} B",
+                    tried.len(),
+                    sizes[s]
+                ),
+            );
+            for t in tried.iter().take(8) {
+                let why = t.why_not(s).unwrap_or("");
+                d = d.with_note(format!("{}: {why}", space.describe(&t.candidate)));
+            }
+            fail(d.with_note(
             "help: fix the program for one candidate (msclc sim -D ...), or vary other values"
                 .to_string(),
-        )
-    })?;
+        ))
+        })?;
     let ranges = choose::ranges(&segments, &sizes, req.span);
     Ok(Tuned {
         space,
@@ -186,7 +187,7 @@ fn try_all(req: &Request, space: &Space, candidates: &[Candidate]) -> Vec<Tried>
                     candidate: candidate.clone(),
                     outcome,
                 });
-                (req.progress)();
+                (req.progress)(candidates.len());
             });
         }
     });
