@@ -13,6 +13,23 @@ pub fn human_bytes(b: u64) -> String {
     format!("{} {}", sig3(v), UNITS[u])
 }
 
+/// `1K`, `64K`, `2M`, `1G`: a size as plan files are named (bytes where
+/// it is not a whole number of KiB).
+pub fn short_bytes(bytes: u64) -> String {
+    const UNITS: [(u64, &str); 4] = [
+        (1 << 40, "T"),
+        (1 << 30, "G"),
+        (1 << 20, "M"),
+        (1 << 10, "K"),
+    ];
+    for (unit, suffix) in UNITS {
+        if bytes >= unit && bytes.is_multiple_of(unit) {
+            return format!("{}{suffix}", bytes / unit);
+        }
+    }
+    bytes.to_string()
+}
+
 /// Three significant digits at most, no trailing zeros: 64, 1.5, 12.3.
 pub fn sig3(v: f64) -> String {
     let decimals = if v >= 100.0 {

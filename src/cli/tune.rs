@@ -141,8 +141,8 @@ pub(crate) fn exec(args: &TuneArgs) -> ExitCode {
         topology.name,
         plans.first().map_or(0, |p| p.ranks.len()),
         msclc::ir::Dtype::from(args.dtype).nccl_name(),
-        report::short_size(args.size.0),
-        report::short_size(args.size.1)
+        msclc::units::short_bytes(args.size.0),
+        msclc::units::short_bytes(args.size.1)
     );
     say!("{}", report::table(&tuned, &title));
     let Some(dir) = &args.output else {

@@ -362,7 +362,7 @@ impl<const D: u32> fmt::Display for Fixed<D> {
 
 /// Text as XML character data or an attribute value. Characters XML 1.0
 /// cannot hold at all (most controls) become U+FFFD.
-struct Esc<'a>(&'a str);
+pub(crate) struct Esc<'a>(pub &'a str);
 
 impl fmt::Display for Esc<'_> {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {

@@ -7,23 +7,6 @@ use super::{Tried, Tuned};
 use serde_json::{json, Value};
 use std::fmt::Write;
 
-/// `1K`, `64K`, `2M`, `1G`: a size as plan files are named (bytes where
-/// it is not a whole number of KiB).
-pub fn short_size(bytes: u64) -> String {
-    const UNITS: [(u64, &str); 4] = [
-        (1 << 40, "T"),
-        (1 << 30, "G"),
-        (1 << 20, "M"),
-        (1 << 10, "K"),
-    ];
-    for (unit, suffix) in UNITS {
-        if bytes >= unit && bytes.is_multiple_of(unit) {
-            return format!("{}{suffix}", bytes / unit);
-        }
-    }
-    bytes.to_string()
-}
-
 /// The file of segment `k`'s plan: `NAME_FIRST_LAST.json`, by the first
 /// and last sizes it serves (as MSCCL++ names its default plans).
 pub fn file_name(plan_name: &str, tuned: &Tuned, k: usize) -> String {
@@ -40,8 +23,8 @@ pub fn file_name(plan_name: &str, tuned: &Tuned, k: usize) -> String {
         .collect();
     format!(
         "{name}_{}_{}.json",
-        short_size(tuned.sizes[seg.first]),
-        short_size(tuned.sizes[seg.last])
+        crate::units::short_bytes(tuned.sizes[seg.first]),
+        crate::units::short_bytes(tuned.sizes[seg.last])
     )
 }
 
@@ -203,7 +186,7 @@ pub fn svg(tuned: &Tuned, title: &str) -> String {
     let _ = writeln!(
         out,
         r#"<text x="{left}" y="22" font-size="14">{}</text>"#,
-        escape(title)
+        crate::timing::svg::Esc(title)
     );
     for k in 0..=4 {
         let bw = peak * f64::from(k) / 4.0;
@@ -222,7 +205,7 @@ pub fn svg(tuned: &Tuned, title: &str) -> String {
             r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
             x(s),
             top + height + 18.0,
-            short_size(size)
+            crate::units::short_bytes(size)
         );
     }
     let _ = writeln!(
@@ -273,10 +256,4 @@ pub fn svg(tuned: &Tuned, title: &str) -> String {
     );
     out.push_str("</svg>\n");
     out
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
