@@ -241,13 +241,18 @@ def _run(command: List[str], source: Source, args: List[str], wrong_is_result: b
     raise MsclcError(out.stderr.rstrip("\n"), out.returncode, _diagnostics(out.stderr))
 
 
+def _is_path(source: Source) -> bool:
+    """Whether ``source`` names a file (else it is a program's text)."""
+    if isinstance(source, os.PathLike):
+        return True
+    return "\n" not in source and ("program" not in source or os.path.exists(source))
+
+
 def _source_path(source: Source, scratch: str) -> str:
     """A file to hand the command: the path given, or the program text
     written to a file in ``scratch``."""
-    if isinstance(source, os.PathLike):
+    if _is_path(source):
         return os.fspath(source)
-    if "\n" not in source and ("program" not in source or os.path.exists(source)):
-        return source
     path = os.path.join(scratch, "program.mscl")
     with open(path, "w") as f:
         f.write(source)

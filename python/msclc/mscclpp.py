@@ -25,7 +25,7 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Optional
 
-from . import MsclcError, Source, compile as _compile_plan, params as _declared, version
+from . import MsclcError, Source, _is_path, compile as _compile_plan, params as _declared, version
 
 __all__ = ["SPEC_FIELDS", "compile", "plan"]
 
@@ -187,12 +187,6 @@ def _write_atomically(path: Path, text: str) -> None:
     finally:
         if tmp.exists():
             tmp.unlink()
-
-
-def _is_path(source: Source) -> bool:
-    if isinstance(source, os.PathLike):
-        return True
-    return "\n" not in source and os.path.exists(source)
 
 
 def _source_bytes(source: Source) -> bytes:
