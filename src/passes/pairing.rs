@@ -18,11 +18,25 @@ fn signals(name: OpName) -> bool {
     name.is_signal() || matches!(name, OpName::PutWithSignal | OpName::PutWithSignalAndFlush)
 }
 
-/// Where the ops that signal on, or wait on, one channel end are.
-#[derive(Default, Clone)]
+/// Where the ops that signal on, and wait on, each channel end are: one
+/// list for the whole plan, sliced by end (a plan of a million ops has
+/// hundreds of thousands of ends; two growing lists for each cost more
+/// than the rest of the pass).
 struct Uses {
-    signals: Vec<Origin>,
-    waits: Vec<Origin>,
+    /// Where the signals of end `e` start (`2e`), then its waits (`2e + 1`);
+    /// one more entry closes the last.
+    starts: Vec<usize>,
+    origins: Vec<Origin>,
+}
+
+impl Uses {
+    fn signals(&self, end: usize) -> &[Origin] {
+        &self.origins[self.starts[2 * end]..self.starts[2 * end + 1]]
+    }
+
+    fn waits(&self, end: usize) -> &[Origin] {
+        &self.origins[self.starts[2 * end + 1]..self.starts[2 * end + 2]]
+    }
 }
 
 /// A channel end whose signals and its pair's waits differ in number, or
@@ -39,61 +53,78 @@ struct Mismatch {
 struct Tally<'p> {
     plan: &'p Plan,
     pairs: ChannelPairs,
-    uses: Vec<Uses>,
+    uses: Uses,
+}
+
+/// Calls `f` for every signal and wait on a channel end of the plan, in
+/// plan order, with its slot in [`Uses::starts`] and the op's origin.
+fn each_use(plan: &Plan, pairs: &ChannelPairs, mut f: impl FnMut(usize, Origin)) {
+    for (r, rank) in plan.ranks.iter().enumerate() {
+        for tb in &rank.threadblocks {
+            for (op, _) in tb.ops_with_bodies() {
+                let Some(kind) = op.channel else { continue };
+                let is_signal = signals(op.name);
+                if !is_signal && !op.name.is_wait() {
+                    continue;
+                }
+                let table = tb.channel_ids(kind);
+                for &local in &op.channel_ids {
+                    let Some(&channel) = table.get(local as usize) else {
+                        continue;
+                    };
+                    let Some(end) = pairs.index((r as u32, kind, channel)) else {
+                        continue;
+                    };
+                    let origin = Origin {
+                        span: op.span,
+                        context: op.context,
+                    };
+                    f(2 * end + usize::from(!is_signal), origin);
+                }
+            }
+        }
+    }
 }
 
 impl<'p> Tally<'p> {
     fn new(plan: &'p Plan) -> Tally<'p> {
         let pairs = ChannelPairs::new(plan);
-        let mut uses = vec![Uses::default(); pairs.len()];
-        for (r, rank) in plan.ranks.iter().enumerate() {
-            for tb in &rank.threadblocks {
-                for (op, _) in tb.ops_with_bodies() {
-                    let Some(kind) = op.channel else { continue };
-                    let is_signal = signals(op.name);
-                    if !is_signal && !op.name.is_wait() {
-                        continue;
-                    }
-                    let table = tb.channel_ids(kind);
-                    for &local in &op.channel_ids {
-                        let Some(&channel) = table.get(local as usize) else {
-                            continue;
-                        };
-                        let Some(end) = pairs.index((r as u32, kind, channel)) else {
-                            continue;
-                        };
-                        let origin = Origin {
-                            span: op.span,
-                            context: op.context,
-                        };
-                        if is_signal {
-                            uses[end].signals.push(origin);
-                        } else {
-                            uses[end].waits.push(origin);
-                        }
-                    }
-                }
-            }
+        // Counted first, then filled in place.
+        let mut starts = vec![0; 2 * pairs.len() + 1];
+        each_use(plan, &pairs, |slot, _| starts[slot + 1] += 1);
+        for i in 1..starts.len() {
+            starts[i] += starts[i - 1];
         }
-        Tally { plan, pairs, uses }
+        let mut origins = vec![Origin::default(); starts[starts.len() - 1]];
+        let mut next = starts.clone();
+        each_use(plan, &pairs, |slot, origin| {
+            origins[next[slot]] = origin;
+            next[slot] += 1;
+        });
+        Tally {
+            plan,
+            pairs,
+            uses: Uses { starts, origins },
+        }
     }
 
     /// The waits on `end`'s pair (none when it has no pair).
     fn waits_back(&self, back: Option<Endpoint>) -> &[Origin] {
         back.and_then(|b| self.pairs.index(b))
-            .map_or(&[][..], |b| &self.uses[b].waits[..])
+            .map_or(&[][..], |b| self.uses.waits(b))
     }
 
     /// Every mismatched channel end, in rank and channel order.
     fn mismatches(&self) -> impl Iterator<Item = Mismatch> + '_ {
-        self.uses.iter().enumerate().filter_map(|(i, uses)| {
+        (0..self.pairs.len()).filter_map(|i| {
+            let (signals, waits) = (self.uses.signals(i), self.uses.waits(i));
             let end = self.pairs.endpoint(i);
             let back = self.pairs.pair(end);
             let excess = match back {
-                Some(_) => uses.signals.len() as i64 - self.waits_back(back).len() as i64,
+                Some(_) => signals.len() as i64 - self.waits_back(back).len() as i64,
                 // Nobody waits for these signals; no signal releases these waits.
-                None if !uses.signals.is_empty() => uses.signals.len() as i64,
-                None => -(uses.waits.len() as i64),
+                None if !signals.is_empty() => signals.len() as i64,
+                None => -(waits.len() as i64),
             };
             (excess != 0).then_some(Mismatch { end, back, excess })
         })
@@ -107,11 +138,11 @@ impl<'p> Tally<'p> {
     /// reference compiler counts them.
     fn rank_pair_excess(&self) -> HashMap<(ChannelKind, u32, u32), i64> {
         let mut excess: HashMap<_, i64> = HashMap::new();
-        for (i, uses) in self.uses.iter().enumerate() {
+        for i in 0..self.pairs.len() {
             let end @ (rank, kind, _) = self.pairs.endpoint(i);
             let peer = self.peer(end);
-            *excess.entry((kind, rank, peer)).or_default() += uses.signals.len() as i64;
-            *excess.entry((kind, peer, rank)).or_default() -= uses.waits.len() as i64;
+            *excess.entry((kind, rank, peer)).or_default() += self.uses.signals(i).len() as i64;
+            *excess.entry((kind, peer, rank)).or_default() -= self.uses.waits(i).len() as i64;
         }
         excess
     }
@@ -164,13 +195,13 @@ pub fn warnings(plan: &Plan) -> Vec<Diagnostic> {
 
 fn diagnostic(tally: &Tally, m: &Mismatch) -> Diagnostic {
     let plan = tally.plan;
-    let uses = &tally.uses[tally.pairs.index(m.end).unwrap_or(0)];
+    let end = tally.pairs.index(m.end).unwrap_or(0);
     if m.back.is_none() && m.excess < 0 {
-        return unpaired_waits(plan, m.end, &uses.waits);
+        return unpaired_waits(plan, m.end, tally.uses.waits(end));
     }
     let elsewhere = waits_elsewhere(tally, m.end, m.back);
     let waits = tally.waits_back(m.back);
-    mismatch(plan, m.end, m.back, (&uses.signals, waits), elsewhere)
+    mismatch(plan, m.end, m.back, (tally.uses.signals(end), waits), elsewhere)
 }
 
 /// The waits of `from`'s peer for `from`'s rank on its other channels of
@@ -189,15 +220,15 @@ fn waits_elsewhere(tally: &Tally, from: Endpoint, back: Option<Endpoint>) -> Vec
         let paired = pairs.pair(theirs);
         let signalled = paired
             .and_then(|p| pairs.index(p))
-            .map_or(0, |p| uses[p].signals.len());
-        if uses[end].waits.len() <= signalled {
+            .map_or(0, |p| uses.signals(p).len());
+        if uses.waits(end).len() <= signalled {
             continue;
         }
         let pairs_with = match paired {
             Some(p) => format!("pairs with rank {rank}'s channel {}", p.2),
             None => format!("has no pair on rank {rank}"),
         };
-        for o in &uses[end].waits {
+        for o in uses.waits(end) {
             out.push((
                 o.span,
                 format!(
