@@ -64,9 +64,9 @@ pub(super) fn field(ev: &mut Evaluator<'_>, v: &Value, which: Field, name: &Iden
         (Value::Chunk(c), Field::Size) => int(c.size),
         (Value::MemoryChannel(c) | Value::PortChannel(c), Field::SrcRank) => int(c.src),
         (Value::MemoryChannel(c) | Value::PortChannel(c), Field::DstRank) => int(c.dst),
-        (Value::TbGroup(tbs), Field::TbList) => Ok(Value::List(Rc::new(
+        (Value::TbGroup(tbs), Field::TbList) => Ok(Value::List(
             tbs.iter().map(|t| Value::Int(*t as i64)).collect(),
-        ))),
+        )),
         _ => Err(ev.error(
             Code::NoSuchMember,
             name.span,

@@ -75,11 +75,24 @@ impl<'c> Evaluator<'c> {
             }
             ExprKind::Index(target, index) => {
                 let t = self.expr(target)?;
+                if let (Value::Map(m), ExprKind::Tuple(items)) = (&t, &index.kind) {
+                    // The hot path of programs over channel maps: the pair
+                    // is looked up as it is evaluated, never built.
+                    let key = items
+                        .iter()
+                        .map(|item| self.expr(item))
+                        .collect::<Res<smallvec::SmallVec<[Value; 4]>>>()?;
+                    if let Some(v) = m.lookup(value::Key::Tuple(&key)) {
+                        return Ok(v.clone());
+                    }
+                    let key = Value::Tuple(Rc::from(&key[..]));
+                    return calls::index(self, e.span, &t, &key, index.span);
+                }
                 let i = self.expr(index)?;
                 calls::index(self, e.span, &t, &i, index.span)
             }
-            ExprKind::Tuple(items) => Ok(Value::Tuple(Rc::new(self.exprs(items)?))),
-            ExprKind::List(items) => Ok(Value::List(Rc::new(self.exprs(items)?))),
+            ExprKind::Tuple(items) => Ok(Value::Tuple(self.exprs(items)?)),
+            ExprKind::List(items) => Ok(Value::List(self.exprs(items)?)),
             ExprKind::ListComp(item, loops) => {
                 let mut out = Vec::new();
                 self.for_each(loops, 0, &mut |ev| {
@@ -87,7 +100,7 @@ impl<'c> Evaluator<'c> {
                     out.push(ev.expr(item)?);
                     Ok(true)
                 })?;
-                Ok(Value::List(Rc::new(out)))
+                Ok(Value::List(out.into()))
             }
             ExprKind::Map(entries) => {
                 let mut m = MapBuilder::new();
@@ -117,8 +130,17 @@ impl<'c> Evaluator<'c> {
         }
     }
 
-    pub(super) fn exprs(&mut self, items: &'c [Expr]) -> Res<Vec<Value>> {
-        items.iter().map(|e| self.expr(e)).collect()
+    /// The values of a list or tuple literal's items, in one allocation.
+    pub(super) fn exprs(&mut self, items: &'c [Expr]) -> Res<Rc<[Value]>> {
+        let values = items
+            .iter()
+            .map(|e| self.expr(e))
+            .collect::<Res<smallvec::SmallVec<[Value; 8]>>>()?;
+        Ok(if values.spilled() {
+            values.into_vec().into()
+        } else {
+            Rc::from(&values[..])
+        })
     }
 
     pub(super) fn binary(&mut self, span: Span, op: BinOp, a: &'c Expr, b: &'c Expr) -> Res<Value> {
@@ -175,7 +197,7 @@ impl<'c> Evaluator<'c> {
             (Add, Value::List(s), Value::List(t)) => {
                 self.within_size(span, s.len() + t.len(), "a list", "elements")?;
                 self.work(span, s.len() + t.len(), false)?;
-                Value::List(Rc::new(s.iter().chain(t.iter()).cloned().collect()))
+                Value::List(s.iter().chain(t.iter()).cloned().collect())
             }
             (_, Value::Int(x), Value::Int(y)) => {
                 let (x, y) = (*x, *y);

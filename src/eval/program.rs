@@ -2,6 +2,7 @@
 
 use super::args::{self, Arg};
 use super::value::*;
+use std::rc::Rc;
 use super::{Evaluator, Res};
 use crate::diag::{Code, Span};
 use crate::ir::*;
@@ -26,7 +27,7 @@ pub fn build_plan(
         let vspan = *vspan;
         let positive = |what: &str, max: u64| ev.count(vspan, &format!("`{what}`"), v, max);
         match (key.name.as_str(), v) {
-            ("collective", Value::Collective(c)) => collective = Some(*c),
+            ("collective", Value::Collective(c)) => collective = Some(**c),
             ("num_ranks", _) => num_ranks = Some((positive("num_ranks", MAX_RANKS)?, vspan)),
             ("instances", _) => options.instances = positive("instances", 1024)?,
             ("protocol", Value::Protocol(p)) => options.protocol = *p,
@@ -123,14 +124,14 @@ pub(super) fn collective(ev: &Evaluator<'_>, which: Builtin, a: &args::Collectiv
         Builtin::AllToAll => ("alltoall", n * c, n * c),
         _ => ("sendrecv", c, c),
     };
-    Ok(Value::Collective(CollectiveVal {
+    Ok(Value::Collective(Rc::new(CollectiveVal {
         name,
         num_ranks: n,
         chunk_factor: c,
         inplace: a.inplace.value,
         input_chunks: input,
         output_chunks: output,
-    }))
+    })))
 }
 
 /// `test_collective(..)`: any buffer sizes.
@@ -150,14 +151,14 @@ pub(super) fn test_collective(ev: &Evaluator<'_>, a: &args::TestCollective) -> R
     };
     let input = size(&a.input_size, "input size")?;
     let output = size(&a.output_size, "output size")?;
-    Ok(Value::Collective(CollectiveVal {
+    Ok(Value::Collective(Rc::new(CollectiveVal {
         name: "test",
         num_ranks: n,
         chunk_factor: 1,
         inplace: false,
         input_chunks: input,
         output_chunks: output,
-    }))
+    })))
 }
 
 /// A collective's number of ranks.

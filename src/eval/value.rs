@@ -76,8 +76,8 @@ pub enum Value {
     Bool(bool),
     Str(Rc<str>),
     Range(i64, i64),
-    List(Rc<Vec<Value>>),
-    Tuple(Rc<Vec<Value>>),
+    List(Rc<[Value]>),
+    Tuple(Rc<[Value]>),
     Map(Rc<MapVal>),
     Rank(u32),
     Buffer(BufferVal),
@@ -91,7 +91,7 @@ pub enum Value {
         rank: u32,
         id: u32,
     },
-    Collective(CollectiveVal),
+    Collective(Rc<CollectiveVal>),
     Protocol(Protocol),
     Sync(DataSync),
     ReduceOp(ReduceOp),
@@ -120,12 +120,50 @@ impl From<crate::vocab::Constant> for Value {
 #[derive(Debug, Default)]
 pub struct MapVal {
     pub entries: Vec<(Value, Value)>,
-    index: rustc_hash::FxHashMap<Value, usize>,
+    /// Positions in `entries`, by the hash of their key ([`key_hash`]).
+    index: hashbrown::HashTable<u32>,
+}
+
+/// A key as a lookup gives it: a value, or the items of a tuple not yet
+/// built (`channels[(peer, gpu)]` looks up its pair without allocating it).
+#[derive(Clone, Copy)]
+pub enum Key<'a> {
+    Value(&'a Value),
+    Tuple(&'a [Value]),
+}
+
+impl Key<'_> {
+    fn hash(self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = rustc_hash::FxHasher::default();
+        match self {
+            // A tuple hashes as its items, whichever way it comes.
+            Key::Value(Value::Tuple(items)) => items[..].hash(&mut h),
+            Key::Tuple(items) => items.hash(&mut h),
+            Key::Value(v) => v.hash(&mut h),
+        }
+        h.finish()
+    }
+
+    fn matches(self, key: &Value) -> bool {
+        match (self, key) {
+            (Key::Value(v), key) => v == key,
+            (Key::Tuple(items), Value::Tuple(k)) => items == &k[..],
+            (Key::Tuple(_), _) => false,
+        }
+    }
 }
 
 impl MapVal {
     pub fn get(&self, key: &Value) -> Option<&Value> {
-        self.index.get(key).map(|&i| &self.entries[i].1)
+        self.lookup(Key::Value(key))
+    }
+
+    pub fn lookup(&self, key: Key<'_>) -> Option<&Value> {
+        let entries = &self.entries;
+        self.index
+            .find(key.hash(), |&i| key.matches(&entries[i as usize].0))
+            .map(|&i| &entries[i as usize].1)
     }
 }
 
@@ -157,11 +195,17 @@ impl MapBuilder {
 
     pub fn insert(&mut self, key: Value, value: Value) {
         let map = &mut self.map;
-        match map.index.get(&key) {
-            Some(&i) => map.entries[i].1 = value,
+        let hash = Key::Value(&key).hash();
+        let entries = &map.entries;
+        match map.index.find(hash, |&i| entries[i as usize].0 == key) {
+            Some(&i) => map.entries[i as usize].1 = value,
             None => {
-                map.index.insert(key.clone(), map.entries.len());
+                // Positions fit in u32: maps stop at MAX_ELEMENTS entries.
+                let i = map.entries.len() as u32;
                 map.entries.push((key, value));
+                let entries = &map.entries;
+                map.index
+                    .insert_unique(hash, i, |&j| Key::Value(&entries[j as usize].0).hash());
             }
         }
     }
