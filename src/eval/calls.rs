@@ -157,7 +157,7 @@ fn slice(ev: &Evaluator<'_>, b: &BufferVal, lo: i64, hi: i64, span: Span) -> Res
 pub fn call_builtin(
     ev: &mut Evaluator<'_>,
     span: Span,
-    call: Call,
+    call: &Call,
     recv: Option<Value>,
 ) -> Res<Value> {
     match call {

@@ -50,7 +50,7 @@ impl<'c> Evaluator<'c> {
             ExprKind::Call(f, args) => self.call_user(e.span, *f, args),
             ExprKind::Builtin(sig, args) => {
                 let call = self.bind(e.span, sig.builtin, args)?;
-                calls::call_builtin(self, e.span, call, None)
+                calls::call_builtin(self, e.span, &call, None)
             }
             ExprKind::Method(target, method, candidates) => {
                 let recv = self.expr(target)?;
@@ -65,7 +65,7 @@ impl<'c> Evaluator<'c> {
                 };
                 let args = candidate.args.as_ref().map_err(|d| d.clone())?;
                 let call = self.bind(e.span, candidate.sig.builtin, args)?;
-                let value = calls::call_builtin(self, e.span, call, Some(recv))?;
+                let value = calls::call_builtin(self, e.span, &call, Some(recv))?;
                 self.within_op_budget(e.span)?;
                 Ok(value)
             }
@@ -78,10 +78,10 @@ impl<'c> Evaluator<'c> {
                 if let (Value::Map(m), ExprKind::Tuple(items)) = (&t, &index.kind) {
                     // The hot path of programs over channel maps: the pair
                     // is looked up as it is evaluated, never built.
-                    let key = items
-                        .iter()
-                        .map(|item| self.expr(item))
-                        .collect::<Res<smallvec::SmallVec<[Value; 4]>>>()?;
+                    let mut key = smallvec::SmallVec::<[Value; 4]>::new();
+                    for item in items {
+                        key.push(self.expr(item)?);
+                    }
                     if let Some(v) = m.lookup(value::Key::Tuple(&key)) {
                         return Ok(v.clone());
                     }
@@ -132,10 +132,10 @@ impl<'c> Evaluator<'c> {
 
     /// The values of a list or tuple literal's items, in one allocation.
     pub(super) fn exprs(&mut self, items: &'c [Expr]) -> Res<Rc<[Value]>> {
-        let values = items
-            .iter()
-            .map(|e| self.expr(e))
-            .collect::<Res<smallvec::SmallVec<[Value; 8]>>>()?;
+        let mut values = smallvec::SmallVec::<[Value; 8]>::new();
+        for item in items {
+            values.push(self.expr(item)?);
+        }
         Ok(if values.spilled() {
             values.into_vec().into()
         } else {

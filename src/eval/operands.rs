@@ -79,9 +79,9 @@ impl Evaluator<'_> {
         &self,
         call: Span,
         blocks: Blocks<'_>,
-    ) -> Res<Vec<(u32, Option<TbgInfo>)>> {
+    ) -> Res<smallvec::SmallVec<[(u32, Option<TbgInfo>); 1]>> {
         let (tb, group) = match blocks {
-            Blocks::One(tb) => return Ok(vec![(self.tb_in(tb)?, None)]),
+            Blocks::One(tb) => return Ok(smallvec::smallvec![(self.tb_in(tb)?, None)]),
             Blocks::OneOrGroup(tb, group) => (tb, group),
         };
         match (tb.value, &group.value) {
@@ -107,7 +107,7 @@ impl Evaluator<'_> {
                     value: t,
                     span: tb.span,
                 };
-                Ok(vec![(self.tb_in(&one)?, None)])
+                Ok(smallvec::smallvec![(self.tb_in(&one)?, None)])
             }
             (Some(_), Some(_)) => Err(self
                 .error(

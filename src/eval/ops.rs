@@ -25,7 +25,7 @@ fn remote(id: u32, c: Chunk) -> BufRef {
 }
 
 /// The methods of ranks, channels and semaphores: each records ops.
-pub(super) fn method(ev: &mut Evaluator<'_>, span: Span, call: Call, recv: Value) -> Res<Value> {
+pub(super) fn method(ev: &mut Evaluator<'_>, span: Span, call: &Call, recv: Value) -> Res<Value> {
     use Builtin as B;
     let which = call.builtin();
     match (call, &recv) {
@@ -245,7 +245,7 @@ pub(super) fn method(ev: &mut Evaluator<'_>, span: Span, call: Call, recv: Value
             }
             for (tb, tbg) in ev.blocks(span, Blocks::OneOrGroup(&a.tb, &a.tb_group))? {
                 let kind = ChannelKind::Memory;
-                let mut srcs = vec![local(src)];
+                let mut srcs: BufRefs = smallvec::smallvec![local(src)];
                 for &r in &remotes.value {
                     let rb = ev
                         .rec()
@@ -256,7 +256,7 @@ pub(super) fn method(ev: &mut Evaluator<'_>, span: Span, call: Call, recv: Value
                 let mut op = Op::new(OpName::ReadReduce, span);
                 op.channel = Some(kind);
                 op.channel_ids = smallvec::smallvec![cid];
-                op.src = srcs.into();
+                op.src = srcs;
                 op.dst = smallvec::smallvec![local(dst)];
                 op.tbg = tbg;
                 op.reduce_op = Some(a.reduce_op.value);

@@ -335,7 +335,8 @@ impl Recorder {
         let context = self.context;
         let pipeline = self.pipeline;
         let fusing = self.fuse;
-        let last = self.last_pipeline.get(&(rank, tb)).copied();
+        // Only ops in a pipeline ask which pipeline their block had last.
+        let last = pipeline.and_then(|_| self.last_pipeline.get(&(rank, tb)).copied());
         self.threadblock(rank, tb);
         let blocks = &mut self.blocks[rank as usize];
         if blocks.len() <= tb as usize {
