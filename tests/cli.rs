@@ -187,7 +187,7 @@ fn timings_name_every_stage_on_stderr_and_leave_the_plan_alone() {
         .collect();
     assert_eq!(
         stages,
-        ["read", "parse", "check", "evaluate", "passes", "write", "total"],
+        ["read", "parse", "check", "evaluate", "passes", "warnings", "write", "total"],
         "{err}"
     );
     assert!(err.lines().all(|l| l.ends_with(" ms")), "{err}");

@@ -42,7 +42,7 @@ pub(crate) fn exec(args: &CheckArgs) -> ExitCode {
         };
     }
     let limits = args.limits.limits();
-    let c = driver::compile_with(&args.input, &args.define, limits);
+    let c = args.warnings.compile(&args.input, &args.define, limits);
     match &c.result {
         Ok(_) if args.warnings.report(&c) => wrong(),
         Ok(_) => ExitCode::SUCCESS,

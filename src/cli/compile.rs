@@ -115,7 +115,7 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
             Err(code) => return code,
         }
     } else {
-        let c = driver::compile_with(input, &args.define, args.limits.limits());
+        let c = args.warnings.compile(input, &args.define, args.limits.limits());
         match c.result {
             Ok(_) if args.warnings.report(&c) => return wrong(),
             Ok(plan) => (plan, c.timings, Some(c.sources)),
@@ -157,6 +157,9 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
         Some(path) => msclc::files::write_with(path, write),
         None => write(&mut std::io::stdout().lock()),
     });
+    // The process ends next and the system takes its memory back at once:
+    // freeing a large plan op by op would take a tenth of its compile.
+    std::mem::forget(plan);
     if args.timings {
         tell!("{}", timings.report());
     }

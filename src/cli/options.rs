@@ -24,6 +24,20 @@ pub(crate) struct WarningArgs {
 }
 
 impl WarningArgs {
+    /// Compiles `input`, looking for the plan's warnings unless they would
+    /// not be shown.
+    pub(crate) fn compile(
+        &self,
+        input: &std::path::Path,
+        defines: &[(String, String)],
+        limits: msclc::eval::Limits,
+    ) -> driver::Compilation {
+        match self.quiet {
+            true => driver::compile_quietly(input, defines, limits),
+            false => driver::compile_with(input, defines, limits),
+        }
+    }
+
     /// Prints the warnings of `c` on standard error, unless quiet; whether
     /// they stop the command.
     pub(crate) fn report(&self, c: &driver::Compilation) -> bool {

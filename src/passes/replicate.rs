@@ -41,12 +41,10 @@ pub fn run(plan: &mut Plan) {
         instances,
         interleaved: plan.options.replication_policy == ReplicationPolicy::Interleaved,
     };
-    let ranks: Vec<RankPlan> = plan
-        .ranks
-        .iter()
+    plan.ranks = std::mem::take(&mut plan.ranks)
+        .into_iter()
         .map(|r| replicate_rank(r, layout))
         .collect();
-    plan.ranks = ranks;
     // The collective is now defined on the replicated buffers, as the
     // executor (and a plan read back from JSON) sees them: an AllToAll's
     // per-peer block, an AllGather's in-place slot, are counted in the
@@ -66,7 +64,10 @@ fn repeat<T: Clone>(items: &[T], layout: Layout) -> Vec<T> {
     out.into_iter().flatten().collect()
 }
 
-fn replicate_rank(rank: &RankPlan, layout: Layout) -> RankPlan {
+/// The rank's copies; the last takes the original ops, the others clone
+/// them (a plan of many instances is mostly copies: one clone fewer per op,
+/// and no original left to free).
+fn replicate_rank(mut rank: RankPlan, layout: Layout) -> RankPlan {
     let counts = ChunkCounts {
         input: rank.input_chunks,
         output: rank.output_chunks,
@@ -81,7 +82,8 @@ fn replicate_rank(rank: &RankPlan, layout: Layout) -> RankPlan {
     };
     let mut tbs = vec![ThreadBlock::default(); rank.threadblocks.len() * layout.instances as usize];
     for inst in 0..layout.instances {
-        for (t, tb) in rank.threadblocks.iter().enumerate() {
+        let last = inst + 1 == layout.instances;
+        for (t, tb) in rank.threadblocks.iter_mut().enumerate() {
             let channels = tb
                 .channels
                 .iter()
@@ -94,11 +96,13 @@ fn replicate_rank(rank: &RankPlan, layout: Layout) -> RankPlan {
                     )
                 })
                 .collect();
-            let ops = tb
-                .ops
-                .iter()
-                .map(|op| replicate_op(op, layout, inst, &counts, &sizes))
-                .collect();
+            let mut ops = match last {
+                true => std::mem::take(&mut tb.ops),
+                false => tb.ops.clone(),
+            };
+            for op in &mut ops {
+                shift_op(op, layout, inst, &counts, &sizes);
+            }
             tbs[layout.id(t as u32, sizes.tbs, inst) as usize] = ThreadBlock {
                 channels,
                 remote_refs: tb.remote_refs.clone(),
@@ -155,8 +159,9 @@ impl Sizes {
     }
 }
 
-fn replicate_op(op: &Op, layout: Layout, inst: u32, counts: &ChunkCounts, sizes: &Sizes) -> Op {
-    let mut op = op.clone();
+/// Moves a copy of an op to instance `inst`'s chunks, barriers and
+/// semaphores.
+fn shift_op(op: &mut Op, layout: Layout, inst: u32, counts: &ChunkCounts, sizes: &Sizes) {
     let chunk = |r: &mut BufRef, total: u32| r.index = layout.chunk(r.index, r.size, total, inst);
     // The reference moves every chunk of an op but the packet copies a
     // fused reduce-and-copy (`recpkt`, `recspkt`) writes: local
@@ -199,8 +204,7 @@ fn replicate_op(op: &Op, layout: Layout, inst: u32, counts: &ChunkCounts, sizes:
             *s = layout.id(*s, sizes.semaphores, inst);
         }
         for inner in &mut extra.body {
-            *inner = replicate_op(inner, layout, inst, counts, sizes);
+            shift_op(inner, layout, inst, counts, sizes);
         }
     }
-    op
 }
