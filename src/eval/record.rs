@@ -5,7 +5,6 @@
 use super::value::{ChannelVal, SwitchVal, Value};
 use crate::diag::Span;
 use crate::ir::*;
-use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -25,17 +24,19 @@ pub struct Recorder {
     loop_names: Vec<Rc<str>>,
     /// Ops recorded so far.
     ops: u64,
-    /// Per (rank, owner, kind): the rank-level remote buffer's index.
-    remote_buffer_ids: FxHashMap<(u32, u32, BufferKind), u32>,
+    /// Per rank, by owner and kind (`owner * 3 + kind`): the index of the
+    /// rank's remote buffer of that owner's buffer, `NO_REMOTE` if none yet.
+    /// A table per rank that reaches a peer at all: every op through a
+    /// channel asks it.
+    remote_buffer_ids: Vec<Vec<u32>>,
     /// Per rank, per thread block: its ops as they are made (moved into
     /// the plan by `into_plan`).
     blocks: Vec<Vec<BlockOps>>,
     /// Whether ops are fused as they are made.
     fuse: bool,
-    /// The positions, by id, in the block tables that outgrew a scan
-    /// (`table_position`).
-    positions: FxHashMap<(u32, u32, BlockTable, ChannelKind), Vec<u32>>,
 }
+
+const NO_REMOTE: u32 = u32::MAX;
 
 /// Ids a block table's list holds before `table_position` indexes them.
 const SCANNED: usize = 64;
@@ -49,6 +50,10 @@ struct BlockOps {
     fused: crate::passes::fuse::Fuser,
     unfused: Vec<Op>,
     open_pipeline: Option<Op>,
+    /// Per block table and channel kind (`table * 3 + kind`), once its
+    /// list outgrew a scan: one past each id's position, by id (0: not in
+    /// the list). Ids are a rank's channel or buffer numbers, dense from 0.
+    positions: [Vec<u32>; 6],
 }
 
 impl BlockOps {
@@ -83,6 +88,15 @@ enum BlockTable {
     RemoteRefs,
 }
 
+/// What block `tb` of `rank` has made so far.
+fn block_ops(blocks: &mut [Vec<BlockOps>], rank: u32, tb: u32) -> &mut BlockOps {
+    let blocks = &mut blocks[rank as usize];
+    if blocks.len() <= tb as usize {
+        blocks.resize_with(tb as usize + 1, BlockOps::default);
+    }
+    &mut blocks[tb as usize]
+}
+
 impl Recorder {
     /// The recorder of `plan`, fusing ops as they are made if `fuse`.
     pub fn new(plan: Plan, fuse: bool) -> Recorder {
@@ -96,10 +110,9 @@ impl Recorder {
             context: 0,
             loop_names: Vec::new(),
             ops: 0,
-            remote_buffer_ids: FxHashMap::default(),
+            remote_buffer_ids: vec![Vec::new(); n],
             blocks: (0..n).map(|_| Vec::new()).collect(),
             fuse,
-            positions: FxHashMap::default(),
         }
     }
 
@@ -215,6 +228,7 @@ impl Recorder {
     ) -> u32 {
         self.threadblock(rank, tb);
         let block = &mut self.plan.ranks[rank as usize].threadblocks[tb as usize];
+        let made = block_ops(&mut self.blocks, rank, tb);
         let lists = match table {
             BlockTable::Channels => &mut block.channels,
             BlockTable::RemoteRefs => &mut block.remote_refs,
@@ -234,21 +248,15 @@ impl Recorder {
             ids.push(id);
             return ids.len() as u32 - 1;
         }
-        // By id: one past each id's position (0: not in the list). Ids
-        // are a rank's channel or buffer numbers, dense from 0.
-        let by_id = self
-            .positions
-            .entry((rank, tb, table, kind))
-            .or_insert_with(|| {
-                let mut by_id = Vec::new();
-                for (pos, &id) in ids.iter().enumerate() {
-                    if by_id.len() <= id as usize {
-                        by_id.resize(id as usize + 1, 0);
-                    }
-                    by_id[id as usize] = pos as u32 + 1;
+        let by_id = &mut made.positions[table as usize * 3 + kind as usize];
+        if by_id.is_empty() {
+            for (pos, &id) in ids.iter().enumerate() {
+                if by_id.len() <= id as usize {
+                    by_id.resize(id as usize + 1, 0);
                 }
-                by_id
-            });
+                by_id[id as usize] = pos as u32 + 1;
+            }
+        }
         if by_id.len() <= id as usize {
             by_id.resize(id as usize + 1, 0);
         }
@@ -270,12 +278,18 @@ impl Recorder {
         kind: BufferKind,
         access: ChannelKind,
     ) -> u32 {
+        let ranks = self.plan.ranks.len();
         let remotes = &mut self.plan.ranks[rank as usize].remote_buffers;
         let next = remotes.len() as u32;
-        let id = *self
-            .remote_buffer_ids
-            .entry((rank, owner, kind))
-            .or_insert(next);
+        let ids = &mut self.remote_buffer_ids[rank as usize];
+        if ids.is_empty() {
+            *ids = vec![NO_REMOTE; ranks * 3];
+        }
+        let slot = &mut ids[owner as usize * 3 + kind as usize];
+        if *slot == NO_REMOTE {
+            *slot = next;
+        }
+        let id = *slot;
         if id == next {
             remotes.push(RemoteBuffer {
                 rank: owner,
@@ -338,11 +352,7 @@ impl Recorder {
         // Only ops in a pipeline ask which pipeline their block had last.
         let last = pipeline.and_then(|_| self.last_pipeline.get(&(rank, tb)).copied());
         self.threadblock(rank, tb);
-        let blocks = &mut self.blocks[rank as usize];
-        if blocks.len() <= tb as usize {
-            blocks.resize_with(tb as usize + 1, BlockOps::default);
-        }
-        let block = &mut blocks[tb as usize];
+        let block = block_ops(&mut self.blocks, rank, tb);
         match pipeline {
             None => {
                 block.close_pipeline(fusing);

@@ -160,6 +160,25 @@ impl<'c> Evaluator<'c> {
         // One pattern walks a list's elements, a range's integers or a
         // map's keys; two walk a map's keys and values.
         let go_on = match (&iterable, &clause.patterns[..]) {
+            (Value::Range(lo, hi), [Pattern::Bind(place, name)]) => {
+                // The common loop, one variable over a range: its entry in
+                // `loop_vars` is made once and rewritten each iteration.
+                let at = self.loop_vars.len();
+                let result = (*lo..*hi).try_for_each(|v| {
+                    self.step(loops, i, at, body, |ev| {
+                        let fresh = (Value::Int(v), super::operands::NO_FRAME);
+                        match ev.loop_vars.get_mut(at) {
+                            Some((_, value, frame)) => (*value, *frame) = fresh,
+                            None => ev.loop_vars.push((name.clone(), fresh.0, fresh.1)),
+                        }
+                        ev.write(*place, Value::Int(v));
+                        Ok(())
+                    })
+                });
+                self.loop_vars.truncate(at);
+                self.loop_values_changed = true;
+                result
+            }
             (Value::Range(lo, hi), [p]) => {
                 (*lo..*hi).try_for_each(|v| self.iteration(loops, i, p, Value::Int(v), body))
             }
@@ -206,21 +225,43 @@ impl<'c> Evaluator<'c> {
         value: Value,
         body: &mut dyn FnMut(&mut Evaluator<'c>) -> Res<bool>,
     ) -> Result<(), Stop> {
+        let marks = self.loop_vars.len();
+        let result = self.step(loops, i, marks, body, |ev| {
+            ev.record_loop_var(pattern, &value);
+            ev.bind_pattern(pattern, value)
+        });
+        self.loop_vars.truncate(marks);
+        self.loop_values_changed = true;
+        result
+    }
+
+    /// One iteration of clause `i`, once the budget allows it: `enter`
+    /// binds the clause's variables (and notes them in `loop_vars`), then
+    /// the clauses after it run. `outer` loop variables are those around
+    /// the clause, the ones a message shows if the budget ends here.
+    fn step(
+        &mut self,
+        loops: &'c Loops,
+        i: usize,
+        outer: usize,
+        body: &mut dyn FnMut(&mut Evaluator<'c>) -> Res<bool>,
+        enter: impl FnOnce(&mut Evaluator<'c>) -> Res<()>,
+    ) -> Result<(), Stop> {
         let clause = &loops.clauses[i];
         if !self.spend(1) {
+            self.loop_vars.truncate(outer);
             return Err(Stop::Failed(
                 self.too_long(clause.iter.span, "loop stopped here"),
             ));
         }
-        self.within_memory(clause.iter.span).map_err(Stop::Failed)?;
-        let marks = self.loop_vars.len();
-        self.record_loop_var(pattern, &value);
-        let result = self.bind_pattern(pattern, value).and_then(|()| {
+        if let Err(d) = self.within_memory(clause.iter.span) {
+            self.loop_vars.truncate(outer);
+            return Err(Stop::Failed(d));
+        }
+        let result = enter(self).and_then(|()| {
             self.loop_values_changed = true;
             self.for_each(loops, i + 1, body)
         });
-        self.loop_vars.truncate(marks);
-        self.loop_values_changed = true;
         match result {
             Ok(true) => Ok(()),
             Ok(false) => Err(Stop::Early),

@@ -120,8 +120,10 @@ impl From<crate::vocab::Constant> for Value {
 #[derive(Debug, Default)]
 pub struct MapVal {
     pub entries: Vec<(Value, Value)>,
-    /// Positions in `entries`, by the hash of their key ([`key_hash`]).
-    index: hashbrown::HashTable<u32>,
+    /// Each entry's key hash ([`Key::hash`]) and position in `entries`:
+    /// growing the table rehashes from the stored hashes, without reading
+    /// the keys again (a miss in memory each, in a map of N² channels).
+    index: hashbrown::HashTable<(u64, u32)>,
 }
 
 /// A key as a lookup gives it: a value, or the items of a tuple not yet
@@ -161,9 +163,10 @@ impl MapVal {
 
     pub fn lookup(&self, key: Key<'_>) -> Option<&Value> {
         let entries = &self.entries;
+        let hash = key.hash();
         self.index
-            .find(key.hash(), |&i| key.matches(&entries[i as usize].0))
-            .map(|&i| &entries[i as usize].1)
+            .find(hash, |&(h, i)| h == hash && key.matches(&entries[i as usize].0))
+            .map(|&(_, i)| &entries[i as usize].1)
     }
 }
 
@@ -197,15 +200,13 @@ impl MapBuilder {
         let map = &mut self.map;
         let hash = Key::Value(&key).hash();
         let entries = &map.entries;
-        match map.index.find(hash, |&i| entries[i as usize].0 == key) {
-            Some(&i) => map.entries[i as usize].1 = value,
+        match map.index.find(hash, |&(h, i)| h == hash && entries[i as usize].0 == key) {
+            Some(&(_, i)) => map.entries[i as usize].1 = value,
             None => {
                 // Positions fit in u32: maps stop at MAX_ELEMENTS entries.
                 let i = map.entries.len() as u32;
                 map.entries.push((key, value));
-                let entries = &map.entries;
-                map.index
-                    .insert_unique(hash, i, |&j| Key::Value(&entries[j as usize].0).hash());
+                map.index.insert_unique(hash, (hash, i), |&(h, _)| h);
             }
         }
     }
