@@ -21,6 +21,7 @@ mod ops;
 mod program;
 mod record;
 mod stmts;
+mod map;
 pub mod value;
 
 use crate::diag::{Code, Diagnostic, Span};

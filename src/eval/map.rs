@@ -1,0 +1,277 @@
+//! The language's maps: insertion-ordered (iteration follows insertion, as
+//! Python's dict does) and found by key in constant time. Programs index
+//! maps of N² channels by `(peer, gpu)` once per op, the evaluator's most
+//! frequent lookup: a map whose keys are all pairs of small non-negative
+//! ints finds them in a grid of positions, one read where hashing costs a
+//! hash and two or three misses in memory at a thousand ranks. Any other
+//! map hashes.
+
+use super::value::Value;
+
+#[derive(Debug, Default)]
+pub struct MapVal {
+    pub entries: Vec<(Value, Value)>,
+    index: Index,
+}
+
+#[derive(Debug)]
+enum Index {
+    /// Each entry's key hash ([`Key::hash`]) and position in `entries`:
+    /// growing the table rehashes from the stored hashes, without reading
+    /// the keys again.
+    Hashed(hashbrown::HashTable<(u64, u32)>),
+    /// Every key a pair `(a, b)` of ints from 0: the position of the entry
+    /// of `(a, b)` at `a * width + b`, [`ABSENT`] where there is none.
+    Grid { width: u64, positions: Vec<u32> },
+}
+
+impl Default for Index {
+    fn default() -> Index {
+        Index::Hashed(hashbrown::HashTable::new())
+    }
+}
+
+/// A grid cell with no entry.
+const ABSENT: u32 = u32::MAX;
+
+/// The fewest entries a map has for a grid (a small map hashes fast
+/// enough), and the most cells the grid has per entry (a sparse one would
+/// take more memory than the hashes).
+const GRID_MIN_ENTRIES: usize = 64;
+const GRID_CELLS_PER_ENTRY: u64 = 4;
+
+/// A key as a lookup gives it: a value, or the items of a tuple not yet
+/// built (`channels[(peer, gpu)]` looks up its pair without allocating it).
+#[derive(Clone, Copy)]
+pub enum Key<'a> {
+    Value(&'a Value),
+    Tuple(&'a [Value]),
+}
+
+impl<'a> Key<'a> {
+    /// The items of a tuple key, however it came.
+    fn items(self) -> Option<&'a [Value]> {
+        match self {
+            Key::Tuple(items) => Some(items),
+            Key::Value(Value::Tuple(items)) => Some(items),
+            Key::Value(_) => None,
+        }
+    }
+
+    fn hash(self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = rustc_hash::FxHasher::default();
+        // A tuple hashes as its items, whichever way it comes.
+        if let Some(items) = self.items() {
+            items.hash(&mut h);
+        } else if let Key::Value(v) = self {
+            v.hash(&mut h);
+        }
+        h.finish()
+    }
+
+    fn matches(self, key: &Value) -> bool {
+        match (self, key) {
+            (Key::Value(v), key) => v == key,
+            (Key::Tuple(items), Value::Tuple(k)) => items == &k[..],
+            (Key::Tuple(_), _) => false,
+        }
+    }
+}
+
+/// The grid coordinates of a key that is a pair of non-negative ints.
+fn cell(key: &Value) -> Option<(u64, u64)> {
+    pair(Key::Value(key))
+}
+
+fn pair(key: Key<'_>) -> Option<(u64, u64)> {
+    match key.items()? {
+        [Value::Int(a), Value::Int(b)] if *a >= 0 && *b >= 0 => Some((*a as u64, *b as u64)),
+        _ => None,
+    }
+}
+
+impl MapVal {
+    pub fn get(&self, key: &Value) -> Option<&Value> {
+        self.lookup(Key::Value(key))
+    }
+
+    pub fn lookup(&self, key: Key<'_>) -> Option<&Value> {
+        let at = match &self.index {
+            Index::Grid { width, positions } => {
+                // Every key is a pair in the grid: any other is absent.
+                let (a, b) = pair(key)?;
+                if b >= *width {
+                    return None;
+                }
+                let cell = a.checked_mul(*width)?.checked_add(b)?;
+                match positions.get(usize::try_from(cell).ok()?) {
+                    Some(&at) if at != ABSENT => at,
+                    _ => return None,
+                }
+            }
+            Index::Hashed(table) => {
+                let hash = key.hash();
+                let entries = &self.entries;
+                let &(_, at) = table
+                    .find(hash, |&(h, i)| h == hash && key.matches(&entries[i as usize].0))?;
+                at
+            }
+        };
+        Some(&self.entries[at as usize].1)
+    }
+}
+
+impl PartialEq for MapVal {
+    fn eq(&self, other: &MapVal) -> bool {
+        self.entries == other.entries
+    }
+}
+
+impl Eq for MapVal {}
+
+impl std::hash::Hash for MapVal {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.entries.hash(state)
+    }
+}
+
+/// Builds maps in time linear in their size (a later value for a key
+/// replaces the earlier one in place, as in Python).
+#[derive(Default)]
+pub struct MapBuilder {
+    entries: Vec<(Value, Value)>,
+    table: hashbrown::HashTable<(u64, u32)>,
+}
+
+impl MapBuilder {
+    pub fn new() -> MapBuilder {
+        MapBuilder::default()
+    }
+
+    pub fn insert(&mut self, key: Value, value: Value) {
+        let hash = Key::Value(&key).hash();
+        let entries = &self.entries;
+        match self
+            .table
+            .find(hash, |&(h, i)| h == hash && entries[i as usize].0 == key)
+        {
+            Some(&(_, i)) => self.entries[i as usize].1 = value,
+            None => {
+                // Positions fit in u32: maps stop at MAX_ELEMENTS entries.
+                let i = self.entries.len() as u32;
+                self.entries.push((key, value));
+                self.table.insert_unique(hash, (hash, i), |&(h, _)| h);
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The map, on a grid when its keys make a dense one.
+    pub fn finish(self) -> MapVal {
+        let index = match grid(&self.entries) {
+            Some(grid) => grid,
+            None => Index::Hashed(self.table),
+        };
+        MapVal {
+            entries: self.entries,
+            index,
+        }
+    }
+}
+
+/// The grid of `entries`' positions, if every key is a pair of
+/// non-negative ints and the grid is dense enough.
+fn grid(entries: &[(Value, Value)]) -> Option<Index> {
+    if entries.len() < GRID_MIN_ENTRIES {
+        return None;
+    }
+    let (mut rows, mut width) = (0u64, 0u64);
+    for (key, _) in entries {
+        let (a, b) = cell(key)?;
+        rows = rows.max(a + 1);
+        width = width.max(b + 1);
+    }
+    let cells = rows.checked_mul(width)?;
+    if cells > GRID_CELLS_PER_ENTRY * entries.len() as u64 {
+        return None;
+    }
+    let mut positions = vec![ABSENT; cells as usize];
+    for (at, (key, _)) in entries.iter().enumerate() {
+        let (a, b) = cell(key)?;
+        positions[(a * width + b) as usize] = at as u32;
+    }
+    Some(Index::Grid { width, positions })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::rc::Rc;
+
+    fn pair(a: i64, b: i64) -> Value {
+        Value::Tuple(Rc::from(&[Value::Int(a), Value::Int(b)][..]))
+    }
+
+    fn build(keys: impl IntoIterator<Item = Value>) -> MapVal {
+        let mut m = MapBuilder::new();
+        for (i, k) in keys.into_iter().enumerate() {
+            m.insert(k, Value::Int(i as i64));
+        }
+        m.finish()
+    }
+
+    /// The all-pairs map of channels takes the grid, and finds every key
+    /// it holds and none it does not, given built or as items.
+    #[test]
+    fn an_all_pairs_map_is_a_grid_that_finds_exactly_its_keys() {
+        let n = 20;
+        let keys = (0..n).flat_map(|g| (0..n).filter(move |&p| p != g).map(move |p| (p, g)));
+        let m = build(keys.clone().map(|(p, g)| pair(p, g)));
+        assert!(matches!(m.index, Index::Grid { .. }));
+        for (i, (p, g)) in keys.enumerate() {
+            assert_eq!(m.get(&pair(p, g)), Some(&Value::Int(i as i64)));
+            let items = [Value::Int(p), Value::Int(g)];
+            assert_eq!(m.lookup(Key::Tuple(&items)), Some(&Value::Int(i as i64)));
+        }
+        for absent in [pair(3, 3), pair(n, 0), pair(0, n), pair(-1, 2), Value::Int(1)] {
+            assert_eq!(m.get(&absent), None, "{absent}");
+        }
+        let three = [Value::Int(1), Value::Int(2), Value::Int(3)];
+        assert_eq!(m.lookup(Key::Tuple(&three)), None);
+        assert_eq!(m.lookup(Key::Tuple(&[Value::Int(1)])), None);
+    }
+
+    /// Sparse pairs, negative ones and other keys hash, and find the same.
+    #[test]
+    fn other_maps_hash_and_find_their_keys() {
+        let sparse = build((0..100).map(|i| pair(i * 1000, i)));
+        let negative = build((0..100).map(|i| pair(i - 50, i)));
+        let ints = build((0..100).map(Value::Int));
+        for m in [&sparse, &negative, &ints] {
+            assert!(matches!(m.index, Index::Hashed(_)));
+        }
+        assert_eq!(sparse.get(&pair(7000, 7)), Some(&Value::Int(7)));
+        assert_eq!(sparse.get(&pair(7, 7)), None);
+        assert_eq!(negative.get(&pair(-3, 47)), Some(&Value::Int(47)));
+        assert_eq!(ints.get(&Value::Int(42)), Some(&Value::Int(42)));
+        assert_eq!(ints.get(&pair(4, 2)), None);
+    }
+
+    /// A key given twice keeps its first place and takes the later value.
+    #[test]
+    fn a_repeated_key_keeps_its_place_and_takes_the_later_value() {
+        let keys = (0..70).map(|i| pair(i % 8, i / 8)).chain([pair(0, 0)]);
+        let m = build(keys);
+        assert_eq!(m.entries.len(), 70);
+        assert_eq!(m.entries[0].0, pair(0, 0));
+        assert_eq!(m.get(&pair(0, 0)), Some(&Value::Int(70)));
+    }
+}
