@@ -194,12 +194,12 @@ pub fn call_builtin(
             crate::diag::escaped(&a.message.value),
             "the program's assertion fails here",
         )),
-        Call::AllGather(a) => super::program::collective(ev, Builtin::AllGather, &a),
-        Call::AllReduce(a) => super::program::collective(ev, Builtin::AllReduce, &a),
-        Call::ReduceScatter(a) => super::program::collective(ev, Builtin::ReduceScatter, &a),
-        Call::AllToAll(a) => super::program::collective(ev, Builtin::AllToAll, &a),
-        Call::SendRecv(a) => super::program::collective(ev, Builtin::SendRecv, &a),
-        Call::TestCollective(a) => super::program::test_collective(ev, &a),
+        Call::AllGather(a) => super::program::collective(ev, Builtin::AllGather, a),
+        Call::AllReduce(a) => super::program::collective(ev, Builtin::AllReduce, a),
+        Call::ReduceScatter(a) => super::program::collective(ev, Builtin::ReduceScatter, a),
+        Call::AllToAll(a) => super::program::collective(ev, Builtin::AllToAll, a),
+        Call::SendRecv(a) => super::program::collective(ev, Builtin::SendRecv, a),
+        Call::TestCollective(a) => super::program::test_collective(ev, a),
         Call::TbGroup(a) => Ok(Value::TbGroup(Rc::new(
             ev.tb_ids(&a.tb_list, "a thread block group")?,
         ))),
@@ -223,12 +223,12 @@ pub fn call_builtin(
             }))
         }
         Call::MemoryChannel(a) => {
-            let (dst, src) = channel_ends(ev, span, &a)?;
+            let (dst, src) = channel_ends(ev, span, a)?;
             let c = ev.rec().new_channel(ChannelKind::Memory, dst, src, span);
             Ok(Value::MemoryChannel(c))
         }
         Call::PortChannel(a) => {
-            let (dst, src) = channel_ends(ev, span, &a)?;
+            let (dst, src) = channel_ends(ev, span, a)?;
             let c = ev.rec().new_channel(ChannelKind::Port, dst, src, span);
             Ok(Value::PortChannel(c))
         }

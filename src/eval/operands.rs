@@ -79,7 +79,7 @@ impl Evaluator<'_> {
         &self,
         call: Span,
         blocks: Blocks<'_>,
-    ) -> Res<smallvec::SmallVec<[(u32, Option<TbgInfo>); 1]>> {
+    ) -> Res<OpBlocks> {
         let (tb, group) = match blocks {
             Blocks::One(tb) => return Ok(smallvec::smallvec![(self.tb_in(tb)?, None)]),
             Blocks::OneOrGroup(tb, group) => (tb, group),
@@ -205,6 +205,9 @@ impl Evaluator<'_> {
         rec
     }
 }
+
+/// The thread blocks of one op, each with its group info: most ops have one.
+pub(super) type OpBlocks = smallvec::SmallVec<[(u32, Option<TbgInfo>); 1]>;
 
 /// A loop variable not given a frame yet.
 pub(super) const NO_FRAME: u32 = u32::MAX;
