@@ -54,7 +54,7 @@ impl Fuser {
                 *prev = fused;
                 return;
             }
-            if let Some(fusion) = plan_fusion(prev, &op) {
+            if let Some(fusion) = plan_fusion(prev, self.channels.as_ref(), &op) {
                 fusion.apply(prev, op, &mut self.channels);
                 return;
             }
@@ -236,12 +236,13 @@ impl Fusion {
             // The set orders the channels once the run of fusions ends
             // (`list_channels`); until then they are kept in the order met.
             let set = channels.get_or_insert_with(|| PySet::from_list(&a.channel_ids));
-            set.union_with_list(&b.channel_ids);
+            let new = a.channel_ids.len();
             for &c in &b.channel_ids {
-                if !a.channel_ids.contains(&c) {
+                if !set.contains(c) && !a.channel_ids[new..].contains(&c) {
                     a.channel_ids.push(c);
                 }
             }
+            set.union_with_list(&b.channel_ids);
         } else {
             a.channel_ids.extend_from_slice(&b.channel_ids);
         }
@@ -252,8 +253,13 @@ impl Fusion {
     }
 }
 
-fn disjoint(a: &[u32], b: &[u32]) -> bool {
-    b.iter().all(|x| !a.contains(x))
+/// Whether `b`'s channels are none of `a`'s, asked of `a`'s set where it
+/// has one: an op that fused a thousand signals has a thousand channels.
+fn disjoint(a: &[u32], a_set: Option<&PySet>, b: &[u32]) -> bool {
+    match a_set {
+        Some(set) => b.iter().all(|&x| !set.contains(x)),
+        None => b.iter().all(|x| !a.contains(x)),
+    }
 }
 
 /// Every ref of `b` has the size of `a`'s (all of `a`'s refs share one size:
@@ -264,8 +270,9 @@ fn same_size(a: &Op, b: &Op) -> bool {
         && b.src.iter().chain(&b.dst).all(|r| Some(r.size) == size)
 }
 
-/// How `b` fuses into `a`, or `None` when they do not.
-fn plan_fusion(a: &Op, b: &Op) -> Option<Fusion> {
+/// How `b` fuses into `a` (with `a_set`, the set of `a`'s channels where
+/// `a` is itself fused), or `None` when they do not.
+fn plan_fusion(a: &Op, a_set: Option<&PySet>, b: &Op) -> Option<Fusion> {
     use Merge::*;
     use OpName::*;
     let reads_result = |i: usize| b.src.len() == 1 && a.dst.get(i).is_some_and(|d| *d == b.src[0]);
@@ -277,7 +284,7 @@ fn plan_fusion(a: &Op, b: &Op) -> Option<Fusion> {
         (Signal | Wait | RelaxedSignal | RelaxedWait, _)
             if a.name == b.name
                 && a.channel == b.channel
-                && disjoint(&a.channel_ids, &b.channel_ids) =>
+                && disjoint(&a.channel_ids, a_set, &b.channel_ids) =>
         {
             Some(Fusion::new(a.name, Keep, Keep).channel_set())
         }

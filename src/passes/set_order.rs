@@ -102,6 +102,10 @@ impl PySet {
         }
     }
 
+    pub fn contains(&self, key: u32) -> bool {
+        self.table[PySet::probe(&self.table, key)] == Some(key)
+    }
+
     /// `set_add_entry`.
     fn add(&mut self, key: u32) {
         let slot = PySet::probe(&self.table, key);
