@@ -55,10 +55,29 @@ pub fn write(path: &Path, contents: &[u8]) -> std::io::Result<()> {
 }
 
 /// Writes what `fill` writes to `path`, whole or not at all: `fill` writes
-/// into a temporary file beside it, which then takes its name.
+/// into a temporary file beside it, which then takes its name once it is
+/// on the disk (a crash of the machine leaves the old file or the new one).
 pub fn write_with(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    replace(path, fill, true)
+}
+
+/// `write_with` for a file msclc can make again (a compiled plan): whole or
+/// not at all for any reader, without waiting for the disk, which takes
+/// longer than compiling a small plan.
+pub fn write_output_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    replace(path, fill, false)
+}
+
+fn replace(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    durable: bool,
 ) -> std::io::Result<()> {
     let target = through_links(path);
     let temp = temporary_beside(&target)?;
@@ -76,7 +95,9 @@ pub fn write_with(
         fill(&mut out)?;
         let file = out.into_inner().map_err(|e| e.into_error())?;
         // On disk before it has the name: a crash leaves no torn file.
-        file.sync_all()?;
+        if durable {
+            file.sync_all()?;
+        }
         std::fs::rename(&temp, &target)
     })();
     if result.is_err() {

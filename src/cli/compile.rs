@@ -154,7 +154,7 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
         None => write_plan_to(&plan, args.pretty, out),
     };
     let written = timings.time("write", || match &args.output {
-        Some(path) => msclc::files::write_with(path, write),
+        Some(path) => msclc::files::write_output_with(path, write),
         None => write(&mut std::io::stdout().lock()),
     });
     // The process ends next and the system takes its memory back at once:
