@@ -46,16 +46,12 @@ pub fn warnings(plan: &Plan) -> Vec<Diagnostic> {
 /// Applies `f` to every thread block's op list and, inside it, to every
 /// pipeline body (the body first, so the outer list sees the final body).
 pub fn for_each_op_list(plan: &mut Plan, f: &mut dyn FnMut(Vec<Op>) -> Vec<Op>) {
-    fn walk(ops: Vec<Op>, f: &mut dyn FnMut(Vec<Op>) -> Vec<Op>) -> Vec<Op> {
-        let ops: Vec<Op> = ops
-            .into_iter()
-            .map(|mut op| {
-                if let Some(extra) = op.extra_if_any_mut() {
-                    extra.body = walk(std::mem::take(&mut extra.body), f);
-                }
-                op
-            })
-            .collect();
+    fn walk(mut ops: Vec<Op>, f: &mut dyn FnMut(Vec<Op>) -> Vec<Op>) -> Vec<Op> {
+        for op in &mut ops {
+            if let Some(extra) = op.extra_if_any_mut() {
+                extra.body = walk(std::mem::take(&mut extra.body), f);
+            }
+        }
         f(ops)
     }
     for rank in &mut plan.ranks {
