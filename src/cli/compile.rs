@@ -115,7 +115,9 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
             Err(code) => return code,
         }
     } else {
-        let c = args.warnings.compile(input, &args.define, args.limits.limits());
+        let c = args
+            .warnings
+            .compile(input, &args.define, args.limits.limits());
         match c.result {
             Ok(_) if args.warnings.report(&c) => return wrong(),
             Ok(plan) => (plan, c.timings, Some(c.sources)),

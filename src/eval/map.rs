@@ -113,8 +113,9 @@ impl MapVal {
             Index::Hashed(table) => {
                 let hash = key.hash();
                 let entries = &self.entries;
-                let &(_, at) = table
-                    .find(hash, |&(h, i)| h == hash && key.matches(&entries[i as usize].0))?;
+                let &(_, at) = table.find(hash, |&(h, i)| {
+                    h == hash && key.matches(&entries[i as usize].0)
+                })?;
                 at
             }
         };
@@ -241,7 +242,13 @@ mod tests {
             let items = [Value::Int(p), Value::Int(g)];
             assert_eq!(m.lookup(Key::Tuple(&items)), Some(&Value::Int(i as i64)));
         }
-        for absent in [pair(3, 3), pair(n, 0), pair(0, n), pair(-1, 2), Value::Int(1)] {
+        for absent in [
+            pair(3, 3),
+            pair(n, 0),
+            pair(0, n),
+            pair(-1, 2),
+            Value::Int(1),
+        ] {
             assert_eq!(m.get(&absent), None, "{absent}");
         }
         let three = [Value::Int(1), Value::Int(2), Value::Int(3)];

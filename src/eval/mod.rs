@@ -16,12 +16,12 @@ mod limits;
 mod lower;
 pub use limits::{Limits, MAX_ELEMENTS, MAX_ITERATIONS, MAX_OPS};
 use limits::{BYTES_PER_STEP, ELEMENTS_PER_STEP, MAX_CALL_DEPTH};
+mod map;
 mod operands;
 mod ops;
 mod program;
 mod record;
 mod stmts;
-mod map;
 pub mod value;
 
 use crate::diag::{Code, Diagnostic, Span};

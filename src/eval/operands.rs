@@ -75,11 +75,7 @@ impl Evaluator<'_> {
     }
 
     /// The thread blocks an op runs on, each with its group info.
-    pub(super) fn blocks(
-        &self,
-        call: Span,
-        blocks: Blocks<'_>,
-    ) -> Res<OpBlocks> {
+    pub(super) fn blocks(&self, call: Span, blocks: Blocks<'_>) -> Res<OpBlocks> {
         let (tb, group) = match blocks {
             Blocks::One(tb) => return Ok(smallvec::smallvec![(self.tb_in(tb)?, None)]),
             Blocks::OneOrGroup(tb, group) => (tb, group),

@@ -2,12 +2,12 @@
 
 use super::args::{self, Arg};
 use super::value::*;
-use std::rc::Rc;
 use super::{Evaluator, Res};
 use crate::diag::{Code, Span};
 use crate::ir::*;
 use crate::syntax::ast::Ident;
 use crate::vocab::{self, Builtin};
+use std::rc::Rc;
 
 /// Ranks a collective may have, and chunks per rank it may take: far above
 /// any cluster, low enough that every per-rank table fits in memory.

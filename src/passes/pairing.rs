@@ -205,7 +205,13 @@ fn diagnostic(tally: &Tally, m: &Mismatch) -> Diagnostic {
     }
     let elsewhere = waits_elsewhere(tally, m.end, m.back);
     let waits = tally.waits_back(m.back);
-    mismatch(plan, m.end, m.back, (tally.uses.signals(end), waits), elsewhere)
+    mismatch(
+        plan,
+        m.end,
+        m.back,
+        (tally.uses.signals(end), waits),
+        elsewhere,
+    )
 }
 
 /// The waits of `from`'s peer for `from`'s rank on its other channels of
