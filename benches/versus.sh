@@ -57,8 +57,7 @@ else
       flags+=("--${s%%=*}" "${s#*=}")
     done
     py=$(PYTHONPATH="$reference:$pythonpath" best_of 3 python3 "$reference/$script" --name "${port##*/}" "${flags[@]}")
-    # -q: the compile alone (printing warnings, msclc compiles a program
-    # again to find their loop values).
+    # -q: the compile alone (no warnings looked for, none printed).
     ours=$(best_of 10 "$bin" "$ports/$port" "${defines[@]}" -q -o "$out")
     printf '%-18s %10.3f %10.4f %8.0fx\n' "$name" "$py" "$ours" "$(echo "$py / $ours" | bc -l)"
   done

@@ -49,7 +49,7 @@ pub(crate) struct CompileArgs {
     #[command(flatten)]
     pub(crate) warnings: WarningArgs,
     /// Print how long each stage took (read, parse, check, evaluate,
-    /// passes, write) on standard error.
+    /// passes, warnings unless -q, write) on standard error.
     #[arg(long)]
     pub(crate) timings: bool,
 }
