@@ -40,7 +40,27 @@ fn main() {
             Needs::Conformance,
             mutated_plans_never_panic,
         ),
+        common::test(
+            "a_large_plan_written_on_many_threads_is_the_plan_of_one",
+            Needs::Nothing,
+            a_large_plan_written_on_many_threads_is_the_plan_of_one,
+        ),
     ]);
+}
+
+/// `write_plan` writes a large compact plan's ranks on every core: the
+/// text is the one JSON value of the plan, ranks in order, byte for byte.
+fn a_large_plan_written_on_many_threads_is_the_plan_of_one() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mscclpp/single_node/allreduce.mscl");
+    let c = msclc::driver::compile(&path, &[("num_gpus".into(), "64".into())]);
+    let plan = c.result.as_ref().expect("compiles");
+    let mut written = Vec::new();
+    msclc::back::json::write_plan(plan, false, &mut written).expect("written");
+    // Three megabytes: past the size written on one thread.
+    assert!(written.len() > 3 << 20, "{} bytes", written.len());
+    let one_value = serde_json::to_string(&plan_to_json(plan)).expect("JSON");
+    assert!(written == one_value.as_bytes(), "the texts differ");
 }
 
 fn reference_plans_round_trip() {

@@ -7,26 +7,49 @@ use serde_json::{json, Value};
 
 /// The whole plan as a JSON value (for tests and small plans).
 pub fn plan_to_json(plan: &Plan) -> Value {
-    serde_json::to_value(PlanJson(plan)).unwrap_or(Value::Null)
+    serde_json::to_value(PlanJson(plan, 1)).unwrap_or(Value::Null)
 }
 
 /// Writes the plan as JSON, compact or indented by one space as the
-/// reference plans are, streaming: only one op's value exists at a time, so
-/// memory stays flat however large the plan (keys sorted, as the reference
-/// writes them).
+/// reference plans are, streaming: memory stays flat however large the plan
+/// (keys sorted, as the reference writes them). A compact plan's ranks are
+/// written on every core the machine has, a few at a time each (the bytes
+/// are those of one thread: each rank's text does not depend on another's).
 pub fn write_plan(plan: &Plan, pretty: bool, out: impl std::io::Write) -> std::io::Result<()> {
     let written = if pretty {
         let formatter = serde_json::ser::PrettyFormatter::with_indent(b" ");
-        PlanJson(plan).serialize(&mut serde_json::Serializer::with_formatter(out, formatter))
+        PlanJson(plan, 1).serialize(&mut serde_json::Serializer::with_formatter(out, formatter))
     } else {
-        PlanJson(plan).serialize(&mut serde_json::Serializer::new(out))
+        let threads = match size(plan) {
+            0..PARALLEL_SIZE => 1,
+            _ => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        PlanJson(plan, threads).serialize(&mut serde_json::Serializer::new(out))
     };
     written.map_err(std::io::Error::other)
 }
 
-struct PlanJson<'a>(&'a Plan);
+/// The size of a plan, in ops and their buffer and channel references.
+fn size(plan: &Plan) -> usize {
+    let ops = plan
+        .ranks
+        .iter()
+        .flat_map(|r| &r.threadblocks)
+        .flat_map(|tb| &tb.ops);
+    ops.map(|op| 1 + op.src.len() + op.dst.len() + op.channel_ids.len())
+        .sum()
+}
+
+/// The size of the smallest plan whose ranks are written on several
+/// threads: a smaller one is written in about a millisecond, less than
+/// starting the threads takes.
+const PARALLEL_SIZE: usize = 100_000;
+
+/// A plan, and the threads that write its ranks.
+struct PlanJson<'a>(&'a Plan, usize);
 struct RankJson<'a>(usize, &'a RankPlan);
 struct TbJson<'a>(usize, &'a ThreadBlock);
+
 /// A sequence serialized item by item from an iterator made on demand.
 struct Seq<F>(F);
 
@@ -48,14 +71,18 @@ where
 
 impl Serialize for PlanJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let plan = self.0;
+        let (plan, threads) = (self.0, self.1);
         let o = &plan.options;
         let protocol = o.protocol.name();
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("buffer_alignment", &o.buffer_alignment)?;
         m.serialize_entry("collective", plan.collective.name)?;
-        let gpus = || plan.ranks.iter().enumerate().map(|(id, r)| RankJson(id, r));
-        m.serialize_entry("gpus", &Seq(gpus))?;
+        if threads > 1 && plan.ranks.len() > 1 {
+            m.serialize_entry("gpus", &ParallelRanks { plan, threads })?;
+        } else {
+            let gpus = || plan.ranks.iter().enumerate().map(|(id, r)| RankJson(id, r));
+            m.serialize_entry("gpus", &Seq(gpus))?;
+        }
         m.serialize_entry("inplace", &plan.collective.inplace)?;
         m.serialize_entry("max_message_size", &o.max_message_size)?;
         m.serialize_entry("min_message_size", &o.min_message_size)?;
@@ -65,6 +92,69 @@ impl Serialize for PlanJson<'_> {
         m.serialize_entry("reuse_resources", &o.reuse_resources)?;
         m.serialize_entry("use_double_scratch_buffer", &o.use_double_scratch_buffer)?;
         m.end()
+    }
+}
+
+/// The ranks of a compact plan, made into text by `threads` threads,
+/// `RANKS_PER_THREAD` ranks each, while this thread writes out the batch
+/// of ranks before, in order.
+struct ParallelRanks<'a> {
+    plan: &'a Plan,
+    threads: usize,
+}
+
+/// Enough ranks for a thread's start to be worth it, few enough that the
+/// text of a batch stays small (a rank of allreduce at 1,024 ranks is a
+/// megabyte).
+const RANKS_PER_THREAD: usize = 4;
+
+/// The JSON text of some ranks, in order.
+type RankTexts = serde_json::Result<Vec<Box<serde_json::value::RawValue>>>;
+
+impl Serialize for ParallelRanks<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::Error;
+        let ranks = &self.plan.ranks;
+        let (per_thread, threads) = (RANKS_PER_THREAD, self.threads);
+        let mut seq = s.serialize_seq(Some(ranks.len()))?;
+        let mut batches = ranks.chunks(per_thread * threads).enumerate();
+        std::thread::scope(|scope| {
+            // The threads of a batch, each making the text of its ranks.
+            let mut start_next = || -> Vec<std::thread::ScopedJoinHandle<'_, RankTexts>> {
+                let Some((b, batch)) = batches.next() else {
+                    return Vec::new();
+                };
+                let first = b * per_thread * threads;
+                let parts = batch.chunks(per_thread).enumerate();
+                parts
+                    .map(|(k, part)| {
+                        let ids = first + k * per_thread..;
+                        scope.spawn(move || {
+                            ids.zip(part)
+                                .map(|(id, r)| serde_json::value::to_raw_value(&RankJson(id, r)))
+                                .collect()
+                        })
+                    })
+                    .collect()
+            };
+            let mut running = start_next();
+            while !running.is_empty() {
+                let next = start_next();
+                for thread in running {
+                    // A panic there is a bug: it goes on here, as it would
+                    // have on one thread.
+                    let texts = thread
+                        .join()
+                        .unwrap_or_else(|p| std::panic::resume_unwind(p));
+                    for text in &texts.map_err(S::Error::custom)? {
+                        seq.serialize_element(text)?;
+                    }
+                }
+                running = next;
+            }
+            Ok(())
+        })?;
+        seq.end()
     }
 }
 
