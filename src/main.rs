@@ -66,6 +66,9 @@ enum Command {
 }
 
 fn run_command(cli: Cli) -> ExitCode {
+    if !matches!(cli.command, Some(Command::Lsp)) {
+        msclc::memory::keep_freed_memory();
+    }
     match cli.command {
         None => cli::compile::exec(&cli.compile),
         Some(Command::Compile(args)) => cli::compile::exec(&args),
