@@ -20,6 +20,12 @@ pub struct Recorder {
     last_pipeline: HashMap<(u32, u32), u32>,
     /// The loop frame what is made now is made in (`Plan::loops`).
     context: u32,
+    /// Whether an op, a channel or a frame refers to the newest frame of
+    /// `Plan::loops`. One that nothing refers to gives its place to the
+    /// next: most ops of a large plan fuse into the op before them, and
+    /// their frames (one per iteration of the innermost loop) would be
+    /// most of the plan's memory.
+    newest_frame_kept: bool,
     /// The names of `Plan::loops`, as the evaluator holds them.
     loop_names: Vec<Rc<str>>,
     /// Ops recorded so far.
@@ -57,16 +63,21 @@ struct BlockOps {
 }
 
 impl BlockOps {
-    fn push(&mut self, op: Op, fusing: bool) {
+    /// Adds `op`; whether it stands in the block as itself (not fused into
+    /// the op before it).
+    fn push(&mut self, op: Op, fusing: bool) -> bool {
         if fusing {
-            self.fused.push(op);
+            self.fused.push(op)
         } else {
             self.unfused.push(op);
+            true
         }
     }
 
     fn close_pipeline(&mut self, fusing: bool) {
         if let Some(p) = self.open_pipeline.take() {
+            // A pipeline absorbed by the op before keeps no frame of its
+            // own: its frame was kept when it opened.
             self.push(p, fusing);
         }
     }
@@ -108,6 +119,7 @@ impl Recorder {
             pipelines_opened: 0,
             last_pipeline: HashMap::new(),
             context: 0,
+            newest_frame_kept: true,
             loop_names: Vec::new(),
             ops: 0,
             remote_buffer_ids: vec![Vec::new(); n],
@@ -152,6 +164,7 @@ impl Recorder {
     }
 
     pub fn new_channel(&mut self, kind: ChannelKind, dst: u32, src: u32, span: Span) -> ChannelVal {
+        self.keep_context();
         let origin = Origin {
             span,
             context: self.context,
@@ -310,8 +323,16 @@ impl Recorder {
     }
 
     /// A frame of the plan's loop values: `name = value` within the frame
-    /// `parent`.
+    /// `parent`. It takes the place of the newest frame when nothing refers
+    /// to that one: not an op or a channel, and not `parent` (the frames of
+    /// the loop variables around the new one are `parent` and its
+    /// ancestors, all older; a newer frame is a finished loop's).
     pub fn loop_frame(&mut self, parent: u32, name: &Rc<str>, value: &Value) -> u32 {
+        let loops = &mut self.plan.loops;
+        if !self.newest_frame_kept && loops.newest() != parent {
+            loops.drop_newest();
+        }
+        self.newest_frame_kept = false;
         let names = &mut self.loop_names;
         let at = match names
             .iter()
@@ -337,6 +358,13 @@ impl Recorder {
         self.context = frame;
     }
 
+    /// Notes that something kept refers to the current frame.
+    fn keep_context(&mut self) {
+        if self.context == self.plan.loops.newest() {
+            self.newest_frame_kept = true;
+        }
+    }
+
     /// Appends `op` to thread block `tb` of `rank`, inside the open pipeline if any.
     /// Ops recorded so far.
     pub fn ops_recorded(&self) -> u64 {
@@ -353,13 +381,16 @@ impl Recorder {
         let last = pipeline.and_then(|_| self.last_pipeline.get(&(rank, tb)).copied());
         self.threadblock(rank, tb);
         let block = block_ops(&mut self.blocks, rank, tb);
-        match pipeline {
+        let kept = match pipeline {
             None => {
                 block.close_pipeline(fusing);
-                block.push(op, fusing);
+                block.push(op, fusing)
             }
             Some((serial, iter, span)) => match &mut block.open_pipeline {
-                Some(p) if last == Some(serial) => p.extra_mut().body.push(op),
+                Some(p) if last == Some(serial) => {
+                    p.extra_mut().body.push(op);
+                    true
+                }
                 _ => {
                     block.close_pipeline(fusing);
                     let mut p = Op::new(OpName::Pipeline, span);
@@ -368,8 +399,12 @@ impl Recorder {
                     p.extra_mut().body.push(op);
                     block.open_pipeline = Some(p);
                     self.last_pipeline.insert((rank, tb), serial);
+                    true
                 }
             },
+        };
+        if kept {
+            self.keep_context();
         }
     }
 

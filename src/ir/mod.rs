@@ -181,7 +181,8 @@ pub struct Plan {
 /// the frame of the loops around it; an op keeps the id of the innermost
 /// (its `context`). Frame 0 is outside any loop. The text ("i = 2, peer =
 /// 3") is made only for the few reports that show it. A frame is 16
-/// bytes: one is made per loop iteration that records.
+/// bytes: one is kept per loop iteration that records an op or a channel
+/// the plan keeps (an op fused into the one before keeps none).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LoopValues {
     /// The loop variables' names.
@@ -240,6 +241,23 @@ impl LoopValues {
             value,
         });
         self.frames.len() as u32 - 1
+    }
+
+    /// The id of the newest frame (0 when there is none but the root).
+    pub fn newest(&self) -> u32 {
+        self.frames.len() as u32 - 1
+    }
+
+    /// Drops the newest frame, which nothing may refer to any more (the
+    /// root stays).
+    pub fn drop_newest(&mut self) {
+        if self.frames.len() > 1 {
+            if let Some(frame) = self.frames.pop() {
+                if frame.name & TEXT != 0 {
+                    self.texts.pop();
+                }
+            }
+        }
     }
 
     /// The values of frame `context` and the frames around it: "i = 2,

@@ -95,9 +95,8 @@ pub struct Op {
     extra: Option<Box<OpExtra>>,
     /// The source call this op came from (the first one, for a fused op).
     pub span: Span,
-    /// The loop values when it was made: an index into
-    /// The frame of `Plan::loops` it was made in (0: outside any loop, or
-    /// unknown).
+    /// The loop values when it was made: the frame of `Plan::loops` it was
+    /// made in (0: outside any loop, or unknown).
     pub context: u32,
 }
 

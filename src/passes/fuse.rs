@@ -48,25 +48,28 @@ pub struct Fuser {
 }
 
 impl Fuser {
-    pub fn push(&mut self, mut op: Op) {
+    /// Adds the block's next op; whether it stands in the block as itself
+    /// (false: it fused into the op before, or was dropped, and its span and
+    /// loop values with it).
+    pub fn push(&mut self, mut op: Op) -> bool {
         if let Some(prev) = self.out.last_mut() {
             if let Some(fused) = fuse_group(prev, &op) {
                 *prev = fused;
-                return;
+                return false;
             }
             if let Some(fusion) = plan_fusion(prev, self.channels.as_ref(), &op) {
                 fusion.apply(prev, op, &mut self.channels);
-                return;
+                return false;
             }
             match settle_seam(prev, &mut op) {
                 Seam::Both => {}
-                Seam::KeepFirst => return,
+                Seam::KeepFirst => return false,
                 // The next op stands in for both, as it is: a pipeline taken
                 // in this way keeps its body unfused, as the reference's does.
                 Seam::KeepSecond => {
                     *prev = op;
                     self.channels = None;
-                    return;
+                    return true;
                 }
             }
         }
@@ -75,6 +78,7 @@ impl Fuser {
             extra.body = fuse(std::mem::take(&mut extra.body));
         }
         self.out.push(op);
+        true
     }
 
     /// The block's ops, fused.
