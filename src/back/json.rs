@@ -111,6 +111,21 @@ const RANKS_PER_THREAD: usize = 4;
 /// The JSON text of some ranks, in order.
 type RankTexts = serde_json::Result<Vec<Box<serde_json::value::RawValue>>>;
 
+/// The text of `ranks`, the first of them rank `first`.
+fn rank_texts(first: usize, ranks: &[RankPlan]) -> RankTexts {
+    (first..)
+        .zip(ranks)
+        .map(|(id, r)| serde_json::value::to_raw_value(&RankJson(id, r)))
+        .collect()
+}
+
+/// Some ranks' text: being made on a thread, or made here when no thread
+/// could be started.
+enum Texts<'s> {
+    Making(std::thread::ScopedJoinHandle<'s, RankTexts>),
+    Made(RankTexts),
+}
+
 impl Serialize for ParallelRanks<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::Error;
@@ -120,7 +135,7 @@ impl Serialize for ParallelRanks<'_> {
         let mut batches = ranks.chunks(per_thread * threads).enumerate();
         std::thread::scope(|scope| {
             // The threads of a batch, each making the text of its ranks.
-            let mut start_next = || -> Vec<std::thread::ScopedJoinHandle<'_, RankTexts>> {
+            let mut start_next = || -> Vec<Texts<'_>> {
                 let Some((b, batch)) = batches.next() else {
                     return Vec::new();
                 };
@@ -128,24 +143,27 @@ impl Serialize for ParallelRanks<'_> {
                 let parts = batch.chunks(per_thread).enumerate();
                 parts
                     .map(|(k, part)| {
-                        let ids = first + k * per_thread..;
-                        scope.spawn(move || {
-                            ids.zip(part)
-                                .map(|(id, r)| serde_json::value::to_raw_value(&RankJson(id, r)))
-                                .collect()
-                        })
+                        let first = first + k * per_thread;
+                        let thread = std::thread::Builder::new();
+                        match thread.spawn_scoped(scope, move || rank_texts(first, part)) {
+                            Ok(making) => Texts::Making(making),
+                            Err(_) => Texts::Made(rank_texts(first, part)),
+                        }
                     })
                     .collect()
             };
             let mut running = start_next();
             while !running.is_empty() {
                 let next = start_next();
-                for thread in running {
-                    // A panic there is a bug: it goes on here, as it would
-                    // have on one thread.
-                    let texts = thread
-                        .join()
-                        .unwrap_or_else(|p| std::panic::resume_unwind(p));
+                for texts in running {
+                    let texts = match texts {
+                        // A panic there is a bug: it goes on here, as it
+                        // would have on one thread.
+                        Texts::Making(thread) => thread
+                            .join()
+                            .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+                        Texts::Made(texts) => texts,
+                    };
                     for text in &texts.map_err(S::Error::custom)? {
                         seq.serialize_element(text)?;
                     }
