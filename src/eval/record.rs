@@ -76,8 +76,8 @@ impl BlockOps {
 
     fn close_pipeline(&mut self, fusing: bool) {
         if let Some(p) = self.open_pipeline.take() {
-            // A pipeline absorbed by the op before keeps no frame of its
-            // own: its frame was kept when it opened.
+            // Whether it fuses or not, its frame stays: it was kept when
+            // the pipeline opened.
             self.push(p, fusing);
         }
     }
