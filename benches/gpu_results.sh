@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On a machine with an NVIDIA GPU: measures `msclc run` again for every
 # table of benches/results, each under the command line it records
-# ("$ msclc run FILE ARGS"), and rewrites the table. tests/timing.rs then
+# ("$ msclc run FILE ARGS"), and rewrites the table. tests/timing/measured.rs then
 # checks how many sizes `msclc sim --timing emulated-h100` predicts within
 # 20%. To measure a new plan, write a file with its command line first:
 #   echo '$ msclc run examples/x.mscl --size 1K:64M' > benches/results/x.txt

@@ -1,0 +1,117 @@
+//! Topology files: the model follows the machine they describe.
+
+use super::*;
+
+pub(crate) fn write_topology(dir: &Path, name: &str, json: &str) -> String {
+    let path = dir.join(format!("{name}.json"));
+    std::fs::write(&path, json).unwrap();
+    path.display().to_string()
+}
+
+/// The model answers as the machine it describes would.
+pub(crate) fn the_model_follows_the_machine() {
+    let dir = scratch("machine");
+    let at = |example: &str, topology: &str, size: &str| {
+        predicted_us(&["sim", example, "--timing", topology, "--size", size])
+    };
+    // Half the NVLink bandwidth: a large allreduce (NVLink-bound) takes
+    // near twice as long.
+    let half = write_topology(
+        &dir,
+        "half",
+        r#"{"base": "h100-nvlink", "bandwidth_gbps": {"nvlink": 187.5}}"#,
+    );
+    let (quick, slow) = (
+        at(ALLREDUCE, "h100-nvlink", "256M"),
+        at(ALLREDUCE, &half, "256M"),
+    );
+    assert!(
+        slow > 1.9 * quick && slow < 2.1 * quick,
+        "{quick} us -> {slow} us"
+    );
+    // One block's copy and reduce rates bound what a block moves: with
+    // the links four times as fast, twice as fast blocks make a large
+    // allreduce faster again.
+    let links = write_topology(
+        &dir,
+        "links",
+        r#"{"base": "h100-nvlink", "bandwidth_gbps": {"nvlink": 1500}}"#,
+    );
+    let blocks = write_topology(
+        &dir,
+        "blocks",
+        r#"{"base": "h100-nvlink", "bandwidth_gbps": {"nvlink": 1500, "block": 146.8, "reduce_block": 146.8}}"#,
+    );
+    assert!(at(ALLREDUCE, &blocks, "256M") < 0.8 * at(ALLREDUCE, &links, "256M"));
+    // NVLS: a multimem store goes out once for every member, and the
+    // multicast allgather gets faster.
+    let nvls = "examples/mscclpp/single_node/allgather_nvls_zero_copy_pkt.mscl";
+    let args = |top: &'static str| -> Vec<&'static str> {
+        vec!["sim", nvls, "--timing", top, "--size", "1M"]
+    };
+    let time = |args: Vec<&str>| rows(&String::from_utf8_lossy(&msclc(&args).stdout))[0].time;
+    assert!(time(args("h100-nvls")) < 0.7 * time(args("h100-nvlink")));
+    // A slower proxy slows a port channel plan by its extra latency, at
+    // least once per step it waits for.
+    let port = "examples/mscclpp/multi_node/allgather.mscl";
+    let lazy = write_topology(
+        &dir,
+        "lazy",
+        r#"{"base": "h100-ib", "latency_us": {"proxy": 57.5}}"#,
+    );
+    let (before, after) = (at(port, "h100-ib", "1K"), at(port, &lazy, "1K"));
+    assert!(after - before >= 50.0, "{before} us -> {after} us");
+    // Small messages cost latency, large ones bandwidth: 1 KiB and 2 KiB
+    // take about the same; 512 MiB and 1 GiB, twice.
+    let (a, b) = (
+        at(ALLREDUCE, "h100-nvlink", "1K"),
+        at(ALLREDUCE, "h100-nvlink", "2K"),
+    );
+    assert!(b < 1.1 * a);
+    let (c, d) = (
+        at(ALLREDUCE, "h100-nvlink", "512M"),
+        at(ALLREDUCE, "h100-nvlink", "1G"),
+    );
+    assert!(d > 1.9 * c && d < 2.1 * c);
+    // All ranks on one GPU share its memory: no NVLink, not the same time.
+    assert_ne!(
+        at(ALLREDUCE, "emulated-h100", "64M"),
+        at(ALLREDUCE, "h100-nvlink", "64M")
+    );
+}
+
+pub(crate) fn bad_topologies_are_diagnostics() {
+    let dir = scratch("bad");
+    for (json, says) in [
+        (
+            r#"{"base": "h100-nvlink", "bandwith_gbps": {}}"#,
+            "unknown field `bandwith_gbps`",
+        ),
+        (
+            r#"{"gpus_per_node": 8}"#,
+            "missing `one_gpu`, `nvls`, `sms`, `l2_mb`, `bandwidth_gbps.memory`",
+        ),
+        (r#"{"base": "a100"}"#, "`a100` is not a built-in topology"),
+        (
+            r#"{"base": "h100-ib", "latency_us": {"proxy": -1}}"#,
+            "`proxy` cannot be negative",
+        ),
+        ("{", "not JSON"),
+    ] {
+        let path = write_topology(&dir, "bad", json);
+        let out = msclc(&["sim", ALLREDUCE, "--timing", &path]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{json}: {err}");
+        assert!(
+            err.contains("error[E0807]") && err.contains(says),
+            "{json}: {err}"
+        );
+    }
+    let out = msclc(&["sim", ALLREDUCE, "--timing", "h200-nvlink"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("error[E0807]")
+            && err.contains("h100-nvlink, h100-nvls, h100-ib, emulated-h100"),
+        "{err}"
+    );
+}
