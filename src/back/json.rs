@@ -20,7 +20,7 @@ pub fn write_plan(plan: &Plan, pretty: bool, out: impl std::io::Write) -> std::i
         let formatter = serde_json::ser::PrettyFormatter::with_indent(b" ");
         PlanJson(plan, 1).serialize(&mut serde_json::Serializer::with_formatter(out, formatter))
     } else {
-        let threads = match size(plan) {
+        let threads = match plan.size() {
             0..PARALLEL_SIZE => 1,
             _ => std::thread::available_parallelism().map_or(1, |n| n.get()),
         };
@@ -28,22 +28,6 @@ pub fn write_plan(plan: &Plan, pretty: bool, out: impl std::io::Write) -> std::i
     };
     written.map_err(std::io::Error::other)
 }
-
-/// The size of a plan, in ops and their buffer and channel references.
-fn size(plan: &Plan) -> usize {
-    let ops = plan
-        .ranks
-        .iter()
-        .flat_map(|r| &r.threadblocks)
-        .flat_map(|tb| &tb.ops);
-    ops.map(|op| 1 + op.src.len() + op.dst.len() + op.channel_ids.len())
-        .sum()
-}
-
-/// The size of the smallest plan whose ranks are written on several
-/// threads: a smaller one is written in about a millisecond, less than
-/// starting the threads takes.
-const PARALLEL_SIZE: usize = 100_000;
 
 /// A plan, and the threads that write its ranks.
 struct PlanJson<'a>(&'a Plan, usize);

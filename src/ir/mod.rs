@@ -286,7 +286,24 @@ impl LoopValues {
 /// global channel index of that type).
 pub type Endpoint = (u32, ChannelKind, u32);
 
+/// The size (`Plan::size`) of the smallest plan that the passes and the
+/// writer work on with several threads: a smaller one takes about a
+/// millisecond, less than starting them.
+pub const PARALLEL_SIZE: usize = 100_000;
+
 impl Plan {
+    /// The size of the plan, in ops and their buffer and channel
+    /// references: what the passes and the writer take time over.
+    pub fn size(&self) -> usize {
+        let ops = self
+            .ranks
+            .iter()
+            .flat_map(|r| &r.threadblocks)
+            .flat_map(|tb| &tb.ops);
+        ops.map(|op| 1 + op.src.len() + op.dst.len() + op.channel_ids.len())
+            .sum()
+    }
+
     /// Whether the plan's input or output has chunks: a plan of
     /// synchronization only moves no data, and is the same at every size.
     pub fn moves_data(&self) -> bool {

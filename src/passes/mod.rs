@@ -14,15 +14,15 @@ pub mod scratch;
 pub mod set_order;
 
 use crate::diag::Diagnostic;
-use crate::ir::{Op, Plan};
+use crate::ir::{Op, Plan, RankPlan, PARALLEL_SIZE};
 
 /// Runs every pass on a freshly evaluated plan, whose ops the evaluator
 /// fused as it made them (`fuse::Fuser`) when the program fuses.
 pub fn run(plan: &mut Plan) -> Result<(), Diagnostic> {
     pairing::check(plan)?;
-    for_each_op_list(plan, &mut data_sync::insert);
+    for_each_op_list(plan, &data_sync::insert);
     if plan.options.auto_sync {
-        for_each_op_list(plan, &mut auto_sync::insert);
+        for_each_op_list(plan, &auto_sync::insert);
     }
     let scratch = scratch::allocated(plan);
     replicate::run(plan);
@@ -44,9 +44,10 @@ pub fn warnings(plan: &Plan) -> Vec<Diagnostic> {
 }
 
 /// Applies `f` to every thread block's op list and, inside it, to every
-/// pipeline body (the body first, so the outer list sees the final body).
-pub fn for_each_op_list(plan: &mut Plan, f: &mut dyn FnMut(Vec<Op>) -> Vec<Op>) {
-    fn walk(mut ops: Vec<Op>, f: &mut dyn FnMut(Vec<Op>) -> Vec<Op>) -> Vec<Op> {
+/// pipeline body (the body first, so the outer list sees the final body);
+/// the ranks of a large plan on every core.
+pub fn for_each_op_list(plan: &mut Plan, f: &(dyn Fn(Vec<Op>) -> Vec<Op> + Sync)) {
+    fn walk(mut ops: Vec<Op>, f: &(dyn Fn(Vec<Op>) -> Vec<Op> + Sync)) -> Vec<Op> {
         for op in &mut ops {
             if let Some(extra) = op.extra_if_any_mut() {
                 extra.body = walk(std::mem::take(&mut extra.body), f);
@@ -54,9 +55,40 @@ pub fn for_each_op_list(plan: &mut Plan, f: &mut dyn FnMut(Vec<Op>) -> Vec<Op>) 
         }
         f(ops)
     }
-    for rank in &mut plan.ranks {
+    let size = plan.size();
+    each_rank(&mut plan.ranks, size, &|rank| {
         for tb in &mut rank.threadblocks {
             tb.ops = walk(std::mem::take(&mut tb.ops), f);
         }
+    });
+}
+
+/// Runs `f` on every rank, on every core when the plan is of `size`
+/// [`PARALLEL_SIZE`] or more (`Plan::size`): each thread takes the next rank left until
+/// none is (this one too, so that all are done even where no thread can
+/// be started).
+pub(crate) fn each_rank(ranks: &mut [RankPlan], size: usize, f: &(dyn Fn(&mut RankPlan) + Sync)) {
+    let threads = match size {
+        0..PARALLEL_SIZE => 1,
+        _ => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    if threads == 1 || ranks.len() < 2 {
+        ranks.iter_mut().for_each(f);
+        return;
     }
+    let left = std::sync::Mutex::new(ranks.iter_mut());
+    let work = || loop {
+        let next = left.lock().unwrap_or_else(|e| e.into_inner()).next();
+        match next {
+            Some(rank) => f(rank),
+            None => break,
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 1..threads {
+            // A thread that cannot start leaves its ranks to the others.
+            let _ = std::thread::Builder::new().spawn_scoped(scope, work);
+        }
+        work();
+    });
 }

@@ -41,10 +41,10 @@ pub fn run(plan: &mut Plan) {
         instances,
         interleaved: plan.options.replication_policy == ReplicationPolicy::Interleaved,
     };
-    plan.ranks = std::mem::take(&mut plan.ranks)
-        .into_iter()
-        .map(|r| replicate_rank(r, layout))
-        .collect();
+    let size = plan.size() * instances as usize;
+    super::each_rank(&mut plan.ranks, size, &|rank| {
+        *rank = replicate_rank(std::mem::take(rank), layout);
+    });
     // The collective is now defined on the replicated buffers, as the
     // executor (and a plan read back from JSON) sees them: an AllToAll's
     // per-peer block, an AllGather's in-place slot, are counted in the
