@@ -63,10 +63,10 @@ pub fn for_each_op_list(plan: &mut Plan, f: &(dyn Fn(Vec<Op>) -> Vec<Op> + Sync)
     });
 }
 
-/// Runs `f` on every rank, on every core when the plan is of `size`
-/// [`PARALLEL_SIZE`] or more (`Plan::size`): each thread takes the next rank left until
-/// none is (this one too, so that all are done even where no thread can
-/// be started).
+/// Runs `f` on every rank: on every core when the plan's size
+/// (`Plan::size`) is [`PARALLEL_SIZE`] or more, each thread taking the
+/// next rank left until none is (this one too, so that every rank is done
+/// even where no thread can be started).
 pub(crate) fn each_rank(ranks: &mut [RankPlan], size: usize, f: &(dyn Fn(&mut RankPlan) + Sync)) {
     let threads = match size {
         0..PARALLEL_SIZE => 1,
