@@ -590,13 +590,21 @@ impl Gen {
     /// A call of a user function returning `ty`, if one is callable here,
     /// and a bound on the length of what it returns.
     pub(crate) fn call_of(&mut self, ty: &Ty) -> Option<(String, u64)> {
+        let f = self.callable_fn(Some(ty))?;
+        Some((self.call(&f), f.ret_len))
+    }
+
+    /// One of the user functions callable here (returning `ty`, when
+    /// given): not inside a function, within the iteration budget, and
+    /// after the program block if it needs one.
+    pub(crate) fn callable_fn(&mut self, ty: Option<&Ty>) -> Option<UserFn> {
         if self.in_fn {
             return None;
         }
         let fits: Vec<UserFn> = self
             .fns
             .iter()
-            .filter(|f| f.ret.as_ref() == Some(ty))
+            .filter(|f| ty.is_none() || f.ret.as_ref() == ty)
             .filter(|f| self.mult.saturating_mul(f.cost) <= ITERATION_BUDGET)
             .filter(|f| self.after_program || !f.needs_program)
             .cloned()
@@ -604,8 +612,7 @@ impl Gen {
         if fits.is_empty() {
             return None;
         }
-        let f = fits[self.rng.below(fits.len() as u64) as usize].clone();
-        Some((self.call(&f), f.ret_len))
+        Some(fits[self.rng.below(fits.len() as u64) as usize].clone())
     }
 
     /// `f(a, b, name: c)`: positional arguments, then keyword ones; defaulted

@@ -508,20 +508,7 @@ impl Gen {
     }
 
     pub(crate) fn call_stmt(&mut self) -> Option<String> {
-        if self.in_fn {
-            return None;
-        }
-        let fits: Vec<UserFn> = self
-            .fns
-            .iter()
-            .filter(|f| self.mult.saturating_mul(f.cost) <= ITERATION_BUDGET)
-            .filter(|f| self.after_program || !f.needs_program)
-            .cloned()
-            .collect();
-        if fits.is_empty() {
-            return None;
-        }
-        let f = fits[self.rng.below(fits.len() as u64) as usize].clone();
+        let f = self.callable_fn(None)?;
         Some(self.call(&f))
     }
 
