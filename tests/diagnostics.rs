@@ -426,3 +426,30 @@ fn if_expression_without_else() {
         diags[0]
     );
 }
+
+/// A tuple of two ints (stored without an allocation) is a tuple in every
+/// use: indexed, unpacked, measured, compared with one built another way,
+/// printed, nested, and as a map key found by a computed pair. Every
+/// assertion holds, so the first error is the last line's.
+#[test]
+fn a_tuple_of_two_ints_is_a_tuple_in_every_use() {
+    expect(
+        &with_header(
+            "let p = (3, 4)\n\
+             assert(p[0] == 3 && p[1] == 4, \"index\")\n\
+             let (a, b) = p\n\
+             assert(a == 3 && b == 4 && len(p) == 2, \"unpack and len\")\n\
+             assert(p == (1 + 2, 2 * 2) && p != (4, 3), \"equality\")\n\
+             assert(str(p) == \"(3, 4)\" && str(((1, 2), 3)) == \"((1, 2), 3)\", \"text\")\n\
+             let ((c, d), e) = ((5, 6), 7)\n\
+             assert(c + d + e == 18, \"nested\")\n\
+             let m = {(i, j): i * 10 + j for i in 0..9, j in 0..9 where i != j}\n\
+             assert(m[(a, b)] == 34 && m[p] == 34 && (b, a) in m && !((a, a) in m), \"map\")\n\
+             let names = {(\"x\", 1): 1, (\"y\", 2): 2}\n\
+             assert(names[(\"x\", 1)] == 1 && names[(\"y\", 2)] == 2, \"other tuples\")\n\
+             for k, v in m where v == 34 { assert(k == p, \"keys\") }\n\
+             @assert(false, \"every assertion above held\")",
+        ),
+        Code::Assertion,
+    );
+}

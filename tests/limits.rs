@@ -216,7 +216,7 @@ fn the_default_memory_bound_follows_the_process_limit() {
 
 /// Programs that once aborted on allocation under a 4 GB address-space
 /// limit (the op records of a billion-iteration loop, a map of 2^24
-/// pairs, an allgather of 2,000 ranks) stop at their line with E0810
+/// lists, an allgather of 2,000 ranks) stop at their line with E0810
 /// and exit status 2, within 10 s of a release build.
 #[cfg(unix)]
 #[test]
@@ -235,7 +235,7 @@ fn programs_too_large_for_the_memory_stop_at_their_line() {
         ),
         (
             "map",
-            format!("{HEADER}let m = {{i: (i, i) for i in 0..16777216}}\n"),
+            format!("{HEADER}let m = {{i: [i, i] for i in 0..16777216}}\n"),
             &[],
             4..=4,
         ),

@@ -93,8 +93,14 @@ pub fn index(
     idx: &Value,
     idx_span: Span,
 ) -> Res<Value> {
+    let tuple = target.tuple_items();
     match (target, idx) {
-        (Value::List(items) | Value::Tuple(items), Value::Int(i)) => {
+        (Value::List(_) | Value::Tuple(_) | Value::Pair(..), Value::Int(i)) => {
+            let items: &[Value] = match (target, &tuple) {
+                (Value::List(items), _) => items,
+                (_, Some(items)) => items,
+                _ => &[],
+            };
             let n = items.len() as i64;
             let pos = if *i < 0 { i + n } else { *i };
             if !(0..n).contains(&pos) {
@@ -164,6 +170,7 @@ pub fn call_builtin(
         Call::Len(a) => {
             let n = match &a.value.value {
                 Value::List(v) | Value::Tuple(v) => v.len() as i64,
+                Value::Pair(..) => 2,
                 Value::Map(m) => m.entries.len() as i64,
                 Value::Range(a, b) => b.saturating_sub(*a).max(0),
                 Value::Str(s) => s.len() as i64,

@@ -85,13 +85,19 @@ impl<'c> Evaluator<'c> {
                     if let Some(v) = m.lookup(value::Key::Tuple(&key)) {
                         return Ok(v.clone());
                     }
-                    let key = Value::Tuple(Rc::from(&key[..]));
+                    let key = Value::tuple(&key);
                     return calls::index(self, e.span, &t, &key, index.span);
                 }
                 let i = self.expr(index)?;
                 calls::index(self, e.span, &t, &i, index.span)
             }
-            ExprKind::Tuple(items) => Ok(Value::Tuple(self.exprs(items)?)),
+            ExprKind::Tuple(items) => {
+                let mut values = smallvec::SmallVec::<[Value; 4]>::new();
+                for item in items {
+                    values.push(self.expr(item)?);
+                }
+                Ok(Value::tuple(&values))
+            }
             ExprKind::List(items) => Ok(Value::List(self.exprs(items)?)),
             ExprKind::ListComp(item, loops) => {
                 let mut out = Vec::new();
@@ -130,7 +136,7 @@ impl<'c> Evaluator<'c> {
         }
     }
 
-    /// The values of a list or tuple literal's items, in one allocation.
+    /// The values of a list literal's items, in one allocation.
     pub(super) fn exprs(&mut self, items: &'c [Expr]) -> Res<Rc<[Value]>> {
         let mut values = smallvec::SmallVec::<[Value; 8]>::new();
         for item in items {
@@ -177,7 +183,10 @@ impl<'c> Evaluator<'c> {
             (Eq, _, _) => Value::Bool(x == y),
             (Ne, _, _) => Value::Bool(x != y),
             (In, _, _) => Value::Bool(match &y {
-                Value::List(items) | Value::Tuple(items) => items.contains(&x),
+                Value::List(items) => items.contains(&x),
+                Value::Tuple(_) | Value::Pair(..) => {
+                    y.tuple_items().is_some_and(|t| t.contains(&x))
+                }
                 Value::Range(lo, hi) => matches!(x, Value::Int(v) if *lo <= v && v < *hi),
                 Value::Map(m) => m.get(&x).is_some(),
                 _ => {

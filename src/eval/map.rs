@@ -31,6 +31,11 @@ impl Default for Index {
     }
 }
 
+/// What a key's hash starts with when it is a tuple (the other values
+/// hash as they derive it).
+const PAIR: u8 = 0xa1;
+const TUPLE: u8 = 0xa2;
+
 /// A grid cell with no entry.
 const ABSENT: u32 = u32::MAX;
 
@@ -48,24 +53,28 @@ pub enum Key<'a> {
     Tuple(&'a [Value]),
 }
 
-impl<'a> Key<'a> {
-    /// The items of a tuple key, however it came.
-    fn items(self) -> Option<&'a [Value]> {
+impl Key<'_> {
+    /// The key as a value's form would have it: the items of a tuple yet
+    /// to be built are a `Pair` when they are two ints.
+    fn pair(self) -> Option<(i64, i64)> {
         match self {
-            Key::Tuple(items) => Some(items),
-            Key::Value(Value::Tuple(items)) => Some(items),
-            Key::Value(_) => None,
+            Key::Value(Value::Pair(a, b)) | Key::Tuple([Value::Int(a), Value::Int(b)]) => {
+                Some((*a, *b))
+            }
+            _ => None,
         }
     }
 
     fn hash(self) -> u64 {
         use std::hash::{Hash, Hasher};
         let mut h = rustc_hash::FxHasher::default();
-        // A tuple hashes as its items, whichever way it comes.
-        if let Some(items) = self.items() {
-            items.hash(&mut h);
-        } else if let Key::Value(v) = self {
-            v.hash(&mut h);
+        // A tuple hashes the same whichever way it comes: built, or as the
+        // items of one yet to be built.
+        match (self, self.pair()) {
+            (_, Some(pair)) => (PAIR, pair).hash(&mut h),
+            (Key::Tuple(items), None) => (TUPLE, items).hash(&mut h),
+            (Key::Value(Value::Tuple(items)), None) => (TUPLE, &items[..]).hash(&mut h),
+            (Key::Value(v), None) => v.hash(&mut h),
         }
         h.finish()
     }
@@ -73,6 +82,7 @@ impl<'a> Key<'a> {
     fn matches(self, key: &Value) -> bool {
         match (self, key) {
             (Key::Value(v), key) => v == key,
+            (Key::Tuple(_), Value::Pair(a, b)) => self.pair() == Some((*a, *b)),
             (Key::Tuple(items), Value::Tuple(k)) => items == &k[..],
             (Key::Tuple(_), _) => false,
         }
@@ -85,8 +95,8 @@ fn cell(key: &Value) -> Option<(u64, u64)> {
 }
 
 fn pair(key: Key<'_>) -> Option<(u64, u64)> {
-    match key.items()? {
-        [Value::Int(a), Value::Int(b)] if *a >= 0 && *b >= 0 => Some((*a as u64, *b as u64)),
+    match key.pair()? {
+        (a, b) if a >= 0 && b >= 0 => Some((a as u64, b as u64)),
         _ => None,
     }
 }
@@ -215,10 +225,9 @@ fn grid(entries: &[(Value, Value)]) -> Option<Index> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::rc::Rc;
 
     fn pair(a: i64, b: i64) -> Value {
-        Value::Tuple(Rc::from(&[Value::Int(a), Value::Int(b)][..]))
+        Value::tuple(&[Value::Int(a), Value::Int(b)])
     }
 
     fn build(keys: impl IntoIterator<Item = Value>) -> MapVal {

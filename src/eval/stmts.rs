@@ -96,7 +96,7 @@ impl<'c> Evaluator<'c> {
             Pattern::Bind(place, _) => self.write(*place, value),
             Pattern::Wildcard => {}
             Pattern::Tuple(items, span) => {
-                let Value::Tuple(vals) = &value else {
+                let Some(vals) = value.tuple_items() else {
                     return Err(self.error(
                         Code::TypeMismatch,
                         *span,
@@ -130,9 +130,11 @@ impl<'c> Evaluator<'c> {
                 self.loop_vars
                     .push((name.clone(), v.clone(), super::operands::NO_FRAME))
             }
-            (Pattern::Tuple(ps, _), Value::Tuple(vs)) => {
-                for (p, v) in ps.iter().zip(vs.iter()) {
-                    self.record_loop_var(p, v);
+            (Pattern::Tuple(ps, _), v) => {
+                if let Some(vs) = v.tuple_items() {
+                    for (p, v) in ps.iter().zip(vs.iter()) {
+                        self.record_loop_var(p, v);
+                    }
                 }
             }
             _ => {}

@@ -77,7 +77,12 @@ pub enum Value {
     Str(Rc<str>),
     Range(i64, i64),
     List(Rc<[Value]>),
+    /// A tuple, but never one of two ints: that is a `Pair`.
     Tuple(Rc<[Value]>),
+    /// A tuple of two ints, `(peer, gpu)`, without an allocation: the key
+    /// of every all-pairs channel map. Made only by [`Value::tuple`], so
+    /// that equal tuples have one form.
+    Pair(i64, i64),
     Map(Rc<MapVal>),
     Rank(u32),
     Buffer(BufferVal),
@@ -117,7 +122,40 @@ impl From<crate::vocab::Constant> for Value {
 
 pub use super::map::{Key, MapBuilder, MapVal};
 
+/// A tuple's items: those of a `Tuple`, or the two ints of a `Pair`.
+pub enum TupleItems<'a> {
+    Shared(&'a [Value]),
+    Pair([Value; 2]),
+}
+
+impl std::ops::Deref for TupleItems<'_> {
+    type Target = [Value];
+    fn deref(&self) -> &[Value] {
+        match self {
+            TupleItems::Shared(items) => items,
+            TupleItems::Pair(items) => items,
+        }
+    }
+}
+
 impl Value {
+    /// The tuple of `items`: a `Pair` when they are two ints.
+    pub fn tuple(items: &[Value]) -> Value {
+        match items {
+            [Value::Int(a), Value::Int(b)] => Value::Pair(*a, *b),
+            _ => Value::Tuple(Rc::from(items)),
+        }
+    }
+
+    /// The items of a tuple, whichever its form; `None` for any other value.
+    pub fn tuple_items(&self) -> Option<TupleItems<'_>> {
+        match self {
+            Value::Tuple(items) => Some(TupleItems::Shared(items)),
+            Value::Pair(a, b) => Some(TupleItems::Pair([Value::Int(*a), Value::Int(*b)])),
+            _ => None,
+        }
+    }
+
     pub fn as_int(&self) -> i64 {
         match self {
             Value::Int(v) => *v,
@@ -209,6 +247,7 @@ impl fmt::Display for Value {
             Value::Range(a, b) => write!(f, "{a}..{b}"),
             Value::List(items) => seq(f, items, "[", "]"),
             Value::Tuple(items) => seq(f, items, "(", ")"),
+            Value::Pair(a, b) => write!(f, "({a}, {b})"),
             Value::Map(m) => {
                 write!(f, "{{")?;
                 for (i, (k, v)) in m.entries.iter().enumerate() {
