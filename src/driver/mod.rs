@@ -88,16 +88,17 @@ pub fn read_source(path: &Path) -> std::io::Result<String> {
 /// it was made in (`Plan::loops`), for the reports that point into the
 /// program: warnings, pass errors, `msclc sim`.
 pub fn compile_with(path: &Path, defines: &[(String, String)], limits: Limits) -> Compilation {
-    compile_warning(path, defines, limits, true)
+    compile_file(path, defines, limits, true)
 }
 
 /// `compile_with`, but the plan's warnings left unlooked for (`-q`: a
 /// large plan's take a tenth of its compile).
 pub fn compile_quietly(path: &Path, defines: &[(String, String)], limits: Limits) -> Compilation {
-    compile_warning(path, defines, limits, false)
+    compile_file(path, defines, limits, false)
 }
 
-fn compile_warning(
+/// Compiles the file at `path`, and looks for its plan's warnings if `warn`.
+fn compile_file(
     path: &Path,
     defines: &[(String, String)],
     limits: Limits,
