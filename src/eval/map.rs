@@ -90,11 +90,7 @@ impl Key<'_> {
 }
 
 /// The grid coordinates of a key that is a pair of non-negative ints.
-fn cell(key: &Value) -> Option<(u64, u64)> {
-    pair(Key::Value(key))
-}
-
-fn pair(key: Key<'_>) -> Option<(u64, u64)> {
+fn grid_cell(key: Key<'_>) -> Option<(u64, u64)> {
     match key.pair()? {
         (a, b) if a >= 0 && b >= 0 => Some((a as u64, b as u64)),
         _ => None,
@@ -110,7 +106,7 @@ impl MapVal {
         let at = match &self.index {
             Index::Grid { width, positions } => {
                 // Every key is a pair in the grid: any other is absent.
-                let (a, b) = pair(key)?;
+                let (a, b) = grid_cell(key)?;
                 if b >= *width {
                     return None;
                 }
@@ -206,7 +202,7 @@ fn grid(entries: &[(Value, Value)]) -> Option<Index> {
     }
     let (mut rows, mut width) = (0u64, 0u64);
     for (key, _) in entries {
-        let (a, b) = cell(key)?;
+        let (a, b) = grid_cell(Key::Value(key))?;
         rows = rows.max(a + 1);
         width = width.max(b + 1);
     }
@@ -216,7 +212,7 @@ fn grid(entries: &[(Value, Value)]) -> Option<Index> {
     }
     let mut positions = vec![ABSENT; cells as usize];
     for (at, (key, _)) in entries.iter().enumerate() {
-        let (a, b) = cell(key)?;
+        let (a, b) = grid_cell(Key::Value(key))?;
         positions[(a * width + b) as usize] = at as u32;
     }
     Some(Index::Grid { width, positions })
