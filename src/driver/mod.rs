@@ -110,6 +110,17 @@ fn compile_file(
         Ok(text) => compile_text(&mut sources, &mut timings, path, text, defines, limits),
         Err(e) => Err(vec![unreadable(path, e)]),
     };
+    compiled(sources, timings, result, warn)
+}
+
+/// A compilation's record, with its plan's warnings if `warn` (their
+/// search timed as a stage).
+fn compiled(
+    sources: SourceMap,
+    mut timings: Timings,
+    result: Result<Plan, Vec<Diagnostic>>,
+    warn: bool,
+) -> Compilation {
     let warnings = match warn {
         true => timings.time("warnings", || warnings_of(&result)),
         false => Vec::new(),
@@ -211,12 +222,7 @@ pub fn compile_source_with(
     let mut sources = SourceMap::default();
     let mut timings = Timings::default();
     let result = compile_text(&mut sources, &mut timings, path, text, defines, limits);
-    Compilation {
-        warnings: timings.time("warnings", || warnings_of(&result)),
-        sources,
-        result,
-        timings,
-    }
+    compiled(sources, timings, result, true)
 }
 
 fn compile_text(

@@ -20,12 +20,15 @@ use crate::ir::{Op, Plan, RankPlan, PARALLEL_SIZE};
 /// fused as it made them (`fuse::Fuser`) when the program fuses.
 pub fn run(plan: &mut Plan) -> Result<(), Diagnostic> {
     pairing::check(plan)?;
-    for_each_op_list(plan, &data_sync::insert);
+    // Whether the passes below take every core (the syncs they add leave
+    // it about the same).
+    let size = plan.size();
+    for_each_op_list(plan, size, &data_sync::insert);
     if plan.options.auto_sync {
-        for_each_op_list(plan, &auto_sync::insert);
+        for_each_op_list(plan, size, &auto_sync::insert);
     }
     let scratch = scratch::allocated(plan);
-    replicate::run(plan);
+    replicate::run(plan, size);
     scratch::size(plan, &scratch);
     Ok(())
 }
@@ -45,8 +48,8 @@ pub fn warnings(plan: &Plan) -> Vec<Diagnostic> {
 
 /// Applies `f` to every thread block's op list and, inside it, to every
 /// pipeline body (the body first, so the outer list sees the final body);
-/// the ranks of a large plan on every core.
-pub fn for_each_op_list(plan: &mut Plan, f: &(dyn Fn(Vec<Op>) -> Vec<Op> + Sync)) {
+/// the ranks of a plan of `size` (`Plan::size`) on every core if large.
+pub fn for_each_op_list(plan: &mut Plan, size: usize, f: &(dyn Fn(Vec<Op>) -> Vec<Op> + Sync)) {
     fn walk(mut ops: Vec<Op>, f: &(dyn Fn(Vec<Op>) -> Vec<Op> + Sync)) -> Vec<Op> {
         for op in &mut ops {
             if let Some(extra) = op.extra_if_any_mut() {
@@ -55,7 +58,6 @@ pub fn for_each_op_list(plan: &mut Plan, f: &(dyn Fn(Vec<Op>) -> Vec<Op> + Sync)
         }
         f(ops)
     }
-    let size = plan.size();
     each_rank(&mut plan.ranks, size, &|rank| {
         for tb in &mut rank.threadblocks {
             tb.ops = walk(std::mem::take(&mut tb.ops), f);

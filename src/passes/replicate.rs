@@ -32,7 +32,8 @@ impl Layout {
     }
 }
 
-pub fn run(plan: &mut Plan) {
+/// Replicates a plan of `size` (`Plan::size`) into its instances.
+pub fn run(plan: &mut Plan, size: usize) {
     let instances = plan.options.instances;
     if instances <= 1 {
         return;
@@ -41,8 +42,7 @@ pub fn run(plan: &mut Plan) {
         instances,
         interleaved: plan.options.replication_policy == ReplicationPolicy::Interleaved,
     };
-    let size = plan.size() * instances as usize;
-    super::each_rank(&mut plan.ranks, size, &|rank| {
+    super::each_rank(&mut plan.ranks, size * instances as usize, &|rank| {
         *rank = replicate_rank(std::mem::take(rank), layout);
     });
     // The collective is now defined on the replicated buffers, as the
