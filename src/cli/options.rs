@@ -76,8 +76,8 @@ pub(crate) fn print_warnings(c: &driver::Compilation, how: &WarningArgs) {
 #[derive(Debug, Args)]
 pub(crate) struct LimitArgs {
     /// Stop with an error when the program emits more ops than this (a
-    /// runaway loop ends soon, not after GBs). The default admits every
-    /// example at 256 ranks twice over.
+    /// runaway loop ends soon). The default admits every example at 256
+    /// ranks four times over, and allreduce at 1,024 ranks.
     #[arg(long, value_name = "N", default_value_t = msclc::eval::MAX_OPS)]
     pub(crate) max_ops: u64,
 }

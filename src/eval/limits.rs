@@ -14,10 +14,14 @@ pub(super) const MAX_CALL_DEPTH: usize = 256;
 /// enough that doubling a list in a loop ends in a diagnostic, not in
 /// running out of memory.
 pub const MAX_ELEMENTS: usize = 1 << 24;
-/// Ops a program may emit unless `--max-ops` says otherwise: twice the
-/// largest example at 256 ranks (allreduce_pkt records 16.9 million), and
-/// about 5 GB while compiling.
-pub const MAX_OPS: u64 = 1 << 25;
+/// Ops a program may emit unless `--max-ops` says otherwise: as many as
+/// the steps a program may take ([`MAX_ITERATIONS`]), so that a runaway
+/// loop of one op ends no later than a loop of none, and enough for the
+/// plans of clusters (allreduce at 1,024 ranks issues 50.3 million; the
+/// largest example at 256 ranks, allreduce_pkt, 16.9 million). What the
+/// ops take while compiling (about 170 bytes each before fusion) is
+/// bounded by `Limits::max_memory`, not by this.
+pub const MAX_OPS: u64 = 1 << 26;
 /// Steps a program may take in all, by default: a loop iteration and a
 /// call are a step each, and work on a large value a step per
 /// [`ELEMENTS_PER_STEP`] elements or [`BYTES_PER_STEP`] bytes. Far above
@@ -148,7 +152,7 @@ impl Evaluator<'_> {
         }
         Err(self
             .error(Code::Limit, span, format!("too many ops: this call emits op {recorded}, and the maximum is {max}"), "this op is one too many")
-            .with_note("help: look for a loop that runs longer than meant, or compile for fewer ranks; `--max-ops N` raises the limit (each op takes about 150 bytes while compiling)"))
+            .with_note("help: look for a loop that runs longer than meant, or compile for fewer ranks; `--max-ops N` raises the limit (each op takes about 170 bytes while compiling, before fusion)"))
     }
 
     /// Refuses a value of `size` `unit` above [`MAX_ELEMENTS`].
