@@ -5,10 +5,36 @@
 use super::*;
 
 impl<'c> Evaluator<'c> {
+    /// `expr`, with a local variable or a constant read in place: most
+    /// operands and arguments are one of these, and the value read here
+    /// goes straight to its use instead of through another call's return
+    /// slot (which costs a stall per value on x86).
+    #[inline(always)]
+    pub(super) fn operand(&mut self, e: &'c Expr) -> Res<Value> {
+        match &e.kind {
+            ExprKind::Read(Place::Local(slot)) => {
+                Ok(self.stack[self.base + *slot as usize].clone())
+            }
+            ExprKind::Const(v) => Ok(v.clone()),
+            _ => self.expr(e),
+        }
+    }
+
     pub(crate) fn expr(&mut self, e: &'c Expr) -> Res<Value> {
+        // The cheap kinds here; the others in functions of their own, so
+        // that this one, entered for every node, keeps a small frame.
         match &e.kind {
             ExprKind::Const(v) => Ok(v.clone()),
             ExprKind::Read(place) => self.read(*place, e.span),
+            ExprKind::Binary(op, a, b) => self.binary(e.span, *op, a, b),
+            _ => self.compound(e),
+        }
+    }
+
+    #[inline(never)]
+    fn compound(&mut self, e: &'c Expr) -> Res<Value> {
+        match &e.kind {
+            ExprKind::Const(_) | ExprKind::Read(_) | ExprKind::Binary(..) => self.expr(e),
             ExprKind::Unary(op, inner) => {
                 let v = self.expr(inner)?;
                 match (op, v) {
@@ -34,7 +60,6 @@ impl<'c> Evaluator<'c> {
                     )),
                 }
             }
-            ExprKind::Binary(op, a, b) => self.binary(e.span, *op, a, b),
             ExprKind::Range(a, b) => {
                 let (a, b) = (self.expr(a)?, self.expr(b)?);
                 match (a, b) {
@@ -80,7 +105,7 @@ impl<'c> Evaluator<'c> {
                     // is looked up as it is evaluated, never built.
                     let mut key = smallvec::SmallVec::<[Value; 4]>::new();
                     for item in items {
-                        key.push(self.expr(item)?);
+                        key.push(self.operand(item)?);
                     }
                     if let Some(v) = m.lookup(value::Key::Tuple(&key)) {
                         return Ok(v.clone());
@@ -149,6 +174,7 @@ impl<'c> Evaluator<'c> {
         })
     }
 
+    #[inline(never)]
     pub(super) fn binary(&mut self, span: Span, op: BinOp, a: &'c Expr, b: &'c Expr) -> Res<Value> {
         // `&&` and `||` short-circuit.
         if matches!(op, BinOp::And | BinOp::Or) {
@@ -158,7 +184,14 @@ impl<'c> Evaluator<'c> {
             }
             return Ok(Value::Bool(self.expr(b)?.as_bool()));
         }
-        let (x, y) = (self.expr(a)?, self.expr(b)?);
+        let (x, y) = (self.operand(a)?, self.operand(b)?);
+        // Two ints, the common case (indices, ranks, `peer != gpu`),
+        // compared and combined without looking at the other kinds.
+        if let (Value::Int(i), Value::Int(j)) = (&x, &y) {
+            if !matches!(op, BinOp::In) {
+                return self.ints(span, op, *i, *j);
+            }
+        }
         // Comparing and searching scan the values: large ones cost steps.
         if matches!(op, BinOp::Eq | BinOp::Ne | BinOp::In) {
             let scanned = match (&x, &y) {
@@ -170,14 +203,6 @@ impl<'c> Evaluator<'c> {
                 return Err(self.too_long(span, "stopped here"));
             }
         }
-        let overflow = || {
-            self.error(
-                Code::Arithmetic,
-                span,
-                "integer overflow",
-                format!("`{x} {} {y}` does not fit in 64 bits", op.symbol()),
-            )
-        };
         use BinOp::*;
         Ok(match (op, &x, &y) {
             (Eq, _, _) => Value::Bool(x == y),
@@ -208,44 +233,6 @@ impl<'c> Evaluator<'c> {
                 self.work(span, s.len() + t.len(), false)?;
                 Value::List(s.iter().chain(t.iter()).cloned().collect())
             }
-            (_, Value::Int(x), Value::Int(y)) => {
-                let (x, y) = (*x, *y);
-                match op {
-                    Add => Value::Int(x.checked_add(y).ok_or_else(overflow)?),
-                    Sub => Value::Int(x.checked_sub(y).ok_or_else(overflow)?),
-                    Mul => Value::Int(x.checked_mul(y).ok_or_else(overflow)?),
-                    Div | Rem if y == 0 => {
-                        return Err(self.error(
-                            Code::Arithmetic,
-                            span,
-                            "division by zero",
-                            "the right side is 0",
-                        ))
-                    }
-                    // Floor division and modulo, as in the Python DSL programs we port.
-                    Div => Value::Int(x.checked_div_euclid(y).ok_or_else(overflow)?),
-                    Rem => Value::Int(x.checked_rem_euclid(y).ok_or_else(overflow)?),
-                    Shl | Shr if !(0..64).contains(&y) => {
-                        return Err(self.error(
-                            Code::Arithmetic,
-                            span,
-                            "shift amount out of range",
-                            format!("shifting by {y}; use 0 to 63"),
-                        ))
-                    }
-                    Shl => Value::Int(x.checked_shl(y as u32).ok_or_else(overflow)?),
-                    Shr => Value::Int(x >> y),
-                    BitAnd => Value::Int(x & y),
-                    BitOr => Value::Int(x | y),
-                    BitXor => Value::Int(x ^ y),
-                    Lt => Value::Bool(x < y),
-                    Le => Value::Bool(x <= y),
-                    Gt => Value::Bool(x > y),
-                    Ge => Value::Bool(x >= y),
-                    // Handled before the integer cases.
-                    Eq | Ne | In | And | Or => Value::Unit,
-                }
-            }
             _ => {
                 return Err(self.error(
                     Code::TypeMismatch,
@@ -254,6 +241,56 @@ impl<'c> Evaluator<'c> {
                     "wrong operands",
                 ))
             }
+        })
+    }
+
+    /// `x op y` for two ints (`op` is neither `in` nor a short-circuit).
+    fn ints(&self, span: Span, op: BinOp, x: i64, y: i64) -> Res<Value> {
+        let overflow = || {
+            self.error(
+                Code::Arithmetic,
+                span,
+                "integer overflow",
+                format!("`{x} {} {y}` does not fit in 64 bits", op.symbol()),
+            )
+        };
+        use BinOp::*;
+        Ok(match op {
+            Eq => Value::Bool(x == y),
+            Ne => Value::Bool(x != y),
+            Lt => Value::Bool(x < y),
+            Le => Value::Bool(x <= y),
+            Gt => Value::Bool(x > y),
+            Ge => Value::Bool(x >= y),
+            Add => Value::Int(x.checked_add(y).ok_or_else(overflow)?),
+            Sub => Value::Int(x.checked_sub(y).ok_or_else(overflow)?),
+            Mul => Value::Int(x.checked_mul(y).ok_or_else(overflow)?),
+            Div | Rem if y == 0 => {
+                return Err(self.error(
+                    Code::Arithmetic,
+                    span,
+                    "division by zero",
+                    "the right side is 0",
+                ))
+            }
+            // Floor division and modulo, as in the Python DSL programs we port.
+            Div => Value::Int(x.checked_div_euclid(y).ok_or_else(overflow)?),
+            Rem => Value::Int(x.checked_rem_euclid(y).ok_or_else(overflow)?),
+            Shl | Shr if !(0..64).contains(&y) => {
+                return Err(self.error(
+                    Code::Arithmetic,
+                    span,
+                    "shift amount out of range",
+                    format!("shifting by {y}; use 0 to 63"),
+                ))
+            }
+            Shl => Value::Int(x.checked_shl(y as u32).ok_or_else(overflow)?),
+            Shr => Value::Int(x >> y),
+            BitAnd => Value::Int(x & y),
+            BitOr => Value::Int(x | y),
+            BitXor => Value::Int(x ^ y),
+            // `binary` handles these before it comes here.
+            In | And | Or => Value::Unit,
         })
     }
 
@@ -269,7 +306,7 @@ impl<'c> Evaluator<'c> {
     ) -> Res<Call> {
         let mut args = args.iter();
         Call::bind(builtin, || match args.next() {
-            Some(BuiltinArg::Given(e)) => Ok((self.expr(e)?, e.span)),
+            Some(BuiltinArg::Given(e)) => Ok((self.operand(e)?, e.span)),
             Some(BuiltinArg::Default(v)) => Ok((v.clone(), span)),
             None => Err(Diagnostic::error(
                 Code::Internal,

@@ -68,7 +68,7 @@ impl std::hash::Hash for SwitchVal {
 /// A collective as declared with `allreduce(..)` and friends: the plan's own record.
 pub use crate::ir::Collective as CollectiveVal;
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub enum Value {
     /// No value: what a call of a method returns, and an argument left out.
     Unit,
@@ -104,6 +104,62 @@ pub enum Value {
     Policy(ReplicationPolicy),
     /// `none`: a data-sync setting or a replication policy, as the context wants.
     NoneConst,
+}
+
+/// Written out, not derived, so that the values read most (ints, pairs,
+/// chunks, channels) are copied where they are read: a clone returned
+/// through memory, as a call returns it, costs a store-forwarding stall
+/// at the read after it on x86, a third of the time of `peer != gpu`.
+impl Clone for Value {
+    #[inline(always)]
+    fn clone(&self) -> Value {
+        match self {
+            Value::Int(i) => Value::Int(*i),
+            Value::Bool(b) => Value::Bool(*b),
+            Value::Pair(a, b) => Value::Pair(*a, *b),
+            Value::Chunk(c) => Value::Chunk(*c),
+            Value::MemoryChannel(c) => Value::MemoryChannel(*c),
+            Value::PortChannel(c) => Value::PortChannel(*c),
+            Value::Rank(r) => Value::Rank(*r),
+            _ => self.clone_rest(),
+        }
+    }
+}
+
+impl Value {
+    #[inline(never)]
+    fn clone_rest(&self) -> Value {
+        match self {
+            Value::Unit => Value::Unit,
+            Value::Int(i) => Value::Int(*i),
+            Value::Bool(b) => Value::Bool(*b),
+            Value::Str(s) => Value::Str(s.clone()),
+            Value::Range(lo, hi) => Value::Range(*lo, *hi),
+            Value::List(items) => Value::List(items.clone()),
+            Value::Tuple(items) => Value::Tuple(items.clone()),
+            Value::Pair(a, b) => Value::Pair(*a, *b),
+            Value::Map(m) => Value::Map(m.clone()),
+            Value::Rank(r) => Value::Rank(*r),
+            Value::Buffer(b) => Value::Buffer(*b),
+            Value::Chunk(c) => Value::Chunk(*c),
+            Value::MemoryChannel(c) => Value::MemoryChannel(*c),
+            Value::PortChannel(c) => Value::PortChannel(*c),
+            Value::SwitchChannel(s) => Value::SwitchChannel(s.clone()),
+            Value::SwitchView(s, i) => Value::SwitchView(s.clone(), *i),
+            Value::TbGroup(tbs) => Value::TbGroup(tbs.clone()),
+            Value::Semaphore { rank, id } => Value::Semaphore {
+                rank: *rank,
+                id: *id,
+            },
+            Value::Collective(c) => Value::Collective(c.clone()),
+            Value::Protocol(p) => Value::Protocol(*p),
+            Value::Sync(s) => Value::Sync(*s),
+            Value::ReduceOp(op) => Value::ReduceOp(*op),
+            Value::BufferType(kind) => Value::BufferType(*kind),
+            Value::Policy(p) => Value::Policy(*p),
+            Value::NoneConst => Value::NoneConst,
+        }
+    }
 }
 
 impl From<crate::vocab::Constant> for Value {
