@@ -20,6 +20,24 @@ impl<'c> Evaluator<'c> {
         }
     }
 
+    /// The int a variable or a constant holds, read in place without
+    /// making a value: the operands of most arithmetic and comparisons
+    /// (`peer != gpu`) and the items of most map keys (`(peer, gpu)`).
+    /// `None` for anything else, which then takes the general way.
+    #[inline(always)]
+    fn int_leaf(&self, e: &Expr) -> Option<i64> {
+        let value = match &e.kind {
+            ExprKind::Read(Place::Local(slot)) => &self.stack[self.base + *slot as usize],
+            ExprKind::Read(Place::Global(slot)) => self.globals[*slot as usize].as_ref()?,
+            ExprKind::Const(v) => v,
+            _ => return None,
+        };
+        match value {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+
     pub(crate) fn expr(&mut self, e: &'c Expr) -> Res<Value> {
         // The cheap kinds here; the others in functions of their own, so
         // that this one, entered for every node, keeps a small frame.
@@ -103,6 +121,13 @@ impl<'c> Evaluator<'c> {
                 if let (Value::Map(m), ExprKind::Tuple(items)) = (&t, &index.kind) {
                     // The hot path of programs over channel maps: the pair
                     // is looked up as it is evaluated, never built.
+                    if let [x, y] = &items[..] {
+                        if let (Some(x), Some(y)) = (self.int_leaf(x), self.int_leaf(y)) {
+                            if let Some(v) = m.lookup(value::Key::Value(&Value::Pair(x, y))) {
+                                return Ok(v.clone());
+                            }
+                        }
+                    }
                     let mut key = smallvec::SmallVec::<[Value; 4]>::new();
                     for item in items {
                         key.push(self.operand(item)?);
@@ -117,6 +142,11 @@ impl<'c> Evaluator<'c> {
                 calls::index(self, e.span, &t, &i, index.span)
             }
             ExprKind::Tuple(items) => {
+                if let [x, y] = &items[..] {
+                    if let (Some(x), Some(y)) = (self.int_leaf(x), self.int_leaf(y)) {
+                        return Ok(Value::Pair(x, y));
+                    }
+                }
                 let mut values = smallvec::SmallVec::<[Value; 4]>::new();
                 for item in items {
                     values.push(self.expr(item)?);
@@ -183,6 +213,11 @@ impl<'c> Evaluator<'c> {
                 return Ok(Value::Bool(left));
             }
             return Ok(Value::Bool(self.expr(b)?.as_bool()));
+        }
+        if !matches!(op, BinOp::In) {
+            if let (Some(i), Some(j)) = (self.int_leaf(a), self.int_leaf(b)) {
+                return self.ints(span, op, i, j);
+            }
         }
         let (x, y) = (self.operand(a)?, self.operand(b)?);
         // Two ints, the common case (indices, ranks, `peer != gpu`),
