@@ -92,8 +92,13 @@ impl<'c> Evaluator<'c> {
             }
             ExprKind::Call(f, args) => self.call_user(e.span, *f, args),
             ExprKind::Builtin(sig, args) => {
-                let call = self.bind(e.span, sig.builtin, args)?;
-                calls::call_builtin(self, e.span, &call, None)
+                // Read where it was bound: a call's record is a few
+                // hundred bytes, and `?` would copy it.
+                let bound = self.bind(e.span, sig.builtin, args);
+                let Ok(call) = &bound else {
+                    return bound.map(|_| Value::Unit);
+                };
+                calls::call_builtin(self, e.span, call, None)
             }
             ExprKind::Method(target, method, candidates) => {
                 let recv = self.expr(target)?;
@@ -107,8 +112,11 @@ impl<'c> Evaluator<'c> {
                     ));
                 };
                 let args = candidate.args.as_ref().map_err(|d| d.clone())?;
-                let call = self.bind(e.span, candidate.sig.builtin, args)?;
-                let value = calls::call_builtin(self, e.span, &call, Some(recv))?;
+                let bound = self.bind(e.span, candidate.sig.builtin, args);
+                let Ok(call) = &bound else {
+                    return bound.map(|_| Value::Unit);
+                };
+                let value = calls::call_builtin(self, e.span, call, Some(recv))?;
                 self.within_op_budget(e.span)?;
                 Ok(value)
             }
