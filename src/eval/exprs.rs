@@ -20,22 +20,45 @@ impl<'c> Evaluator<'c> {
         }
     }
 
-    /// The int a variable or a constant holds, read in place without
-    /// making a value: the operands of most arithmetic and comparisons
-    /// (`peer != gpu`) and the items of most map keys (`(peer, gpu)`).
-    /// `None` for anything else, which then takes the general way.
+    /// The value a variable or a constant holds, where it is held: read
+    /// in place, no value is made or copied (and none handed back through
+    /// a return slot, which on x86 stalls the read after it). `None` for
+    /// any other expression, and for a global not yet defined: those take
+    /// the general way.
+    #[inline(always)]
+    fn leaf<'a>(&'a self, e: &'a Expr) -> Option<&'a Value> {
+        match &e.kind {
+            ExprKind::Read(Place::Local(slot)) => Some(&self.stack[self.base + *slot as usize]),
+            ExprKind::Read(Place::Global(slot)) => self.globals[*slot as usize].as_ref(),
+            ExprKind::Const(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The int a leaf holds: the operands of most arithmetic and
+    /// comparisons (`peer != gpu`) and the items of most map keys.
     #[inline(always)]
     fn int_leaf(&self, e: &Expr) -> Option<i64> {
-        let value = match &e.kind {
-            ExprKind::Read(Place::Local(slot)) => &self.stack[self.base + *slot as usize],
-            ExprKind::Read(Place::Global(slot)) => self.globals[*slot as usize].as_ref()?,
-            ExprKind::Const(v) => v,
-            _ => return None,
-        };
-        match value {
+        match self.leaf(e)? {
             Value::Int(i) => Some(*i),
             _ => None,
         }
+    }
+
+    /// `m[(a, b)]` where `m` is a map and `a`, `b` ints, all leaves, and the
+    /// map has the entry: the hot path of programs over channel maps (the
+    /// pair is looked up, never built; the map is not cloned). `None`
+    /// sends anything else, and a missing key, the general way.
+    #[inline(always)]
+    fn pair_entry<'a>(&'a self, target: &'a Expr, index: &'a Expr) -> Option<&'a Value> {
+        let (Value::Map(m), ExprKind::Tuple(items)) = (self.leaf(target)?, &index.kind) else {
+            return None;
+        };
+        let [a, b] = &items[..] else {
+            return None;
+        };
+        let key = Value::Pair(self.int_leaf(a)?, self.int_leaf(b)?);
+        m.lookup(value::Key::Value(&key))
     }
 
     pub(crate) fn expr(&mut self, e: &'c Expr) -> Res<Value> {
@@ -101,7 +124,13 @@ impl<'c> Evaluator<'c> {
                 calls::call_builtin(self, e.span, call, None)
             }
             ExprKind::Method(target, method, candidates) => {
-                let recv = self.expr(target)?;
+                let recv = match &target.kind {
+                    ExprKind::Index(map, key) => match self.pair_entry(map, key) {
+                        Some(v) => v.clone(),
+                        None => self.expr(target)?,
+                    },
+                    _ => self.expr(target)?,
+                };
                 let kind = calls::receiver_of(&recv);
                 let Some(candidate) = candidates.iter().find(|c| Some(c.receiver) == kind) else {
                     return Err(self.error(
@@ -125,17 +154,13 @@ impl<'c> Evaluator<'c> {
                 calls::field(self, &v, *field, name)
             }
             ExprKind::Index(target, index) => {
+                if let Some(v) = self.pair_entry(target, index) {
+                    return Ok(v.clone());
+                }
                 let t = self.expr(target)?;
                 if let (Value::Map(m), ExprKind::Tuple(items)) = (&t, &index.kind) {
-                    // The hot path of programs over channel maps: the pair
-                    // is looked up as it is evaluated, never built.
-                    if let [x, y] = &items[..] {
-                        if let (Some(x), Some(y)) = (self.int_leaf(x), self.int_leaf(y)) {
-                            if let Some(v) = m.lookup(value::Key::Value(&Value::Pair(x, y))) {
-                                return Ok(v.clone());
-                            }
-                        }
-                    }
+                    // A key of values yet to be built is looked up as it
+                    // is, without building the tuple.
                     let mut key = smallvec::SmallVec::<[Value; 4]>::new();
                     for item in items {
                         key.push(self.operand(item)?);
@@ -145,6 +170,9 @@ impl<'c> Evaluator<'c> {
                     }
                     let key = Value::tuple(&key);
                     return calls::index(self, e.span, &t, &key, index.span);
+                }
+                if let Some(i) = self.int_leaf(index) {
+                    return calls::index(self, e.span, &t, &Value::Int(i), index.span);
                 }
                 let i = self.expr(index)?;
                 calls::index(self, e.span, &t, &i, index.span)
