@@ -24,22 +24,24 @@ pub struct Arg<T> {
     pub span: Span,
 }
 
-/// The values of a parameter type, read out of a `Value`.
+/// The values of a parameter type, read out of a `Value` where it is held
+/// (a variable's slot, a constant): most arguments are such, and reading
+/// them in place copies no value.
 pub trait FromValue: Sized {
     /// What the type is called in messages.
     const WHAT: &'static str;
-    /// The value as a `Self`, or the value back when it is not one.
-    fn from_value(v: Value) -> Result<Self, Value>;
+    /// The value as a `Self`, or `None` when it is not one.
+    fn from_value(v: &Value) -> Option<Self>;
 }
 
 macro_rules! from_value {
     ($($ty:ty, $what:literal: $pattern:pat => $value:expr;)*) => {$(
         impl FromValue for $ty {
             const WHAT: &'static str = $what;
-            fn from_value(v: Value) -> Result<Self, Value> {
+            fn from_value(v: &Value) -> Option<Self> {
                 match v {
-                    $pattern => Ok($value),
-                    other => Err(other),
+                    $pattern => Some($value.clone()),
+                    _ => None,
                 }
             }
         }
@@ -59,19 +61,19 @@ from_value! {
 /// Any value (the argument of `len` and `str`).
 impl FromValue for Value {
     const WHAT: &'static str = "a value";
-    fn from_value(v: Value) -> Result<Self, Value> {
-        Ok(v)
+    fn from_value(v: &Value) -> Option<Self> {
+        Some(v.clone())
     }
 }
 
 /// A data-sync setting: one of the sync constants, or `none`.
 impl FromValue for DataSync {
     const WHAT: &'static str = "a sync_type";
-    fn from_value(v: Value) -> Result<Self, Value> {
+    fn from_value(v: &Value) -> Option<Self> {
         match v {
-            Value::Sync(s) => Ok(s),
-            Value::NoneConst => Ok(DataSync::NONE),
-            other => Err(other),
+            Value::Sync(s) => Some(*s),
+            Value::NoneConst => Some(DataSync::NONE),
+            _ => None,
         }
     }
 }
@@ -103,27 +105,31 @@ impl ListItem for Chunk {
 /// A list whose every element is a `T`.
 impl<T: ListItem> FromValue for Vec<T> {
     const WHAT: &'static str = "a list";
-    fn from_value(v: Value) -> Result<Self, Value> {
-        let Value::List(items) = &v else {
-            return Err(v);
+    fn from_value(v: &Value) -> Option<Self> {
+        let Value::List(items) = v else {
+            return None;
         };
-        items
-            .iter()
-            .map(T::from_item)
-            .collect::<Option<_>>()
-            .ok_or(v)
+        items.iter().map(T::from_item).collect()
     }
 }
 
 /// A parameter that may be left out (`= absent`): `None` when it was.
 impl<T: FromValue> FromValue for Option<T> {
     const WHAT: &'static str = T::WHAT;
-    fn from_value(v: Value) -> Result<Self, Value> {
+    fn from_value(v: &Value) -> Option<Self> {
         match v {
-            Value::Unit => Ok(None),
+            Value::Unit => Some(None),
             v => T::from_value(v).map(Some),
         }
     }
+}
+
+/// Where a call's arguments come from, in parameter order (the evaluator,
+/// which evaluates each as it is asked for it).
+pub trait Arguments {
+    /// The next argument read by `read`, and where the call gives it (the
+    /// whole call for a parameter left to its default).
+    fn next<T>(&mut self, read: impl FnOnce(&Value) -> T) -> Res<(T, Span)>;
 }
 
 /// The Rust type of a table's type word.
@@ -161,9 +167,9 @@ macro_rules! declare_arguments {
 
             impl $shape {
                 #[inline(always)]
-                fn bind(next: &mut impl FnMut() -> Res<(Value, Span)>) -> Res<$shape> {
+                fn bind(args: &mut impl Arguments) -> Res<$shape> {
                     Ok($shape {
-                        $($param: arg(next, stringify!($param))?,)*
+                        $($param: arg(args, stringify!($param))?,)*
                     })
                 }
             }
@@ -176,13 +182,10 @@ macro_rules! declare_arguments {
         }
 
         impl Call {
-            /// Binds `builtin`'s arguments, which `next` gives in parameter order.
-            pub fn bind(
-                builtin: Builtin,
-                mut next: impl FnMut() -> Res<(Value, Span)>,
-            ) -> Res<Call> {
+            /// Binds `builtin`'s arguments, which `args` gives in parameter order.
+            pub fn bind(builtin: Builtin, args: &mut impl Arguments) -> Res<Call> {
                 Ok(match builtin {
-                    $(Builtin::$builtin => Call::$builtin($uses::bind(&mut next)?),)*
+                    $(Builtin::$builtin => Call::$builtin($uses::bind(args)?),)*
                 })
             }
 
@@ -199,9 +202,9 @@ builtin_table!(declare_arguments);
 
 /// The next argument, as parameter `name`'s type.
 #[inline(always)]
-fn arg<T: FromValue>(next: &mut impl FnMut() -> Res<(Value, Span)>, name: &str) -> Res<Arg<T>> {
-    let (value, span) = next()?;
-    match T::from_value(value) {
+fn arg<T: FromValue>(args: &mut impl Arguments, name: &str) -> Res<Arg<T>> {
+    let (read, span) = args.next(|v| T::from_value(v).ok_or_else(|| v.to_string()))?;
+    match read {
         Ok(value) => Ok(Arg { value, span }),
         Err(value) => Err(Diagnostic::error(
             Code::Internal,

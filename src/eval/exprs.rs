@@ -375,17 +375,14 @@ impl<'c> Evaluator<'c> {
         builtin: Builtin,
         args: &'c [BuiltinArg],
     ) -> Res<Call> {
-        let mut args = args.iter();
-        Call::bind(builtin, || match args.next() {
-            Some(BuiltinArg::Given(e)) => Ok((self.operand(e)?, e.span)),
-            Some(BuiltinArg::Default(v)) => Ok((v.clone(), span)),
-            None => Err(Diagnostic::error(
-                Code::Internal,
+        Call::bind(
+            builtin,
+            &mut CallArgs {
+                ev: self,
+                args: args.iter(),
                 span,
-                "internal error: a builtin call has fewer arguments than its signature",
-                "here",
-            )),
-        })
+            },
+        )
     }
 
     pub(super) fn call_user(&mut self, span: Span, id: u32, args: &'c [UserArg]) -> Res<Value> {
@@ -437,5 +434,33 @@ impl<'c> Evaluator<'c> {
             Flow::Return(v) => v,
             Flow::Next => Value::Unit,
         })
+    }
+}
+
+/// A builtin call's arguments as its record asks for them: each evaluated
+/// then, and read where it is held when it is a variable or a constant.
+struct CallArgs<'e, 'c> {
+    ev: &'e mut Evaluator<'c>,
+    args: std::slice::Iter<'c, BuiltinArg>,
+    /// The call's: where a default comes from.
+    span: Span,
+}
+
+impl args::Arguments for CallArgs<'_, '_> {
+    #[inline(always)]
+    fn next<T>(&mut self, read: impl FnOnce(&Value) -> T) -> Res<(T, Span)> {
+        match self.args.next() {
+            Some(BuiltinArg::Given(e)) => match self.ev.leaf(e) {
+                Some(v) => Ok((read(v), e.span)),
+                None => Ok((read(&self.ev.expr(e)?), e.span)),
+            },
+            Some(BuiltinArg::Default(v)) => Ok((read(v), self.span)),
+            None => Err(Diagnostic::error(
+                Code::Internal,
+                self.span,
+                "internal error: a builtin call has fewer arguments than its signature",
+                "here",
+            )),
+        }
     }
 }
