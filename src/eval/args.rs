@@ -38,6 +38,7 @@ macro_rules! from_value {
     ($($ty:ty, $what:literal: $pattern:pat => $value:expr;)*) => {$(
         impl FromValue for $ty {
             const WHAT: &'static str = $what;
+            #[inline(always)]
             fn from_value(v: &Value) -> Option<Self> {
                 match v {
                     $pattern => Some($value.clone()),
@@ -61,6 +62,7 @@ from_value! {
 /// Any value (the argument of `len` and `str`).
 impl FromValue for Value {
     const WHAT: &'static str = "a value";
+    #[inline(always)]
     fn from_value(v: &Value) -> Option<Self> {
         Some(v.clone())
     }
@@ -69,6 +71,7 @@ impl FromValue for Value {
 /// A data-sync setting: one of the sync constants, or `none`.
 impl FromValue for DataSync {
     const WHAT: &'static str = "a sync_type";
+    #[inline(always)]
     fn from_value(v: &Value) -> Option<Self> {
         match v {
             Value::Sync(s) => Some(*s),
@@ -105,6 +108,7 @@ impl ListItem for Chunk {
 /// A list whose every element is a `T`.
 impl<T: ListItem> FromValue for Vec<T> {
     const WHAT: &'static str = "a list";
+    #[inline(always)]
     fn from_value(v: &Value) -> Option<Self> {
         let Value::List(items) = v else {
             return None;
@@ -116,6 +120,7 @@ impl<T: ListItem> FromValue for Vec<T> {
 /// A parameter that may be left out (`= absent`): `None` when it was.
 impl<T: FromValue> FromValue for Option<T> {
     const WHAT: &'static str = T::WHAT;
+    #[inline(always)]
     fn from_value(v: &Value) -> Option<Self> {
         match v {
             Value::Unit => Some(None),
@@ -127,9 +132,10 @@ impl<T: FromValue> FromValue for Option<T> {
 /// Where a call's arguments come from, in parameter order (the evaluator,
 /// which evaluates each as it is asked for it).
 pub trait Arguments {
-    /// The next argument read by `read`, and where the call gives it (the
-    /// whole call for a parameter left to its default).
-    fn next<T>(&mut self, read: impl FnOnce(&Value) -> T) -> Res<(T, Span)>;
+    /// The next argument, as parameter `name`'s type ([`wrong_type`] when
+    /// it is not one), and where the call gives it (the whole call for a
+    /// parameter left to its default).
+    fn next<T: FromValue>(&mut self, name: &str) -> Res<Arg<T>>;
 }
 
 /// The Rust type of a table's type word.
@@ -169,7 +175,7 @@ macro_rules! declare_arguments {
                 #[inline(always)]
                 fn bind(args: &mut impl Arguments) -> Res<$shape> {
                     Ok($shape {
-                        $($param: arg(args, stringify!($param))?,)*
+                        $($param: args.next(stringify!($param))?,)*
                     })
                 }
             }
@@ -200,21 +206,17 @@ macro_rules! declare_arguments {
 
 builtin_table!(declare_arguments);
 
-/// The next argument, as parameter `name`'s type.
-#[inline(always)]
-fn arg<T: FromValue>(args: &mut impl Arguments, name: &str) -> Res<Arg<T>> {
-    let (read, span) = args.next(|v| T::from_value(v).ok_or_else(|| v.to_string()))?;
-    match read {
-        Ok(value) => Ok(Arg { value, span }),
-        Err(value) => Err(Diagnostic::error(
-            Code::Internal,
-            span,
-            format!(
-                "internal error: argument `{name}` is `{value}`, not {}",
-                T::WHAT
-            ),
-            "the type checker let this through",
-        )
-        .with_note("this is a bug in msclc; please report it with this program")),
-    }
+/// Argument `name`, at `span`, is `value`, which is not a `T`.
+#[cold]
+pub fn wrong_type<T: FromValue>(name: &str, value: &Value, span: Span) -> Diagnostic {
+    Diagnostic::error(
+        Code::Internal,
+        span,
+        format!(
+            "internal error: argument `{name}` is `{value}`, not {}",
+            T::WHAT
+        ),
+        "the type checker let this through",
+    )
+    .with_note("this is a bug in msclc; please report it with this program")
 }

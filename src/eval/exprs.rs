@@ -448,13 +448,17 @@ struct CallArgs<'e, 'c> {
 
 impl args::Arguments for CallArgs<'_, '_> {
     #[inline(always)]
-    fn next<T>(&mut self, read: impl FnOnce(&Value) -> T) -> Res<(T, Span)> {
+    fn next<T: args::FromValue>(&mut self, name: &str) -> Res<args::Arg<T>> {
+        let read = |v: &Value, span| match T::from_value(v) {
+            Some(value) => Ok(args::Arg { value, span }),
+            None => Err(args::wrong_type::<T>(name, v, span)),
+        };
         match self.args.next() {
             Some(BuiltinArg::Given(e)) => match self.ev.leaf(e) {
-                Some(v) => Ok((read(v), e.span)),
-                None => Ok((read(&self.ev.expr(e)?), e.span)),
+                Some(v) => read(v, e.span),
+                None => read(&self.ev.expr(e)?, e.span),
             },
-            Some(BuiltinArg::Default(v)) => Ok((read(v), self.span)),
+            Some(BuiltinArg::Default(v)) => read(v, self.span),
             None => Err(Diagnostic::error(
                 Code::Internal,
                 self.span,
