@@ -18,24 +18,41 @@ fn signals(name: OpName) -> bool {
     name.is_signal() || matches!(name, OpName::PutWithSignal | OpName::PutWithSignalAndFlush)
 }
 
-/// Where the ops that signal on, and wait on, each channel end are: one
-/// list for the whole plan, sliced by end (a plan of a million ops has
+/// How many ops signal on, and wait on, each channel end, and (once a
+/// report needs them, `Tally::with_origins`) where those ops are: one list
+/// for the whole plan, sliced by end (a plan of a million ops has
 /// hundreds of thousands of ends; two growing lists for each cost more
-/// than the rest of the pass).
+/// than the rest of the pass). A plan whose ends all balance, the usual
+/// one, is checked on the counts alone.
 struct Uses {
     /// Where the signals of end `e` start (`2e`), then its waits (`2e + 1`);
     /// one more entry closes the last.
     starts: Vec<usize>,
+    /// Empty until `Tally::with_origins`.
     origins: Vec<Origin>,
 }
 
 impl Uses {
-    fn signals(&self, end: usize) -> &[Origin] {
-        &self.origins[self.starts[2 * end]..self.starts[2 * end + 1]]
+    fn signal_count(&self, end: usize) -> usize {
+        self.starts[2 * end + 1] - self.starts[2 * end]
     }
 
+    fn wait_count(&self, end: usize) -> usize {
+        self.starts[2 * end + 2] - self.starts[2 * end + 1]
+    }
+
+    /// The ops that signal on `end` (none before `Tally::with_origins`).
+    fn signals(&self, end: usize) -> &[Origin] {
+        self.origins
+            .get(self.starts[2 * end]..self.starts[2 * end + 1])
+            .unwrap_or_default()
+    }
+
+    /// The ops that wait on `end` (none before `Tally::with_origins`).
     fn waits(&self, end: usize) -> &[Origin] {
-        &self.origins[self.starts[2 * end + 1]..self.starts[2 * end + 2]]
+        self.origins
+            .get(self.starts[2 * end + 1]..self.starts[2 * end + 2])
+            .unwrap_or_default()
     }
 }
 
@@ -87,25 +104,35 @@ fn each_use(plan: &Plan, pairs: &ChannelPairs, mut f: impl FnMut(usize, Origin))
 }
 
 impl<'p> Tally<'p> {
+    /// The plan's channel ends with their signals and waits counted.
     fn new(plan: &'p Plan) -> Tally<'p> {
         let pairs = ChannelPairs::new(plan);
-        // Counted first, then filled in place.
         let mut starts = vec![0; 2 * pairs.len() + 1];
         each_use(plan, &pairs, |slot, _| starts[slot + 1] += 1);
         for i in 1..starts.len() {
             starts[i] += starts[i - 1];
         }
-        let mut origins = vec![Origin::default(); starts[starts.len() - 1]];
-        let mut next = starts.clone();
-        each_use(plan, &pairs, |slot, origin| {
-            origins[next[slot]] = origin;
-            next[slot] += 1;
-        });
         Tally {
             plan,
             pairs,
-            uses: Uses { starts, origins },
+            uses: Uses {
+                starts,
+                origins: Vec::new(),
+            },
         }
+    }
+
+    /// The tally with the op behind every signal and wait, for a report.
+    fn with_origins(mut self) -> Tally<'p> {
+        let starts = &self.uses.starts;
+        let mut origins = vec![Origin::default(); starts[starts.len() - 1]];
+        let mut next = starts.clone();
+        each_use(self.plan, &self.pairs, |slot, origin| {
+            origins[next[slot]] = origin;
+            next[slot] += 1;
+        });
+        self.uses.origins = origins;
+        self
     }
 
     /// The waits on `end`'s pair (none when it has no pair).
@@ -117,14 +144,17 @@ impl<'p> Tally<'p> {
     /// Every mismatched channel end, in rank and channel order.
     fn mismatches(&self) -> impl Iterator<Item = Mismatch> + '_ {
         (0..self.pairs.len()).filter_map(|i| {
-            let (signals, waits) = (self.uses.signals(i), self.uses.waits(i));
+            let (signals, waits) = (self.uses.signal_count(i), self.uses.wait_count(i));
             let end = self.pairs.endpoint(i);
             let back = self.pairs.pair(end);
+            let waits_back = back
+                .and_then(|b| self.pairs.index(b))
+                .map_or(0, |b| self.uses.wait_count(b));
             let excess = match back {
-                Some(_) => signals.len() as i64 - self.waits_back(back).len() as i64,
+                Some(_) => signals as i64 - waits_back as i64,
                 // Nobody waits for these signals; no signal releases these waits.
-                None if !signals.is_empty() => signals.len() as i64,
-                None => -(waits.len() as i64),
+                None if signals != 0 => signals as i64,
+                None => -(waits as i64),
             };
             (excess != 0).then_some(Mismatch { end, back, excess })
         })
@@ -141,8 +171,8 @@ impl<'p> Tally<'p> {
         for i in 0..self.pairs.len() {
             let end @ (rank, kind, _) = self.pairs.endpoint(i);
             let peer = self.peer(end);
-            *excess.entry((kind, rank, peer)).or_default() += self.uses.signals(i).len() as i64;
-            *excess.entry((kind, peer, rank)).or_default() -= self.uses.waits(i).len() as i64;
+            *excess.entry((kind, rank, peer)).or_default() += self.uses.signal_count(i) as i64;
+            *excess.entry((kind, peer, rank)).or_default() -= self.uses.wait_count(i) as i64;
         }
         excess
     }
@@ -168,7 +198,7 @@ pub fn check(plan: &Plan) -> Result<(), Diagnostic> {
         unbalanced.get(&key).is_some_and(|&e| e != 0)
     });
     match first {
-        Some(m) => Err(diagnostic(&tally, &m)),
+        Some(m) => Err(diagnostic(&tally.with_origins(), &m)),
         None => Ok(()),
     }
 }
@@ -180,6 +210,10 @@ pub fn check(plan: &Plan) -> Result<(), Diagnostic> {
 /// already showed waiting on the wrong channel.
 pub fn warnings(plan: &Plan) -> Vec<Diagnostic> {
     let tally = Tally::new(plan);
+    if tally.mismatches().next().is_none() {
+        return Vec::new();
+    }
+    let tally = tally.with_origins();
     let mut shown = std::collections::HashSet::new();
     let mut out = Vec::new();
     for m in tally.mismatches() {
@@ -230,8 +264,8 @@ fn waits_elsewhere(tally: &Tally, from: Endpoint, back: Option<Endpoint>) -> Vec
         let paired = pairs.pair(theirs);
         let signalled = paired
             .and_then(|p| pairs.index(p))
-            .map_or(0, |p| uses.signals(p).len());
-        if uses.waits(end).len() <= signalled {
+            .map_or(0, |p| uses.signal_count(p));
+        if uses.wait_count(end) <= signalled {
             continue;
         }
         let pairs_with = match paired {
