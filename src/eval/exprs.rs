@@ -5,18 +5,13 @@
 use super::*;
 
 impl<'c> Evaluator<'c> {
-    /// `expr`, with a local variable or a constant read in place: most
-    /// operands and arguments are one of these, and the value read here
-    /// goes straight to its use instead of through another call's return
-    /// slot (which costs a stall per value on x86).
+    /// `expr`, with a variable or a constant ([`Self::leaf`]) copied where
+    /// it is used rather than through another call's return slot.
     #[inline(always)]
     pub(super) fn operand(&mut self, e: &'c Expr) -> Res<Value> {
-        match &e.kind {
-            ExprKind::Read(Place::Local(slot)) => {
-                Ok(self.stack[self.base + *slot as usize].clone())
-            }
-            ExprKind::Const(v) => Ok(v.clone()),
-            _ => self.expr(e),
+        match self.leaf(e) {
+            Some(v) => Ok(v.clone()),
+            None => self.expr(e),
         }
     }
 
@@ -365,8 +360,6 @@ impl<'c> Evaluator<'c> {
         })
     }
 
-    /// The values of a builtin call's arguments, in parameter order, each
-    /// with its span (a default's is the call's).
     /// Evaluates a call of `builtin`'s arguments (`span` is the call's:
     /// where a default comes from) into its typed record.
     pub(super) fn bind(
