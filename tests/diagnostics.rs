@@ -453,3 +453,59 @@ fn a_tuple_of_two_ints_is_a_tuple_in_every_use() {
         Code::Assertion,
     );
 }
+
+/// What the first diagnostic of `body` (after the header) says, wherever
+/// it says it: code, message, primary label and notes.
+fn said(body: &str) -> (Code, String, String, Vec<String>) {
+    let text = with_header(body);
+    let c = driver::compile_source(Path::new("case.mscl"), text.clone(), &[]);
+    let Err(diags) = &c.result else {
+        panic!("expected a diagnostic for:\n{text}");
+    };
+    let d = &diags[0];
+    let label = d
+        .primary
+        .as_ref()
+        .map_or(String::new(), |l| l.message.clone());
+    (d.code, d.message.clone(), label, d.notes.clone())
+}
+
+/// The evaluator reads a variable or a constant where it is held (an
+/// operator's operands, a map and its pair key, an index, a builtin's
+/// argument) and takes the general way for anything else: a mistake says
+/// the same either way. Each case is written twice, the second with `+ 0`
+/// to make the operand an expression.
+#[test]
+fn an_operand_read_in_place_says_what_an_expression_says() {
+    let cases = [
+        // A pair key the map lacks, as an index and as a method's receiver.
+        "let m = {(i, j): memory_channel(i, j) for i in 0..2, j in 0..2 where i != j}\n\
+         for a in 0..2 { let b = 0\n let c = m[(A, b)] }",
+        "let m = {(i, j): memory_channel(i, j) for i in 0..2, j in 0..2 where i != j}\n\
+         for a in 0..2 { let b = 0\n m[(A, b)].signal(tb: 0) }",
+        // Arithmetic that overflows or divides by zero.
+        "let big = 9223372036854775807\nfor one in 1..2 { let x = BIG + one }",
+        "let zero = 0\nfor x in 3..4 { let y = x / ZERO }",
+        "for s in 64..65 { let y = 1 << S }",
+        // An index past the end of a list and of a buffer.
+        "let l = [1, 2]\nfor i in 2..3 { let x = l[I] }",
+        "for i in 5..6 { let c = rank(0).input[I] }",
+        // A builtin's argument out of its range.
+        "for r in 7..8 { let x = rank(R) }",
+    ];
+    for case in cases {
+        let operand = |with: &str| {
+            ["A", "BIG", "ZERO", "S", "I", "R"]
+                .iter()
+                .fold(case.to_string(), |text, hole| {
+                    text.replace(hole, &format!("{}{with}", hole.to_lowercase()))
+                })
+        };
+        let (in_place, general) = (said(&operand("")), said(&operand(" + 0")));
+        assert_eq!(in_place, general, "{case}");
+        assert!(
+            in_place.3.iter().any(|n| n.starts_with("when ")),
+            "the loop values are noted: {in_place:?}"
+        );
+    }
+}
