@@ -442,22 +442,28 @@ struct CallArgs<'e, 'c> {
 impl args::Arguments for CallArgs<'_, '_> {
     #[inline(always)]
     fn next<T: args::FromValue>(&mut self, name: &str) -> Res<args::Arg<T>> {
-        let read = |v: &Value, span| match T::from_value(v) {
+        let evaluated;
+        let (v, span) = match self.args.next() {
+            Some(BuiltinArg::Given(e)) => match self.ev.leaf(e) {
+                Some(v) => (v, e.span),
+                None => {
+                    evaluated = self.ev.expr(e)?;
+                    (&evaluated, e.span)
+                }
+            },
+            Some(BuiltinArg::Default(v)) => (v, self.span),
+            None => {
+                return Err(Diagnostic::error(
+                    Code::Internal,
+                    self.span,
+                    "internal error: a builtin call has fewer arguments than its signature",
+                    "here",
+                ))
+            }
+        };
+        match T::from_value(v) {
             Some(value) => Ok(args::Arg { value, span }),
             None => Err(args::wrong_type::<T>(name, v, span)),
-        };
-        match self.args.next() {
-            Some(BuiltinArg::Given(e)) => match self.ev.leaf(e) {
-                Some(v) => read(v, e.span),
-                None => read(&self.ev.expr(e)?, e.span),
-            },
-            Some(BuiltinArg::Default(v)) => read(v, self.span),
-            None => Err(Diagnostic::error(
-                Code::Internal,
-                self.span,
-                "internal error: a builtin call has fewer arguments than its signature",
-                "here",
-            )),
         }
     }
 }
