@@ -4,7 +4,8 @@
 //! frequent lookup: a map whose keys are all pairs of small non-negative
 //! ints finds them in a grid of positions, one read where hashing costs a
 //! hash and two or three misses in memory at a thousand ranks. Any other
-//! map hashes.
+//! map hashes. Built, such a map finds the keys it has so far in rows of
+//! positions rather than a hash table, for the same reason.
 
 use super::value::Value;
 
@@ -148,8 +149,35 @@ impl std::hash::Hash for MapVal {
 #[derive(Default)]
 pub struct MapBuilder {
     entries: Vec<(Value, Value)>,
-    table: hashbrown::HashTable<(u64, u32)>,
+    finder: Finder,
 }
+
+/// How the builder finds a key it already has.
+enum Finder {
+    /// Every key so far a pair `(a, b)` of non-negative ints, as an
+    /// all-pairs channel map's: the position of `(a, b)`'s entry at
+    /// `rows[a][b]` ([`ABSENT`] where none), found without hashing and
+    /// near the cell found before (a comprehension walks its pairs in
+    /// order; a hash table of a million keys misses the cache on each).
+    Rows {
+        rows: Vec<Vec<u32>>,
+        cells: u64,
+    },
+    Hashed(hashbrown::HashTable<(u64, u32)>),
+}
+
+impl Default for Finder {
+    fn default() -> Finder {
+        Finder::Rows {
+            rows: Vec::new(),
+            cells: 0,
+        }
+    }
+}
+
+/// The cells the rows may have beyond [`GRID_CELLS_PER_ENTRY`] per entry:
+/// room for a small map's first keys wherever they fall.
+const ROWS_SLACK: u64 = 1024;
 
 impl MapBuilder {
     pub fn new() -> MapBuilder {
@@ -157,18 +185,40 @@ impl MapBuilder {
     }
 
     pub fn insert(&mut self, key: Value, value: Value) {
+        // Positions fit in u32: maps stop at MAX_ELEMENTS entries.
+        let next = self.entries.len() as u32;
+        if let Finder::Rows { rows, cells } = &mut self.finder {
+            let budget = GRID_CELLS_PER_ENTRY * (u64::from(next) + 1) + ROWS_SLACK;
+            if let Some(at) =
+                grid_cell(Key::Value(&key)).and_then(|c| row_cell(rows, cells, c, budget))
+            {
+                match *at {
+                    ABSENT => {
+                        *at = next;
+                        self.entries.push((key, value));
+                    }
+                    i => self.entries[i as usize].1 = value,
+                }
+                return;
+            }
+            // A key off the rows, or rows too sparse: hash from here on.
+            let mut table = hashbrown::HashTable::with_capacity(self.entries.len() + 1);
+            for (i, (k, _)) in self.entries.iter().enumerate() {
+                let hash = Key::Value(k).hash();
+                table.insert_unique(hash, (hash, i as u32), |&(h, _)| h);
+            }
+            self.finder = Finder::Hashed(table);
+        }
+        let Finder::Hashed(table) = &mut self.finder else {
+            return;
+        };
         let hash = Key::Value(&key).hash();
         let entries = &self.entries;
-        match self
-            .table
-            .find(hash, |&(h, i)| h == hash && entries[i as usize].0 == key)
-        {
+        match table.find(hash, |&(h, i)| h == hash && entries[i as usize].0 == key) {
             Some(&(_, i)) => self.entries[i as usize].1 = value,
             None => {
-                // Positions fit in u32: maps stop at MAX_ELEMENTS entries.
-                let i = self.entries.len() as u32;
                 self.entries.push((key, value));
-                self.table.insert_unique(hash, (hash, i), |&(h, _)| h);
+                table.insert_unique(hash, (hash, next), |&(h, _)| h);
             }
         }
     }
@@ -183,15 +233,51 @@ impl MapBuilder {
 
     /// The map, on a grid when its keys make a dense one.
     pub fn finish(self) -> MapVal {
-        let index = match grid(&self.entries) {
-            Some(grid) => grid,
-            None => Index::Hashed(self.table),
+        let index = match (grid(&self.entries), self.finder) {
+            (Some(grid), _) => grid,
+            (None, Finder::Hashed(table)) => Index::Hashed(table),
+            (None, Finder::Rows { .. }) => {
+                let mut table = hashbrown::HashTable::with_capacity(self.entries.len());
+                for (i, (k, _)) in self.entries.iter().enumerate() {
+                    let hash = Key::Value(k).hash();
+                    table.insert_unique(hash, (hash, i as u32), |&(h, _)| h);
+                }
+                Index::Hashed(table)
+            }
         };
         MapVal {
             entries: self.entries,
             index,
         }
     }
+}
+
+/// The cell of `(a, b)` in `rows`, which grow to hold it unless that takes
+/// their number or their `cells` past `budget`.
+fn row_cell<'r>(
+    rows: &'r mut Vec<Vec<u32>>,
+    cells: &mut u64,
+    (a, b): (u64, u64),
+    budget: u64,
+) -> Option<&'r mut u32> {
+    if a >= budget || b >= budget {
+        return None;
+    }
+    let (a, b) = (a as usize, b as usize);
+    let row_len = rows.get(a).map_or(0, Vec::len);
+    let grown = *cells + (b + 1).saturating_sub(row_len) as u64;
+    if grown > budget {
+        return None;
+    }
+    *cells = grown;
+    if rows.len() <= a {
+        rows.resize_with(a + 1, Vec::new);
+    }
+    let row = &mut rows[a];
+    if row.len() <= b {
+        row.resize(b + 1, ABSENT);
+    }
+    Some(&mut row[b])
 }
 
 /// The grid of `entries`' positions, if every key is a pair of
@@ -285,5 +371,29 @@ mod tests {
         assert_eq!(m.entries.len(), 70);
         assert_eq!(m.entries[0].0, pair(0, 0));
         assert_eq!(m.get(&pair(0, 0)), Some(&Value::Int(70)));
+    }
+
+    /// The builder finds pairs in rows until a key that is no such pair,
+    /// or one far off the rows, makes it hash: the keys before keep their
+    /// places and are found again, whichever way it went.
+    #[test]
+    fn a_builder_that_starts_on_rows_and_ends_hashing_finds_every_key() {
+        let far = (1u64 << 40) as i64;
+        for odd in [Value::Int(7), pair(-1, 0), pair(far, 0), pair(0, far)] {
+            let mut m = MapBuilder::new();
+            for i in 0..10 {
+                m.insert(pair(i, 2 * i), Value::Int(i));
+            }
+            m.insert(odd.clone(), Value::Int(100));
+            assert!(matches!(m.finder, Finder::Hashed(_)), "{odd}");
+            m.insert(pair(3, 6), Value::Int(300));
+            m.insert(odd.clone(), Value::Int(200));
+            assert_eq!(m.len(), 11, "{odd}");
+            let m = m.finish();
+            assert_eq!(m.entries[3], (pair(3, 6), Value::Int(300)), "{odd}");
+            assert_eq!(m.entries[10], (odd.clone(), Value::Int(200)));
+            assert_eq!(m.get(&pair(9, 18)), Some(&Value::Int(9)), "{odd}");
+            assert_eq!(m.get(&pair(9, 9)), None, "{odd}");
+        }
     }
 }
