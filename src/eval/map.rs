@@ -202,12 +202,7 @@ impl MapBuilder {
                 return;
             }
             // A key off the rows, or rows too sparse: hash from here on.
-            let mut table = hashbrown::HashTable::with_capacity(self.entries.len() + 1);
-            for (i, (k, _)) in self.entries.iter().enumerate() {
-                let hash = Key::Value(k).hash();
-                table.insert_unique(hash, (hash, i as u32), |&(h, _)| h);
-            }
-            self.finder = Finder::Hashed(table);
+            self.finder = Finder::Hashed(hash_table(&self.entries));
         }
         let Finder::Hashed(table) = &mut self.finder else {
             return;
@@ -236,20 +231,23 @@ impl MapBuilder {
         let index = match (grid(&self.entries), self.finder) {
             (Some(grid), _) => grid,
             (None, Finder::Hashed(table)) => Index::Hashed(table),
-            (None, Finder::Rows { .. }) => {
-                let mut table = hashbrown::HashTable::with_capacity(self.entries.len());
-                for (i, (k, _)) in self.entries.iter().enumerate() {
-                    let hash = Key::Value(k).hash();
-                    table.insert_unique(hash, (hash, i as u32), |&(h, _)| h);
-                }
-                Index::Hashed(table)
-            }
+            (None, Finder::Rows { .. }) => Index::Hashed(hash_table(&self.entries)),
         };
         MapVal {
             entries: self.entries,
             index,
         }
     }
+}
+
+/// The hash table of `entries`, whose keys differ.
+fn hash_table(entries: &[(Value, Value)]) -> hashbrown::HashTable<(u64, u32)> {
+    let mut table = hashbrown::HashTable::with_capacity(entries.len() + 1);
+    for (i, (k, _)) in entries.iter().enumerate() {
+        let hash = Key::Value(k).hash();
+        table.insert_unique(hash, (hash, i as u32), |&(h, _)| h);
+    }
+    table
 }
 
 /// The cell of `(a, b)` in `rows`, which grow to hold it unless that takes
