@@ -1,0 +1,176 @@
+//! Compiling from the command line: the plan written, `-D` settings, `--timings`, `check --params`, and what the language means as a user sees it in the plan.
+
+use super::*;
+
+#[test]
+fn compact_and_pretty_plans_are_the_same_plan() {
+    let compact = msclc(&["examples/simple_allgather.mscl"]);
+    let pretty = msclc(&["examples/simple_allgather.mscl", "--pretty"]);
+    assert!(compact.status.success() && pretty.status.success());
+    let text = String::from_utf8(compact.stdout).expect("utf-8");
+    assert_eq!(text.lines().count(), 1, "a compact plan is one line");
+    let pretty_text = String::from_utf8(pretty.stdout).expect("utf-8");
+    assert!(
+        pretty_text.contains("\n \"gpus\": ["),
+        "indented by one space"
+    );
+    let a: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let b: serde_json::Value = serde_json::from_str(&pretty_text).expect("JSON");
+    assert_eq!(a, b);
+    assert_eq!(a["gpus"].as_array().map(Vec::len), Some(2));
+}
+
+/// `-D` takes what a literal may be (the largest message size) and, for a
+/// param of a named constant's type, the constant's name; a wrong name
+/// lists the ones the type takes.
+#[test]
+fn defines_take_the_largest_message_size_and_constant_names() {
+    let port = "examples/mscclpp/default_algos/allreduce_multi_nodes.mscl";
+    let out = msclc(&[
+        port,
+        "-D",
+        "max_message_size=18446744073709551615",
+        "-D",
+        "protocol=LL",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["max_message_size"], 18446744073709551615u64);
+    assert_eq!(plan["protocol"], "LL");
+
+    let out = msclc(&[port, "-D", "protocol=ll"]);
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`ll` is not a valid protocol"), "{err}");
+    assert!(err.contains("a protocol is one of: Simple, LL"), "{err}");
+}
+
+#[test]
+fn timings_name_every_stage_on_stderr_and_leave_the_plan_alone() {
+    let plain = msclc(&["examples/simple_allgather.mscl"]);
+    let timed = msclc(&["examples/simple_allgather.mscl", "--timings"]);
+    assert!(timed.status.success());
+    assert_eq!(plain.stdout, timed.stdout, "the plan is the same");
+    let err = String::from_utf8_lossy(&timed.stderr);
+    let stages: Vec<&str> = err
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(
+        stages,
+        ["read", "parse", "check", "evaluate", "passes", "warnings", "write", "total"],
+        "{err}"
+    );
+    assert!(err.lines().all(|l| l.ends_with(" ms")), "{err}");
+}
+
+#[test]
+fn a_let_inside_a_block_does_not_change_the_variable_outside() {
+    let dir = std::env::temp_dir().join(format!("msclc-scopes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("shadow.mscl");
+    std::fs::write(
+        &path,
+        "program \"p\" {\n    collective = test_collective(1, input_size: 1, output_size: 1)\n}\n\
+         let x = 1\nif true {\n    let x = 2\n}\nassert(x == 1, \"x leaked from the if\")\n\
+         for i in 0..2 {\n    let x = 3\n}\nassert(x == 1, \"x leaked from the for\")\n\
+         fn f(x: int) -> int {\n    if true {\n        let x = 4\n    }\n    return x\n}\n\
+         assert(f(5) == 5, \"x leaked inside a function\")\n",
+    )
+    .unwrap();
+    let out = msclc(&["check", path.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `if` is also an expression: the channel to the previous rank is the one
+/// to the next when there are only two ranks.
+#[test]
+fn if_expressions_choose_a_value() {
+    let dir = std::env::temp_dir().join(format!("msclc-if-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = |prev: &str| {
+        format!(
+            "param n: int = 2\nprogram \"ring\" {{\n    collective = allgather(n, chunk_factor: 1, inplace: false)\n}}\n\
+             for r in 0..n {{\n    let next = memory_channel((r + 1) % n, r)\n    let prev = {prev}\n\
+             \x20   rank(r).copy(rank(r).output[r], rank(r).input[0], tb: 0)\n\
+             \x20   prev.signal(tb: 0)\n    next.wait(tb: 0)\n\
+             \x20   next.put(rank((r + 1) % n).output[r], rank(r).input[0], tb: 0)\n\
+             \x20   next.signal(tb: 0)\n    prev.wait(tb: 0)\n}}\n"
+        )
+    };
+    let with_if = dir.join("with_if.mscl");
+    let plain = dir.join("plain.mscl");
+    std::fs::write(
+        &with_if,
+        program("if n > 2 { memory_channel((r + n - 1) % n, r) } else { next }"),
+    )
+    .unwrap();
+    std::fs::write(&plain, program("next")).unwrap();
+    let a = msclc(&[with_if.to_str().unwrap()]);
+    let b = msclc(&[plain.to_str().unwrap()]);
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    assert_eq!(a.stdout, b.stdout, "with two ranks, `prev` is `next`");
+    let sim = msclc(&["sim", with_if.to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&sim.stdout).starts_with("verified"),
+        "{}",
+        String::from_utf8_lossy(&sim.stdout)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `check --params`: the params a program declares, as JSON, for tools
+/// that set them (Python's msclc.mscclpp); a program that does not parse
+/// is its diagnostic, and `-D` alongside is a usage error.
+#[test]
+fn check_lists_the_declared_params() {
+    let out = msclc(&["check", "examples/allreduce_nvls.mscl", "--params"]);
+    assert_eq!(out.status.code(), Some(0));
+    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let names: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "name",
+            "world_size",
+            "instances",
+            "protocol",
+            "num_threads_per_block",
+            "min_message_size",
+            "max_message_size"
+        ]
+    );
+    assert_eq!(listed[3]["type"], "protocol");
+    assert_eq!(listed[3]["default"], "Simple");
+    assert_eq!(listed[0]["default"], "\"allreduce_nvls\"");
+    let dir = std::env::temp_dir().join(format!("msclc-params-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.mscl");
+    std::fs::write(&bad, "param x int\n").unwrap();
+    let out = msclc(&["check", bad.to_str().unwrap(), "--params"]);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.mscl:1:9"));
+    let both = msclc(&[
+        "check",
+        "examples/allreduce_nvls.mscl",
+        "--params",
+        "-D",
+        "x=1",
+    ]);
+    assert_eq!(both.status.code(), Some(2));
+}

@@ -1,0 +1,155 @@
+//! `--emit cuda` and `msclc run` as far as a machine without a GPU goes: the source, and the usage errors.
+
+use super::*;
+
+#[test]
+fn emit_cuda_writes_one_function_per_block_shape_and_a_table_row_per_block() {
+    let out = msclc(&["examples/simple_allgather.mscl", "--emit", "cuda"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    assert!(text.contains("#define MSCL_NRANKS 2"));
+    // The two ranks' blocks differ only in their numbers: one shape.
+    assert!(text.contains("void mscl_shape0(const MsclArgs& a, const u64* P)"));
+    assert!(!text.contains("void mscl_shape1("));
+    assert!(
+        text.contains("mscl_block_shape[] = {\n  0, 0,\n};"),
+        "{text}"
+    );
+    assert!(text.contains("extern \"C\" __global__"));
+    assert!(!text.contains("#include <cuda"), "needs no CUDA header");
+}
+
+#[test]
+fn emit_cuda_of_a_plan_the_executor_rejects_is_an_error() {
+    let out = msclc(&[
+        "examples/mscclpp/unit_tests/switch_reduce_test.mscl",
+        "--emit",
+        "cuda",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("glre"), "{err}");
+}
+
+#[test]
+fn run_says_when_no_param_sets_the_rank_count() {
+    let out = msclc(&[
+        "run",
+        "examples/mscclpp/multi_node/allgather.mscl",
+        "--nranks",
+        "4",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no single param"), "{err}");
+    let plan = std::env::temp_dir().join(format!("msclc-cli-{}.json", std::process::id()));
+    let made = msclc(&[
+        "examples/simple_allgather.mscl",
+        "-o",
+        plan.to_str().unwrap(),
+    ]);
+    assert!(made.status.success());
+    let out = msclc(&["run", plan.to_str().unwrap(), "--nranks", "8"]);
+    let _ = std::fs::remove_file(&plan);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("a plan for 2 ranks"), "{err}");
+}
+
+/// `--pretty` indents JSON; with `--emit cuda` it is a usage error.
+#[test]
+fn pretty_cuda_is_a_usage_error() {
+    let out = msclc(&[
+        "examples/simple_allgather.mscl",
+        "--emit",
+        "cuda",
+        "--pretty",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--pretty indents JSON plans"));
+}
+
+/// `check` and `--emit cuda` take a JSON plan as `sim` and `run` do: the
+/// plan is read and checked (no parse error echoing the JSON), and a plan
+/// has no params to set.
+#[test]
+fn check_and_emit_cuda_take_a_json_plan() {
+    let dir = std::env::temp_dir().join(format!("msclc-plan-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan = dir.join("allgather.json");
+    let plan = plan.to_str().unwrap();
+    assert!(msclc(&["examples/simple_allgather.mscl", "-o", plan])
+        .status
+        .success());
+    let checked = msclc(&["check", plan]);
+    assert_eq!(
+        checked.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    let from_plan = msclc(&[plan, "--emit", "cuda"]);
+    let from_program = msclc(&["examples/simple_allgather.mscl", "--emit", "cuda"]);
+    assert!(from_plan.status.success());
+    assert_eq!(from_plan.stdout, from_program.stdout, "the same kernel");
+    let defined = msclc(&["check", plan, "-D", "num_gpus=4"]);
+    assert_eq!(defined.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&defined.stderr).contains("is a JSON plan, which has no params")
+    );
+    // A broken plan: one line that says what is wrong, not the JSON again.
+    let broken = dir.join("broken.json");
+    std::fs::write(
+        &broken,
+        format!("{{\"name\": \"x\", \"pad\": \"{}\"}}", "y".repeat(100_000)),
+    )
+    .unwrap();
+    let out = msclc(&["check", broken.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("broken.json") && err.len() < 1_000, "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Sizes no message can have are usage errors, before anything is
+/// compiled or a GPU looked for: exit 2 with the reason (an empty table
+/// and exit 0 once).
+#[test]
+fn sizes_that_cannot_run_are_usage_errors() {
+    for (size, why) in [
+        ("0:0", "a message has at least 1 byte"),
+        ("0:1K", "a message has at least 1 byte"),
+        ("2M:1M", "the smallest size is larger than the largest"),
+    ] {
+        for command in [
+            vec!["run", "examples/simple_allgather.mscl", "--size", size],
+            vec![
+                "sim",
+                "examples/simple_allgather.mscl",
+                "--timing",
+                "h100-nvlink",
+                "--size",
+                size,
+            ],
+        ] {
+            let out = msclc(&command);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{command:?}: {err}");
+            assert!(err.contains(why), "{command:?}: {err}");
+            assert!(out.stdout.is_empty(), "{command:?}");
+        }
+    }
+}
+
+/// `msclc run --help` gives the exit codes docs/errors.md gives: 2, not 1,
+/// when there is no GPU to run on.
+#[test]
+fn run_help_gives_the_documented_exit_codes() {
+    let out = msclc(&["run", "--help"]);
+    let help = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(help.contains("Exit code 1 when a result is wrong or a kernel stops waiting; 2 when there is no GPU, NVRTC or size to run at"), "{help}");
+}

@@ -1,0 +1,246 @@
+//! Mistakes as the command line reports them: located, labelled, on standard error, with the exit code docs/errors.md gives, and never forged by the input's text.
+
+use super::*;
+
+#[test]
+fn a_bad_program_exits_1_with_a_located_diagnostic() {
+    let out = msclc(&["examples/mscclpp/unit_tests/put/put_with_signal_fuse_test.mscl"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("error[E0308]: signal/wait mismatch on port channels: rank 0's port channel 0 (to rank 1) signals 3 times, but its paired channel back, rank 1's port channel 0 (to rank 0), waits 2 times"),
+        "{err}"
+    );
+    assert!(err.contains("put_with_signal_fuse_test.mscl:21:5"), "{err}");
+}
+
+/// The executor's limits are warnings of compile and `check`, on standard
+/// error, at the program line of the op that crosses one, with the loop
+/// values then; the plan is still written.
+#[test]
+fn an_executor_limit_is_a_located_warning() {
+    let program = "tests/cli/ring_one_block.mscl";
+    let out = msclc(&[program, "-D", "n=16"]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with(
+            "warning[W0502]: rank 0 thread block 0 (and 15 more thread block(s)) has 90 ops; the MSCCL++ executor allows at most 64"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("ring_one_block.mscl:16:9"), "{err}");
+    assert!(err.contains("op 65 of rank 0's thread block 0"), "{err}");
+    assert!(err.contains("= when r = 0, step = 10"), "{err}");
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a plan");
+    assert_eq!(plan["gpus"].as_array().map(Vec::len), Some(16));
+    // Under the limit: nothing to say.
+    let fine = msclc(&["check", program, "-D", "n=8"]);
+    assert_eq!(fine.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&fine.stderr), "");
+}
+
+/// `--deny-warnings` makes warnings errors: exit 1, no plan; `--quiet`
+/// keeps them off the terminal.
+#[test]
+fn warnings_can_be_denied_or_quietened() {
+    let program = "tests/cli/ring_one_block.mscl";
+    let denied = msclc(&[program, "-D", "n=16", "--deny-warnings"]);
+    assert_eq!(denied.status.code(), Some(1));
+    assert!(denied.stdout.is_empty(), "no plan is written");
+    let err = String::from_utf8_lossy(&denied.stderr);
+    assert!(err.contains("error[W0502]: rank 0 thread block 0"), "{err}");
+    assert!(
+        err.contains("--deny-warnings makes this warning an error"),
+        "{err}"
+    );
+    let checked = msclc(&["check", program, "-D", "n=16", "--deny-warnings"]);
+    assert_eq!(checked.status.code(), Some(1));
+    let quiet = msclc(&["check", program, "-D", "n=16", "--quiet"]);
+    assert_eq!(quiet.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&quiet.stderr), "");
+}
+
+/// A signal and a wait on channels that do not pair: the reference compiler
+/// emits the plan (its counts per pair of ranks balance) and the executor
+/// hangs on it, so it is a warning (an error with `--deny-warnings`) at the
+/// signal that names both channels, where they are made, and where the peer
+/// waits instead, in the order of the lines.
+#[test]
+fn a_wait_on_the_wrong_channel_points_at_the_channel_pair() {
+    let program = "tests/cli/wait_on_the_wrong_channel.mscl";
+    let denied = msclc(&["check", program, "--deny-warnings"]);
+    assert_eq!(denied.status.code(), Some(1));
+    let out = msclc(&["check", program]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("warning[").count(), 1, "one warning:\n{err}");
+    assert!(
+        err.contains("warning[W0501]: signal/wait mismatch on memory channels: rank 0's memory channel 0 (to rank 1) signals 1 time, but its paired channel back, rank 1's memory channel 0 (to rank 0), waits 0 times"),
+        "{err}"
+    );
+    assert!(err.contains("wait_on_the_wrong_channel.mscl:13:9"), "{err}");
+    let labels = [
+        "rank 0's memory channel 0 (to rank 1) and its paired channel back are made here",
+        "1 signal more than rank 1 waits for on the paired channel",
+        "rank 1 waits on its memory channel 1 here, which pairs with rank 0's channel 1",
+    ];
+    let at: Vec<usize> = labels
+        .iter()
+        .map(|l| err.find(l).unwrap_or_else(|| panic!("no `{l}` in:\n{err}")))
+        .collect();
+    assert!(
+        at.windows(2).all(|w| w[0] < w[1]),
+        "labels out of order:\n{err}"
+    );
+    assert!(err.contains("= when r = 0"), "{err}");
+    assert!(err.contains("the executor hangs on it"), "{err}");
+}
+
+/// A diagnostic shows a window of a megabyte-long line around its label,
+/// with the label's real column, and no terminal control characters.
+#[test]
+fn diagnostics_cut_long_lines_and_show_control_characters_as_question_marks() {
+    let dir = std::env::temp_dir().join(format!("msclc-shown-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let header =
+        "program \"s\" {\n    collective = allgather(2, chunk_factor: 1, inplace: false)\n}\n";
+    let long = dir.join("long.mscl");
+    let items = "1, ".repeat(300_000);
+    std::fs::write(&long, format!("{header}let y = [{items}nope, 1]\n")).unwrap();
+    let out = msclc(&["check", long.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.len() < 2_000, "{} bytes of diagnostic", err.len());
+    let column = "let y = [".len() + items.len() + 1;
+    assert!(err.contains(&format!("long.mscl:4:{column}")), "{err}");
+    assert!(err.contains("1, 1, nope, 1]") && err.contains('…'), "{err}");
+    let controls = dir.join("controls.mscl");
+    std::fs::write(
+        &controls,
+        format!("{header}let z = \"\u{1b}[2J\u{202e}\" + 1\n"),
+    )
+    .unwrap();
+    let out = msclc(&["check", controls.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !err.contains('\u{1b}') && !err.contains('\u{202e}'),
+        "{err:?}"
+    );
+    assert!(err.contains("let z = \"?[2J???\" + 1"), "{err}");
+}
+
+/// A plan whose data op lacks its sources or destinations (`rppkt` or
+/// `repkt` with no `src_buff`, `upkt` with no `dst_buff`, ...) is refused by
+/// every command that reads it, at the op's JSON path; the CUDA back end,
+/// handed such a plan by other means, says so instead of panicking.
+#[test]
+fn a_data_op_without_its_buffers_is_refused_at_its_path() {
+    let dir = std::env::temp_dir().join(format!("msclc-cli-nobuf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases = [
+        ("single_node/allgather_pkt_rppkt.mscl", "rppkt", "src_buff"),
+        ("single_node/allgather_pkt_rppkt.mscl", "upkt", "dst_buff"),
+        ("single_node/allreduce_pkt.mscl", "respkt", "src_buff"),
+        ("single_node/allreduce_pkt.mscl", "ppkt", "dst_buff"),
+    ];
+    for (example, name, key) in cases {
+        let path = format!("examples/mscclpp/{example}");
+        let out = msclc(&[&path, "-D", "num_gpus=2"]);
+        let mut plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mut at = None;
+        'find: for (t, tb) in plan["gpus"][0]["threadblocks"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .enumerate()
+        {
+            for (i, op) in tb["ops"].as_array_mut().unwrap().iter_mut().enumerate() {
+                if op["name"] == name {
+                    op.as_object_mut().unwrap().remove(key);
+                    at = Some(format!("gpus[0].threadblocks[{t}].ops[{i}]"));
+                    break 'find;
+                }
+            }
+        }
+        let at = at.expect("the plan has the op");
+        let file = dir.join(format!("{name}.json"));
+        std::fs::write(&file, plan.to_string()).unwrap();
+        let file = file.to_str().unwrap();
+        for args in [
+            vec!["check", file],
+            vec!["sim", file],
+            vec![file, "--emit", "cuda"],
+        ] {
+            let out = msclc(&args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+            assert!(err.contains(&format!("a `{name}` op moves data from its src_buff to its dst_buff, and this one has no {key} entry")), "{args:?}: {err}");
+            assert!(err.contains(&format!("at {at}")), "{args:?}: {err}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    // The back end, given such an op in a plan built in memory.
+    let compiled = msclc::driver::compile(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples/mscclpp/single_node/allgather_pkt_rppkt.mscl"),
+        &[("num_gpus".to_string(), "2".to_string())],
+    );
+    let mut plan = compiled.result.expect("compiles");
+    let op = plan.ranks[0]
+        .threadblocks
+        .iter_mut()
+        .flat_map(|tb| &mut tb.ops)
+        .find(|op| op.name == msclc::ir::OpName::ReadPutPackets)
+        .expect("an rppkt");
+    op.src.clear();
+    let d = msclc::back::cuda::generate(&plan).expect_err("no CUDA form");
+    let text = compiled.sources.render(&[d]);
+    assert!(
+        text.contains("error[E0605]: a `rppkt` op with no source"),
+        "{text}"
+    );
+    assert!(text.contains("= at gpus[0].threadblocks["), "{text}");
+}
+
+/// Text from the input cannot forge a line of msclc's output: a plan's
+/// strings and a program's assertion message have their control
+/// characters escaped in messages; text that is not UTF-8 is refused at
+/// its byte.
+#[test]
+fn input_text_cannot_forge_a_message_line() {
+    let dir = std::env::temp_dir().join(format!("msclc-cli-forge-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = msclc(&["examples/simple_allgather.mscl"]);
+    let mut plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    plan["gpus"][0]["threadblocks"][0]["ops"][0]["name"] =
+        "nop\nerror[E0000]: forged\u{1b}[2J".into();
+    let forged_plan = dir.join("forged.json");
+    std::fs::write(&forged_plan, plan.to_string()).unwrap();
+    let program = dir.join("forged.mscl");
+    std::fs::write(
+        &program,
+        "program \"p\" { collective = allreduce(1, chunk_factor: 1, inplace: true) }\nassert(false, \"no\\nerror[E0000]: forged\")\n",
+    )
+    .unwrap();
+    for file in [&forged_plan, &program] {
+        let out = msclc(&["check", file.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.lines().any(|l| l.starts_with("error[E0000]")), "{err}");
+        assert!(err.contains("\\nerror[E0000]: forged"), "{err}");
+        assert!(!err.contains('\u{1b}'), "{err}");
+    }
+    let mut bytes = plan.to_string().into_bytes();
+    bytes.insert(30, 0xff);
+    let not_utf8 = dir.join("not_utf8.json");
+    std::fs::write(&not_utf8, bytes).unwrap();
+    let out = msclc(&["check", not_utf8.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("it is not UTF-8: byte 30 (line 1, column 31)"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,52 @@
+//! `msclc sim`: a correct port verified, a race shown at its program line, a malformed plan refused.
+
+use super::*;
+
+#[test]
+fn sim_verifies_a_correct_port() {
+    let out = msclc(&[
+        "sim",
+        "examples/mscclpp/single_node/allreduce.mscl",
+        "-D",
+        "num_gpus=4",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("verified: allreduce on 4 ranks, 2 executions"),
+        "{text}"
+    );
+}
+
+#[test]
+fn sim_reports_a_race_at_the_program_line() {
+    // The ring allgather's closing handshake is relaxed: it publishes no data.
+    let out = msclc(&[
+        "sim",
+        "examples/mscclpp/single_node/allgather_ring.mscl",
+        "-D",
+        "num_gpus=4",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("data race on rank 2 output chunk 0:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("the user's read of rank 2's result after execution 1"),
+        "{text}"
+    );
+    assert!(text.contains("allgather_ring.mscl:32:9"), "{text}");
+}
+
+#[test]
+fn sim_rejects_a_malformed_plan_with_exit_1() {
+    let dir = std::env::temp_dir().join(format!("msclc-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("bad.json");
+    std::fs::write(&path, r#"{"collective": "allreduce"}"#).expect("write");
+    let out = msclc(&["sim", path.to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("missing field `protocol`"));
+}
