@@ -62,19 +62,17 @@ impl PySet {
 
     /// Becomes `set(self)`: a new set merged from this one. Merged into an
     /// empty table, the keys keep their slots when that table grows to
-    /// this one's size, and are reinserted in slot order when not.
+    /// this one's size, and are reinserted in slot order when not: what
+    /// `resize` does, to the size `set_merge` picks.
     fn copy_in_place(&mut self) {
-        let mut size = MIN_SIZE;
-        if self.used * 5 >= (MIN_SIZE - 1) * 3 {
+        let size = if self.used * 5 >= (MIN_SIZE - 1) * 3 {
             // `set_merge`'s one big resize, for `used * 2` keys.
-            while size <= self.used * 2 {
-                size <<= 1;
-            }
-        }
+            table_size(self.used * 2)
+        } else {
+            MIN_SIZE
+        };
         if size != self.table.len() {
-            let mut new = PySet::empty();
-            new.merge(self);
-            *self = new;
+            self.resize_to(size);
         }
     }
 
@@ -119,13 +117,13 @@ impl PySet {
         }
     }
 
-    /// `set_table_resize`: the smallest power of two above `min_used`, the
-    /// keys reinserted in slot order.
+    /// `set_table_resize`: a table of [`table_size`]`(min_used)` slots.
     fn resize(&mut self, min_used: usize) {
-        let mut size = MIN_SIZE;
-        while size <= min_used {
-            size <<= 1;
-        }
+        self.resize_to(table_size(min_used));
+    }
+
+    /// A table of `size` slots with the keys reinserted in slot order.
+    fn resize_to(&mut self, size: usize) {
         let old = std::mem::replace(&mut self.table, vec![None; size]);
         for key in old.into_iter().flatten() {
             let slot = PySet::probe(&self.table, key);
@@ -184,6 +182,12 @@ impl PySet {
             self.add(key);
         }
     }
+}
+
+/// The smallest power of two from [`MIN_SIZE`] above `min_used`: the
+/// table size CPython picks.
+fn table_size(min_used: usize) -> usize {
+    (min_used + 1).next_power_of_two().max(MIN_SIZE)
 }
 
 #[cfg(test)]
