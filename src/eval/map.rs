@@ -187,33 +187,35 @@ impl MapBuilder {
     pub fn insert(&mut self, key: Value, value: Value) {
         // Positions fit in u32: maps stop at MAX_ELEMENTS entries.
         let next = self.entries.len() as u32;
-        if let Finder::Rows { rows, cells } = &mut self.finder {
-            let budget = GRID_CELLS_PER_ENTRY * (u64::from(next) + 1) + ROWS_SLACK;
-            if let Some(at) =
-                grid_cell(Key::Value(&key)).and_then(|c| row_cell(rows, cells, c, budget))
-            {
-                match *at {
-                    ABSENT => {
-                        *at = next;
-                        self.entries.push((key, value));
+        match &mut self.finder {
+            Finder::Rows { rows, cells } => {
+                let budget = GRID_CELLS_PER_ENTRY * (u64::from(next) + 1) + ROWS_SLACK;
+                if let Some(at) =
+                    grid_cell(Key::Value(&key)).and_then(|c| row_cell(rows, cells, c, budget))
+                {
+                    match *at {
+                        ABSENT => {
+                            *at = next;
+                            self.entries.push((key, value));
+                        }
+                        i => self.entries[i as usize].1 = value,
                     }
-                    i => self.entries[i as usize].1 = value,
+                    return;
                 }
-                return;
+                // A key off the rows, or rows too sparse: hash from here on.
+                self.finder = Finder::Hashed(hash_table(&self.entries));
+                self.insert(key, value);
             }
-            // A key off the rows, or rows too sparse: hash from here on.
-            self.finder = Finder::Hashed(hash_table(&self.entries));
-        }
-        let Finder::Hashed(table) = &mut self.finder else {
-            return;
-        };
-        let hash = Key::Value(&key).hash();
-        let entries = &self.entries;
-        match table.find(hash, |&(h, i)| h == hash && entries[i as usize].0 == key) {
-            Some(&(_, i)) => self.entries[i as usize].1 = value,
-            None => {
-                self.entries.push((key, value));
-                table.insert_unique(hash, (hash, next), |&(h, _)| h);
+            Finder::Hashed(table) => {
+                let hash = Key::Value(&key).hash();
+                let entries = &self.entries;
+                match table.find(hash, |&(h, i)| h == hash && entries[i as usize].0 == key) {
+                    Some(&(_, i)) => self.entries[i as usize].1 = value,
+                    None => {
+                        self.entries.push((key, value));
+                        table.insert_unique(hash, (hash, next), |&(h, _)| h);
+                    }
+                }
             }
         }
     }
