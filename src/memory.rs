@@ -6,7 +6,7 @@
 //! allocator (a relaxed atomic add per allocation, on top of the system's
 //! allocator). The evaluator compares the count with its budget at every
 //! loop iteration, call and op, and stops at the line that went past it;
-//! a stage that allocates past the [`ceiling`] in one go (a pass over a
+//! a stage that allocates past the ceiling ([`set_ceiling`]) in one go (a pass over a
 //! huge plan) is stopped by the allocator itself, with a message and exit
 //! status 2 but no line. A library user who keeps the system allocator
 //! counts nothing: [`live_bytes`] stays 0, and no budget is ever reached.

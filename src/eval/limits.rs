@@ -24,7 +24,7 @@ pub const MAX_ELEMENTS: usize = 1 << 24;
 pub const MAX_OPS: u64 = 1 << 26;
 /// Steps a program may take in all, by default: a loop iteration and a
 /// call are a step each, and work on a large value a step per
-/// [`ELEMENTS_PER_STEP`] elements or [`BYTES_PER_STEP`] bytes. Far above
+/// `ELEMENTS_PER_STEP` elements or `BYTES_PER_STEP` bytes. Far above
 /// what any collective needs (about twice the largest example at 256
 /// ranks: allreduce_pkt runs 33.7 million iterations), low enough that a
 /// runaway loop ends in a diagnostic within seconds instead of hanging.

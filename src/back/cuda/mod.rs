@@ -16,7 +16,7 @@
 //! transfers are done by the block itself (so `flush` has nothing left to
 //! wait for), a switch channel's multicast loads and stores visit every
 //! member's buffer, and counters and semaphores are words of one device
-//! array. Where the executor diverges from the intent ([BUG] in
+//! array. Where the executor diverges from the intent (`[BUG]` in
 //! SEMANTICS.md), the code follows the intent, as the simulator does: `get`
 //! copies remote to local at their own offsets, fused puts read each source
 //! from its own buffer, and the double-scratch half applies to every scratch

@@ -1,4 +1,4 @@
-//! Reading the document's top level as it is parsed (see [`read_plan`]).
+//! Reading the document's top level as it is parsed (see [`super::read_plan`]).
 
 use super::json::{Json, KeySeed};
 use super::{gpu_rank, At, PlanError, RankPlan, Step};
