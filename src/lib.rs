@@ -23,6 +23,7 @@ pub mod ir;
 pub mod lsp;
 pub mod measure;
 pub mod memory;
+pub mod parallel;
 pub mod passes;
 pub mod runner;
 pub mod sim;

@@ -66,31 +66,11 @@ pub fn for_each_op_list(plan: &mut Plan, size: usize, f: &(dyn Fn(Vec<Op>) -> Ve
 }
 
 /// Runs `f` on every rank: on every core when the plan's size
-/// (`Plan::size`) is [`PARALLEL_SIZE`] or more, each thread taking the
-/// next rank left until none is (this one too, so that every rank is done
-/// even where no thread can be started).
+/// (`Plan::size`) is [`PARALLEL_SIZE`] or more.
 pub(crate) fn each_rank(ranks: &mut [RankPlan], size: usize, f: &(dyn Fn(&mut RankPlan) + Sync)) {
     let threads = match size {
         0..PARALLEL_SIZE => 1,
-        _ => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        _ => crate::parallel::cores(),
     };
-    if threads == 1 || ranks.len() < 2 {
-        ranks.iter_mut().for_each(f);
-        return;
-    }
-    let left = std::sync::Mutex::new(ranks.iter_mut());
-    let work = || loop {
-        let next = left.lock().unwrap_or_else(|e| e.into_inner()).next();
-        match next {
-            Some(rank) => f(rank),
-            None => break,
-        }
-    };
-    std::thread::scope(|scope| {
-        for _ in 1..threads {
-            // A thread that cannot start leaves its ranks to the others.
-            let _ = std::thread::Builder::new().spawn_scoped(scope, work);
-        }
-        work();
-    });
+    crate::parallel::for_each_mut(ranks, threads, f);
 }

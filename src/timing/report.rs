@@ -46,29 +46,12 @@ pub fn predict<'p>(
 ) -> Vec<Result<Predicted<'p>, Skipped>> {
     // Sizes are timed apart from each other: on as many threads as there
     // are cores, each taking the next size left.
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(sizes.len());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut out: Vec<Option<Result<Predicted<'p>, Skipped>>> = Vec::new();
-    out.resize_with(sizes.len(), || None);
-    let slots = std::sync::Mutex::new(&mut out);
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| loop {
-                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&size) = sizes.get(k) else { break };
-                let row = predict_size(plan, prep, top, dtype, size).map(|mut p| {
-                    p.execution = execution;
-                    p
-                });
-                slots.lock().expect("no thread panics holding it")[k] = Some(row);
-            });
-        }
-    });
-    out.into_iter()
-        .map(|row| row.expect("every size timed"))
-        .collect()
+    crate::parallel::map(sizes, crate::parallel::cores(), |&size| {
+        predict_size(plan, prep, top, dtype, size).map(|mut p| {
+            p.execution = execution;
+            p
+        })
+    })
 }
 
 fn predict_size<'p>(

@@ -19,7 +19,6 @@ use crate::sim::{self, SimOptions, Verdict};
 use crate::timing::{self, topology::Topology};
 use space::{Candidate, Search, Space};
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What `msclc tune` asks.
 pub struct Request<'a> {
@@ -169,34 +168,14 @@ pub fn tune(req: &Request) -> Result<Tuned, (SourceMap, Vec<Diagnostic>)> {
 /// Every candidate, on as many threads as there are cores, each taking
 /// the next left.
 fn try_all(req: &Request, space: &Space, candidates: &[Candidate]) -> Vec<Tried> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(candidates.len())
-        .max(1);
-    let next = AtomicUsize::new(0);
-    let slots = std::sync::Mutex::new(vec![None; candidates.len()]);
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| loop {
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                let Some(candidate) = candidates.get(k) else {
-                    break;
-                };
-                let outcome = evaluate(req, &space.defines(candidate));
-                slots.lock().expect("no thread panics holding it")[k] = Some(Tried {
-                    candidate: candidate.clone(),
-                    outcome,
-                });
-                (req.progress)(candidates.len());
-            });
+    crate::parallel::map(candidates, crate::parallel::cores(), |candidate| {
+        let outcome = evaluate(req, &space.defines(candidate));
+        (req.progress)(candidates.len());
+        Tried {
+            candidate: candidate.clone(),
+            outcome,
         }
-    });
-    slots
-        .into_inner()
-        .expect("no thread panicked")
-        .into_iter()
-        .map(|t| t.expect("every candidate tried"))
-        .collect()
+    })
 }
 
 /// How a candidate is proved: as `msclc sim` proves a plan, two executions
