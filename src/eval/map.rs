@@ -230,10 +230,11 @@ impl MapBuilder {
 
     /// The map, on a grid when its keys make a dense one.
     pub fn finish(self) -> MapVal {
-        let index = match (grid(&self.entries), self.finder) {
-            (Some(grid), _) => grid,
-            (None, Finder::Hashed(table)) => Index::Hashed(table),
-            (None, Finder::Rows { .. }) => Index::Hashed(hash_table(&self.entries)),
+        let index = match self.finder {
+            // The rows hold the grid's positions already.
+            Finder::Rows { rows, .. } => rows_grid(&rows, self.entries.len())
+                .unwrap_or_else(|| Index::Hashed(hash_table(&self.entries))),
+            Finder::Hashed(table) => grid(&self.entries).unwrap_or(Index::Hashed(table)),
         };
         MapVal {
             entries: self.entries,
@@ -292,16 +293,38 @@ fn grid(entries: &[(Value, Value)]) -> Option<Index> {
         rows = rows.max(a + 1);
         width = width.max(b + 1);
     }
-    let cells = rows.checked_mul(width)?;
-    if cells > GRID_CELLS_PER_ENTRY * entries.len() as u64 {
-        return None;
-    }
-    let mut positions = vec![ABSENT; cells as usize];
+    let cells = grid_cells(rows, width, entries.len())?;
+    let mut positions = vec![ABSENT; cells];
     for (at, (key, _)) in entries.iter().enumerate() {
         let (a, b) = grid_cell(Key::Value(key))?;
         positions[(a * width + b) as usize] = at as u32;
     }
     Some(Index::Grid { width, positions })
+}
+
+/// The grid of a builder's `rows` of positions, for a map of `entries`
+/// entries, if it is dense enough: the rows laid end to end, each padded
+/// to the longest.
+fn rows_grid(rows: &[Vec<u32>], entries: usize) -> Option<Index> {
+    let width = rows.iter().map(Vec::len).max()?;
+    let cells = grid_cells(rows.len() as u64, width as u64, entries)?;
+    let mut positions = Vec::with_capacity(cells);
+    for row in rows {
+        positions.extend_from_slice(row);
+        positions.resize(positions.len() + width - row.len(), ABSENT);
+    }
+    Some(Index::Grid {
+        width: width as u64,
+        positions,
+    })
+}
+
+/// The cells of a grid of `rows` by `width` for a map of `entries`
+/// entries, if it has enough of them and is dense enough for one.
+fn grid_cells(rows: u64, width: u64, entries: usize) -> Option<usize> {
+    let cells = rows.checked_mul(width)?;
+    let dense = entries >= GRID_MIN_ENTRIES && cells <= GRID_CELLS_PER_ENTRY * entries as u64;
+    dense.then(|| usize::try_from(cells).ok()).flatten()
 }
 
 #[cfg(test)]
