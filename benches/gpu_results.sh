@@ -5,10 +5,11 @@
 # checks how many sizes `msclc sim --timing emulated-h100` predicts within
 # 20%. To measure a new plan, write a file with its command line first:
 #   echo '$ msclc run examples/x.mscl --size 1K:64M' > benches/results/x.txt
-# Usage: bash benches/gpu_results.sh
+# Usage: bash benches/gpu_results.sh [MSCLC]   (default target/release/msclc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet
+msclc=${1:-target/release/msclc}
+[ -x "$msclc" ] || cargo build --release --quiet
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 for out in benches/results/*.txt; do
   args=$(sed -n 's/^\$ msclc run //p' "$out" | head -1)
@@ -22,7 +23,7 @@ for out in benches/results/*.txt; do
     echo "\$ msclc run $args"
     # shellcheck disable=SC2086 # the arguments are words
     rc=0
-    target/release/msclc run $args || rc=$?
+    "$msclc" run $args || rc=$?
     echo "# rc=$rc"
   } >"$table"
   mv "$table" "$out"

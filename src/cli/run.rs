@@ -33,6 +33,11 @@ pub(crate) struct RunArgs {
     /// Untimed launches before them.
     #[arg(long, default_value_t = 5)]
     pub(crate) warmup: u32,
+    /// Capture each size's timed launches in one CUDA graph and time its
+    /// launch: the time per launch without the host's cost of issuing it
+    /// (as nccl-tests' -G). The d2d copy is timed the same way.
+    #[arg(long)]
+    pub(crate) graph: bool,
     /// Compile the kernel afresh and keep no copy: skip the cubin cache
     /// ($MSCLC_CACHE_DIR, else $XDG_CACHE_HOME/msclc, else ~/.cache/msclc).
     #[arg(long)]
@@ -73,6 +78,7 @@ pub(crate) fn exec(args: &RunArgs) -> ExitCode {
             msclc::runner::cache::default_dir()
         },
         timeout: args.timeout,
+        graph: args.graph,
     };
     let mut out = streams::Stdout;
     let result = msclc::runner::gpu::run(&plan, &opts, &mut out);

@@ -27,6 +27,8 @@ pub struct RunOptions {
     pub cache: Option<PathBuf>,
     /// How long any one wait of the kernel may spin before it gives up.
     pub timeout: std::time::Duration,
+    /// Capture the timed launches of a size in one CUDA graph.
+    pub graph: bool,
 }
 
 /// Why `msclc run` could not finish.
