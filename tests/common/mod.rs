@@ -397,6 +397,16 @@ pub struct Example {
 
 #[allow(dead_code)]
 impl Example {
+    /// Whether the simulator's deadlock is only of ops reading packets in a
+    /// plan with no data. Such a plan runs at 0 bytes, where a packet read
+    /// has no packet to wait for: the deadlock, real at any size with data,
+    /// cannot show when it runs (as on the MSCCL++ executor).
+    pub fn deadlocks_only_on_packets_of_no_data(&self) -> bool {
+        !self.plan.moves_data()
+            && matches!(&self.verdict, msclc::sim::Verdict::Deadlock(stuck)
+                if stuck.iter().all(|s| s.text.contains("its packets never arrive")))
+    }
+
     /// The example at `path`, if it compiles and has a CUDA form.
     pub fn load(path: &Path) -> Option<Example> {
         let plan = msclc::driver::compile(path, &[]).result.ok()?;
