@@ -18,8 +18,11 @@ pub struct Predicted<'p> {
     pub algbw: f64,
     pub busbw: f64,
     pub critical: CriticalPath,
-    /// The last block's end, microseconds from the launch.
+    /// Its time per launch: the last block's end, microseconds from the
+    /// launch, or the launch interval where the host issues no faster.
     pub end_us: f64,
+    /// The last block's end, where the launch interval is longer.
+    issue_bound: Option<f64>,
     /// Which of the timed executions it is from (`super::Executions`).
     pub execution: usize,
     /// The critical path's runs of ops on one block. (The times of every
@@ -65,13 +68,16 @@ fn predict_size<'p>(
     let times = time(prep, top, w.chunk as f64);
     let critical = critical_path(prep, &times);
     let segments = segments(prep, &times, &critical.events);
-    let seconds = times.end_us * 1e-6;
+    // Launches issued one by one come no closer than the host issues them.
+    let end_us = times.end_us.max(top.latency.launch_interval);
+    let seconds = end_us * 1e-6;
     let algbw = w.size() as f64 / 1e9 / seconds;
     Ok(Predicted {
         algbw,
         busbw: algbw * w.bus_factor(),
         critical,
-        end_us: times.end_us,
+        end_us,
+        issue_bound: (end_us > times.end_us).then_some(times.end_us),
         execution: 0,
         segments,
         workload: w,
@@ -184,11 +190,20 @@ const SEGMENTS_SHOWN: usize = 3;
 fn critical_lines(prep: &Prepared, p: &Predicted) -> String {
     let c = &p.critical;
     let mut out = String::new();
+    if let Some(ran_us) = p.issue_bound {
+        let _ = writeln!(
+            out,
+            "# at {}: {} us a launch, the launch interval (latency_us.launch_interval): launches issued one by one come no closer; the kernel ends {} us after its launch",
+            crate::units::human_bytes(p.workload.size()),
+            us(p.end_us),
+            us(ran_us)
+        );
+    }
     let _ = writeln!(
         out,
         "# critical path at {}: {} us = launch {} + data {} ({} ops) + sync {} ({} ops) + in flight {}; blocks waited {:.0}% of their time",
         crate::units::human_bytes(p.workload.size()),
-        us(p.end_us),
+        us(p.issue_bound.unwrap_or(p.end_us)),
         us(c.launch_us),
         us(c.data_us),
         c.data_ops,

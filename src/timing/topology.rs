@@ -56,6 +56,10 @@ pub struct Bandwidth {
 pub struct Latency {
     /// From the launch until every block runs its first op.
     pub launch: f64,
+    /// The least time from one launch to the next when they are issued one
+    /// by one, as nccl-tests and `msclc run` time them: the host's cost of
+    /// issuing a launch, which a short kernel does not hide (0: none).
+    pub launch_interval: f64,
     /// What any op costs its block beyond moving bytes: decode, index
     /// arithmetic, the block's own synchronisation.
     pub op: f64,
@@ -139,9 +143,22 @@ pub fn built_in(name: &str) -> Option<Topology> {
 /// node of eight.
 fn emulated_h100(t: &mut Topology) {
     t.one_gpu = true;
-    // micro-launch-and-copy.txt: an empty cooperative kernel launched back
-    // to back, 4.57 us (1 block) to 5.10 us (132 blocks); 4.77 us at 64.
-    t.latency.launch = 4.8;
+    // An empty kernel in a CUDA graph, 0.77-0.94 us a launch (1-132
+    // blocks; micro-launch-and-copy.txt), plus what issuing launches one
+    // by one adds to a kernel that outlasts the issue: 0.92-1.09 us
+    // (benches/results' semaphore, barrier, signal_wait and put tests
+    // against the same commands with --graph; docs/timing.md).
+    t.latency.launch = 1.85;
+    // The unit tests whose kernels are shortest (copy, reduce, copy_packet,
+    // tbg_copy at 1-8 KB: 1.5-2.7 us a launch in a graph) take 3.35-4.56 us
+    // a launch one by one, median 3.7: the host issues no faster.
+    t.latency.launch_interval = 3.7;
+    // The op cost and a flag's latency between blocks of one GPU, fitted
+    // (least squares of the log error, op in 0.05 and local in 0.15 us
+    // steps) to the unit-test tables of benches/results alone; the
+    // collectives' tables judge them (docs/timing.md).
+    t.latency.op = 0.4;
+    t.latency.local = 0.6;
     // The same: one block of 512 or 1024 threads copies 96.5-97.0 GB/s
     // (read plus write), whatever the unrolling.
     t.bandwidth.block = 97.0;
@@ -198,6 +215,9 @@ fn h100(name: &str) -> Topology {
             // An 8-byte allreduce takes about 2.3 us end to end on H800 and
             // H200 (NVIDIA/nccl issue #1940): a launch costs less.
             launch: 2.0,
+            // Not modelled: what the executor's host issues between
+            // launches was not measured on a cluster.
+            launch_interval: 0.0,
             // Assumed: an op's decode, index arithmetic and __syncthreads.
             op: 0.1,
             // NCCL's hwLat for an NVLink step with LL (tuning.cc): 0.6 us.
@@ -281,11 +301,20 @@ pub fn from_json(name: &str, text: &str) -> Result<Topology, String> {
     let lat_map = section(&top, "latency_us")?;
     let mut lat = Fields::new(&lat_map, "latency_us.", &mut missing, has_base);
     lat.known(&[
-        "launch", "op", "nvlink", "local", "proxy", "nic", "barrier", "multimem",
+        "launch",
+        "launch_interval",
+        "op",
+        "nvlink",
+        "local",
+        "proxy",
+        "nic",
+        "barrier",
+        "multimem",
     ])?;
     let l = &base.latency;
     let latency = Latency {
         launch: lat.at_least_zero("launch", l.launch)?,
+        launch_interval: lat.at_least_zero("launch_interval", l.launch_interval)?,
         op: lat.at_least_zero("op", l.op)?,
         nvlink: lat.at_least_zero("nvlink", l.nvlink)?,
         local: lat.at_least_zero("local", l.local)?,
