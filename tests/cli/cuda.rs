@@ -143,7 +143,8 @@ fn sizes_that_cannot_run_are_usage_errors() {
 }
 
 /// `msclc run --help` gives the exit codes docs/errors.md gives: 2, not 1,
-/// when there is no GPU to run on.
+/// when there is no GPU to run on; and offers the CUDA-graph timing
+/// docs/cuda.md describes.
 #[test]
 fn run_help_gives_the_documented_exit_codes() {
     let out = msclc(&["run", "--help"]);
@@ -152,4 +153,8 @@ fn run_help_gives_the_documented_exit_codes() {
         .collect::<Vec<_>>()
         .join(" ");
     assert!(help.contains("Exit code 1 when a result is wrong or a kernel stops waiting; 2 when there is no GPU, NVRTC or size to run at"), "{help}");
+    assert!(
+        help.contains("--graph Capture each size's timed launches in one CUDA graph"),
+        "{help}"
+    );
 }
