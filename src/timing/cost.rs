@@ -89,6 +89,7 @@ pub fn cost(plan: &Plan, top: &Topology, event: &Event, rank: u32, tb: u32) -> C
         return cost;
     }
     cost.data = true;
+    cost.fixed_us += top.latency.memory;
     let gpus = gpu_count(plan, top);
     let me = top.gpu(rank);
     let peer = |id: u32| peer(plan, rank, tb, op, id);

@@ -63,6 +63,9 @@ pub struct Latency {
     /// What any op costs its block beyond moving bytes: decode, index
     /// arithmetic, the block's own synchronisation.
     pub op: f64,
+    /// What an op that moves data costs beyond that: its first loads come
+    /// back from memory before its first stores go out.
+    pub memory: f64,
     /// A store to another GPU of the node (a signal, a packet, a put's
     /// last bytes) until its reader sees it; a load from one, back.
     pub nvlink: f64,
@@ -154,11 +157,15 @@ fn emulated_h100(t: &mut Topology) {
     // a launch one by one, median 3.7: the host issues no faster.
     t.latency.launch_interval = 3.7;
     // The op cost and a flag's latency between blocks of one GPU, fitted
-    // (least squares of the log error, op in 0.05 and local in 0.15 us
-    // steps) to the unit-test tables of benches/results alone; the
-    // collectives' tables judge them (docs/timing.md).
+    // (least squares of the log error) to the unit-test tables of
+    // benches/results alone, the sync-only all-pairs tables among them;
+    // the collectives' tables judge them (docs/timing.md).
     t.latency.op = 0.4;
     t.latency.local = 0.6;
+    // Fitted with op and local to the unit-test tables measured with
+    // --graph (the kernel alone: the launch interval hides a short kernel
+    // one by one), which give op and local as the tables above do.
+    t.latency.memory = 0.75;
     // The same: one block of 512 or 1024 threads copies 96.5-97.0 GB/s
     // (read plus write), whatever the unrolling.
     t.bandwidth.block = 97.0;
@@ -220,6 +227,9 @@ fn h100(name: &str) -> Topology {
             launch_interval: 0.0,
             // Assumed: an op's decode, index arithmetic and __syncthreads.
             op: 0.1,
+            // Not modelled apart from `op` on a cluster (measured on one
+            // GPU only: emulated_h100).
+            memory: 0.0,
             // NCCL's hwLat for an NVLink step with LL (tuning.cc): 0.6 us.
             nvlink: 0.6,
             // Assumed: a flag in the GPU's own L2, half an NVLink step.
@@ -304,6 +314,7 @@ pub fn from_json(name: &str, text: &str) -> Result<Topology, String> {
         "launch",
         "launch_interval",
         "op",
+        "memory",
         "nvlink",
         "local",
         "proxy",
@@ -314,8 +325,9 @@ pub fn from_json(name: &str, text: &str) -> Result<Topology, String> {
     let l = &base.latency;
     let latency = Latency {
         launch: lat.at_least_zero("launch", l.launch)?,
-        launch_interval: lat.at_least_zero("launch_interval", l.launch_interval)?,
+        launch_interval: lat.added_later("launch_interval", l.launch_interval)?,
         op: lat.at_least_zero("op", l.op)?,
+        memory: lat.added_later("memory", l.memory)?,
         nvlink: lat.at_least_zero("nvlink", l.nvlink)?,
         local: lat.at_least_zero("local", l.local)?,
         proxy: lat.at_least_zero("proxy", l.proxy)?,
@@ -422,6 +434,16 @@ impl<'a> Fields<'a> {
         match self.number(key)? {
             Some(x) if x < 0.0 => Err(format!("`{key}` cannot be negative")),
             other => Ok(other.unwrap_or(base)),
+        }
+    }
+
+    /// A field that files written before it was added leave out, even
+    /// without `base`: `base` (that of `h100`) when absent.
+    fn added_later(&mut self, key: &str, base: f64) -> Result<f64, String> {
+        if self.map.contains_key(key) {
+            self.at_least_zero(key, base)
+        } else {
+            Ok(base)
         }
     }
 

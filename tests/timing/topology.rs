@@ -78,6 +78,45 @@ pub(crate) fn the_model_follows_the_machine() {
         at(ALLREDUCE, "emulated-h100", "64M"),
         at(ALLREDUCE, "h100-nvlink", "64M")
     );
+    // Launches issued one by one come no closer than the launch interval:
+    // a 1 KiB allreduce takes it, a 1 GiB one does not notice it.
+    let slow_host = write_topology(
+        &dir,
+        "slow_host",
+        r#"{"base": "h100-nvlink", "latency_us": {"launch_interval": 50}}"#,
+    );
+    assert_eq!(at(ALLREDUCE, &slow_host, "1K"), 50.0);
+    assert_eq!(
+        at(ALLREDUCE, &slow_host, "1G"),
+        at(ALLREDUCE, "h100-nvlink", "1G")
+    );
+    // Every data op waits for memory once more: at least 1 us more, as a
+    // data op is on the critical path.
+    let slow_memory = write_topology(
+        &dir,
+        "slow_memory",
+        r#"{"base": "h100-nvlink", "latency_us": {"memory": 1}}"#,
+    );
+    let (fast, slow) = (
+        at(ALLREDUCE, "h100-nvlink", "1K"),
+        at(ALLREDUCE, &slow_memory, "1K"),
+    );
+    assert!(slow >= fast + 1.0, "{fast} us -> {slow} us");
+    // A file written before those two were added, every other field given
+    // and no base, still reads: they are 0, as on h100-nvlink.
+    let complete = write_topology(
+        &dir,
+        "complete",
+        r#"{"gpus_per_node": 8, "one_gpu": false, "nvls": false, "sms": 132, "l2_mb": 50,
+            "bandwidth_gbps": {"memory": 2400, "block": 73.4, "reduce_block": 73.4,
+              "packet_block": 80, "packet_block_past_l2": 60, "nvlink": 375, "nic": 47},
+            "latency_us": {"launch": 2.0, "op": 0.1, "nvlink": 0.6, "local": 0.3,
+              "proxy": 7.5, "nic": 2.7, "barrier": 0.6, "multimem": 0.6}}"#,
+    );
+    assert_eq!(
+        at(ALLREDUCE, &complete, "1K"),
+        at(ALLREDUCE, "h100-nvlink", "1K")
+    );
 }
 
 pub(crate) fn bad_topologies_are_diagnostics() {
