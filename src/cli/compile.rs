@@ -20,7 +20,7 @@ pub(crate) struct CompileArgs {
     /// Sets a `param` the program declares (repeatable).
     #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
     pub(crate) define: Vec<(String, String)>,
-    /// Where to write the plan (standard output when omitted).
+    /// Where to write the plan (standard output when omitted, or `-`).
     #[arg(short, long, value_name = "OUT")]
     pub(crate) output: Option<PathBuf>,
     /// Indent the JSON for reading (plans are compact by default: large ones
@@ -78,6 +78,8 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
     let Some(input) = &args.input else {
         return fail(Diagnostic::plain(Code::Options, "no input file given"));
     };
+    // `-o -` is standard output, as `msclc fmt -` reads standard input.
+    let output = args.output.as_deref().filter(|o| o.as_os_str() != "-");
     if args.pretty && args.emit != Emit::Json {
         return fail(Diagnostic::plain(
             Code::Options,
@@ -96,11 +98,7 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
             "--arch and --no-cache are for --emit cubin",
         ));
     }
-    if let Some(output) = args
-        .output
-        .as_deref()
-        .filter(|o| msclc::files::same_file(o, input))
-    {
+    if let Some(output) = output.filter(|o| msclc::files::same_file(o, input)) {
         return fail(Diagnostic::plain(
             Code::Options,
             format!(
@@ -155,7 +153,7 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
         Some(bytes) => out.write_all(bytes).and_then(|()| out.flush()),
         None => write_plan_to(&plan, args.pretty, out),
     };
-    let written = timings.time("write", || match &args.output {
+    let written = timings.time("write", || match output {
         Some(path) => msclc::files::write_output_with(path, write),
         None => write(&mut std::io::stdout().lock()),
     });
@@ -168,10 +166,7 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
     match written {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            let target = args
-                .output
-                .as_ref()
-                .map_or("standard output".into(), |p| p.display().to_string());
+            let target = output.map_or("standard output".into(), |p| p.display().to_string());
             fail(Diagnostic::plain(
                 Code::Unreadable,
                 format!("cannot write {target}: {e}"),

@@ -20,6 +20,31 @@ fn compact_and_pretty_plans_are_the_same_plan() {
     assert_eq!(a["gpus"].as_array().map(Vec::len), Some(2));
 }
 
+/// `-o -` is standard output, as in most tools: the plan is printed, and
+/// no file named `-` appears where msclc ran.
+#[test]
+fn dash_output_is_standard_output() {
+    let dir = std::env::temp_dir().join(format!("msclc-dash-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let example =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/simple_allgather.mscl");
+    let out = Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .arg(&example)
+        .args(["-o", "-"])
+        .current_dir(&dir)
+        .output()
+        .expect("msclc runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a plan on stdout");
+    assert_eq!(plan["gpus"].as_array().map(Vec::len), Some(2));
+    assert!(!dir.join("-").exists(), "a file named - was written");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `-D` takes what a literal may be (the largest message size) and, for a
 /// param of a named constant's type, the constant's name; a wrong name
 /// lists the ones the type takes.
