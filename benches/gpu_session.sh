@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Everything a lent GPU should measure, in one command that fits a short
-# lease (about 7 minutes on an H100), each step under a time limit and
+# lease (about 3 minutes on an H100), each step under a time limit and
 # each result written as soon as it is made:
 #   quick.txt    the machine; 1 KB to 1 MB of allreduce and allgather_pkt
 #                at 8 ranks and the sync-only unit tests, launches issued
@@ -8,6 +8,8 @@
 #   wall.txt     wall time and peak host memory of `msclc run` for the
 #                8-rank allreduce at 1 GB alone and over 1K:1G
 #   results.tgz  benches/results remeasured (bash benches/gpu_results.sh)
+#   graph.txt    the unit tests' tables again with --graph, the kernel
+#                alone (what benches/graph holds and docs/timing.md fits)
 #   sweep.txt    every example, 4K-4M (bash benches/sweep_examples.sh)
 #   gputest.txt  cargo's tests/gpu.rs, every example held to `msclc sim`
 # Built where cargo is (the GPU machine may have none):
@@ -49,6 +51,18 @@ step 60 "$out/wall.txt" /usr/bin/time -f '%e s wall, %M KB peak' "$msclc" run "$
 step 90 "$out/wall.txt" /usr/bin/time -f '%e s wall, %M KB peak' "$msclc" run "$ar" --size 1K:1G
 step 150 "$out/gpu_results.log" bash benches/gpu_results.sh "$msclc"
 tar czf "$out/results.tgz" benches/results
+graph_tables() {
+  for table in benches/results/u_*.txt; do
+    args=$(sed -n 's/^\$ msclc run //p' "$table" | head -1)
+    echo "### $table"
+    echo "\$ msclc run $args --graph"
+    # shellcheck disable=SC2086 # the arguments are words
+    "$msclc" run $args --graph 2>&1 | grep -v '^warning\|^ *[│┌=]'
+  done
+}
+export msclc
+export -f graph_tables
+step 60 "$out/graph.txt" bash -c graph_tables
 step 150 "$out/sweep.txt" bash benches/sweep_examples.sh "$msclc"
 if [ -n "${GPU_TEST:-}" ]; then
   # The test binary has this checkout's path where it was built compiled in.
