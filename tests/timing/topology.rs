@@ -86,6 +86,21 @@ pub(crate) fn the_model_follows_the_machine() {
         r#"{"base": "h100-nvlink", "latency_us": {"launch_interval": 50}}"#,
     );
     assert_eq!(at(ALLREDUCE, &slow_host, "1K"), 50.0);
+    let explained = msclc(&[
+        "sim",
+        ALLREDUCE,
+        "--timing",
+        &slow_host,
+        "--size",
+        "1K",
+        "--explain",
+        "1K",
+    ]);
+    let explained = String::from_utf8_lossy(&explained.stdout);
+    assert!(
+        explained.contains("# at 1 KiB: 50.00 us a launch, the launch interval"),
+        "{explained}"
+    );
     assert_eq!(
         at(ALLREDUCE, &slow_host, "1G"),
         at(ALLREDUCE, "h100-nvlink", "1G")
