@@ -443,9 +443,9 @@ impl Gpu<'_> {
     /// Seconds per call of `f`, over `iters` calls between two events.
     /// With `--graph` the calls are captured into one CUDA graph first and
     /// the events time the graph's launch, so the host's cost of issuing
-    /// each launch (4-5 us on an H100) is left out, as nccl-tests' `-G`
-    /// leaves it out. Each graph is launched once: every launch in it has
-    /// its own packet flag.
+    /// each launch (about 1 us on an H100, docs/cuda.md) is left out, as
+    /// nccl-tests' `-G` leaves it out. Each graph is launched once: every
+    /// launch in it has its own packet flag.
     fn time(
         &mut self,
         iters: u32,
@@ -456,13 +456,7 @@ impl Gpu<'_> {
             self.stream
                 .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
                 .map_err(driver_error("cannot capture launches in a CUDA graph"))?;
-            let mut captured = Ok(());
-            for _ in 0..iters {
-                captured = f(self);
-                if captured.is_err() {
-                    break;
-                }
-            }
+            let captured = (0..iters).try_for_each(|_| f(self));
             // The capture ends whatever happened, or the stream stays in it.
             let graph = self
                 .stream
