@@ -3,7 +3,8 @@
 # `msclc run FILE --size 4K:4M --iters 3 --warmup 1 --timeout 3` and prints
 # each table under "### FILE", its exit code, and at the end one line per
 # example and the counts: right, wrong, stopped (a wait gave up) and refused
-# (no CUDA form, no size that fits, ...). docs/cuda.md shows the last sweep.
+# (no CUDA form, no size that fits, ...). docs/cuda.md shows the last sweep,
+# as benches/sweep_table.py makes its table from this output.
 # Usage: bash benches/sweep_examples.sh [MSCLC]   (default target/release/msclc)
 set -uo pipefail
 cd "$(dirname "$0")/.."
