@@ -1,6 +1,8 @@
 //! Every program under examples/ compiles (the rejected conformance case aside).
 
+use msclc::diag::Code;
 use msclc::driver;
+use msclc::passes::pairing;
 use std::path::Path;
 
 mod common;
@@ -14,6 +16,44 @@ fn every_example_compiles() {
         let c = driver::compile(&f, &[]);
         assert_eq!(c.result.is_err(), expect_failure, "{}", f.display());
     }
+}
+
+/// A compiled plan's signal/wait warnings come from the pairing check the
+/// passes ran before they added syncs and replicated instances: the final
+/// plan balances as the evaluated one did, for every example (several
+/// replicate 4 or 32 instances) and for a plan that balances per pair of
+/// ranks only.
+#[test]
+fn the_passes_keep_how_signals_and_waits_balance() {
+    let mut files = common::example_files();
+    files.push(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/wait_on_the_wrong_channel.mscl"),
+    );
+    let mut warned = 0;
+    for f in files {
+        let c = driver::compile(&f, &[]);
+        let Ok(plan) = &c.result else { continue };
+        let balance = pairing::check(plan).unwrap_or_else(|d| {
+            panic!(
+                "{}: the final plan fails the check: {}",
+                f.display(),
+                d.message
+            )
+        });
+        let pair_warnings = |ds: &[msclc::diag::Diagnostic]| {
+            ds.iter()
+                .filter(|d| d.code == Code::ChannelPair)
+                .map(|d| d.message.clone())
+                .collect::<Vec<_>>()
+        };
+        let recounted = pair_warnings(&pairing::warnings(plan, balance));
+        assert_eq!(pair_warnings(&c.warnings), recounted, "{}", f.display());
+        warned += usize::from(!recounted.is_empty());
+    }
+    assert!(
+        warned >= 1,
+        "no plan warned of signals and waits: the test shows nothing"
+    );
 }
 
 /// The ports follow their source programs for other sizes than the manifest

@@ -32,10 +32,11 @@ pub(crate) fn read_checked_plan(
     }
     let limits = driver::Limits::command();
     let (plan, _) = load_plan(input, defines, Compile::Plain, limits)?;
-    if let Err(d) = msclc::passes::pairing::check(&plan) {
-        return Err(fail_in(None, input, d));
-    }
-    let found = msclc::passes::warnings(&plan);
+    let balance = match msclc::passes::pairing::check(&plan) {
+        Ok(balance) => balance,
+        Err(d) => return Err(fail_in(None, input, d)),
+    };
+    let found = msclc::passes::warnings(&plan, balance);
     if !warnings.quiet {
         tell!("{}", rendered(None, input, &warnings.shown(&found)));
     }

@@ -17,9 +17,10 @@ use crate::diag::Diagnostic;
 use crate::ir::{Op, Plan, RankPlan, PARALLEL_SIZE};
 
 /// Runs every pass on a freshly evaluated plan, whose ops the evaluator
-/// fused as it made them (`fuse::Fuser`) when the program fuses.
-pub fn run(plan: &mut Plan) -> Result<(), Diagnostic> {
-    pairing::check(plan)?;
+/// fused as it made them (`fuse::Fuser`) when the program fuses; says how
+/// its signals and waits balance, for `warnings`.
+pub fn run(plan: &mut Plan) -> Result<pairing::Balance, Diagnostic> {
+    let balance = pairing::check(plan)?;
     // Whether the passes below take every core (the syncs they add leave
     // it about the same).
     let size = plan.size();
@@ -30,14 +31,15 @@ pub fn run(plan: &mut Plan) -> Result<(), Diagnostic> {
     let scratch = scratch::allocated(plan);
     replicate::run(plan, size);
     scratch::size(plan, &scratch);
-    Ok(())
+    Ok(balance)
 }
 
-/// What a plan that passed the passes (or was read from JSON) will not
-/// run as meant: signals the executor will not pair with their waits, then
-/// the executor's limits crossed.
-pub fn warnings(plan: &Plan) -> Vec<Diagnostic> {
-    let mut warnings = pairing::warnings(plan);
+/// What a plan that passed the passes (or a plan read from JSON that
+/// passed `pairing::check`) will not run as meant: signals the executor
+/// will not pair with their waits, then the executor's limits crossed.
+/// `balance` is what the pairing check found.
+pub fn warnings(plan: &Plan, balance: pairing::Balance) -> Vec<Diagnostic> {
+    let mut warnings = pairing::warnings(plan, balance);
     warnings.extend(
         executor_limits::check(plan)
             .iter()
