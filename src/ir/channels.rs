@@ -151,8 +151,15 @@ impl ChannelPairs {
 
     /// The end that observes `e`'s signals, if it has a pair.
     pub fn pair(&self, e: Endpoint) -> Option<Endpoint> {
-        let p = *self.pair.get(self.index(e)?)?;
-        (p != NO_PAIR).then(|| self.endpoint(p as usize))
+        let p = self.pair_of(self.index(e)?)?;
+        Some(self.endpoint(p))
+    }
+
+    /// The number of the end that observes end `i`'s signals, if it has a
+    /// pair: `pair` by number, for a walk over every end.
+    pub fn pair_of(&self, i: usize) -> Option<usize> {
+        let p = *self.pair.get(i)?;
+        (p != NO_PAIR).then_some(p as usize)
     }
 }
 

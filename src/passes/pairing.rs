@@ -143,20 +143,21 @@ impl<'p> Tally<'p> {
 
     /// Every mismatched channel end, in rank and channel order.
     fn mismatches(&self) -> impl Iterator<Item = Mismatch> + '_ {
+        // By number: only a mismatch is worth naming its ends.
         (0..self.pairs.len()).filter_map(|i| {
-            let (signals, waits) = (self.uses.signal_count(i), self.uses.wait_count(i));
-            let end = self.pairs.endpoint(i);
-            let back = self.pairs.pair(end);
-            let waits_back = back
-                .and_then(|b| self.pairs.index(b))
-                .map_or(0, |b| self.uses.wait_count(b));
+            let signals = self.uses.signal_count(i) as i64;
+            let back = self.pairs.pair_of(i);
             let excess = match back {
-                Some(_) => signals as i64 - waits_back as i64,
+                Some(b) => signals - self.uses.wait_count(b) as i64,
                 // Nobody waits for these signals; no signal releases these waits.
-                None if signals != 0 => signals as i64,
-                None => -(waits as i64),
+                None if signals != 0 => signals,
+                None => -(self.uses.wait_count(i) as i64),
             };
-            (excess != 0).then_some(Mismatch { end, back, excess })
+            (excess != 0).then(|| Mismatch {
+                end: self.pairs.endpoint(i),
+                back: back.map(|b| self.pairs.endpoint(b)),
+                excess,
+            })
         })
     }
 
