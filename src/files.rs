@@ -10,7 +10,10 @@
 //! the same folder, is synced, and is renamed over its name. A kill, a
 //! full disk or a file-size limit at any moment leaves the old file or the
 //! new one, never a fragment. A symbolic link is written through: the file
-//! it names gets the new contents, the link stays a link.
+//! it names gets the new contents, the link stays a link. A device, a pipe
+//! or a socket (`-o /dev/null`, `-o /dev/stdout`) is written into as it
+//! is: it keeps no contents to lose, and a file renamed over it would take
+//! its place.
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -80,6 +83,12 @@ fn replace(
     durable: bool,
 ) -> std::io::Result<()> {
     let target = through_links(path);
+    if std::fs::metadata(&target).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        let file = std::fs::OpenOptions::new().write(true).open(&target)?;
+        let mut out = BufWriter::new(file);
+        fill(&mut out)?;
+        return out.flush();
+    }
     let temp = temporary_beside(&target)?;
     let result = (|| {
         let file = std::fs::OpenOptions::new()

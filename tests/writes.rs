@@ -207,3 +207,80 @@ fn output_naming_the_input_is_refused() {
     assert_eq!(std::fs::read(&program).unwrap(), before);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `-o` naming a pipe or a device writes into it, as a shell's `>` does:
+/// `-o /dev/null` discards the plan, `-o /dev/stdout` hands it on, and
+/// neither is replaced by a file (renamed over `/dev/null`, a plan took
+/// its place for every program on the machine).
+#[test]
+fn output_to_a_pipe_or_a_device_goes_into_it() {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let dir = scratch("special");
+    let pipe = dir.join("plan.pipe");
+    let made = Command::new("mkfifo").arg(&pipe).status().unwrap();
+    assert!(made.success(), "mkfifo failed");
+    // A second name for the pipe, to reach it if msclc takes the first.
+    let kept = dir.join("kept.pipe");
+    std::fs::hard_link(&pipe, &kept).unwrap();
+    let reader = std::thread::spawn({
+        let pipe = pipe.clone();
+        move || std::fs::read(pipe).unwrap()
+    });
+    let out = msclc()
+        .args(["examples/simple_allgather.mscl", "-o"])
+        .arg(&pipe)
+        .output()
+        .unwrap();
+    // A reader still waiting for a writer gets one, and the end of the
+    // pipe; with no reader left, this open fails at once.
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&kept);
+    let sent = reader.join().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let kind = std::fs::symlink_metadata(&pipe).unwrap().file_type();
+    assert!(kind.is_fifo(), "the pipe became {kind:?}");
+    let plan: serde_json::Value =
+        serde_json::from_slice(&sent).expect("the plan came through the pipe");
+    assert_eq!(plan["name"], "simple_allgather_2gpus");
+
+    // The null device, made here: only root may make one.
+    let null = dir.join("null");
+    let made = Command::new("mknod")
+        .arg(&null)
+        .args(["c", "1", "3"])
+        .stderr(std::process::Stdio::null())
+        .status();
+    if made.is_ok_and(|s| s.success()) {
+        let out = msclc()
+            .args(["examples/simple_allgather.mscl", "-o"])
+            .arg(&null)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let kind = std::fs::symlink_metadata(&null).unwrap().file_type();
+        assert!(kind.is_char_device(), "the device became {kind:?}");
+    } else {
+        eprintln!("skipped the null device: mknod needs root here");
+    }
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(
+        left.iter().all(|n| !n.to_string_lossy().ends_with(".tmp")),
+        "{left:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
