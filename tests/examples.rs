@@ -56,6 +56,97 @@ fn the_passes_keep_how_signals_and_waits_balance() {
     );
 }
 
+/// A plan compiled only to be written leaves its instances to the JSON
+/// writer, which makes them a rank at a time: the bytes written, compact
+/// or indented, and the warnings are those of the plan with its instances
+/// made, for every example (several replicate 4 or 32 instances), for the
+/// AllToAll ring at 64 ranks (16 instances, written on every core), and for
+/// both layouts of the copies with warnings of every kind.
+#[test]
+fn instances_made_as_written_are_the_instances_made_at_once() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut cases: Vec<(std::path::PathBuf, Vec<(String, String)>)> = common::example_files()
+        .into_iter()
+        .map(|f| (f, Vec::new()))
+        .collect();
+    let ring = root.join("examples/mscclpp/single_node/alltoall/alltoall_ring.mscl");
+    cases.push((ring, vec![("num_gpus".into(), "64".into())]));
+    let dir = std::env::temp_dir().join(format!("msclc-written-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for policy in ["interleaved", "none"] {
+        let program = dir.join(format!("{policy}.mscl"));
+        std::fs::write(&program, replicated_with_warnings(policy)).unwrap();
+        cases.push((program, Vec::new()));
+    }
+    let limits = driver::Limits::default();
+    let mut replicated = 0;
+    for (f, defines) in &cases {
+        let at_once = driver::compile_with(f, defines, limits);
+        let as_written = driver::compile_to_write(f, defines, limits, true);
+        let (Ok(made), Ok(left)) = (&at_once.result, &as_written.result) else {
+            assert_eq!(
+                at_once.result.is_ok(),
+                as_written.result.is_ok(),
+                "{}",
+                f.display()
+            );
+            continue;
+        };
+        // Every part: message, labels, notes.
+        let messages = |c: &driver::Compilation| -> Vec<String> {
+            c.warnings.iter().map(|d| format!("{:?}", **d)).collect()
+        };
+        assert_eq!(messages(&at_once), messages(&as_written), "{}", f.display());
+        for pretty in [false, true] {
+            let text = |plan| {
+                let mut out = Vec::new();
+                msclc::back::json::write_plan(plan, pretty, &mut out).unwrap();
+                out
+            };
+            assert!(
+                text(made) == text(left),
+                "{} (pretty: {pretty}) differs",
+                f.display()
+            );
+        }
+        replicated += usize::from(!left.instances_made);
+    }
+    assert!(
+        replicated >= 6,
+        "only {replicated} plans left their instances to the writer"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Three instances of a program that warns of everything a copy repeats:
+/// a signal its peer waits for on another channel, too many sources and
+/// destinations in one op, too many channels in a block and in an op.
+fn replicated_with_warnings(policy: &str) -> String {
+    format!(
+        r#"program "replicated" {{
+    collective = test_collective(2, input_size: 1, output_size: 0)
+    instances = 3
+    replication_policy = {policy}
+}}
+
+for r in 0..2 {{
+    let peer = 1 - r
+    let first = memory_channel(peer, r)
+    let second = memory_channel(peer, r)
+    if r == 0 {{
+        first.signal(tb: 0)
+    }} else {{
+        second.wait(tb: 0)
+    }}
+    for i in 0..70 {{ first.put(rank(peer).input[0], rank(r).input[0], tb: 1) }}
+    let many = [memory_channel(peer, r) for i in 0..20]
+    for c in many {{ c.signal(tb: 2) }}
+    for c in many {{ c.wait(tb: 2) }}
+}}
+"#
+    )
+}
+
 /// The ports follow their source programs for other sizes than the manifest
 /// lists: each one with a rank-count param compiles at other valid values,
 /// and the plan has the rank count asked for.

@@ -4,6 +4,7 @@
 use crate::ir::*;
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{json, Value};
+use std::borrow::Cow;
 
 /// The whole plan as a JSON value (for tests and small plans).
 pub fn plan_to_json(plan: &Plan) -> Value {
@@ -15,12 +16,14 @@ pub fn plan_to_json(plan: &Plan) -> Value {
 /// (keys sorted, as the reference writes them). A compact plan's ranks are
 /// written on every core the machine has, a few at a time each (the bytes
 /// are those of one thread: each rank's text does not depend on another's).
+/// A plan whose instances were left to the writer gets them here, a rank
+/// at a time (`passes::Instances::AsWritten`).
 pub fn write_plan(plan: &Plan, pretty: bool, out: impl std::io::Write) -> std::io::Result<()> {
     let written = if pretty {
         let formatter = serde_json::ser::PrettyFormatter::with_indent(b" ");
         PlanJson(plan, 1).serialize(&mut serde_json::Serializer::with_formatter(out, formatter))
     } else {
-        let threads = match plan.size() {
+        let threads = match plan.size() * copies_to_make(plan) {
             0..PARALLEL_SIZE => 1,
             _ => std::thread::available_parallelism().map_or(1, |n| n.get()),
         };
@@ -29,9 +32,29 @@ pub fn write_plan(plan: &Plan, pretty: bool, out: impl std::io::Write) -> std::i
     written.map_err(std::io::Error::other)
 }
 
+/// How many copies of each thread block the writer makes: the plan's
+/// instances when it was left to make them, else one.
+fn copies_to_make(plan: &Plan) -> usize {
+    match plan.instances_made {
+        true => 1,
+        false => plan.options.instances as usize,
+    }
+}
+
+/// Rank `id` of `plan` as written: with its instances made, where the
+/// writer is to make them.
+fn rank_json(plan: &Plan, id: usize) -> RankJson<'_> {
+    let rank = &plan.ranks[id];
+    let rank = match copies_to_make(plan) {
+        1 => Cow::Borrowed(rank),
+        _ => Cow::Owned(crate::passes::replicate::written_rank(rank, &plan.options)),
+    };
+    RankJson(id, rank)
+}
+
 /// A plan, and the threads that write its ranks.
 struct PlanJson<'a>(&'a Plan, usize);
-struct RankJson<'a>(usize, &'a RankPlan);
+struct RankJson<'a>(usize, Cow<'a, RankPlan>);
 struct TbJson<'a>(usize, &'a ThreadBlock);
 
 /// A sequence serialized item by item from an iterator made on demand.
@@ -64,7 +87,7 @@ impl Serialize for PlanJson<'_> {
         if threads > 1 && plan.ranks.len() > 1 {
             m.serialize_entry("gpus", &ParallelRanks { plan, threads })?;
         } else {
-            let gpus = || plan.ranks.iter().enumerate().map(|(id, r)| RankJson(id, r));
+            let gpus = || (0..plan.ranks.len()).map(|id| rank_json(plan, id));
             m.serialize_entry("gpus", &Seq(gpus))?;
         }
         m.serialize_entry("inplace", &plan.collective.inplace)?;
@@ -95,11 +118,9 @@ const RANKS_PER_THREAD: usize = 4;
 /// The JSON text of some ranks, in order.
 type RankTexts = serde_json::Result<Vec<Box<serde_json::value::RawValue>>>;
 
-/// The text of `ranks`, the first of them rank `first`.
-fn rank_texts(first: usize, ranks: &[RankPlan]) -> RankTexts {
-    (first..)
-        .zip(ranks)
-        .map(|(id, r)| serde_json::value::to_raw_value(&RankJson(id, r)))
+/// The text of `plan`'s ranks `ids`.
+fn rank_texts(plan: &Plan, ids: std::ops::Range<usize>) -> RankTexts {
+    ids.map(|id| serde_json::value::to_raw_value(&rank_json(plan, id)))
         .collect()
 }
 
@@ -125,13 +146,18 @@ impl Serialize for ParallelRanks<'_> {
                 };
                 let first = b * per_thread * threads;
                 let parts = batch.chunks(per_thread).enumerate();
+                let plan = self.plan;
                 parts
                     .map(|(k, part)| {
                         let first = first + k * per_thread;
+                        let ids = first..first + part.len();
                         let thread = std::thread::Builder::new();
-                        match thread.spawn_scoped(scope, move || rank_texts(first, part)) {
+                        match thread.spawn_scoped(scope, {
+                            let ids = ids.clone();
+                            move || rank_texts(plan, ids)
+                        }) {
                             Ok(making) => Texts::Making(making),
-                            Err(_) => Texts::Made(rank_texts(first, part)),
+                            Err(_) => Texts::Made(rank_texts(plan, ids)),
                         }
                     })
                     .collect()
@@ -162,7 +188,7 @@ impl Serialize for ParallelRanks<'_> {
 
 impl Serialize for RankJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let (id, r) = (self.0, self.1);
+        let (id, r) = (self.0, &*self.1);
         let mut channels = Vec::new();
         for (kind, peers) in [
             (ChannelKind::Memory, &r.memory_peers),

@@ -113,9 +113,12 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
             Err(code) => return code,
         }
     } else {
-        let c = args
-            .warnings
-            .compile(input, &args.define, args.limits.limits());
+        let (defines, limits) = (&args.define, args.limits.limits());
+        let c = match args.emit {
+            // Only written: the writer makes the instances, a rank at a time.
+            Emit::Json => args.warnings.compile_to_write(input, defines, limits),
+            Emit::Cuda | Emit::Cubin => args.warnings.compile(input, defines, limits),
+        };
         match c.result {
             Ok(_) if args.warnings.report(&c) => return wrong(),
             Ok(plan) => (plan, c.timings, Some(c.sources)),

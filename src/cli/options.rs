@@ -38,6 +38,17 @@ impl WarningArgs {
         }
     }
 
+    /// `compile` for a plan that is only to be written as JSON (its
+    /// instances made as it is written).
+    pub(crate) fn compile_to_write(
+        &self,
+        input: &std::path::Path,
+        defines: &[(String, String)],
+        limits: msclc::eval::Limits,
+    ) -> driver::Compilation {
+        driver::compile_to_write(input, defines, limits, !self.quiet)
+    }
+
     /// Prints the warnings of `c` on standard error, unless quiet; whether
     /// they stop the command.
     pub(crate) fn report(&self, c: &driver::Compilation) -> bool {

@@ -6,6 +6,7 @@ pub mod params;
 use crate::diag::{Code, Diagnostic, SourceMap};
 pub use crate::eval::Limits;
 use crate::ir::Plan;
+use crate::passes::Instances;
 use crate::syntax::ast::{FnDef, Program, Stmt, StmtKind};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -88,13 +89,25 @@ pub fn read_source(path: &Path) -> std::io::Result<String> {
 /// it was made in (`Plan::loops`), for the reports that point into the
 /// program: warnings, pass errors, `msclc sim`.
 pub fn compile_with(path: &Path, defines: &[(String, String)], limits: Limits) -> Compilation {
-    compile_file(path, defines, limits, true)
+    compile_file(path, defines, limits, true, Instances::Now)
 }
 
 /// `compile_with`, but the plan's warnings left unlooked for (`-q`; they
 /// cost a large plan about a four-hundredth of its compile).
 pub fn compile_quietly(path: &Path, defines: &[(String, String)], limits: Limits) -> Compilation {
-    compile_file(path, defines, limits, false)
+    compile_file(path, defines, limits, false, Instances::Now)
+}
+
+/// `compile_with` (or `compile_quietly`, unless `warn`) for a plan that is
+/// only to be written as JSON: its instances are left to the writer
+/// (`back::json::write_plan`), which makes each rank's as it writes it.
+pub fn compile_to_write(
+    path: &Path,
+    defines: &[(String, String)],
+    limits: Limits,
+    warn: bool,
+) -> Compilation {
+    compile_file(path, defines, limits, warn, Instances::AsWritten)
 }
 
 /// Compiles the file at `path`, and looks for its plan's warnings if `warn`.
@@ -103,11 +116,20 @@ fn compile_file(
     defines: &[(String, String)],
     limits: Limits,
     warn: bool,
+    instances: Instances,
 ) -> Compilation {
     let mut sources = SourceMap::default();
     let mut timings = Timings::default();
     let result = match timings.time("read", || read_source(path)) {
-        Ok(text) => compile_text(&mut sources, &mut timings, path, text, defines, limits),
+        Ok(text) => compile_text(
+            &mut sources,
+            &mut timings,
+            path,
+            text,
+            defines,
+            limits,
+            instances,
+        ),
         Err(e) => Err(vec![unreadable(path, e)]),
     };
     compiled(sources, timings, result, warn)
@@ -215,7 +237,15 @@ pub fn compile_source_with(
 ) -> Compilation {
     let mut sources = SourceMap::default();
     let mut timings = Timings::default();
-    let result = compile_text(&mut sources, &mut timings, path, text, defines, limits);
+    let result = compile_text(
+        &mut sources,
+        &mut timings,
+        path,
+        text,
+        defines,
+        limits,
+        Instances::Now,
+    );
     compiled(sources, timings, result, true)
 }
 
@@ -226,10 +256,11 @@ fn compile_text(
     text: String,
     defines: &[(String, String)],
     limits: Limits,
+    instances: Instances,
 ) -> Result<Passed, Vec<Diagnostic>> {
     let program = timings.time("parse", || load(sources, path, text))?;
     timings.time("check", || crate::check::check(&program))?;
-    plan_of(sources, timings, &program, defines, limits)
+    plan_of(sources, timings, &program, defines, limits, instances)
 }
 
 /// A plan through the passes, with how its signals and waits balance
@@ -244,6 +275,7 @@ fn plan_of(
     program: &Program,
     defines: &[(String, String)],
     limits: Limits,
+    instances: Instances,
 ) -> Result<Passed, Vec<Diagnostic>> {
     let overrides = params::parse_defines(sources, &program.stmts, defines)?;
     let evaluate = |fusing| {
@@ -258,7 +290,7 @@ fn plan_of(
     let mut plan = timings
         .time("evaluate", || evaluate(crate::eval::Fusing::AsRecorded))
         .map_err(|d| vec![d])?;
-    let d = match timings.time("passes", || crate::passes::run(&mut plan)) {
+    let d = match timings.time("passes", || crate::passes::run(&mut plan, instances)) {
         Ok(balance) => return Ok((plan, balance)),
         Err(d) => d,
     };
@@ -313,7 +345,14 @@ pub fn analyze(
     let diagnostics = match checked {
         Err(diagnostics) => diagnostics,
         Ok(()) if library => Vec::new(),
-        Ok(()) => match plan_of(&sources, &mut Timings::default(), &program, defines, limits) {
+        Ok(()) => match plan_of(
+            &sources,
+            &mut Timings::default(),
+            &program,
+            defines,
+            limits,
+            Instances::Now,
+        ) {
             Ok((plan, balance)) => crate::passes::warnings(&plan, balance),
             Err(diagnostics) => diagnostics,
         },

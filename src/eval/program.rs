@@ -97,6 +97,7 @@ pub fn build_plan(
         options,
         ranks: vec![rank; n as usize],
         loops: crate::ir::LoopValues::new(),
+        instances_made: false,
     })
 }
 

@@ -174,6 +174,13 @@ pub struct Plan {
     /// The loop values ops and channels were made in, for reports
     /// ("i = 2, peer = 3"); empty for plans read from JSON.
     pub loops: LoopValues,
+    /// Whether the plan holds its `options.instances` copies of every
+    /// thread block, channel and semaphore: once the replication pass ran,
+    /// and for a plan read from JSON. A plan compiled only to be written
+    /// as JSON leaves them to the writer, which makes a rank's copies as
+    /// it writes that rank (`passes::Instances::AsWritten`): until then its
+    /// collective, ranks and scratch are one instance's.
+    pub instances_made: bool,
 }
 
 /// The loop values ops and channels were made in, kept as cheaply as the

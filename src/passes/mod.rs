@@ -16,10 +16,21 @@ pub mod set_order;
 use crate::diag::Diagnostic;
 use crate::ir::{Op, Plan, RankPlan, PARALLEL_SIZE};
 
+/// When a compiled plan's instances are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Instances {
+    /// By the replication pass: the plan every back end and the simulator take.
+    Now,
+    /// By the JSON writer, a rank at a time: a plan compiled only to be
+    /// written holds one instance, a sixteenth of an AllToAll ring's memory.
+    AsWritten,
+}
+
 /// Runs every pass on a freshly evaluated plan, whose ops the evaluator
-/// fused as it made them (`fuse::Fuser`) when the program fuses; says how
-/// its signals and waits balance, for `warnings`.
-pub fn run(plan: &mut Plan) -> Result<pairing::Balance, Diagnostic> {
+/// fused as it made them (`fuse::Fuser`) when the program fuses, making its
+/// instances now or leaving them to the writer; says how its signals and
+/// waits balance, for `warnings`.
+pub fn run(plan: &mut Plan, instances: Instances) -> Result<pairing::Balance, Diagnostic> {
     let balance = pairing::check(plan)?;
     // Whether the passes below take every core (the syncs they add leave
     // it about the same).
@@ -28,23 +39,46 @@ pub fn run(plan: &mut Plan) -> Result<pairing::Balance, Diagnostic> {
     if plan.options.auto_sync {
         for_each_op_list(plan, size, &auto_sync::insert);
     }
+    if instances == Instances::Now || plan.options.instances <= 1 {
+        make_instances(plan, size);
+    }
+    Ok(balance)
+}
+
+/// Replicates a plan of `size` into its instances, each with its scratch.
+fn make_instances(plan: &mut Plan, size: usize) {
     let scratch = scratch::allocated(plan);
     replicate::run(plan, size);
     scratch::size(plan, &scratch);
-    Ok(balance)
 }
 
 /// What a plan that passed the passes (or a plan read from JSON that
 /// passed `pairing::check`) will not run as meant: signals the executor
 /// will not pair with their waits, then the executor's limits crossed.
 /// `balance` is what the pairing check found.
+///
+/// A plan whose instances the writer is to make warns as the plan with
+/// them would: every copy of a thread block has the block's ops and
+/// tables, so a limit crossed in one is crossed in each, and named in the
+/// first copy; signals and waits that pair only per pair of ranks (rare)
+/// are counted on the instances, made for it.
 pub fn warnings(plan: &Plan, balance: pairing::Balance) -> Vec<Diagnostic> {
-    let mut warnings = pairing::warnings(plan, balance);
-    warnings.extend(
-        executor_limits::check(plan)
-            .iter()
-            .map(|c| c.diagnostic(plan)),
-    );
+    let mut warnings = match (balance, plan.instances_made) {
+        (pairing::Balance::RankPairs, false) => {
+            let mut made = plan.clone();
+            make_instances(&mut made, plan.size());
+            pairing::warnings(&made, balance)
+        }
+        _ => pairing::warnings(plan, balance),
+    };
+    let mut crossings = executor_limits::check(plan);
+    if !plan.instances_made {
+        for c in &mut crossings {
+            c.tb = replicate::first_copy(plan, c.rank, c.tb);
+            c.blocks *= plan.options.instances as usize;
+        }
+    }
+    warnings.extend(crossings.iter().map(|c| c.diagnostic(plan)));
     warnings
 }
 

@@ -3,7 +3,8 @@
 //! slice of every buffer. The interleaved policy places copy `k` of thing `x`
 //! at `x * I + k` (chunks: `index * I + k * size`); the `none` policy places
 //! the copies one after another (`k * count + x`). Remote buffers are shared
-//! by all copies. Scratch sizes are the scratch pass's business.
+//! by all copies. Scratch sizes are the scratch pass's business, but for a
+//! rank made as it is written (`written_rank`).
 
 use crate::ir::*;
 
@@ -15,6 +16,13 @@ struct Layout {
 }
 
 impl Layout {
+    fn of(options: &Options) -> Layout {
+        Layout {
+            instances: options.instances,
+            interleaved: options.replication_policy == ReplicationPolicy::Interleaved,
+        }
+    }
+
     fn id(&self, id: u32, count: u32, inst: u32) -> u32 {
         if self.interleaved {
             id * self.instances + inst
@@ -35,13 +43,11 @@ impl Layout {
 /// Replicates a plan of `size` (`Plan::size`) into its instances.
 pub fn run(plan: &mut Plan, size: usize) {
     let instances = plan.options.instances;
+    plan.instances_made = true;
     if instances <= 1 {
         return;
     }
-    let layout = Layout {
-        instances,
-        interleaved: plan.options.replication_policy == ReplicationPolicy::Interleaved,
-    };
+    let layout = Layout::of(&plan.options);
     super::each_rank(&mut plan.ranks, size * instances as usize, &|rank| {
         *rank = replicate_rank(std::mem::take(rank), layout);
     });
@@ -51,6 +57,20 @@ pub fn run(plan: &mut Plan, size: usize) {
     // plan's chunks, not the program's.
     plan.collective.input_chunks *= instances;
     plan.collective.output_chunks *= instances;
+}
+
+/// `rank` of a plan with `options` whose instances were left to the
+/// writer: its copies, as `run` and the scratch pass would have made them.
+pub fn written_rank(rank: &RankPlan, options: &Options) -> RankPlan {
+    let mut made = replicate_rank(rank.clone(), Layout::of(options));
+    made.scratch_chunks *= options.instances;
+    made
+}
+
+/// The number thread block `tb` of `rank` has in the first instance.
+pub fn first_copy(plan: &Plan, rank: u32, tb: u32) -> u32 {
+    let tbs = plan.ranks[rank as usize].threadblocks.len() as u32;
+    Layout::of(&plan.options).id(tb, tbs, 0)
 }
 
 fn repeat<T: Clone>(items: &[T], layout: Layout) -> Vec<T> {

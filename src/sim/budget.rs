@@ -259,6 +259,7 @@ mod tests {
             },
             options: Options::default(),
             loops: Default::default(),
+            instances_made: true,
             ranks: vec![rank; ranks as usize],
         }
     }

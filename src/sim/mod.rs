@@ -144,6 +144,7 @@ fn simulate_run<'p>(
     options: &SimOptions,
     record: bool,
 ) -> (Report, Option<record::Run<'p>>) {
+    debug_assert!(plan.instances_made, "only the JSON writer makes instances");
     let executions = options.executions;
     let mut warnings = check_limits(plan);
     let mut sim = Sim::new(plan, executions, options.pipeline_chunk);

@@ -70,6 +70,7 @@ fn first<'o>(op: &Op, refs: &'o [BufRef], what: &str) -> Res<&'o BufRef> {
 
 /// The CUDA source of `plan`.
 pub fn generate(plan: &Plan) -> Res<String> {
+    debug_assert!(plan.instances_made, "only the JSON writer makes instances");
     let layout = SyncLayout::new(plan);
     let pairs = ChannelPairs::new(plan);
     let mut shapes = Shapes::default();

@@ -324,6 +324,7 @@ fn plan(doc: &At, gpus: impl FnOnce() -> Res<Vec<RankPlan>>) -> Res<Plan> {
         options,
         ranks,
         loops: Default::default(),
+        instances_made: true,
     })
 }
 
