@@ -82,7 +82,7 @@ fn instances_made_as_written_are_the_instances_made_at_once() {
     let mut replicated = 0;
     for (f, defines) in &cases {
         let at_once = driver::compile_with(f, defines, limits);
-        let as_written = driver::compile_to_write(f, defines, limits, true);
+        let as_written = driver::compile_leaving_instances(f, defines, limits, true);
         let (Ok(made), Ok(left)) = (&at_once.result, &as_written.result) else {
             assert_eq!(
                 at_once.result.is_ok(),

@@ -42,7 +42,10 @@ pub(crate) fn exec(args: &CheckArgs) -> ExitCode {
         };
     }
     let limits = args.limits.limits();
-    let c = args.warnings.compile(&args.input, &args.define, limits);
+    // Its warnings need no instances made.
+    let c = args
+        .warnings
+        .compile_leaving_instances(&args.input, &args.define, limits);
     match &c.result {
         Ok(_) if args.warnings.report(&c) => wrong(),
         Ok(_) => ExitCode::SUCCESS,

@@ -116,7 +116,9 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
         let (defines, limits) = (&args.define, args.limits.limits());
         let c = match args.emit {
             // Only written: the writer makes the instances, a rank at a time.
-            Emit::Json => args.warnings.compile_to_write(input, defines, limits),
+            Emit::Json => args
+                .warnings
+                .compile_leaving_instances(input, defines, limits),
             Emit::Cuda | Emit::Cubin => args.warnings.compile(input, defines, limits),
         };
         match c.result {

@@ -38,15 +38,15 @@ impl WarningArgs {
         }
     }
 
-    /// `compile` for a plan that is only to be written as JSON (its
+    /// `compile` for a plan that is only checked or written as JSON (its
     /// instances made as it is written).
-    pub(crate) fn compile_to_write(
+    pub(crate) fn compile_leaving_instances(
         &self,
         input: &std::path::Path,
         defines: &[(String, String)],
         limits: msclc::eval::Limits,
     ) -> driver::Compilation {
-        driver::compile_to_write(input, defines, limits, !self.quiet)
+        driver::compile_leaving_instances(input, defines, limits, !self.quiet)
     }
 
     /// Prints the warnings of `c` on standard error, unless quiet; whether

@@ -99,9 +99,10 @@ pub fn compile_quietly(path: &Path, defines: &[(String, String)], limits: Limits
 }
 
 /// `compile_with` (or `compile_quietly`, unless `warn`) for a plan that is
-/// only to be written as JSON: its instances are left to the writer
+/// only checked or written as JSON: its instances are left to the writer
 /// (`back::json::write_plan`), which makes each rank's as it writes it.
-pub fn compile_to_write(
+/// Its warnings are those of the plan with its instances made.
+pub fn compile_leaving_instances(
     path: &Path,
     defines: &[(String, String)],
     limits: Limits,
@@ -317,7 +318,8 @@ pub struct Analysis {
 }
 
 /// Analyses `text` as the program at `path` with the `-D` settings in
-/// `defines`, keeping loop values for the warnings' notes.
+/// `defines`, keeping loop values for the warnings' notes (its instances
+/// are not made: the warnings need none).
 pub fn analyze(
     path: &Path,
     text: String,
@@ -351,7 +353,7 @@ pub fn analyze(
             &program,
             defines,
             limits,
-            Instances::Now,
+            Instances::AsWritten,
         ) {
             Ok((plan, balance)) => crate::passes::warnings(&plan, balance),
             Err(diagnostics) => diagnostics,
