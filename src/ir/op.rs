@@ -80,7 +80,7 @@ pub type Ids = smallvec::SmallVec<[u32; 4]>;
 ///
 /// A plan at a thousand ranks holds millions of ops, so an op keeps what
 /// most ops have inline and the fields few ops use in a box ([`OpExtra`]).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Op {
     pub name: OpName,
     pub channel: Option<ChannelKind>,
@@ -108,6 +108,20 @@ pub struct OpExtra {
     pub iter: Option<IterContext>,
     /// The ops of a `pipeline`.
     pub body: Vec<Op>,
+}
+
+/// Written out, not derived: a derived clone copies each list's items one
+/// by one, and replicating instances clones every op of the plan.
+impl Clone for Op {
+    fn clone(&self) -> Op {
+        Op {
+            channel_ids: Ids::from_slice(&self.channel_ids),
+            src: BufRefs::from_slice(&self.src),
+            dst: BufRefs::from_slice(&self.dst),
+            extra: self.extra.clone(),
+            ..*self
+        }
+    }
 }
 
 static NO_EXTRA: OpExtra = OpExtra {
