@@ -34,6 +34,9 @@ printf '%-26s %6s %9s %9s %10s %9s %9s %8s %7s\n' \
 for entry in "${cases[@]}"; do
   read -r case settings <<<"$entry"
   for n in "${ranks[@]}"; do
+    # The plan before is on the disk first: a gigabyte still being written
+    # out slowed the next case by half.
+    sync
     # shellcheck disable=SC2086 # $settings holds separate -D words
     if ! /usr/bin/time -f 'wall %e %M' "$bin" "examples/mscclpp/$case" -D num_gpus="$n" $settings \
       -q --timings --max-ops 1000000000 -o "$out" >"$log" 2>&1; then
