@@ -118,9 +118,10 @@ const RANKS_PER_THREAD: usize = 4;
 /// The JSON text of some ranks, in order.
 type RankTexts = serde_json::Result<Vec<Box<serde_json::value::RawValue>>>;
 
-/// The text of `plan`'s ranks `ids`.
-fn rank_texts(plan: &Plan, ids: std::ops::Range<usize>) -> RankTexts {
-    ids.map(|id| serde_json::value::to_raw_value(&rank_json(plan, id)))
+/// The text of `count` of `plan`'s ranks, the first of them rank `first`.
+fn rank_texts(plan: &Plan, first: usize, count: usize) -> RankTexts {
+    (first..first + count)
+        .map(|id| serde_json::value::to_raw_value(&rank_json(plan, id)))
         .collect()
 }
 
@@ -150,14 +151,11 @@ impl Serialize for ParallelRanks<'_> {
                 parts
                     .map(|(k, part)| {
                         let first = first + k * per_thread;
-                        let ids = first..first + part.len();
+                        let count = part.len();
                         let thread = std::thread::Builder::new();
-                        match thread.spawn_scoped(scope, {
-                            let ids = ids.clone();
-                            move || rank_texts(plan, ids)
-                        }) {
+                        match thread.spawn_scoped(scope, move || rank_texts(plan, first, count)) {
                             Ok(making) => Texts::Making(making),
-                            Err(_) => Texts::Made(rank_texts(plan, ids)),
+                            Err(_) => Texts::Made(rank_texts(plan, first, count)),
                         }
                     })
                     .collect()
