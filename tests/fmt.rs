@@ -379,3 +379,29 @@ fn crlf_files_keep_their_line_ends() {
         formatted(&path, &lf)
     );
 }
+
+/// In place means a file: a pipe or a device named to `msclc fmt` is
+/// refused before it is read (a pipe given back its text would wait for
+/// a reader), with the way to format standard input.
+#[cfg(unix)]
+#[test]
+fn fmt_refuses_to_rewrite_what_is_not_a_file() {
+    let dir = temp_dir("pipe");
+    let pipe = dir.join("program.pipe");
+    let made = Command::new("mkfifo")
+        .arg(&pipe)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success(), "mkfifo failed");
+    let out = msclc(&["fmt", pipe.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("it is not a file"), "{err}");
+    assert!(err.contains("msclc fmt -"), "{err}");
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(&pipe)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -38,6 +38,19 @@ pub(crate) fn exec(args: &FmtArgs) -> ExitCode {
 /// 2 when it cannot be read or written.
 pub(crate) fn format_file(path: &std::path::Path, check: bool) -> u8 {
     let stdin = path.as_os_str() == "-";
+    let unusable = |what: String| {
+        let d = Diagnostic::plain(Code::Unreadable, what);
+        tell!("{}", SourceMap::default().render(std::slice::from_ref(&d)));
+        d.exit_status()
+    };
+    // In place means a file: written into, a pipe (`/dev/stdin`) would
+    // take the text back to no reader, and a device would swallow it.
+    if !stdin && !check && std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return unusable(format!(
+            "cannot format {} in place: it is not a file; `msclc fmt -` formats standard input to standard output",
+            path.display()
+        ));
+    }
     let (name, read) = if stdin {
         (
             "<stdin>".to_string(),
@@ -45,11 +58,6 @@ pub(crate) fn format_file(path: &std::path::Path, check: bool) -> u8 {
         )
     } else {
         (path.display().to_string(), driver::read_source(path))
-    };
-    let unusable = |what: String| {
-        let d = Diagnostic::plain(Code::Unreadable, what);
-        tell!("{}", SourceMap::default().render(std::slice::from_ref(&d)));
-        d.exit_status()
     };
     let text = match read {
         Ok(text) => text,
