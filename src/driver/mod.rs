@@ -119,21 +119,16 @@ fn compile_file(
     warn: bool,
     instances: Instances,
 ) -> Compilation {
-    let mut sources = SourceMap::default();
     let mut timings = Timings::default();
-    let result = match timings.time("read", || read_source(path)) {
-        Ok(text) => compile_text(
-            &mut sources,
-            &mut timings,
-            path,
-            text,
-            defines,
-            limits,
-            instances,
+    match timings.time("read", || read_source(path)) {
+        Ok(text) => compile_text(path, text, defines, limits, warn, instances, timings),
+        Err(e) => compiled(
+            SourceMap::default(),
+            timings,
+            Err(vec![unreadable(path, e)]),
+            warn,
         ),
-        Err(e) => Err(vec![unreadable(path, e)]),
-    };
-    compiled(sources, timings, result, warn)
+    }
 }
 
 /// A compilation's record, with its plan's warnings if `warn` (their
@@ -236,32 +231,35 @@ pub fn compile_source_with(
     defines: &[(String, String)],
     limits: Limits,
 ) -> Compilation {
-    let mut sources = SourceMap::default();
-    let mut timings = Timings::default();
-    let result = compile_text(
-        &mut sources,
-        &mut timings,
+    compile_text(
         path,
         text,
         defines,
         limits,
+        true,
         Instances::Now,
-    );
-    compiled(sources, timings, result, true)
+        Timings::default(),
+    )
 }
 
+/// Compiles `text` as the file at `path` (`timings` has its reading, if it
+/// was read), and looks for its plan's warnings if `warn`.
 fn compile_text(
-    sources: &mut SourceMap,
-    timings: &mut Timings,
     path: &Path,
     text: String,
     defines: &[(String, String)],
     limits: Limits,
+    warn: bool,
     instances: Instances,
-) -> Result<Passed, Vec<Diagnostic>> {
-    let program = timings.time("parse", || load(sources, path, text))?;
-    timings.time("check", || crate::check::check(&program))?;
-    plan_of(sources, timings, &program, defines, limits, instances)
+    mut timings: Timings,
+) -> Compilation {
+    let mut sources = SourceMap::default();
+    let result = (|| {
+        let program = timings.time("parse", || load(&mut sources, path, text))?;
+        timings.time("check", || crate::check::check(&program))?;
+        plan_of(&sources, &mut timings, &program, defines, limits, instances)
+    })();
+    compiled(sources, timings, result, warn)
 }
 
 /// A plan through the passes, with how its signals and waits balance
