@@ -1,7 +1,7 @@
 //! The passes over the plan IR, in the reference compiler's order:
 //! signal/wait pairing check, instruction fusion, data-sync insertion,
-//! auto-sync (data-dependency) insertion, instance replication and scratch
-//! sizing. The program options switch fusion and auto-sync on and off as
+//! auto-sync (data-dependency) insertion, instance replication (scratch
+//! sized for every instance). The program options switch fusion and auto-sync on and off as
 //! they do in the Python DSL.
 
 pub mod auto_sync;
@@ -10,7 +10,6 @@ pub mod executor_limits;
 pub mod fuse;
 pub mod pairing;
 pub mod replicate;
-pub mod scratch;
 pub mod set_order;
 
 use crate::diag::Diagnostic;
@@ -40,16 +39,9 @@ pub fn run(plan: &mut Plan, instances: Instances) -> Result<pairing::Balance, Di
         for_each_op_list(plan, size, &auto_sync::insert);
     }
     if instances == Instances::Now || plan.options.instances <= 1 {
-        make_instances(plan, size);
+        replicate::run(plan, size);
     }
     Ok(balance)
-}
-
-/// Replicates a plan of `size` into its instances, each with its scratch.
-fn make_instances(plan: &mut Plan, size: usize) {
-    let scratch = scratch::allocated(plan);
-    replicate::run(plan, size);
-    scratch::size(plan, &scratch);
 }
 
 /// What a plan that passed the passes (or a plan read from JSON that
@@ -66,7 +58,7 @@ pub fn warnings(plan: &Plan, balance: pairing::Balance) -> Vec<Diagnostic> {
     let mut warnings = match (balance, plan.instances_made) {
         (pairing::Balance::RankPairs, false) => {
             let mut made = plan.clone();
-            make_instances(&mut made, plan.size());
+            replicate::run(&mut made, plan.size());
             pairing::warnings(&made, balance)
         }
         _ => pairing::warnings(plan, balance),

@@ -3,8 +3,8 @@
 //! slice of every buffer. The interleaved policy places copy `k` of thing `x`
 //! at `x * I + k` (chunks: `index * I + k * size`); the `none` policy places
 //! the copies one after another (`k * count + x`). Remote buffers are shared
-//! by all copies. Scratch sizes are the scratch pass's business, but for a
-//! rank made as it is written (`written_rank`).
+//! by all copies; each rank's scratch buffer holds every `scratch(..)`
+//! allocation of the program once per copy.
 
 use crate::ir::*;
 
@@ -60,11 +60,9 @@ pub fn run(plan: &mut Plan, size: usize) {
 }
 
 /// `rank` of a plan with `options` whose instances were left to the
-/// writer: its copies, as `run` and the scratch pass would have made them.
+/// writer: its copies, as `run` makes them.
 pub fn written_rank(rank: &RankPlan, options: &Options) -> RankPlan {
-    let mut made = replicate_rank(rank.clone(), Layout::of(options));
-    made.scratch_chunks *= options.instances;
-    made
+    replicate_rank(rank.clone(), Layout::of(options))
 }
 
 /// The number thread block `tb` of `rank` has in the first instance.
@@ -133,7 +131,7 @@ fn replicate_rank(mut rank: RankPlan, layout: Layout) -> RankPlan {
     RankPlan {
         input_chunks: rank.input_chunks * layout.instances,
         output_chunks: rank.output_chunks * layout.instances,
-        scratch_chunks: rank.scratch_chunks,
+        scratch_chunks: rank.scratch_chunks * layout.instances,
         memory_peers: repeat(&rank.memory_peers, layout),
         port_peers: repeat(&rank.port_peers, layout),
         memory_origins: repeat(&rank.memory_origins, layout),
