@@ -10,6 +10,14 @@
 //! the stages together. docs/architecture.md gives each module its layer:
 //! a module uses only the layers above its own.
 
+/// Stack for the threads that compile (the command's, and those that
+/// evaluate a program's shards). The checker and the evaluator recurse
+/// over the syntax tree (up to `syntax::nesting::MAX_NESTING` levels), and
+/// a deep tree that the parser refuses is still dropped recursively: the
+/// main thread's 8 MB is too little for that in a debug build. The memory
+/// is reserved, not used, until a deep program needs it.
+pub const STACK_BYTES: usize = 1 << 30;
+
 pub mod back;
 pub mod check;
 pub mod diag;

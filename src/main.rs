@@ -82,13 +82,6 @@ fn run_command(cli: Cli) -> ExitCode {
     }
 }
 
-/// Stack for the command's thread. The checker and the evaluator recurse
-/// over the syntax tree (up to `syntax::nesting::MAX_NESTING` levels), and
-/// a deep tree that the parser refuses is still dropped recursively: the
-/// main thread's 8 MB is too little for that in a debug build. The memory
-/// is reserved, not used, until a deep program needs it.
-const STACK_BYTES: usize = 1 << 30;
-
 /// Counts live heap bytes, for the memory budgets (memory.rs).
 #[global_allocator]
 static ALLOCATOR: msclc::memory::Counting = msclc::memory::Counting;
@@ -105,7 +98,7 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
     match std::thread::Builder::new()
-        .stack_size(STACK_BYTES)
+        .stack_size(msclc::STACK_BYTES)
         .spawn(command)
     {
         // A panic has printed its message; exit as Rust does after one.

@@ -91,12 +91,19 @@ pub(crate) struct LimitArgs {
     /// ranks four times over, and allreduce at 1,024 ranks.
     #[arg(long, value_name = "N", default_value_t = msclc::eval::MAX_OPS)]
     pub(crate) max_ops: u64,
+    /// Evaluate the program on N threads, each recording the ops of a
+    /// share of the ranks (the plan is the same on any number). The
+    /// default takes one per core, up to 8, where the plan has 16 ranks
+    /// or more.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub(crate) threads: Option<u32>,
 }
 
 impl LimitArgs {
     pub(crate) fn limits(&self) -> driver::Limits {
         driver::Limits {
             max_ops: self.max_ops,
+            threads: self.threads.map(|n| n as usize),
             ..driver::Limits::command()
         }
     }

@@ -212,6 +212,14 @@ impl SourceMap {
             .unwrap_or("")
     }
 
+    /// Every file's name and text, in the order they were added.
+    pub fn texts(&self) -> Vec<(String, String)> {
+        (0..)
+            .map_while(|file| self.files.get(file).ok())
+            .map(|f| (f.name().clone(), f.source().clone()))
+            .collect()
+    }
+
     /// The name `file` was added under (its path), if there is one.
     pub fn name(&self, file: u32) -> Option<String> {
         use codespan_reporting::files::Files;

@@ -2,6 +2,7 @@
 //! check, evaluate, run the passes. Printing is left to the caller.
 
 pub mod params;
+mod shards;
 
 use crate::diag::{Code, Diagnostic, SourceMap};
 pub use crate::eval::Limits;
@@ -257,7 +258,15 @@ fn compile_text(
     let result = (|| {
         let program = timings.time("parse", || load(&mut sources, path, text))?;
         timings.time("check", || crate::check::check(&program))?;
-        plan_of(&sources, &mut timings, &program, defines, limits, instances)
+        plan_of(
+            &sources,
+            path,
+            &mut timings,
+            &program,
+            defines,
+            limits,
+            instances,
+        )
     })();
     compiled(sources, timings, result, warn)
 }
@@ -270,6 +279,7 @@ type Passed = (Plan, crate::passes::pairing::Balance);
 /// through the passes.
 fn plan_of(
     sources: &SourceMap,
+    path: &Path,
     timings: &mut Timings,
     program: &Program,
     defines: &[(String, String)],
@@ -277,17 +287,10 @@ fn plan_of(
     instances: Instances,
 ) -> Result<Passed, Vec<Diagnostic>> {
     let overrides = params::parse_defines(sources, &program.stmts, defines)?;
-    let evaluate = |fusing| {
-        crate::eval::evaluate(
-            &program.stmts,
-            &program.imported,
-            overrides.clone(),
-            limits,
-            fusing,
-        )
-    };
     let mut plan = timings
-        .time("evaluate", || evaluate(crate::eval::Fusing::AsRecorded))
+        .time("evaluate", || {
+            shards::evaluate(sources, path, program, defines, overrides.clone(), limits)
+        })
         .map_err(|d| vec![d])?;
     let d = match timings.time("passes", || crate::passes::run(&mut plan, instances)) {
         Ok(balance) => return Ok((plan, balance)),
@@ -296,7 +299,14 @@ fn plan_of(
     // Signals and waits that do not pair: fusion keeps their counts, not
     // every op's line. The report names the ops as the program made them,
     // so the program is run again, unfused, for it alone.
-    let unfused = evaluate(crate::eval::Fusing::Never).map_err(|d| vec![d])?;
+    let unfused = crate::eval::evaluate(
+        &program.stmts,
+        &program.imported,
+        overrides,
+        limits,
+        crate::eval::Fusing::Never,
+    )
+    .map_err(|d| vec![d])?;
     Err(vec![crate::passes::pairing::check(&unfused)
         .err()
         .unwrap_or(d)])
@@ -347,6 +357,7 @@ pub fn analyze(
         Ok(()) if library => Vec::new(),
         Ok(()) => match plan_of(
             &sources,
+            path,
             &mut Timings::default(),
             &program,
             defines,
@@ -390,17 +401,31 @@ pub fn load(
     path: &Path,
     text: String,
 ) -> Result<Program, Vec<Diagnostic>> {
+    // A device or pipe (`/dev/stdin`, a FIFO) could block for ever, or
+    // never end: only files are imported.
+    let read = |full: &Path| regular_file(full).and_then(|()| read_source(full));
+    load_with(sources, path, text, &read)
+}
+
+/// `load`, with the imported files' texts as `read` gives them.
+fn load_with(
+    sources: &mut SourceMap,
+    path: &Path,
+    text: String,
+    read: &dyn Fn(&Path) -> std::io::Result<String>,
+) -> Result<Program, Vec<Diagnostic>> {
     let file = sources.add(path.display().to_string(), text);
     let stmts = crate::syntax::parse(file, sources.source(file)).map_err(|d| vec![d])?;
     let mut imported = Vec::new();
     let mut seen: Vec<String> = Vec::new();
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    import_all(sources, &stmts, &base, &mut seen, &mut imported)?;
+    import_all(sources, read, &stmts, &base, &mut seen, &mut imported)?;
     Ok(Program { stmts, imported })
 }
 
 fn import_all(
     sources: &mut SourceMap,
+    read: &dyn Fn(&Path) -> std::io::Result<String>,
     stmts: &[Stmt],
     base: &Path,
     seen: &mut Vec<String>,
@@ -433,18 +458,14 @@ fn import_all(
             }
             None => {
                 let full = base.join(path);
-                // A device or pipe (`/dev/stdin`, a FIFO) could block for
-                // ever, or never end: only files are imported.
-                let text = regular_file(&full)
-                    .and_then(|()| read_source(&full))
-                    .map_err(|e| {
-                        vec![Diagnostic::error(
-                            Code::Import,
-                            *path_span,
-                            format!("cannot read `{}`: {e}", full.display()),
-                            "imported here",
-                        )]
-                    })?;
+                let text = read(&full).map_err(|e| {
+                    vec![Diagnostic::error(
+                        Code::Import,
+                        *path_span,
+                        format!("cannot read `{}`: {e}", full.display()),
+                        "imported here",
+                    )]
+                })?;
                 let parent = full.parent().map(Path::to_path_buf).unwrap_or_default();
                 (full.display().to_string(), text, parent)
             }
@@ -470,7 +491,7 @@ fn import_all(
                 }
             }
         }
-        import_all(sources, &inner, &next_base, seen, out)?;
+        import_all(sources, read, &inner, &next_base, seen, out)?;
     }
     Ok(())
 }

@@ -164,4 +164,7 @@ pub struct MethodCandidate {
     pub receiver: Receiver,
     pub sig: Rc<Signature>,
     pub args: Result<Vec<BuiltinArg>, Diagnostic>,
+    /// Whether a shard may skip the call when it does not own the
+    /// receiver's rank (`shard::skippable`).
+    pub skippable: bool,
 }

@@ -135,6 +135,14 @@ impl<'c> Evaluator<'c> {
                         "no such method",
                     ));
                 };
+                let shard = self.shard;
+                if candidate.skippable
+                    && shard.count > 1
+                    && shard::owner(&recv).is_some_and(|rank| !shard.owns(rank))
+                {
+                    // Another shard records it (shard.rs).
+                    return Ok(Value::Unit);
+                }
                 let args = candidate.args.as_ref().map_err(|d| d.clone())?;
                 let bound = self.bind(e.span, candidate.sig.builtin, args);
                 let Ok(call) = &bound else {

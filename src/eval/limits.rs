@@ -46,6 +46,9 @@ pub struct Limits {
     /// Live heap bytes ([`crate::memory::live_bytes`]) past which the
     /// program is stopped, at its line, with E0810.
     pub max_memory: u64,
+    /// The most threads evaluation runs on (`--threads`), each recording
+    /// a share of the ranks' ops (`shard.rs`); `None`: one per core.
+    pub threads: Option<usize>,
 }
 
 impl Limits {
@@ -58,6 +61,7 @@ impl Limits {
             max_iterations: MAX_ITERATIONS / 16,
             max_ops: MAX_OPS / 16,
             max_memory: crate::memory::budget(0.25),
+            threads: None,
         }
     }
 }
@@ -81,6 +85,7 @@ impl Default for Limits {
             max_iterations: MAX_ITERATIONS,
             max_ops: MAX_OPS,
             max_memory: u64::MAX,
+            threads: None,
         }
     }
 }
@@ -89,7 +94,7 @@ impl Evaluator<'_> {
     /// Takes `steps` from the program's budget; false once it is spent.
     pub(super) fn spend(&mut self, steps: u64) -> bool {
         self.steps = self.steps.saturating_add(steps);
-        self.steps <= self.limits.max_iterations
+        self.steps <= self.limits.max_iterations && !self.cancelled()
     }
 
     /// Spends a step for every [`ELEMENTS_PER_STEP`] of `elements` the

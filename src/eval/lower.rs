@@ -334,9 +334,13 @@ impl Lowerer {
                     .unwrap_or_default();
                 let mut candidates = Vec::with_capacity(sigs.len());
                 for sig in sigs {
+                    let args = self.builtin_args(span, &sig, args);
                     candidates.push(MethodCandidate {
                         receiver: sig.receiver,
-                        args: self.builtin_args(span, &sig, args),
+                        skippable: args
+                            .as_ref()
+                            .is_ok_and(|a| super::shard::skippable(&sig, a)),
+                        args,
                         sig,
                     });
                 }

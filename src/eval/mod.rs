@@ -21,6 +21,8 @@ mod operands;
 mod ops;
 mod program;
 mod record;
+mod shard;
+pub use shard::{merge, Part, Shard};
 mod stmts;
 pub mod value;
 
@@ -33,6 +35,8 @@ use code::*;
 use record::Recorder;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use value::{MapBuilder, Value};
 
 /// How a statement ended.
@@ -64,6 +68,27 @@ pub struct Evaluator<'c> {
     steps: u64,
     limits: Limits,
     fusing: Fusing,
+    /// The ranks whose ops this evaluation records (shard.rs), once the
+    /// program block fixed how many ranks there are.
+    shard: Shard,
+    /// What starts the other shards, for the first of them (`Sharding::Lead`).
+    start_shards: Option<Box<dyn FnOnce(u32) -> u32>>,
+    /// Set when another shard failed: this one's plan is not needed.
+    cancelled: Option<Arc<AtomicBool>>,
+}
+
+/// How the ranks' ops are shared among evaluations on several threads
+/// (shard.rs).
+pub enum Sharding {
+    /// This evaluation records every rank's ops.
+    Whole,
+    /// This evaluation records the ops of one shard's ranks; it stops, as
+    /// if out of steps, once the flag is set.
+    Part(Shard, Arc<AtomicBool>),
+    /// This evaluation is shard 0 of however many the function starts once
+    /// the program block gives the number of ranks: it starts the others
+    /// and gives how many shards there are in all.
+    Lead(Box<dyn FnOnce(u32) -> u32>, Arc<AtomicBool>),
 }
 
 /// Whether the recorder fuses ops as it makes them.
@@ -85,7 +110,25 @@ pub fn evaluate(
     limits: Limits,
     fusing: Fusing,
 ) -> Res<Plan> {
+    evaluate_part(stmts, functions, overrides, limits, fusing, Sharding::Whole).map(|p| p.plan)
+}
+
+/// `evaluate`, recording the ops of the ranks `sharding` gives this
+/// evaluation.
+pub fn evaluate_part(
+    stmts: &[ast::Stmt],
+    functions: &[Rc<ast::FnDef>],
+    overrides: HashMap<String, Value>,
+    limits: Limits,
+    fusing: Fusing,
+    sharding: Sharding,
+) -> Res<Part> {
     let code = lower::lower(stmts, functions)?;
+    let (shard, start_shards, cancelled) = match sharding {
+        Sharding::Whole => (Shard::WHOLE, None, None),
+        Sharding::Part(shard, cancelled) => (shard, None, Some(cancelled)),
+        Sharding::Lead(start, cancelled) => (Shard::WHOLE, Some(start), Some(cancelled)),
+    };
     let mut ev = Evaluator {
         code: &code,
         globals: vec![None; code.globals.len()],
@@ -99,10 +142,13 @@ pub fn evaluate(
         steps: 0,
         limits,
         fusing,
+        shard,
+        start_shards,
+        cancelled,
     };
     ev.block(&code.main)?;
     match ev.recorder {
-        Some(rec) => Ok(rec.into_plan()),
+        Some(rec) => Ok(rec.into_part()),
         None => {
             let span = Span::new(stmts.first().map_or(0, |s| s.span.file), 0, 0);
             Err(Diagnostic::error(Code::Program, span, "the file declares no program", "expected a `program` block")
@@ -189,8 +235,20 @@ impl<'c> Evaluator<'c> {
         }
         let plan = program::build_plan(self, span, name_str.to_string(), &values)?;
         let fuse = self.fusing == Fusing::AsRecorded && plan.options.instr_fusion;
-        self.recorder = Some(Recorder::new(plan, fuse));
+        if let Some(start) = self.start_shards.take() {
+            let count = start(plan.ranks.len() as u32).max(1);
+            self.shard = Shard { index: 0, count };
+        }
+        self.recorder = Some(Recorder::new(plan, fuse, self.shard));
         Ok(())
+    }
+
+    /// Whether another shard failed, so that this one's plan is not
+    /// needed.
+    fn cancelled(&self) -> bool {
+        self.cancelled
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
     }
 
     fn recorder_mut(&mut self, span: Span) -> Res<&mut Recorder> {

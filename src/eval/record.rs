@@ -2,6 +2,7 @@
 //! DSL's CollectiveProgram does: channel ids per source rank, thread-block
 //! channel and remote-buffer tables, barrier ids, semaphores and pipelines.
 
+use super::shard::{Part, Shard};
 use super::value::{ChannelVal, SwitchVal, Value};
 use crate::diag::Span;
 use crate::ir::*;
@@ -40,6 +41,11 @@ pub struct Recorder {
     blocks: Vec<Vec<BlockOps>>,
     /// Whether ops are fused as they are made.
     fuse: bool,
+    /// The ranks this evaluation records (`shard.rs`); of the others it
+    /// keeps only what later calls ask of them (channel numbers).
+    shard: Shard,
+    /// Per rank: ops recorded on it.
+    ops_by_rank: Vec<u64>,
 }
 
 const NO_REMOTE: u32 = u32::MAX;
@@ -109,8 +115,9 @@ fn block_ops(blocks: &mut [Vec<BlockOps>], rank: u32, tb: u32) -> &mut BlockOps 
 }
 
 impl Recorder {
-    /// The recorder of `plan`, fusing ops as they are made if `fuse`.
-    pub fn new(plan: Plan, fuse: bool) -> Recorder {
+    /// The recorder of `plan`, fusing ops as they are made if `fuse`, for
+    /// the ranks of `shard`.
+    pub fn new(plan: Plan, fuse: bool, shard: Shard) -> Recorder {
         let n = plan.ranks.len();
         Recorder {
             plan,
@@ -125,19 +132,25 @@ impl Recorder {
             remote_buffer_ids: vec![Vec::new(); n],
             blocks: (0..n).map(|_| Vec::new()).collect(),
             fuse,
+            shard,
+            ops_by_rank: vec![0; n],
         }
     }
 
     /// The plan made: every thread block with its ops (fused, when the
     /// program fuses).
-    pub fn into_plan(mut self) -> Plan {
+    pub fn into_part(mut self) -> Part {
         let fusing = self.fuse;
         for (rank, blocks) in self.plan.ranks.iter_mut().zip(self.blocks) {
             for (tb, ops) in rank.threadblocks.iter_mut().zip(blocks) {
                 tb.ops = ops.finish(fusing);
             }
         }
-        self.plan
+        Part {
+            plan: self.plan,
+            shard: self.shard,
+            ops_by_rank: self.ops_by_rank,
+        }
     }
 
     pub fn num_ranks(&self) -> u32 {
@@ -164,7 +177,12 @@ impl Recorder {
     }
 
     pub fn new_channel(&mut self, kind: ChannelKind, dst: u32, src: u32, span: Span) -> ChannelVal {
-        self.keep_context();
+        // Another shard's rank is not this shard's to keep: its channels
+        // are counted, for their numbers, and their origins left out.
+        let owned = self.shard.owns(src);
+        if owned {
+            self.keep_context();
+        }
         let origin = Origin {
             span,
             context: self.context,
@@ -176,7 +194,9 @@ impl Recorder {
             (&mut r.port_peers, &mut r.port_origins)
         };
         peers.push(dst);
-        origins.push(origin);
+        if owned {
+            origins.push(origin);
+        }
         ChannelVal {
             id: peers.len() as u32 - 1,
             src,
@@ -365,14 +385,15 @@ impl Recorder {
         }
     }
 
-    /// Appends `op` to thread block `tb` of `rank`, inside the open pipeline if any.
     /// Ops recorded so far.
     pub fn ops_recorded(&self) -> u64 {
         self.ops
     }
 
+    /// Appends `op` to thread block `tb` of `rank`, inside the open pipeline if any.
     pub fn add_op(&mut self, rank: u32, tb: u32, mut op: Op) {
         self.ops += 1;
+        self.ops_by_rank[rank as usize] += 1;
         op.context = self.context;
         let context = self.context;
         let pipeline = self.pipeline;

@@ -116,6 +116,24 @@ pub struct RankPlan {
     pub threadblocks: Vec<ThreadBlock>,
 }
 
+impl RankPlan {
+    /// Gives each op and channel the loop frame `renumber` makes of its
+    /// own: the rank's frames have moved (`LoopValues::append`).
+    pub fn renumber_contexts(&mut self, renumber: &impl Fn(u32) -> u32) {
+        for origin in self.memory_origins.iter_mut().chain(&mut self.port_origins) {
+            origin.context = renumber(origin.context);
+        }
+        for tb in &mut self.threadblocks {
+            for op in &mut tb.ops {
+                op.context = renumber(op.context);
+                for inner in op.body_mut() {
+                    inner.context = renumber(inner.context);
+                }
+            }
+        }
+    }
+}
+
 /// The collective a plan implements, as the plan names it. Its chunk
 /// counts are each rank's buffers as the plan divides them: the program's
 /// until instance replication, which multiplies them (the result is
@@ -265,6 +283,42 @@ impl LoopValues {
                 }
             }
         }
+    }
+
+    /// Adds `other`'s frames (with their names and texts) after these;
+    /// gives the id each of `other`'s frames has here.
+    pub fn append(&mut self, other: &LoopValues) -> impl Fn(u32) -> u32 {
+        let names: Vec<u32> = other
+            .names
+            .iter()
+            .map(|name| match self.names.iter().position(|n| n == name) {
+                Some(at) => at as u32,
+                None => {
+                    self.names.push(name.clone());
+                    self.names.len() as u32 - 1
+                }
+            })
+            .collect();
+        // Frame 0, outside any loop, is each list's own: it stays 0.
+        let offset = (self.frames.len() as u32).saturating_sub(1);
+        let renumber = move |frame: u32| if frame == 0 { 0 } else { frame + offset };
+        let texts = self.texts.len() as i64;
+        for frame in other.frames.iter().skip(1) {
+            let (name, value) = match frame.name & TEXT {
+                0 => (names[frame.name as usize], frame.value),
+                _ => (
+                    names[(frame.name & !TEXT) as usize] | TEXT,
+                    frame.value + texts,
+                ),
+            };
+            self.frames.push(LoopFrame {
+                parent: renumber(frame.parent),
+                name,
+                value,
+            });
+        }
+        self.texts.extend(other.texts.iter().cloned());
+        renumber
     }
 
     /// The values of frame `context` and the frames around it: "i = 2,

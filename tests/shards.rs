@@ -1,0 +1,208 @@
+//! Evaluation on several threads (`--threads`, src/eval/shard.rs) makes the
+//! plan one thread makes, byte for byte, and fails as one thread fails:
+//! with the same diagnostic, whichever shard meets the error first.
+
+use msclc::driver::{self, Compilation, Limits};
+use std::path::{Path, PathBuf};
+
+mod common;
+
+fn limits(threads: usize) -> Limits {
+    Limits {
+        threads: Some(threads),
+        ..Limits::default()
+    }
+}
+
+/// What a user sees of a compile: the plan as written, or the errors as
+/// shown; then the warnings as shown.
+fn seen(c: &Compilation) -> String {
+    let mut out = match &c.result {
+        Ok(plan) => {
+            let mut text = Vec::new();
+            msclc::back::json::write_plan(plan, false, &mut text).unwrap();
+            String::from_utf8(text).unwrap()
+        }
+        Err(errors) => c.sources.render(errors),
+    };
+    out.push_str(&c.sources.render(&c.warnings));
+    out
+}
+
+/// `path` compiled on one thread and on 2, 3 and 8: the same each time.
+fn same_on_any_number_of_threads(
+    path: &Path,
+    defines: &[(String, String)],
+    limits_of: impl Fn(usize) -> Limits,
+) -> String {
+    let one = seen(&driver::compile_with(path, defines, limits_of(1)));
+    for threads in [2, 3, 8] {
+        let many = seen(&driver::compile_with(path, defines, limits_of(threads)));
+        assert!(
+            one == many,
+            "{} {defines:?} on {threads} threads differs from one thread:\n--- one\n{}\n--- {threads}\n{}",
+            path.display(),
+            &one[..one.len().min(2000)],
+            &many[..many.len().min(2000)]
+        );
+    }
+    one
+}
+
+/// Every example (pipelines, semaphores, switch and port channels, thread
+/// block groups, warnings with loop values), and a few at 16 and 32 ranks.
+#[test]
+fn every_example_is_the_same_plan_on_any_number_of_threads() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut cases: Vec<(PathBuf, Vec<(String, String)>)> = common::example_files()
+        .into_iter()
+        .map(|f| (f, Vec::new()))
+        .collect();
+    for (port, ranks) in [
+        ("single_node/allreduce.mscl", 32),
+        ("single_node/allreduce_pkt.mscl", 16),
+        ("single_node/alltoall/alltoall_ring.mscl", 16),
+    ] {
+        let num_gpus = vec![("num_gpus".to_string(), ranks.to_string())];
+        cases.push((root.join("examples/mscclpp").join(port), num_gpus));
+    }
+    cases.push((
+        root.join("tests/cli/wait_on_the_wrong_channel.mscl"),
+        Vec::new(),
+    ));
+    cases.push((written("warns_on_rank_5", WARNS_ON_RANK_5), Vec::new()));
+    cases.push((
+        written("records_in_an_argument", RECORDS_IN_AN_ARGUMENT),
+        Vec::new(),
+    ));
+    for (path, defines) in &cases {
+        let text = same_on_any_number_of_threads(path, defines, limits);
+        if path.ends_with("warns_on_rank_5.mscl") {
+            for values in [
+                "when r = 5, i = 32",
+                "when r = 5, k = 16",
+                "when r = 5, c = memory_channel(6, 5)",
+            ] {
+                assert!(
+                    text.contains(values),
+                    "no warning notes `{values}`:\n{text}"
+                );
+            }
+        }
+    }
+}
+
+/// Warnings of ops, channels and loop values of every kind on rank 5, of
+/// no shard 0 (of 2, 3 or 8): their notes read the frames of another
+/// thread's evaluation.
+const WARNS_ON_RANK_5: &str = r#"program "p" {
+    collective = test_collective(8, input_size: 2, output_size: 0)
+}
+
+for r in 0..8 {
+    if r == 5 {
+        for i in 0..70 { rank(r).copy(rank(r).input[1], rank(r).input[0], tb: 0) }
+        let out = [memory_channel(6, 5) for k in 0..20]
+        for c in out { c.signal(tb: 1) }
+    }
+    if r == 6 {
+        let back = [memory_channel(5, 6) for k in 0..20]
+        for c in back { c.wait(tb: 1) }
+    }
+}
+"#;
+
+/// A call whose argument records an op on another rank than the call's:
+/// no shard may skip it.
+const RECORDS_IN_AN_ARGUMENT: &str = r#"program "p" {
+    collective = test_collective(8, input_size: 2, output_size: 0)
+}
+
+fn copied(r: int, on: int) -> chunk {
+    rank(on).copy(rank(on).input[1], rank(on).input[0], tb: 0)
+    return rank(r).input[0]
+}
+
+for r in 0..8 { rank(r).copy(rank(r).input[1], copied(r, (r + 1) % 8), tb: 1) }
+"#;
+
+const HEADER: &str =
+    "program \"p\" {\n    collective = allreduce(8, chunk_factor: 8, inplace: true)\n}\n";
+
+/// `text`, written to a file of its own.
+fn written(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("msclc-shards-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.mscl"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Errors in calls that one shard records and the others skip, the first
+/// of them on a rank of shard 1 or later; an error in a skipped call's
+/// arguments; the op and step limits crossed: each the error one thread
+/// gives, at the same line with the same loop values.
+#[test]
+fn errors_are_those_of_one_thread() {
+    let cases = [
+        (
+            "chunk_on_another_rank",
+            // Rank 3 (shard 1 of 2, shard 3 of 8) fails first, rank 6 later.
+            "for r in [3, 6] { rank(r).copy(rank(r).input[0], rank((r + 1) % 8).input[1], tb: 0) }\n",
+        ),
+        (
+            "index_out_of_bounds",
+            "for r in 0..8 { rank(r).copy(rank(r).input[0], rank(r).input[70 - r], tb: 0) }\n",
+        ),
+        (
+            "thread_block_too_large",
+            "let chs = { r: memory_channel((r + 1) % 8, r) for r in 0..8 }\nfor r in 0..8 { chs[r].signal(tb: 4093 + r) }\n",
+        ),
+        (
+            "unpaired_signal",
+            "let chs = { r: memory_channel((r + 1) % 8, r) for r in 0..8 }\nfor r in 1..8 { chs[r].signal(tb: 0) }\nfor r in 0..8 { chs[(r + 7) % 8].wait(tb: 0) }\n",
+        ),
+        (
+            "too_many_ops",
+            "for i in 0..20 { for r in 0..8 { rank(r).copy(rank(r).input[0], rank(r).input[1], tb: i) } }\n",
+        ),
+        (
+            "too_many_steps",
+            "for i in 0..1000 { for r in 0..8 { rank(r).copy(rank(r).input[0], rank(r).input[1], tb: 0) } }\n",
+        ),
+    ];
+    for (name, body) in cases {
+        let path = written(name, &format!("{HEADER}{body}"));
+        let small = |threads| Limits {
+            max_ops: 100,
+            max_iterations: 5_000,
+            ..limits(threads)
+        };
+        let shown = same_on_any_number_of_threads(&path, &[], small);
+        assert!(shown.contains("error"), "{name} did not fail:\n{shown}");
+    }
+}
+
+/// `msclc --threads N` writes the plan one thread writes.
+#[test]
+fn the_threads_option_keeps_the_plan() {
+    let example =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mscclpp/single_node/allreduce.mscl");
+    let compile = |threads: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_msclc"))
+            .arg(&example)
+            .args(["-D", "num_gpus=16", "-q", "--threads", threads])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    assert!(
+        compile("1") == compile("5"),
+        "--threads 5 wrote another plan"
+    );
+}
