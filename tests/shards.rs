@@ -164,17 +164,24 @@ fn errors_are_those_of_one_thread() {
         ),
         (
             "too_many_ops",
-            "for i in 0..20 { for r in 0..8 { rank(r).copy(rank(r).input[0], rank(r).input[1], tb: i) } }\n",
+            "for i in 0..200 { for r in 0..8 { rank(r).copy(rank(r).input[0], rank(r).input[1], tb: i) } }\n",
         ),
         (
             "too_many_steps",
-            "for i in 0..1000 { for r in 0..8 { rank(r).copy(rank(r).input[0], rank(r).input[1], tb: 0) } }\n",
+            "for i in 0..1000 { for r in 0..8 { if i == 999 { rank(r).copy(rank(r).input[0], rank(r).input[1], tb: 0) } } }\n",
+        ),
+        (
+            // Each call copies two lists of 63 chunks (7 steps), on every
+            // rank: one thread runs out of steps, and so must every shard,
+            // though each records a share of the calls.
+            "copies_in_an_argument",
+            "let others = [[rank(r).input[i] for i in 1..64] for r in 0..8]\nfor j in 0..80 { for r in 0..8 { rank(r).reduce(rank(r).input[0], others[r] + others[r], tb: 0) } }\n",
         ),
     ];
     for (name, body) in cases {
         let path = written(name, &format!("{HEADER}{body}"));
         let small = |threads| Limits {
-            max_ops: 100,
+            max_ops: 1_000,
             max_iterations: 5_000,
             ..limits(threads)
         };

@@ -249,6 +249,15 @@ impl Checker {
     pub(super) fn binary(&mut self, span: Span, op: BinOp, a: &Expr, b: &Expr) -> Type {
         let (x, y) = (self.expr(a), self.expr(b));
         use BinOp::*;
+        let many = |t: &Type| matches!(t, Type::List(_) | Type::Tuple(_) | Type::Str | Type::Any);
+        let cheap = match op {
+            Add => !(many(&x) && many(&y)),
+            Eq | Ne => !many(&y),
+            _ => false,
+        };
+        if cheap {
+            self.checked.cheap_operators.insert(span);
+        }
         match op {
             Eq | Ne => {
                 if !x.fits(&y) && !y.fits(&x) {

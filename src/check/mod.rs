@@ -9,13 +9,24 @@ use crate::syntax::ast::Program;
 use crate::syntax::ast::*;
 use crate::vocab::{self, Receiver, Signature, Type};
 use index::{Def, DefKind, Index, Target};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 mod calls;
 mod exprs;
 pub mod index;
 mod stmts;
+
+/// What the checker proved that evaluation relies on.
+#[derive(Debug, Default, Clone)]
+pub struct Checked {
+    /// The `+`, `==` and `!=` that copy and scan nothing: the checker
+    /// proved that a `+` adds ints (not two strings or two lists) and that
+    /// the right side of a comparison is no list, tuple or string. The
+    /// evaluator charges steps for copying and scanning large values; these
+    /// cost none, whatever values they meet (`eval/shard.rs` relies on it).
+    pub cheap_operators: HashSet<Span>,
+}
 
 struct FnSig {
     def: Rc<FnDef>,
@@ -58,19 +69,23 @@ struct Checker {
     /// The declared return type of the function being checked.
     returns: Option<Type>,
     errors: Vec<Diagnostic>,
+    checked: Checked,
 }
 
-pub fn check(program: &Program) -> Result<(), Vec<Diagnostic>> {
+pub fn check(program: &Program) -> Result<Checked, Vec<Diagnostic>> {
     run(program, None).0
 }
 
 /// `check`, keeping what it learns of names and expressions (`Index`).
-pub fn check_indexed(program: &Program) -> (Result<(), Vec<Diagnostic>>, Index) {
+pub fn check_indexed(program: &Program) -> (Result<Checked, Vec<Diagnostic>>, Index) {
     let (result, index) = run(program, Some(Index::default()));
     (result, index.unwrap_or_default())
 }
 
-fn run(program: &Program, index: Option<Index>) -> (Result<(), Vec<Diagnostic>>, Option<Index>) {
+fn run(
+    program: &Program,
+    index: Option<Index>,
+) -> (Result<Checked, Vec<Diagnostic>>, Option<Index>) {
     let mut c = Checker {
         scopes: vec![Scope::until(u32::MAX)],
         index,
@@ -81,6 +96,7 @@ fn run(program: &Program, index: Option<Index>) -> (Result<(), Vec<Diagnostic>>,
             .collect(),
         returns: None,
         errors: Vec::new(),
+        checked: Checked::default(),
     };
     for f in program.functions() {
         c.declare_fn(f);
@@ -93,7 +109,7 @@ fn run(program: &Program, index: Option<Index>) -> (Result<(), Vec<Diagnostic>>,
         c.fn_body(&f);
     }
     let result = if c.errors.is_empty() {
-        Ok(())
+        Ok(std::mem::take(&mut c.checked))
     } else {
         c.errors
             .sort_by_key(|d| d.span().map(|s| (s.file, s.start)));

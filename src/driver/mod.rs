@@ -4,6 +4,7 @@
 pub mod params;
 mod shards;
 
+use crate::check::Checked;
 use crate::diag::{Code, Diagnostic, SourceMap};
 pub use crate::eval::Limits;
 use crate::ir::Plan;
@@ -257,16 +258,14 @@ fn compile_text(
     let mut sources = SourceMap::default();
     let result = (|| {
         let program = timings.time("parse", || load(&mut sources, path, text))?;
-        timings.time("check", || crate::check::check(&program))?;
-        plan_of(
-            &sources,
+        let checked = timings.time("check", || crate::check::check(&program))?;
+        let accepted = Accepted {
+            sources: &sources,
             path,
-            &mut timings,
-            &program,
-            defines,
-            limits,
-            instances,
-        )
+            program: &program,
+            checked: &checked,
+        };
+        plan_of(accepted, &mut timings, defines, limits, instances)
     })();
     compiled(sources, timings, result, warn)
 }
@@ -275,21 +274,35 @@ fn compile_text(
 /// (what its warnings need not count again).
 type Passed = (Plan, crate::passes::pairing::Balance);
 
+/// A program the checker accepted: what it proved, and where the program
+/// was read from (the shards of its evaluation parse it again).
+#[derive(Clone, Copy)]
+struct Accepted<'a> {
+    sources: &'a SourceMap,
+    path: &'a Path,
+    program: &'a Program,
+    checked: &'a Checked,
+}
+
 /// The plan of a checked program: evaluated with the `-D` settings, then
 /// through the passes.
 fn plan_of(
-    sources: &SourceMap,
-    path: &Path,
+    accepted: Accepted<'_>,
     timings: &mut Timings,
-    program: &Program,
     defines: &[(String, String)],
     limits: Limits,
     instances: Instances,
 ) -> Result<Passed, Vec<Diagnostic>> {
+    let Accepted {
+        sources,
+        program,
+        checked,
+        ..
+    } = accepted;
     let overrides = params::parse_defines(sources, &program.stmts, defines)?;
     let mut plan = timings
         .time("evaluate", || {
-            shards::evaluate(sources, path, program, defines, overrides.clone(), limits)
+            shards::evaluate(accepted, defines, overrides.clone(), limits)
         })
         .map_err(|d| vec![d])?;
     let d = match timings.time("passes", || crate::passes::run(&mut plan, instances)) {
@@ -300,8 +313,8 @@ fn plan_of(
     // every op's line. The report names the ops as the program made them,
     // so the program is run again, unfused, for it alone.
     let unfused = crate::eval::evaluate(
-        &program.stmts,
-        &program.imported,
+        program,
+        checked,
         overrides,
         limits,
         crate::eval::Fusing::Never,
@@ -354,12 +367,15 @@ pub fn analyze(
         .all(|s| matches!(s.kind, StmtKind::Fn(_) | StmtKind::Import { .. }));
     let diagnostics = match checked {
         Err(diagnostics) => diagnostics,
-        Ok(()) if library => Vec::new(),
-        Ok(()) => match plan_of(
-            &sources,
-            path,
+        Ok(_) if library => Vec::new(),
+        Ok(checked) => match plan_of(
+            Accepted {
+                sources: &sources,
+                path,
+                program: &program,
+                checked: &checked,
+            },
             &mut Timings::default(),
-            &program,
             defines,
             limits,
             Instances::AsWritten,

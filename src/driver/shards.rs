@@ -5,11 +5,13 @@
 //! and, where any failed, evaluates the program again on one thread for
 //! the error that gives.
 
-use super::params;
+use super::{params, Accepted};
+use crate::check::Checked;
 use crate::diag::{Diagnostic, SourceMap};
+use crate::eval::value::Value;
 use crate::eval::{self, Fusing, Limits, Part, Shard, Sharding};
 use crate::ir::Plan;
-use crate::syntax::ast::Program;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -29,30 +31,29 @@ struct Inputs {
     path: PathBuf,
     /// The main file's and every imported file's name and text.
     files: Vec<(String, String)>,
+    /// What the checker proved of the program (of its parse here, whose
+    /// spans a parse of the same text repeats).
+    checked: Checked,
     defines: Vec<(String, String)>,
     limits: Limits,
 }
 
-/// The plan of `program` (read from `sources`, `path` the main file) with
-/// the `-D` settings `defines` (`overrides`, as values), evaluated by as
-/// many shards as `limits.threads` and the ranks allow.
+/// The plan of the `accepted` program with the `-D` settings `defines`
+/// (`overrides`, as values), evaluated by as many shards as
+/// `limits.threads` and the ranks allow.
 pub(super) fn evaluate(
-    sources: &SourceMap,
-    path: &Path,
-    program: &Program,
+    accepted: Accepted<'_>,
     defines: &[(String, String)],
-    overrides: std::collections::HashMap<String, eval::value::Value>,
+    overrides: HashMap<String, Value>,
     limits: Limits,
 ) -> Result<Plan, Diagnostic> {
-    let whole = |overrides| {
-        eval::evaluate(
-            &program.stmts,
-            &program.imported,
-            overrides,
-            limits,
-            Fusing::AsRecorded,
-        )
-    };
+    let Accepted {
+        sources,
+        path,
+        program,
+        checked,
+    } = accepted;
+    let whole = |overrides| eval::evaluate(program, checked, overrides, limits, Fusing::AsRecorded);
     // Threads asked for are used, up to one per rank; else one per core,
     // within what pays (`MIN_RANKS_PER_SHARD`, `MAX_SHARDS`).
     let shards_for: Box<dyn Fn(u32) -> usize> = match limits.threads {
@@ -68,6 +69,7 @@ pub(super) fn evaluate(
     let inputs = Arc::new(Inputs {
         path: path.to_path_buf(),
         files: sources.texts(),
+        checked: checked.clone(),
         defines: defines.to_vec(),
         limits,
     });
@@ -80,8 +82,8 @@ pub(super) fn evaluate(
         })
     };
     let lead = eval::evaluate_part(
-        &program.stmts,
-        &program.imported,
+        program,
+        checked,
         overrides.clone(),
         limits,
         Fusing::AsRecorded,
@@ -179,10 +181,9 @@ fn evaluate_shard(inputs: &Inputs, shard: Shard, stops: &Stops) -> Option<Part> 
         let program = super::load_with(&mut sources, &inputs.path, main.clone(), &read).ok()?;
         let overrides = params::parse_defines(&sources, &program.stmts, &inputs.defines).ok()?;
         let sharding = Sharding::Part(shard, stops.others.clone());
-        let (stmts, imported) = (&program.stmts, &program.imported);
         eval::evaluate_part(
-            stmts,
-            imported,
+            &program,
+            &inputs.checked,
             overrides,
             inputs.limits,
             Fusing::AsRecorded,

@@ -6,6 +6,7 @@
 
 use super::calls::{constant, default_value};
 use super::code::*;
+use crate::check::Checked;
 use crate::diag::{Code, Diagnostic, Span};
 use crate::syntax::ast;
 use crate::vocab::{self, Receiver, Signature};
@@ -16,7 +17,7 @@ type Res<T> = Result<T, Diagnostic>;
 
 /// Resolves `stmts` (the main file) and the functions it may call:
 /// `imported` ones and those it defines.
-pub fn lower(stmts: &[ast::Stmt], imported: &[Rc<ast::FnDef>]) -> Res<Resolved> {
+pub fn lower(stmts: &[ast::Stmt], imported: &[Rc<ast::FnDef>], checked: &Checked) -> Res<Resolved> {
     let defined = stmts.iter().filter_map(|s| match &s.kind {
         ast::StmtKind::Fn(f) => Some(f.clone()),
         _ => None,
@@ -47,6 +48,7 @@ pub fn lower(stmts: &[ast::Stmt], imported: &[Rc<ast::FnDef>]) -> Res<Resolved> 
         defs: defs.clone(),
         free,
         methods,
+        checked,
     };
     // The file's own statements bind globals: no scope of their own.
     let main = stmts
@@ -68,7 +70,7 @@ pub fn lower(stmts: &[ast::Stmt], imported: &[Rc<ast::FnDef>]) -> Res<Resolved> 
     })
 }
 
-struct Lowerer {
+struct Lowerer<'a> {
     /// The file's top-level names and their global slots.
     globals: HashMap<String, u32>,
     global_names: Vec<Rc<str>>,
@@ -83,9 +85,10 @@ struct Lowerer {
     defs: Vec<Rc<ast::FnDef>>,
     free: HashMap<&'static str, Rc<Signature>>,
     methods: HashMap<&'static str, Vec<Rc<Signature>>>,
+    checked: &'a Checked,
 }
 
-impl Lowerer {
+impl Lowerer<'_> {
     fn function(&mut self, f: &ast::FnDef) -> Res<Function> {
         let n = f.params.len() as u32;
         (self.next, self.frame) = (n, n);
@@ -117,7 +120,7 @@ impl Lowerer {
     }
 
     /// Runs `f` in a new scope whose slots are freed after it.
-    fn scoped<T>(&mut self, f: impl FnOnce(&mut Lowerer) -> T) -> T {
+    fn scoped<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
         let next = self.next;
         self.scopes.push(HashMap::new());
         let out = f(self);
@@ -339,7 +342,7 @@ impl Lowerer {
                         receiver: sig.receiver,
                         skippable: args
                             .as_ref()
-                            .is_ok_and(|a| super::shard::skippable(&sig, a)),
+                            .is_ok_and(|a| super::shard::skippable(&sig, a, self.checked)),
                         args,
                         sig,
                     });

@@ -26,9 +26,10 @@ pub use shard::{merge, Part, Shard};
 mod stmts;
 pub mod value;
 
+use crate::check::Checked;
 use crate::diag::{Code, Diagnostic, Span};
 use crate::ir::Plan;
-use crate::syntax::ast::{self, BinOp, UnOp};
+use crate::syntax::ast::{self, BinOp, Program, UnOp};
 use crate::vocab::Builtin;
 use args::Call;
 use code::*;
@@ -101,29 +102,31 @@ pub enum Fusing {
     Never,
 }
 
-/// Runs `stmts` (the main file, with imported functions in `functions`) and
-/// returns the recorded plan. `overrides` are the `-D` values of params.
+/// Runs `program`, of which the checker proved `checked`, and returns the
+/// recorded plan. `overrides` are the `-D` values of params.
 pub fn evaluate(
-    stmts: &[ast::Stmt],
-    functions: &[Rc<ast::FnDef>],
+    program: &Program,
+    checked: &Checked,
     overrides: HashMap<String, Value>,
     limits: Limits,
     fusing: Fusing,
 ) -> Res<Plan> {
-    evaluate_part(stmts, functions, overrides, limits, fusing, Sharding::Whole).map(|p| p.plan)
+    let whole = Sharding::Whole;
+    evaluate_part(program, checked, overrides, limits, fusing, whole).map(|p| p.plan)
 }
 
 /// `evaluate`, recording the ops of the ranks `sharding` gives this
 /// evaluation.
 pub fn evaluate_part(
-    stmts: &[ast::Stmt],
-    functions: &[Rc<ast::FnDef>],
+    program: &Program,
+    checked: &Checked,
     overrides: HashMap<String, Value>,
     limits: Limits,
     fusing: Fusing,
     sharding: Sharding,
 ) -> Res<Part> {
-    let code = lower::lower(stmts, functions)?;
+    let stmts = &program.stmts;
+    let code = lower::lower(stmts, &program.imported, checked)?;
     let (shard, start_shards, cancelled) = match sharding {
         Sharding::Whole => (Shard::WHOLE, None, None),
         Sharding::Part(shard, cancelled) => (shard, None, Some(cancelled)),

@@ -17,9 +17,10 @@
 
 use super::code::{BuiltinArg, Expr, ExprKind};
 use super::value::Value;
+use crate::check::Checked;
 use crate::ir::Plan;
 use crate::syntax::ast::BinOp;
-use crate::vocab::{Builtin, Field, Receiver, Signature, Type};
+use crate::vocab::{Builtin, Receiver, Signature, Type};
 
 /// One share of the ranks: those `r` with `r % count == index`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,12 +54,12 @@ pub struct Part {
 /// semaphore (each records ops on that one rank only, and gives nothing
 /// back), whose arguments are [`inert`]. Switch channels are left out: a
 /// switch op's checks read what earlier ops on other ranks recorded.
-pub fn skippable(sig: &Signature, args: &[BuiltinArg]) -> bool {
+pub fn skippable(sig: &Signature, args: &[BuiltinArg], checked: &Checked) -> bool {
     let on_one_rank = matches!(
         sig.receiver,
         Receiver::Rank | Receiver::MemoryChannel | Receiver::PortChannel | Receiver::Semaphore
     );
-    on_one_rank && sig.ret == Type::Unit && args.iter().all(inert_arg)
+    on_one_rank && sig.ret == Type::Unit && args.iter().all(|a| inert_arg(a, checked))
 }
 
 /// The rank a skippable call records its ops on: that of its receiver.
@@ -74,23 +75,22 @@ pub fn owner(receiver: &Value) -> Option<u32> {
 /// Whether evaluating `e` does nothing but give its value or fail: it
 /// records nothing, makes no channel, scratch or semaphore, calls no
 /// function of the program, and spends no step of the budget (no loop, and
-/// no operator that copies or scans a list or a string). A skipped call's
-/// arguments are such, so every shard spends the steps one thread does,
-/// and meets the step limit where it does.
-fn inert(e: &Expr) -> bool {
+/// no operator that copies or scans a list or a string: the checker says
+/// which `+`, `==` and `!=` do not). A skipped call's arguments are such,
+/// so every shard spends the steps one thread does, and meets the step
+/// limit where it does.
+fn inert(e: &Expr, checked: &Checked) -> bool {
+    let inert = |e| inert(e, checked);
     match &e.kind {
         ExprKind::Const(_) | ExprKind::Read(_) => true,
         ExprKind::Unary(_, a) | ExprKind::Field(a, ..) => inert(a),
         ExprKind::Binary(op, a, b) => {
-            // `a + b` copies two lists or strings, `a == b` and `a != b`
-            // scan `b` if it is one; `in` scans its right side.
-            let copies_or_scans = match op {
-                BinOp::Add => !scalar(a) && !scalar(b),
-                BinOp::Eq | BinOp::Ne => !scalar(b),
-                BinOp::In => true,
-                _ => false,
+            let cheap = match op {
+                BinOp::Add | BinOp::Eq | BinOp::Ne => checked.cheap_operators.contains(&e.span),
+                BinOp::In => false,
+                _ => true,
             };
-            !copies_or_scans && inert(a) && inert(b)
+            cheap && inert(a) && inert(b)
         }
         ExprKind::Range(a, b) | ExprKind::Index(a, b) => inert(a) && inert(b),
         ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().all(inert),
@@ -101,7 +101,7 @@ fn inert(e: &Expr) -> bool {
                 sig.builtin,
                 Builtin::Rank | Builtin::Len | Builtin::Min | Builtin::Max | Builtin::TbGroup
             );
-            gives_a_value && args.iter().all(inert_arg)
+            gives_a_value && args.iter().all(|a| inert_arg(a, checked))
         }
         ExprKind::Call(..)
         | ExprKind::Method(..)
@@ -110,28 +110,10 @@ fn inert(e: &Expr) -> bool {
     }
 }
 
-fn inert_arg(arg: &BuiltinArg) -> bool {
+fn inert_arg(arg: &BuiltinArg, checked: &Checked) -> bool {
     match arg {
-        BuiltinArg::Given(e) => inert(e),
+        BuiltinArg::Given(e) => inert(e, checked),
         BuiltinArg::Default(_) => true,
-    }
-}
-
-/// Whether `e` is an int or a bool whatever its operands hold (or an
-/// error): never a list or a string.
-fn scalar(e: &Expr) -> bool {
-    match &e.kind {
-        ExprKind::Const(v) => matches!(v, Value::Int(_) | Value::Bool(_)),
-        ExprKind::Binary(BinOp::Add, a, b) => scalar(a) || scalar(b),
-        ExprKind::Binary(..) | ExprKind::Unary(..) => true,
-        ExprKind::Field(_, field, _) => matches!(
-            field,
-            Field::Id | Field::Index | Field::Size | Field::Rank | Field::SrcRank | Field::DstRank
-        ),
-        ExprKind::Builtin(sig, _) => {
-            matches!(sig.builtin, Builtin::Len | Builtin::Min | Builtin::Max)
-        }
-        _ => false,
     }
 }
 
