@@ -177,6 +177,12 @@ fn errors_are_those_of_one_thread() {
             "copies_in_an_argument",
             "let others = [[rank(r).input[i] for i in 1..64] for r in 0..8]\nfor j in 0..80 { for r in 0..8 { rank(r).reduce(rank(r).input[0], others[r] + others[r], tb: 0) } }\n",
         ),
+        (
+            // Each call's arguments call a function eight times (a step
+            // each): the shards that skip the call spend them too.
+            "calls_in_an_argument",
+            "fn at(i: int) -> int {\n    if i < 0 { return 0 }\n    return i\n}\nfor j in 0..70 { for r in 0..8 { rank(r).reduce(rank(r).input[0], [rank(r).input[at(1)], rank(r).input[at(2)], rank(r).input[at(3)], rank(r).input[at(4)], rank(r).input[at(5)], rank(r).input[at(6)], rank(r).input[at(7)], rank(r).input[at(8)]], tb: 0) } }\n",
+        ),
     ];
     for (name, body) in cases {
         let path = written(name, &format!("{HEADER}{body}"));

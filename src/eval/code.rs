@@ -164,7 +164,8 @@ pub struct MethodCandidate {
     pub receiver: Receiver,
     pub sig: Rc<Signature>,
     pub args: Result<Vec<BuiltinArg>, Diagnostic>,
-    /// Whether a shard may skip the call when it does not own the
-    /// receiver's rank (`shard::skippable`).
-    pub skippable: bool,
+    /// The steps the call's arguments spend, where a shard that does not
+    /// own the receiver's rank may skip the call (`shard.rs`); `None`
+    /// where none may.
+    pub skip_steps: Option<u64>,
 }

@@ -136,12 +136,16 @@ impl<'c> Evaluator<'c> {
                     ));
                 };
                 let shard = self.shard;
-                if candidate.skippable
-                    && shard.count > 1
-                    && shard::owner(&recv).is_some_and(|rank| !shard.owns(rank))
-                {
-                    // Another shard records it (shard.rs).
-                    return Ok(Value::Unit);
+                if let Some(steps) = candidate.skip_steps {
+                    if shard.count > 1 && shard::owner(&recv).is_some_and(|rank| !shard.owns(rank))
+                    {
+                        // Another shard records it (shard.rs): this one
+                        // spends the steps its arguments would.
+                        if !self.spend(steps) {
+                            return Err(self.too_long(e.span, "stopped at this call"));
+                        }
+                        return Ok(Value::Unit);
+                    }
                 }
                 let args = candidate.args.as_ref().map_err(|d| d.clone())?;
                 let bound = self.bind(e.span, candidate.sig.builtin, args);

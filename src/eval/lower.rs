@@ -48,7 +48,6 @@ pub fn lower(stmts: &[ast::Stmt], imported: &[Rc<ast::FnDef>], checked: &Checked
         defs: defs.clone(),
         free,
         methods,
-        checked,
     };
     // The file's own statements bind globals: no scope of their own.
     let main = stmts
@@ -62,15 +61,17 @@ pub fn lower(stmts: &[ast::Stmt], imported: &[Rc<ast::FnDef>], checked: &Checked
     for f in &defs {
         functions.push(l.function(f)?);
     }
-    Ok(Resolved {
+    let mut code = Resolved {
         main,
         main_frame,
         globals: l.global_names,
         functions,
-    })
+    };
+    super::shard::mark_skippable(&mut code, checked);
+    Ok(code)
 }
 
-struct Lowerer<'a> {
+struct Lowerer {
     /// The file's top-level names and their global slots.
     globals: HashMap<String, u32>,
     global_names: Vec<Rc<str>>,
@@ -85,10 +86,9 @@ struct Lowerer<'a> {
     defs: Vec<Rc<ast::FnDef>>,
     free: HashMap<&'static str, Rc<Signature>>,
     methods: HashMap<&'static str, Vec<Rc<Signature>>>,
-    checked: &'a Checked,
 }
 
-impl Lowerer<'_> {
+impl Lowerer {
     fn function(&mut self, f: &ast::FnDef) -> Res<Function> {
         let n = f.params.len() as u32;
         (self.next, self.frame) = (n, n);
@@ -337,14 +337,11 @@ impl Lowerer<'_> {
                     .unwrap_or_default();
                 let mut candidates = Vec::with_capacity(sigs.len());
                 for sig in sigs {
-                    let args = self.builtin_args(span, &sig, args);
                     candidates.push(MethodCandidate {
                         receiver: sig.receiver,
-                        skippable: args
-                            .as_ref()
-                            .is_ok_and(|a| super::shard::skippable(&sig, a, self.checked)),
-                        args,
+                        args: self.builtin_args(span, &sig, args),
                         sig,
+                        skip_steps: None,
                     });
                 }
                 Ok(ExprKind::Method(recv, method.clone(), candidates))
