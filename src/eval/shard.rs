@@ -11,9 +11,10 @@
 //! channels and tables come from the thread that owns it, which made them
 //! in the program's order with every call that touches that rank. A call
 //! is skipped only where skipping it changes nothing another shard's ranks
-//! or the program's values could see ([`skippable`]); where a shard fails
-//! (any error, the op budget crossed), the driver evaluates the program
-//! again on one thread, for the error one thread gives.
+//! or the program's values could see, and spends the steps it would have
+//! ([`Inertness`]); where a shard fails (any error, the op budget
+//! crossed), the driver evaluates the program again on one thread, for the
+//! error one thread gives.
 
 use super::code::*;
 use super::value::Value;
