@@ -93,6 +93,26 @@ pub fn available() -> Option<u64> {
     most
 }
 
+/// Whether the process has an address-space limit (`ulimit -v`): then
+/// the stack of every thread it starts is taken from the room its memory
+/// budgets were measured in.
+pub fn address_space_limited() -> bool {
+    #[cfg(unix)]
+    {
+        let mut rlimit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the struct it is given.
+        let known = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut rlimit) } == 0;
+        known && rlimit.rlim_cur != libc::RLIM_INFINITY
+    }
+    #[cfg(not(unix))]
+    {
+        false
+    }
+}
+
 /// The budget of a stage that may take a `share` of what is [`available`]
 /// now, on top of what is live: `u64::MAX` where nothing is counted or
 /// nothing is known.

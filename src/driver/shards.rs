@@ -65,7 +65,9 @@ pub(super) fn evaluate(
             Box::new(move |ranks| cores.min((ranks / MIN_RANKS_PER_SHARD) as usize))
         }
     };
-    if shards_for(u32::MAX) <= 1 {
+    // Under an address-space limit a thread's stack (`STACK_BYTES`) would
+    // come out of the memory the budgets were measured in.
+    if shards_for(u32::MAX) <= 1 || crate::memory::address_space_limited() {
         return whole(overrides);
     }
     let inputs = Arc::new(Inputs {
