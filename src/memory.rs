@@ -13,7 +13,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
 
 /// The system allocator, counting the bytes it has handed out and not
 /// had back.
@@ -46,9 +46,17 @@ pub fn live_bytes() -> u64 {
     LIVE.load(Relaxed).max(0) as u64
 }
 
-/// Starts measuring a peak from now; returns the live bytes now.
+/// Whether every allocation is counted as it is made, not 64 KB at a time:
+/// from the first [`start_peak`] on, so that a peak is measured to the
+/// byte (a simulation of a small plan allocates less than 64 KB).
+static EXACT: AtomicBool = AtomicBool::new(false);
+
+/// Starts measuring a peak from now, counting each allocation of this
+/// thread as it is made; returns the live bytes now.
 pub fn start_peak() -> u64 {
-    let live = LIVE.load(Relaxed);
+    EXACT.store(true, Relaxed);
+    let pending = PENDING.replace(0);
+    let live = LIVE.fetch_add(pending, Relaxed) + pending;
     PEAK.store(live, Relaxed);
     live.max(0) as u64
 }
@@ -159,7 +167,7 @@ fn machine_available() -> Option<u64> {
 impl Counting {
     fn take(&self, bytes: usize) {
         let pending = PENDING.get() + bytes as i64;
-        if pending < BATCH {
+        if pending < BATCH && !EXACT.load(Relaxed) {
             PENDING.set(pending);
             return;
         }
@@ -175,7 +183,7 @@ impl Counting {
 
     fn give(&self, bytes: usize) {
         let pending = PENDING.get() - bytes as i64;
-        if pending > -BATCH {
+        if pending > -BATCH && !EXACT.load(Relaxed) {
             PENDING.set(pending);
             return;
         }
