@@ -168,6 +168,13 @@ pub fn tune(req: &Request) -> Result<Tuned, (SourceMap, Vec<Diagnostic>)> {
 /// Every candidate, on as many threads as there are cores, each taking
 /// the next left.
 fn try_all(req: &Request, space: &Space, candidates: &[Candidate]) -> Vec<Tried> {
+    // The candidates have the cores, one each: a candidate is evaluated on
+    // one thread unless `--threads` says otherwise.
+    let limits = Limits {
+        threads: Some(req.limits.threads.unwrap_or(1)),
+        ..req.limits
+    };
+    let req = &Request { limits, ..*req };
     crate::parallel::map(candidates, crate::parallel::cores(), |candidate| {
         let outcome = evaluate(req, &space.defines(candidate));
         (req.progress)(candidates.len());
