@@ -25,7 +25,7 @@ pub fn write_plan(plan: &Plan, pretty: bool, out: impl std::io::Write) -> std::i
     } else {
         let threads = match plan.size() * copies_to_make(plan) {
             0..PARALLEL_SIZE => 1,
-            _ => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            _ => crate::parallel::cores(),
         };
         PlanJson(plan, threads).serialize(&mut serde_json::Serializer::new(out))
     };
