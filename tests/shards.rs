@@ -75,6 +75,9 @@ fn every_example_is_the_same_plan_on_any_number_of_threads() {
         written("records_in_an_argument", RECORDS_IN_AN_ARGUMENT),
         Vec::new(),
     ));
+    for (name, text) in LOOPS_THAT_TOUCH_MORE {
+        cases.push((written(name, &format!("{HEADER_2}{text}")), Vec::new()));
+    }
     for (path, defines) in &cases {
         let text = same_on_any_number_of_threads(path, defines, limits);
         if path.ends_with("warns_on_rank_5.mscl") {
@@ -125,6 +128,32 @@ fn copied(r: int, on: int) -> chunk {
 
 for r in 0..8 { rank(r).copy(rank(r).input[1], copied(r, (r + 1) % 8), tb: 1) }
 "#;
+
+const HEADER_2: &str =
+    "program \"p\" {\n    collective = test_collective(8, input_size: 2, output_size: 0)\n}\n";
+
+/// Loops over ranks whose first iterations touch only the rank of each,
+/// and later ones more (past the iterations every shard watches, or on a
+/// later run): another rank, a variable from outside, an early return. A
+/// shard that skipped other ranks' iterations then has it wrong.
+const LOOPS_THAT_TOUCH_MORE: [(&str, &str); 4] = [
+    (
+        "touches_another_rank_past_the_probe",
+        "for r in 0..8 {\n    rank(r).copy(rank(r).input[1], rank(r).input[0], tb: 0)\n    if r == 6 { rank(1).copy(rank(1).input[1], rank(1).input[0], tb: 1) }\n}\n",
+    ),
+    (
+        "touches_another_rank_later",
+        "fn copies(k: int) {\n    for r in 0..8 {\n        rank(r).copy(rank(r).input[1], rank(r).input[0], tb: k)\n        if k == 1 && r == 3 { rank(5).copy(rank(5).input[1], rank(5).input[0], tb: 7) }\n    }\n}\ncopies(0)\ncopies(1)\n",
+    ),
+    (
+        "counts_outside",
+        "fn count(k: int) -> int {\n    let total = 0\n    for r in 0..8 {\n        total = total + 1\n        rank(r).copy(rank(r).input[1], rank(r).input[0], tb: k)\n    }\n    return total\n}\nlet a = count(0)\nlet b = count(1)\nrank(b - 1).copy(rank(b - 1).input[1], rank(b - 1).input[0], tb: 5)\n",
+    ),
+    (
+        "returns_early_later",
+        "fn first(k: int) -> int {\n    for r in 0..8 {\n        rank(r).copy(rank(r).input[1], rank(r).input[0], tb: k)\n        if r == 2 && k == 1 { return r }\n    }\n    return 7\n}\nlet a = first(0)\nlet b = first(1)\nrank(b).copy(rank(b).input[1], rank(b).input[0], tb: 5)\n",
+    ),
+];
 
 const HEADER: &str =
     "program \"p\" {\n    collective = allreduce(8, chunk_factor: 8, inplace: true)\n}\n";
@@ -182,6 +211,13 @@ fn errors_are_those_of_one_thread() {
             // each): the shards that skip the call spend them too.
             "calls_in_an_argument",
             "fn at(i: int) -> int {\n    if i < 0 { return 0 }\n    return i\n}\nfor j in 0..70 { for r in 0..8 { rank(r).reduce(rank(r).input[0], [rank(r).input[at(1)], rank(r).input[at(2)], rank(r).input[at(3)], rank(r).input[at(4)], rank(r).input[at(5)], rank(r).input[at(6)], rank(r).input[at(7)], rank(r).input[at(8)]], tb: 0) } }\n",
+        ),
+        (
+            // A loop over ranks, learnt and then skipped for other ranks,
+            // near the step limit: one thread runs out of steps, and so
+            // must the shards, though each runs its own ranks' iterations.
+            "steps_in_skipped_iterations",
+            "fn spin(k: int) {\n    for r in 0..8 { for i in 0..50 { if i == 49 { rank(r).copy(rank(r).input[0], rank(r).input[1], tb: 0) } } }\n}\nfor j in 0..20 { spin(j) }\n",
         ),
     ];
     for (name, body) in cases {

@@ -109,7 +109,7 @@ pub(super) fn evaluate(
             let parts = std::iter::once(part)
                 .chain(others.into_iter().flatten())
                 .collect();
-            if let Some(plan) = eval::merge(parts, limits.max_ops) {
+            if let Some(plan) = eval::merge(parts, &limits) {
                 return Ok(plan);
             }
         }

@@ -32,6 +32,8 @@ pub struct Resolved {
     /// The top-level names, by global slot (for "not defined yet" errors).
     pub globals: Vec<Rc<str>>,
     pub functions: Vec<Function>,
+    /// How many `for` statements the program has.
+    pub for_statements: u32,
 }
 
 #[derive(Debug)]
@@ -75,6 +77,9 @@ pub enum StmtKind {
     For {
         loops: Loops,
         body: Vec<Stmt>,
+        /// The statement's number among the program's `for`s, for what the
+        /// shards learn of it (`shard.rs`).
+        id: u32,
     },
     If {
         cond: Expr,

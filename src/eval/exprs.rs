@@ -137,10 +137,14 @@ impl<'c> Evaluator<'c> {
                 };
                 let shard = self.shard;
                 if let Some(steps) = candidate.skip_steps {
-                    if shard.count > 1 && shard::owner(&recv).is_some_and(|rank| !shard.owns(rank))
-                    {
+                    let owner = shard::owner(&recv).filter(|r| shard.count > 1 && !shard.owns(*r));
+                    if let Some(owner) = owner {
                         // Another shard records it (shard.rs): this one
-                        // spends the steps its arguments would.
+                        // spends the steps its arguments would, and notes
+                        // the rank it would touch.
+                        if let Some(rec) = self.recorder.as_mut() {
+                            rec.touch(owner);
+                        }
                         if !self.spend(steps) {
                             return Err(self.too_long(e.span, "stopped at this call"));
                         }

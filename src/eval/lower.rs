@@ -48,6 +48,7 @@ pub fn lower(stmts: &[ast::Stmt], imported: &[Rc<ast::FnDef>], checked: &Checked
         defs: defs.clone(),
         free,
         methods,
+        for_statements: 0,
     };
     // The file's own statements bind globals: no scope of their own.
     let main = stmts
@@ -66,6 +67,7 @@ pub fn lower(stmts: &[ast::Stmt], imported: &[Rc<ast::FnDef>], checked: &Checked
         main_frame,
         globals: l.global_names,
         functions,
+        for_statements: l.for_statements,
     };
     super::shard::mark_skippable(&mut code, checked);
     Ok(code)
@@ -86,6 +88,8 @@ struct Lowerer {
     defs: Vec<Rc<ast::FnDef>>,
     free: HashMap<&'static str, Rc<Signature>>,
     methods: HashMap<&'static str, Vec<Rc<Signature>>>,
+    /// `for` statements numbered so far.
+    for_statements: u32,
 }
 
 impl Lowerer {
@@ -197,9 +201,11 @@ impl Lowerer {
                 value: self.expr(value)?,
             },
             S::For { loops, body } => self.scoped(|l| {
+                l.for_statements += 1;
                 Ok(StmtKind::For {
                     loops: l.loops(loops)?,
                     body: l.block(body)?,
+                    id: l.for_statements - 1,
                 })
             })?,
             S::If {

@@ -76,6 +76,14 @@ pub struct Evaluator<'c> {
     start_shards: Option<Box<dyn FnOnce(u32) -> u32>>,
     /// Set when another shard failed: this one's plan is not needed.
     cancelled: Option<Arc<AtomicBool>>,
+    /// What this shard learnt of each `for` statement (`shard.rs`).
+    rank_loops: Vec<shard::RankLoop>,
+    /// The loop iteration being watched, if any (`shard.rs`).
+    watch: Option<shard::Watch>,
+    /// Steps spent in watched iterations.
+    watched_steps: shard::WatchedSteps,
+    /// Iterations of loops over ranks skipped for other shards' ranks.
+    skipped_iterations: u64,
 }
 
 /// How the ranks' ops are shared among evaluations on several threads
@@ -148,10 +156,19 @@ pub fn evaluate_part(
         shard,
         start_shards,
         cancelled,
+        rank_loops: vec![shard::RankLoop::Unknown; code.for_statements as usize],
+        watch: None,
+        watched_steps: shard::WatchedSteps::default(),
+        skipped_iterations: 0,
     };
     ev.block(&code.main)?;
+    let (steps, watched_steps) = (ev.steps, ev.watched_steps);
     match ev.recorder {
-        Some(rec) => Ok(rec.into_part()),
+        Some(rec) => Ok(Part {
+            steps,
+            watched_steps,
+            ..rec.into_part()
+        }),
         None => {
             let span = Span::new(stmts.first().map_or(0, |s| s.span.file), 0, 0);
             Err(Diagnostic::error(Code::Program, span, "the file declares no program", "expected a `program` block")
@@ -201,6 +218,9 @@ impl<'c> Evaluator<'c> {
     }
 
     fn write(&mut self, place: Place, value: Value) {
+        if let Some(watch) = &mut self.watch {
+            watch.note_write(place, self.base);
+        }
         match place {
             Place::Local(slot) => self.stack[self.base + slot as usize] = value,
             Place::Global(slot) => self.globals[slot as usize] = Some(value),

@@ -450,6 +450,8 @@ impl SwitchOp<'_> {
                 ));
             }
         }
+        // A value every rank's ops share.
+        ev.rec().touch_shared();
         s.checked_end.set(s.checked_end.get().max(end));
         if let SwitchOp::Broadcast(_, true) = self {
             ev.expect_scratch(chunk_span, chunk, "the source of broadcast_packets")?;

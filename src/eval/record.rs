@@ -46,6 +46,10 @@ pub struct Recorder {
     shard: Shard,
     /// Per rank: ops recorded on it.
     ops_by_rank: Vec<u64>,
+    /// The rank the loop iteration being watched is for (`shard.rs`), and
+    /// whether it touched another rank or what all ranks share.
+    watched: Option<u32>,
+    touched_elsewhere: bool,
 }
 
 const NO_REMOTE: u32 = u32::MAX;
@@ -134,6 +138,36 @@ impl Recorder {
             fuse,
             shard,
             ops_by_rank: vec![0; n],
+            watched: None,
+            touched_elsewhere: false,
+        }
+    }
+
+    /// From now on, notes whether what is made touches anything but `rank`.
+    pub fn watch(&mut self, rank: u32) {
+        self.watched = Some(rank);
+        self.touched_elsewhere = false;
+    }
+
+    /// Stops watching; whether all that was made since `watch` touched its
+    /// rank only.
+    pub fn unwatch(&mut self) -> bool {
+        self.watched = None;
+        !std::mem::take(&mut self.touched_elsewhere)
+    }
+
+    /// Notes that `rank` is touched (also by a call skipped for it).
+    pub fn touch(&mut self, rank: u32) {
+        if self.watched.is_some_and(|w| w != rank) {
+            self.touched_elsewhere = true;
+        }
+    }
+
+    /// Notes that what all ranks share is touched (a switch channel's
+    /// members, the pipeline being recorded).
+    pub fn touch_shared(&mut self) {
+        if self.watched.is_some() {
+            self.touched_elsewhere = true;
         }
     }
 
@@ -150,6 +184,8 @@ impl Recorder {
             plan: self.plan,
             shard: self.shard,
             ops_by_rank: self.ops_by_rank,
+            steps: 0,
+            watched_steps: Default::default(),
         }
     }
 
@@ -169,6 +205,7 @@ impl Recorder {
     /// Reserves `size` more scratch chunks on `rank`; returns the first, or
     /// `None` if the rank's scratch would exceed 2^24 chunks.
     pub fn allocate_scratch(&mut self, rank: u32, size: u32) -> Option<u32> {
+        self.touch(rank);
         let r = &mut self.plan.ranks[rank as usize];
         let offset = r.scratch_chunks;
         let end = offset.checked_add(size).filter(|e| *e <= 1 << 24)?;
@@ -179,6 +216,7 @@ impl Recorder {
     pub fn new_channel(&mut self, kind: ChannelKind, dst: u32, src: u32, span: Span) -> ChannelVal {
         // Another shard's rank is not this shard's to keep: its channels
         // are counted, for their numbers, and their origins left out.
+        self.touch(src);
         let owned = self.shard.owns(src);
         if owned {
             self.keep_context();
@@ -205,6 +243,7 @@ impl Recorder {
     }
 
     pub fn new_switch_channel(&mut self, ranks: Vec<u32>, buffer: BufferKind) -> SwitchVal {
+        self.touch_shared();
         // One shared rank list for all members: a switch over N ranks must not cost N².
         let shared: std::sync::Arc<[u32]> = ranks.clone().into();
         let ids = ranks
@@ -227,6 +266,7 @@ impl Recorder {
     }
 
     pub fn new_semaphore(&mut self, rank: u32, initial_value: i64) -> u32 {
+        self.touch(rank);
         let sems = &mut self.plan.ranks[rank as usize].semaphores;
         sems.push(initial_value);
         sems.len() as u32 - 1
@@ -337,6 +377,7 @@ impl Recorder {
 
     /// The barrier id of the thread-block set `tbs` on `rank`.
     pub fn barrier_id(&mut self, rank: u32, tbs: &[u32]) -> u32 {
+        self.touch(rank);
         let ids = &mut self.barrier_ids[rank as usize];
         let next = ids.len() as u32;
         *ids.entry(tbs.to_vec()).or_insert(next)
@@ -392,6 +433,7 @@ impl Recorder {
 
     /// Appends `op` to thread block `tb` of `rank`, inside the open pipeline if any.
     pub fn add_op(&mut self, rank: u32, tb: u32, mut op: Op) {
+        self.touch(rank);
         self.ops += 1;
         self.ops_by_rank[rank as usize] += 1;
         op.context = self.context;
@@ -431,6 +473,7 @@ impl Recorder {
 
     /// Opens a pipeline block; false if one is already open (they do not nest).
     pub fn open_pipeline(&mut self, iter: IterContext, span: Span) -> bool {
+        self.touch_shared();
         if self.pipeline.is_some() {
             return false;
         }

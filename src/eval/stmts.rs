@@ -50,7 +50,10 @@ impl<'c> Evaluator<'c> {
                 }
                 self.write(*place, v);
             }
-            StmtKind::For { loops, body } => {
+            StmtKind::For { loops, body, id } => {
+                if let Some(flow) = self.rank_loop(*id, loops, body)? {
+                    return Ok(flow);
+                }
                 let mut flow = Flow::Next;
                 self.for_each(loops, 0, &mut |ev| {
                     if let Flow::Return(v) = ev.block(body)? {
@@ -201,20 +204,23 @@ impl<'c> Evaluator<'c> {
                 self.loop_vars.truncate(marks);
                 result
             }),
-            (other, _) => {
-                return Err(self.error(
-                    Code::TypeMismatch,
-                    clause.iter.span,
-                    format!("cannot loop over `{other}`"),
-                    "not a list, range or map",
-                ))
-            }
+            (other, _) => return Err(self.not_iterable(other, clause.iter.span)),
         };
         match go_on {
             Ok(()) => Ok(true),
             Err(Stop::Early) => Ok(false),
             Err(Stop::Failed(d)) => Err(d),
         }
+    }
+
+    /// The error of a loop over `value`, which is no list, range or map.
+    pub(super) fn not_iterable(&self, value: &Value, span: Span) -> Diagnostic {
+        self.error(
+            Code::TypeMismatch,
+            span,
+            format!("cannot loop over `{value}`"),
+            "not a list, range or map",
+        )
     }
 
     /// One iteration of clause `i`: binds `value` to `pattern`, then runs
