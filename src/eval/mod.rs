@@ -162,13 +162,8 @@ pub fn evaluate_part(
         skipped_iterations: 0,
     };
     ev.block(&code.main)?;
-    let (steps, watched_steps) = (ev.steps, ev.watched_steps);
     match ev.recorder {
-        Some(rec) => Ok(Part {
-            steps,
-            watched_steps,
-            ..rec.into_part()
-        }),
+        Some(rec) => Ok(rec.into_part(ev.steps, ev.watched_steps)),
         None => {
             let span = Span::new(stmts.first().map_or(0, |s| s.span.file), 0, 0);
             Err(Diagnostic::error(Code::Program, span, "the file declares no program", "expected a `program` block")

@@ -2,7 +2,7 @@
 //! DSL's CollectiveProgram does: channel ids per source rank, thread-block
 //! channel and remote-buffer tables, barrier ids, semaphores and pipelines.
 
-use super::shard::{Part, Shard};
+use super::shard::{Part, Shard, WatchedSteps};
 use super::value::{ChannelVal, SwitchVal, Value};
 use crate::diag::Span;
 use crate::ir::*;
@@ -172,8 +172,8 @@ impl Recorder {
     }
 
     /// The plan made: every thread block with its ops (fused, when the
-    /// program fuses).
-    pub fn into_part(mut self) -> Part {
+    /// program fuses), with the steps the evaluation spent.
+    pub fn into_part(mut self, steps: u64, watched_steps: WatchedSteps) -> Part {
         let fusing = self.fuse;
         for (rank, blocks) in self.plan.ranks.iter_mut().zip(self.blocks) {
             for (tb, ops) in rank.threadblocks.iter_mut().zip(blocks) {
@@ -184,8 +184,8 @@ impl Recorder {
             plan: self.plan,
             shard: self.shard,
             ops_by_rank: self.ops_by_rank,
-            steps: 0,
-            watched_steps: Default::default(),
+            steps,
+            watched_steps,
         }
     }
 
