@@ -81,6 +81,30 @@ fn undefined_name() {
     expect(&with_header("let x = @nranks + 1"), Code::UnknownName);
 }
 
+/// The "did you mean" of a misspelt name is the same on every run: of the
+/// names as close as each other, the innermost, then the first in
+/// alphabetical order (the checker keeps a scope's names in a hash map,
+/// whose order changes from one map to the next).
+#[test]
+fn the_hint_for_a_misspelt_name_is_the_same_every_time() {
+    let hint = |body: &str| {
+        let c = driver::compile_source(Path::new("case.mscl"), with_header(body), &[]);
+        let Err(diags) = &c.result else {
+            panic!("expected an unknown name in:\n{body}");
+        };
+        c.sources.render(diags)
+    };
+    // `to1` is two edits from `s1`, `r1` and `ta11`.
+    let globals = "let s1 = 1\nlet ta11 = 2\nlet r1 = 3\nlet x = to1 + 1\n";
+    let inner = "let s1 = 1\nlet r1 = 3\nfor i in 0..2 { let ta11 = i\n let x = to1 }\n";
+    for _ in 0..16 {
+        let seen = hint(globals);
+        assert!(seen.contains("did you mean `r1`?"), "{seen}");
+        let seen = hint(inner);
+        assert!(seen.contains("did you mean `ta11`?"), "{seen}");
+    }
+}
+
 #[test]
 fn unknown_function() {
     expect(&with_header("@memory_chanel(1, 0)"), Code::UnknownName);

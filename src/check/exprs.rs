@@ -208,20 +208,32 @@ impl Checker {
         }
     }
 
+    /// The defined name closest to `n`, for a "did you mean" hint: the
+    /// fewest edits, then the innermost scope, then the first in
+    /// alphabetical order, so that the same program gets the same hint on
+    /// every run (a scope's names are a hash map, in no fixed order).
     pub(super) fn similar_name(&self, n: &str) -> Option<String> {
         // The distance is quadratic in the names' lengths: no hint for a
         // name longer than any a person would misspell.
         if n.len() > 64 {
             return None;
         }
-        let names = self
+        let in_scope = self
             .scopes
             .iter()
-            .flat_map(|s| s.names.keys().cloned())
-            .chain(vocab::CONSTANTS.iter().map(|(c, _)| c.to_string()));
-        names
-            .filter(|c| c.len().abs_diff(n.len()) <= 2 && c != n && edit_distance(c, n) <= 2)
-            .min_by_key(|c| edit_distance(c, n))
+            .rev()
+            .enumerate()
+            .flat_map(|(depth, s)| s.names.keys().map(move |name| (depth, name.as_str())));
+        let constants = vocab::CONSTANTS
+            .iter()
+            .map(|(c, _)| (self.scopes.len(), *c));
+        in_scope
+            .chain(constants)
+            .filter(|(_, c)| c.len().abs_diff(n.len()) <= 2 && *c != n)
+            .map(|(depth, c)| (edit_distance(c, n), depth, c))
+            .filter(|(distance, ..)| *distance <= 2)
+            .min()
+            .map(|(.., c)| c.to_string())
     }
 
     /// Both operands of `op` must fit `want`.
