@@ -41,26 +41,59 @@ fn main() {
             mutated_plans_never_panic,
         ),
         common::test(
-            "a_large_plan_written_on_many_threads_is_the_plan_of_one",
+            "plans_are_written_as_serde_json_writes_them",
             Needs::Nothing,
-            a_large_plan_written_on_many_threads_is_the_plan_of_one,
+            plans_are_written_as_serde_json_writes_them,
         ),
     ]);
 }
 
-/// `write_plan` writes a large compact plan's ranks on every core: the
-/// text is the one JSON value of the plan, ranks in order, byte for byte.
-fn a_large_plan_written_on_many_threads_is_the_plan_of_one() {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mscclpp/single_node/allreduce.mscl");
-    let c = msclc::driver::compile(&path, &[("num_gpus".into(), "64".into())]);
-    let plan = c.result.as_ref().expect("compiles");
-    let mut written = Vec::new();
-    msclc::back::json::write_plan(plan, false, &mut written).expect("written");
-    // Three megabytes: past the size written on one thread.
-    assert!(written.len() > 3 << 20, "{} bytes", written.len());
-    let one_value = serde_json::to_string(&plan_to_json(plan)).expect("JSON");
-    assert!(written == one_value.as_bytes(), "the texts differ");
+/// `write_plan` writes each plan, compact and indented, as serde_json
+/// writes the JSON value it holds (keys sorted; one space a level),
+/// byte for byte: every example, and a plan large enough for its ranks to
+/// be written on several threads.
+fn plans_are_written_as_serde_json_writes_them() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut cases: Vec<(PathBuf, Vec<(String, String)>)> = common::example_files()
+        .into_iter()
+        .map(|f| (f, Vec::new()))
+        .collect();
+    cases.push((
+        root.join("examples/mscclpp/single_node/allreduce.mscl"),
+        vec![("num_gpus".into(), "64".into())],
+    ));
+    for (path, defines) in &cases {
+        let c = msclc::driver::compile(path, defines);
+        let Ok(plan) = &c.result else {
+            continue;
+        };
+        let written = |pretty| {
+            let mut text = Vec::new();
+            msclc::back::json::write_plan(plan, pretty, &mut text).expect("written");
+            text
+        };
+        let compact = written(false);
+        let value: Value = serde_json::from_slice(&compact).expect("JSON");
+        let want = serde_json::to_vec(&value).expect("JSON");
+        assert!(
+            compact == want,
+            "{} {defines:?}: compact text differs",
+            path.display()
+        );
+        let mut want = Vec::new();
+        let indented = serde_json::ser::PrettyFormatter::with_indent(b" ");
+        let mut serializer = serde_json::Serializer::with_formatter(&mut want, indented);
+        serde::Serialize::serialize(&value, &mut serializer).expect("JSON");
+        assert!(
+            written(true) == want,
+            "{} {defines:?}: indented text differs",
+            path.display()
+        );
+        if !defines.is_empty() {
+            // Three megabytes: past the size written on one thread.
+            assert!(compact.len() > 3 << 20, "{} bytes", compact.len());
+        }
+    }
 }
 
 fn reference_plans_round_trip() {

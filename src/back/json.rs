@@ -1,36 +1,78 @@
 //! The MSCCL++ JSON execution plan, field for field as the reference
 //! compiler writes it (SEMANTICS.md §2).
+//!
+//! The text is written here byte by byte rather than through serde: a plan
+//! is millions of small objects of a few integer fields under known keys,
+//! and writing the keys' bytes and the integers (`itoa`) straight into a
+//! buffer is several times faster than serde_json's serializer, which
+//! escapes every key and passes every piece through a `Write`. Plans of a
+//! gigabyte (alltoall_ring at 512 ranks) were all writing. The text is
+//! serde_json's to the byte all the same: keys in sorted order, as its maps
+//! and the reference keep them; compact, or indented as its
+//! `PrettyFormatter` indents with one space. tests/plan_json.rs holds
+//! every example's plan to serde_json's rendering of it.
 
 use crate::ir::*;
-use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::borrow::Cow;
+use std::io::Write;
 
 /// The whole plan as a JSON value (for tests and small plans).
 pub fn plan_to_json(plan: &Plan) -> Value {
-    serde_json::to_value(PlanJson(plan, 1)).unwrap_or(Value::Null)
+    let mut text = Vec::new();
+    match write_plan(plan, false, &mut text) {
+        Ok(()) => serde_json::from_slice(&text).unwrap_or(Value::Null),
+        Err(_) => Value::Null,
+    }
 }
 
 /// Writes the plan as JSON, compact or indented by one space as the
-/// reference plans are, streaming: memory stays flat however large the plan
-/// (keys sorted, as the reference writes them). A compact plan's ranks are
-/// written on every core the machine has, a few at a time each (the bytes
-/// are those of one thread: each rank's text does not depend on another's).
-/// A plan whose instances were left to the writer gets them here, a rank
-/// at a time (`passes::Instances::AsWritten`).
-pub fn write_plan(plan: &Plan, pretty: bool, out: impl std::io::Write) -> std::io::Result<()> {
-    let written = if pretty {
-        let formatter = serde_json::ser::PrettyFormatter::with_indent(b" ");
-        PlanJson(plan, 1).serialize(&mut serde_json::Serializer::with_formatter(out, formatter))
-    } else {
-        let threads = match plan.size() * copies_to_make(plan) {
-            0..PARALLEL_SIZE => 1,
-            _ => crate::parallel::cores(),
-        };
-        PlanJson(plan, threads).serialize(&mut serde_json::Serializer::new(out))
+/// reference plans are, a rank at a time: memory stays flat however large
+/// the plan (`out` is best buffered: the text between ranks comes a few
+/// bytes at a time). A large plan's ranks are made into text on every core
+/// the machine has, a few at a time each (the bytes are those of one
+/// thread: each rank's text does not depend on another's). A plan whose
+/// instances were left to the writer gets them here, a rank at a time
+/// (`passes::Instances::AsWritten`).
+pub fn write_plan(plan: &Plan, pretty: bool, mut out: impl Write) -> std::io::Result<()> {
+    let threads = match plan.size() * copies_to_make(plan) {
+        0..PARALLEL_SIZE => 1,
+        _ => crate::parallel::cores(),
     };
-    written.map_err(std::io::Error::other)
+    let o = &plan.options;
+    let mut j = Json::new(pretty, 0);
+    j.open(b'{');
+    j.int_entry("buffer_alignment", o.buffer_alignment);
+    j.str_entry("collective", plan.collective.name);
+    j.key("gpus");
+    j.open(b'[');
+    let ids: Vec<usize> = (0..plan.ranks.len()).collect();
+    for batch in ids.chunks(threads * RANKS_PER_THREAD) {
+        let texts = crate::parallel::map(batch, threads, |&id| rank_text(plan, id, pretty));
+        for text in texts {
+            j.element();
+            out.write_all(&j.text)?;
+            j.text.clear();
+            out.write_all(&text)?;
+        }
+    }
+    j.close(b']');
+    j.bool_entry("inplace", plan.collective.inplace);
+    j.int_entry("max_message_size", o.max_message_size);
+    j.int_entry("min_message_size", o.min_message_size);
+    j.str_entry("name", &plan.name);
+    j.int_entry("num_threads_per_block", o.num_threads_per_block);
+    j.str_entry("protocol", o.protocol.name());
+    j.bool_entry("reuse_resources", o.reuse_resources);
+    j.bool_entry("use_double_scratch_buffer", o.use_double_scratch_buffer);
+    j.close(b'}');
+    out.write_all(&j.text)
 }
+
+/// Ranks a thread makes into text at a time: enough for a thread's turn to
+/// be worth taking, few enough that a batch's text stays small (a rank of
+/// allreduce at 1,024 ranks is a megabyte).
+const RANKS_PER_THREAD: usize = 4;
 
 /// How many copies of each thread block the writer makes: the plan's
 /// instances when it was left to make them, else one.
@@ -41,297 +83,316 @@ fn copies_to_make(plan: &Plan) -> usize {
     }
 }
 
-/// Rank `id` of `plan` as written: with its instances made, where the
-/// writer is to make them.
-fn rank_json(plan: &Plan, id: usize) -> RankJson<'_> {
+/// The text of rank `id` of `plan`, as an element of the plan's `gpus`:
+/// with its instances made, where the writer is to make them.
+fn rank_text(plan: &Plan, id: usize, pretty: bool) -> Vec<u8> {
     let rank = &plan.ranks[id];
     let rank = match copies_to_make(plan) {
         1 => Cow::Borrowed(rank),
         _ => Cow::Owned(crate::passes::replicate::written_rank(rank, &plan.options)),
     };
-    RankJson(id, rank)
+    // The plan's object, then its `gpus` list: two levels in.
+    let mut j = Json::new(pretty, 2);
+    j.rank(id, &rank);
+    j.text
 }
 
-/// A plan, and the threads that write its ranks.
-struct PlanJson<'a>(&'a Plan, usize);
-struct RankJson<'a>(usize, Cow<'a, RankPlan>);
-struct TbJson<'a>(usize, &'a ThreadBlock);
+/// JSON text being written: compact, or indented as serde_json's
+/// `PrettyFormatter` indents with one space (each element and key on a
+/// line of its own; `[]` and `{}` when empty).
+struct Json {
+    text: Vec<u8>,
+    pretty: bool,
+    /// How many objects and lists are open.
+    depth: usize,
+    /// Nothing is in the innermost open object or list yet.
+    first: bool,
+}
 
-/// A sequence serialized item by item from an iterator made on demand.
-struct Seq<F>(F);
-
-impl<F, I> Serialize for Seq<F>
-where
-    F: Fn() -> I,
-    I: ExactSizeIterator,
-    I::Item: Serialize,
-{
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let items = (self.0)();
-        let mut seq = s.serialize_seq(Some(items.len()))?;
-        for item in items {
-            seq.serialize_element(&item)?;
+impl Json {
+    fn new(pretty: bool, depth: usize) -> Json {
+        Json {
+            text: Vec::new(),
+            pretty,
+            depth,
+            first: true,
         }
-        seq.end()
     }
-}
 
-impl Serialize for PlanJson<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let (plan, threads) = (self.0, self.1);
-        let o = &plan.options;
-        let protocol = o.protocol.name();
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry("buffer_alignment", &o.buffer_alignment)?;
-        m.serialize_entry("collective", plan.collective.name)?;
-        if threads > 1 && plan.ranks.len() > 1 {
-            m.serialize_entry("gpus", &ParallelRanks { plan, threads })?;
+    /// Opens an object (`{`) or a list (`[`).
+    #[inline(always)]
+    fn open(&mut self, bracket: u8) {
+        self.text.push(bracket);
+        self.depth += 1;
+        self.first = true;
+    }
+
+    /// Closes what `open` opened: it is then a value of the one around it.
+    #[inline(always)]
+    fn close(&mut self, bracket: u8) {
+        self.depth -= 1;
+        if self.pretty && !self.first {
+            self.new_line();
+        }
+        self.text.push(bracket);
+        self.first = false;
+    }
+
+    #[inline(always)]
+    fn new_line(&mut self) {
+        self.text.push(b'\n');
+        self.text.resize(self.text.len() + self.depth, b' ');
+    }
+
+    /// Starts the next element of a list, or entry of an object.
+    #[inline(always)]
+    fn element(&mut self) {
+        if !self.first {
+            self.text.push(b',');
+        }
+        if self.pretty {
+            self.new_line();
+        }
+        self.first = false;
+    }
+
+    /// Starts an entry: `key` is one of the plan's keys, which need no
+    /// escapes.
+    #[inline(always)]
+    fn key(&mut self, key: &str) {
+        self.element();
+        self.text.push(b'"');
+        self.text.extend_from_slice(key.as_bytes());
+        self.text
+            .extend_from_slice(if self.pretty { b"\": " } else { b"\":" });
+    }
+
+    #[inline(always)]
+    fn int(&mut self, value: impl itoa::Integer + TryInto<u8>) {
+        // Most of a plan's numbers are indices and sizes under ten: a
+        // byte, with no copy of a formatted buffer.
+        match value.try_into() {
+            Ok(digit) if digit < 10 => self.text.push(b'0' + digit),
+            _ => self
+                .text
+                .extend_from_slice(itoa::Buffer::new().format(value).as_bytes()),
+        }
+    }
+
+    /// A string, escaped as serde_json escapes it (the plan's name is the
+    /// program's; every other string is one of msclc's names).
+    #[inline(always)]
+    fn str(&mut self, s: &str) {
+        let plain = s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\');
+        if plain {
+            self.text.push(b'"');
+            self.text.extend_from_slice(s.as_bytes());
+            self.text.push(b'"');
         } else {
-            let gpus = || (0..plan.ranks.len()).map(|id| rank_json(plan, id));
-            m.serialize_entry("gpus", &Seq(gpus))?;
+            // Writing to a Vec cannot fail.
+            let _ = serde_json::to_writer(&mut self.text, s);
         }
-        m.serialize_entry("inplace", &plan.collective.inplace)?;
-        m.serialize_entry("max_message_size", &o.max_message_size)?;
-        m.serialize_entry("min_message_size", &o.min_message_size)?;
-        m.serialize_entry("name", &plan.name)?;
-        m.serialize_entry("num_threads_per_block", &o.num_threads_per_block)?;
-        m.serialize_entry("protocol", protocol)?;
-        m.serialize_entry("reuse_resources", &o.reuse_resources)?;
-        m.serialize_entry("use_double_scratch_buffer", &o.use_double_scratch_buffer)?;
-        m.end()
     }
-}
 
-/// The ranks of a compact plan, made into text by `threads` threads,
-/// `RANKS_PER_THREAD` ranks each, while this thread writes out the batch
-/// of ranks before, in order.
-struct ParallelRanks<'a> {
-    plan: &'a Plan,
-    threads: usize,
-}
-
-/// Enough ranks for a thread's start to be worth it, few enough that the
-/// text of a batch stays small (a rank of allreduce at 1,024 ranks is a
-/// megabyte).
-const RANKS_PER_THREAD: usize = 4;
-
-/// The JSON text of some ranks, in order.
-type RankTexts = serde_json::Result<Vec<Box<serde_json::value::RawValue>>>;
-
-/// The text of `count` of `plan`'s ranks, the first of them rank `first`.
-fn rank_texts(plan: &Plan, first: usize, count: usize) -> RankTexts {
-    (first..first + count)
-        .map(|id| serde_json::value::to_raw_value(&rank_json(plan, id)))
-        .collect()
-}
-
-/// Some ranks' text: being made on a thread, or made here when no thread
-/// could be started.
-enum Texts<'s> {
-    Making(std::thread::ScopedJoinHandle<'s, RankTexts>),
-    Made(RankTexts),
-}
-
-impl Serialize for ParallelRanks<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::Error;
-        let ranks = &self.plan.ranks;
-        let (per_thread, threads) = (RANKS_PER_THREAD, self.threads);
-        let mut seq = s.serialize_seq(Some(ranks.len()))?;
-        let mut batches = ranks.chunks(per_thread * threads).enumerate();
-        std::thread::scope(|scope| {
-            // The threads of a batch, each making the text of its ranks.
-            let mut start_next = || -> Vec<Texts<'_>> {
-                let Some((b, batch)) = batches.next() else {
-                    return Vec::new();
-                };
-                let first = b * per_thread * threads;
-                let parts = batch.chunks(per_thread).enumerate();
-                let plan = self.plan;
-                parts
-                    .map(|(k, part)| {
-                        let first = first + k * per_thread;
-                        let count = part.len();
-                        let thread = std::thread::Builder::new();
-                        match thread.spawn_scoped(scope, move || rank_texts(plan, first, count)) {
-                            Ok(making) => Texts::Making(making),
-                            Err(_) => Texts::Made(rank_texts(plan, first, count)),
-                        }
-                    })
-                    .collect()
-            };
-            let mut running = start_next();
-            while !running.is_empty() {
-                let next = start_next();
-                for texts in running {
-                    let texts = match texts {
-                        // A panic there is a bug: it goes on here, as it
-                        // would have on one thread.
-                        Texts::Making(thread) => thread
-                            .join()
-                            .unwrap_or_else(|p| std::panic::resume_unwind(p)),
-                        Texts::Made(texts) => texts,
-                    };
-                    for text in &texts.map_err(S::Error::custom)? {
-                        seq.serialize_element(text)?;
-                    }
-                }
-                running = next;
-            }
-            Ok(())
-        })?;
-        seq.end()
+    #[inline(always)]
+    fn int_entry(&mut self, key: &str, value: impl itoa::Integer + TryInto<u8>) {
+        self.key(key);
+        self.int(value);
     }
-}
 
-impl Serialize for RankJson<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let (id, r) = (self.0, &*self.1);
-        let mut channels = Vec::new();
+    #[inline(always)]
+    fn str_entry(&mut self, key: &str, value: &str) {
+        self.key(key);
+        self.str(value);
+    }
+
+    #[inline(always)]
+    fn bool_entry(&mut self, key: &str, value: bool) {
+        self.key(key);
+        self.text
+            .extend_from_slice(if value { b"true" } else { b"false" });
+    }
+
+    #[inline(always)]
+    fn ints_entry<T: itoa::Integer + TryInto<u8> + Copy>(&mut self, key: &str, values: &[T]) {
+        self.key(key);
+        self.open(b'[');
+        for &v in values {
+            self.element();
+            self.int(v);
+        }
+        self.close(b']');
+    }
+
+    /// A list of objects, each written by `entries`.
+    #[inline(always)]
+    fn objects_entry<T>(&mut self, key: &str, items: &[T], mut entries: impl FnMut(&mut Json, &T)) {
+        self.key(key);
+        self.open(b'[');
+        for item in items {
+            self.element();
+            self.open(b'{');
+            entries(self, item);
+            self.close(b'}');
+        }
+        self.close(b']');
+    }
+
+    fn rank(&mut self, id: usize, r: &RankPlan) {
+        self.open(b'{');
+        self.key("channels");
+        self.open(b'[');
         for (kind, peers) in [
             (ChannelKind::Memory, &r.memory_peers),
             (ChannelKind::Port, &r.port_peers),
         ] {
             if !peers.is_empty() {
-                channels.push(json!({ "channel_type": kind.name(), "connected_to": peers }));
+                self.element();
+                self.open(b'{');
+                self.str_entry("channel_type", kind.name());
+                self.ints_entry("connected_to", peers);
+                self.close(b'}');
             }
         }
         for sw in &r.switch_channels {
-            channels.push(json!({
-                "channel_type": "switch",
-                "buffer_type": sw.buffer.code(),
-                "rank_groups": [{ "size": sw.ranks.len(), "ranks": &sw.ranks[..] }],
-            }));
+            self.element();
+            self.open(b'{');
+            self.str_entry("buffer_type", sw.buffer.code());
+            self.str_entry("channel_type", "switch");
+            self.objects_entry("rank_groups", &[&sw.ranks], |j, ranks| {
+                j.ints_entry("ranks", &ranks[..]);
+                j.int_entry("size", ranks.len());
+            });
+            self.close(b'}');
         }
-        let remote_buffers = || {
-            r.remote_buffers.iter().map(|b| {
-                json!({
-                    "rank": b.rank,
-                    "type": b.kind.code(),
-                    "access_channel_types": b.access.iter().map(|k| k.name()).collect::<Vec<_>>(),
-                })
-            })
-        };
-        let semaphores = || r.semaphores.iter().map(|v| json!({ "init_value": v }));
-        let threadblocks = || {
-            r.threadblocks
-                .iter()
-                .enumerate()
-                .map(|(i, tb)| TbJson(i, tb))
-        };
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry("channels", &channels)?;
-        m.serialize_entry("id", &id)?;
-        m.serialize_entry("input_chunks", &r.input_chunks)?;
-        m.serialize_entry("output_chunks", &r.output_chunks)?;
-        m.serialize_entry("remote_buffers", &Seq(remote_buffers))?;
-        m.serialize_entry("scratch_chunks", &r.scratch_chunks)?;
-        m.serialize_entry("semaphores", &Seq(semaphores))?;
-        m.serialize_entry("threadblocks", &Seq(threadblocks))?;
-        m.end()
+        self.close(b']');
+        self.int_entry("id", id);
+        self.int_entry("input_chunks", r.input_chunks);
+        self.int_entry("output_chunks", r.output_chunks);
+        self.objects_entry("remote_buffers", &r.remote_buffers, |j, b| {
+            j.key("access_channel_types");
+            j.open(b'[');
+            for kind in &b.access {
+                j.element();
+                j.str(kind.name());
+            }
+            j.close(b']');
+            j.int_entry("rank", b.rank);
+            j.str_entry("type", b.kind.code());
+        });
+        self.int_entry("scratch_chunks", r.scratch_chunks);
+        self.objects_entry("semaphores", &r.semaphores, |j, &v| {
+            j.int_entry("init_value", v)
+        });
+        self.key("threadblocks");
+        self.open(b'[');
+        for (i, tb) in r.threadblocks.iter().enumerate() {
+            self.element();
+            self.threadblock(i, tb);
+        }
+        self.close(b']');
+        self.close(b'}');
     }
-}
 
-impl Serialize for TbJson<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let (id, tb) = (self.0, self.1);
-        let channels = || {
-            tb.channels
-                .iter()
-                .map(|(k, ids)| json!({ "channel_type": k.name(), "channel_ids": &ids[..] }))
-        };
-        let refs = || {
-            tb.remote_refs.iter().map(
-                |(k, ids)| json!({ "access_channel_type": k.name(), "remote_buffer_ids": &ids[..] }),
-            )
-        };
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry("channels", &Seq(channels))?;
-        m.serialize_entry("id", &id)?;
-        m.serialize_entry("ops", &Seq(|| tb.ops.iter().map(OpJson)))?;
-        m.serialize_entry("remote_buffer_refs", &Seq(refs))?;
-        m.end()
+    fn threadblock(&mut self, id: usize, tb: &ThreadBlock) {
+        self.open(b'{');
+        self.objects_entry("channels", &tb.channels, |j, (kind, ids)| {
+            j.ints_entry("channel_ids", &ids[..]);
+            j.str_entry("channel_type", kind.name());
+        });
+        self.int_entry("id", id);
+        self.ops_entry("ops", &tb.ops);
+        self.objects_entry("remote_buffer_refs", &tb.remote_refs, |j, (kind, ids)| {
+            j.str_entry("access_channel_type", kind.name());
+            j.ints_entry("remote_buffer_ids", &ids[..]);
+        });
+        self.close(b'}');
     }
-}
 
-struct BufJson<'a>(&'a BufRef);
-
-impl Serialize for BufJson<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let r = self.0;
-        let mut m = s.serialize_map(None)?;
-        if let RefTarget::Remote { id, .. } = r.target {
-            m.serialize_entry("buffer_id", &id)?;
-        }
-        m.serialize_entry("index", &r.index)?;
-        if let Some(rank) = r.rank {
-            m.serialize_entry("rank", &rank)?;
-        }
-        m.serialize_entry("size", &r.size)?;
-        if let RefTarget::Switch { id } = r.target {
-            m.serialize_entry("switch_channel_id", &id)?;
-        }
-        if let RefTarget::Local(kind) = r.target {
-            m.serialize_entry("type", kind.code())?;
-        }
-        m.end()
+    fn ops_entry(&mut self, key: &str, ops: &[Op]) {
+        self.objects_entry(key, ops, Json::op);
     }
-}
 
-/// One op, its keys in sorted order as the reference writes them.
-struct OpJson<'a>(&'a Op);
-
-impl Serialize for OpJson<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let op = self.0;
-        let mut m = s.serialize_map(None)?;
+    /// One op's entries, in sorted order as the reference writes them.
+    fn op(&mut self, op: &Op) {
         if let Some((id, _)) = op.barrier {
-            m.serialize_entry("barrier_id", &id)?;
+            self.int_entry("barrier_id", id);
         }
-        if let Some(g) = op.group_reduce() {
-            m.serialize_entry("buffer_offset", &g.buffer_offset)?;
-            m.serialize_entry("buffer_type", g.buffer.code())?;
+        let group = op.group_reduce();
+        if let Some(g) = group {
+            self.int_entry("buffer_offset", g.buffer_offset);
+            self.str_entry("buffer_type", g.buffer.code());
         }
         if op.writes_channel_ids() {
-            m.serialize_entry("channel_ids", &op.channel_ids[..])?;
+            self.ints_entry("channel_ids", &op.channel_ids[..]);
         }
         if let Some(kind) = op.channel {
-            m.serialize_entry("channel_type", kind.name())?;
+            self.str_entry("channel_type", kind.name());
         }
         let has_buffers = !op.src.is_empty() || !op.dst.is_empty();
         if has_buffers {
-            m.serialize_entry("dst_buff", &Seq(|| op.dst.iter().map(BufJson)))?;
+            self.objects_entry("dst_buff", &op.dst, Json::buffer_ref);
         }
-        if let Some(g) = op.group_reduce() {
-            let chunk = json!({ "rank": g.dst_rank, "type": g.dst_kind.code(), "index": g.dst_index, "size": g.size });
-            m.serialize_entry("dst_chunk", &chunk)?;
+        if let Some(g) = group {
+            self.key("dst_chunk");
+            self.open(b'{');
+            self.int_entry("index", g.dst_index);
+            self.int_entry("rank", g.dst_rank);
+            self.int_entry("size", g.size);
+            self.str_entry("type", g.dst_kind.code());
+            self.close(b'}');
         }
-        if let Some(it) = op.iter_context() {
-            let context = json!({ "unit_size": it.unit_size, "num_chunks": it.num_chunks });
-            m.serialize_entry("iter_context", &context)?;
+        let iter = op.iter_context();
+        if let Some(it) = iter {
+            self.key("iter_context");
+            self.open(b'{');
+            self.int_entry("num_chunks", it.num_chunks);
+            self.int_entry("unit_size", it.unit_size);
+            self.close(b'}');
         }
-        m.serialize_entry("name", op.name.json())?;
+        self.str_entry("name", op.name.json());
         if let Some((_, n)) = op.barrier {
-            m.serialize_entry("num_threadblocks", &n)?;
+            self.int_entry("num_threadblocks", n);
         }
-        if op.iter_context().is_some() {
-            m.serialize_entry("ops", &Seq(|| op.body().iter().map(OpJson)))?;
+        if iter.is_some() {
+            self.ops_entry("ops", op.body());
         }
         if let Some(r) = op.reduce_op {
-            m.serialize_entry("reduce_op", r.name())?;
+            self.str_entry("reduce_op", r.name());
         }
         if !op.semaphore_ids().is_empty() {
-            m.serialize_entry("semaphore_ids", &op.semaphore_ids())?;
+            self.ints_entry("semaphore_ids", op.semaphore_ids());
         }
-        if let Some(g) = op.group_reduce() {
-            m.serialize_entry("size", &g.size)?;
+        if let Some(g) = group {
+            self.int_entry("size", g.size);
         }
         if has_buffers {
-            m.serialize_entry("src_buff", &Seq(|| op.src.iter().map(BufJson)))?;
+            self.objects_entry("src_buff", &op.src, Json::buffer_ref);
         }
         if let Some(t) = op.tbg {
-            m.serialize_entry("tbg_info", &json!({ "tb_id": t.tb_id, "tbg_size": t.size }))?;
+            self.key("tbg_info");
+            self.open(b'{');
+            self.int_entry("tb_id", t.tb_id);
+            self.int_entry("tbg_size", t.size);
+            self.close(b'}');
         }
-        m.end()
+    }
+
+    #[inline(always)]
+    fn buffer_ref(&mut self, r: &BufRef) {
+        if let RefTarget::Remote { id, .. } = r.target {
+            self.int_entry("buffer_id", id);
+        }
+        self.int_entry("index", r.index);
+        if let Some(rank) = r.rank {
+            self.int_entry("rank", rank);
+        }
+        self.int_entry("size", r.size);
+        if let RefTarget::Switch { id } = r.target {
+            self.int_entry("switch_channel_id", id);
+        }
+        if let RefTarget::Local(kind) = r.target {
+            self.str_entry("type", kind.code());
+        }
     }
 }
