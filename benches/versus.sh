@@ -9,7 +9,7 @@
 # or target/ci-python as .ci/run installs it), best of several runs each,
 # and prints the speedup. Without the reference it says so and skips.
 # Part 2 compiles each case with --timings and prints the whole compile
-# against its "write" stage (serde_json writing the plan already in memory),
+# against its "write" stage (writing the text of the plan already in memory),
 # with peak memory. Needs GNU time (/usr/bin/time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
