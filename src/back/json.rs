@@ -13,9 +13,10 @@
 //! every example's plan to serde_json's rendering of it.
 
 use crate::ir::*;
+use crate::passes::replicate::Copies;
 use serde_json::Value;
-use std::borrow::Cow;
 use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 /// The whole plan as a JSON value (for tests and small plans).
 pub fn plan_to_json(plan: &Plan) -> Value {
@@ -28,11 +29,12 @@ pub fn plan_to_json(plan: &Plan) -> Value {
 
 /// Writes the plan as JSON, compact or indented by one space as the
 /// reference plans are, a rank at a time: memory stays flat however large
-/// the plan (`out` is best buffered: the text between ranks comes a few
-/// bytes at a time). A large plan's ranks are made into text on every core
-/// the machine has, a few at a time each (the bytes are those of one
-/// thread: each rank's text does not depend on another's). A plan whose
-/// instances were left to the writer gets them here, a rank at a time
+/// the plan. `out` needs no buffer of its own: what is written between
+/// ranks is gathered here, and a rank's text goes out whole, uncopied. A
+/// large plan's ranks are made into text on every core the machine has,
+/// a few at a time each (the bytes are those of one thread: each rank's
+/// text does not depend on another's). A plan whose instances were left
+/// to the writer gets them here, a rank at a time
 /// (`passes::Instances::AsWritten`).
 pub fn write_plan(plan: &Plan, pretty: bool, mut out: impl Write) -> std::io::Result<()> {
     let threads = match plan.size() * copies_to_make(plan) {
@@ -47,13 +49,27 @@ pub fn write_plan(plan: &Plan, pretty: bool, mut out: impl Write) -> std::io::Re
     j.key("gpus");
     j.open(b'[');
     let ids: Vec<usize> = (0..plan.ranks.len()).collect();
+    // The longest rank's text so far: the room each next one starts with
+    // (ranks are much alike), rather than a copy at each doubling.
+    let longest = AtomicUsize::new(0);
     for batch in ids.chunks(threads * RANKS_PER_THREAD) {
-        let texts = crate::parallel::map(batch, threads, |&id| rank_text(plan, id, pretty));
+        let texts = crate::parallel::map(batch, threads, |&id| {
+            rank_text(plan, id, pretty, longest.load(Relaxed))
+        });
         for text in texts {
+            longest.fetch_max(text.len(), Relaxed);
             j.element();
-            out.write_all(&j.text)?;
-            j.text.clear();
-            out.write_all(&text)?;
+            if text.len() < GATHERED_BYTES {
+                j.text.extend_from_slice(&text);
+            } else {
+                out.write_all(&j.text)?;
+                j.text.clear();
+                out.write_all(&text)?;
+            }
+            if j.text.len() >= GATHERED_BYTES {
+                out.write_all(&j.text)?;
+                j.text.clear();
+            }
         }
     }
     j.close(b']');
@@ -74,6 +90,10 @@ pub fn write_plan(plan: &Plan, pretty: bool, mut out: impl Write) -> std::io::Re
 /// allreduce at 1,024 ranks is a megabyte).
 const RANKS_PER_THREAD: usize = 4;
 
+/// Text is gathered up to this much before it is written: small ranks go
+/// out together, a large one on its own.
+const GATHERED_BYTES: usize = 256 << 10;
+
 /// How many copies of each thread block the writer makes: the plan's
 /// instances when it was left to make them, else one.
 fn copies_to_make(plan: &Plan) -> usize {
@@ -83,17 +103,47 @@ fn copies_to_make(plan: &Plan) -> usize {
     }
 }
 
-/// The text of rank `id` of `plan`, as an element of the plan's `gpus`:
-/// with its instances made, where the writer is to make them.
-fn rank_text(plan: &Plan, id: usize, pretty: bool) -> Vec<u8> {
+/// The text of rank `id` of `plan`, as an element of the plan's `gpus`,
+/// written into `room` bytes to begin with: with its instances made, a
+/// thread block at a time, where the writer is to make them.
+fn rank_text(plan: &Plan, id: usize, pretty: bool, room: usize) -> Vec<u8> {
     let rank = &plan.ranks[id];
-    let rank = match copies_to_make(plan) {
-        1 => Cow::Borrowed(rank),
-        _ => Cow::Owned(crate::passes::replicate::written_rank(rank, &plan.options)),
-    };
     // The plan's object, then its `gpus` list: two levels in.
     let mut j = Json::new(pretty, 2);
-    j.rank(id, &rank);
+    j.text.reserve(room);
+    if copies_to_make(plan) == 1 {
+        j.rank(id, rank, |j| {
+            for (i, tb) in rank.threadblocks.iter().enumerate() {
+                j.threadblock(i, &tb.channels, &tb.remote_refs, |j| {
+                    tb.ops.iter().for_each(|op| j.op_element(op))
+                });
+            }
+        });
+        return j.text;
+    }
+    let copies = Copies::of(rank, &plan.options);
+    // Each op of a copy is made in this one, written, and made over.
+    let mut copy: Option<Op> = None;
+    j.rank(id, &copies.rank(rank), |j| {
+        for at in 0..copies.threadblocks() {
+            let (t, inst) = copies.threadblock_at(at);
+            let tb = &rank.threadblocks[t];
+            let channels = copies.channels(&tb.channels, inst);
+            j.threadblock(at as usize, &channels, &tb.remote_refs, |j| {
+                for op in &tb.ops {
+                    let copy = match &mut copy {
+                        Some(copy) => {
+                            copy.clone_from(op);
+                            copy
+                        }
+                        None => copy.insert(op.clone()),
+                    };
+                    copies.shift(copy, inst);
+                    j.op_element(copy);
+                }
+            });
+        }
+    });
     j.text
 }
 
@@ -238,7 +288,8 @@ impl Json {
         self.close(b']');
     }
 
-    fn rank(&mut self, id: usize, r: &RankPlan) {
+    /// A rank, whose `threadblocks` writes its thread blocks.
+    fn rank(&mut self, id: usize, r: &RankPlan, threadblocks: impl FnOnce(&mut Json)) {
         self.open(b'{');
         self.key("channels");
         self.open(b'[');
@@ -286,26 +337,43 @@ impl Json {
         });
         self.key("threadblocks");
         self.open(b'[');
-        for (i, tb) in r.threadblocks.iter().enumerate() {
-            self.element();
-            self.threadblock(i, tb);
-        }
+        threadblocks(self);
         self.close(b']');
         self.close(b'}');
     }
 
-    fn threadblock(&mut self, id: usize, tb: &ThreadBlock) {
+    /// A thread block (an element of its rank's), whose `ops` writes its
+    /// ops.
+    fn threadblock(
+        &mut self,
+        id: usize,
+        channels: &Table,
+        remote_refs: &Table,
+        ops: impl FnOnce(&mut Json),
+    ) {
+        self.element();
         self.open(b'{');
-        self.objects_entry("channels", &tb.channels, |j, (kind, ids)| {
+        self.objects_entry("channels", channels, |j, (kind, ids)| {
             j.ints_entry("channel_ids", &ids[..]);
             j.str_entry("channel_type", kind.name());
         });
         self.int_entry("id", id);
-        self.ops_entry("ops", &tb.ops);
-        self.objects_entry("remote_buffer_refs", &tb.remote_refs, |j, (kind, ids)| {
+        self.key("ops");
+        self.open(b'[');
+        ops(self);
+        self.close(b']');
+        self.objects_entry("remote_buffer_refs", remote_refs, |j, (kind, ids)| {
             j.str_entry("access_channel_type", kind.name());
             j.ints_entry("remote_buffer_ids", &ids[..]);
         });
+        self.close(b'}');
+    }
+
+    /// An op, as an element of its list.
+    fn op_element(&mut self, op: &Op) {
+        self.element();
+        self.open(b'{');
+        self.op(op);
         self.close(b'}');
     }
 

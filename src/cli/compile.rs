@@ -183,10 +183,9 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
 pub(crate) fn write_plan_to(
     plan: &msclc::ir::Plan,
     pretty: bool,
-    out: impl Write,
+    mut out: impl Write,
 ) -> std::io::Result<()> {
-    // A megabyte at a time: allreduce at 128 ranks is 15 writes, not 257.
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, out);
+    // No buffer: the writer gathers its text into large writes itself.
     msclc::back::json::write_plan(plan, pretty, &mut out)?;
     out.write_all(b"\n")?;
     out.flush()

@@ -122,6 +122,35 @@ impl Clone for Op {
             ..*self
         }
     }
+
+    /// Into this op's own lists: the writer copies every op of a plan's
+    /// instances into one op, in turn, and allocates nothing for it.
+    fn clone_from(&mut self, source: &Op) {
+        let Op {
+            name,
+            channel,
+            channel_ids,
+            src,
+            dst,
+            tbg,
+            reduce_op,
+            data_sync,
+            barrier,
+            extra,
+            span,
+            context,
+        } = source;
+        self.channel_ids.clear();
+        self.channel_ids.extend_from_slice(channel_ids);
+        self.src.clear();
+        self.src.extend_from_slice(src);
+        self.dst.clear();
+        self.dst.extend_from_slice(dst);
+        self.extra.clone_from(extra);
+        (self.name, self.channel, self.tbg, self.reduce_op) = (*name, *channel, *tbg, *reduce_op);
+        (self.data_sync, self.barrier, self.span, self.context) =
+            (*data_sync, *barrier, *span, *context);
+    }
 }
 
 static NO_EXTRA: OpExtra = OpExtra {

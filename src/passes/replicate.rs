@@ -31,6 +31,16 @@ impl Layout {
         }
     }
 
+    /// Which item and copy go at `at` (out of `count` items' copies):
+    /// what `id` maps there.
+    fn copy_at(&self, at: u32, count: u32) -> (u32, u32) {
+        if self.interleaved {
+            (at / self.instances, at % self.instances)
+        } else {
+            (at % count, at / count)
+        }
+    }
+
     fn chunk(&self, index: u32, size: u32, total: u32, inst: u32) -> u32 {
         if self.interleaved {
             index * self.instances + inst * size
@@ -47,9 +57,9 @@ pub fn run(plan: &mut Plan, size: usize) {
     if instances <= 1 {
         return;
     }
-    let layout = Layout::of(&plan.options);
+    let options = &plan.options;
     super::each_rank(&mut plan.ranks, size * instances as usize, &|rank| {
-        *rank = replicate_rank(std::mem::take(rank), layout);
+        *rank = replicate_rank(std::mem::take(rank), options);
     });
     // The collective is now defined on the replicated buffers, as the
     // executor (and a plan read back from JSON) sees them: an AllToAll's
@@ -59,10 +69,86 @@ pub fn run(plan: &mut Plan, size: usize) {
     plan.collective.output_chunks *= instances;
 }
 
-/// `rank` of a plan with `options` whose instances were left to the
-/// writer: its copies, as `run` makes them.
-pub fn written_rank(rank: &RankPlan, options: &Options) -> RankPlan {
-    replicate_rank(rank.clone(), Layout::of(options))
+/// The copies of a rank of a plan whose instances were left to the writer
+/// (`passes::Instances::AsWritten`), made as `run` makes them but a
+/// thread block at a time, as the writer writes them: a rank's copies
+/// are never all held.
+#[derive(Clone, Copy)]
+pub struct Copies {
+    layout: Layout,
+    counts: ChunkCounts,
+    sizes: Sizes,
+}
+
+impl Copies {
+    pub fn of(rank: &RankPlan, options: &Options) -> Copies {
+        Copies {
+            layout: Layout::of(options),
+            counts: ChunkCounts {
+                input: rank.input_chunks,
+                output: rank.output_chunks,
+                scratch: rank.scratch_chunks,
+            },
+            sizes: Sizes {
+                memory: rank.memory_peers.len() as u32,
+                port: rank.port_peers.len() as u32,
+                switch: rank.switch_channels.len() as u32,
+                semaphores: rank.semaphores.len() as u32,
+                tbs: rank.threadblocks.len() as u32,
+            },
+        }
+    }
+
+    /// How many thread blocks the copies have.
+    pub fn threadblocks(&self) -> u32 {
+        self.sizes.tbs * self.layout.instances
+    }
+
+    /// Which of the rank's thread blocks, in which instance, is the
+    /// copies' thread block `at`.
+    pub fn threadblock_at(&self, at: u32) -> (usize, u32) {
+        let (tb, inst) = self.layout.copy_at(at, self.sizes.tbs);
+        (tb as usize, inst)
+    }
+
+    /// The rank as its copies have it, all but its thread blocks (none).
+    pub fn rank(&self, rank: &RankPlan) -> RankPlan {
+        let instances = self.layout.instances;
+        let layout = self.layout;
+        RankPlan {
+            input_chunks: rank.input_chunks * instances,
+            output_chunks: rank.output_chunks * instances,
+            scratch_chunks: rank.scratch_chunks * instances,
+            memory_peers: repeat(&rank.memory_peers, layout),
+            port_peers: repeat(&rank.port_peers, layout),
+            memory_origins: repeat(&rank.memory_origins, layout),
+            port_origins: repeat(&rank.port_origins, layout),
+            switch_channels: repeat(&rank.switch_channels, layout),
+            remote_buffers: rank.remote_buffers.clone(),
+            semaphores: repeat(&rank.semaphores, layout),
+            threadblocks: Vec::new(),
+        }
+    }
+
+    /// A thread block's table of channels, as instance `inst` has it.
+    pub fn channels(&self, channels: &Table, inst: u32) -> Table {
+        let ids_of = |kind: ChannelKind, ids: &Ids| -> Ids {
+            let count = self.sizes.channels(kind);
+            ids.iter()
+                .map(|id| self.layout.id(*id, count, inst))
+                .collect()
+        };
+        channels
+            .iter()
+            .map(|(kind, ids)| (*kind, ids_of(*kind, ids)))
+            .collect()
+    }
+
+    /// Moves a copy of an op to instance `inst`'s chunks, barriers and
+    /// semaphores.
+    pub fn shift(&self, op: &mut Op, inst: u32) {
+        shift_op(op, self.layout, inst, &self.counts, &self.sizes);
+    }
 }
 
 /// The number thread block `tb` of `rank` has in the first instance.
@@ -85,64 +171,34 @@ fn repeat<T: Clone>(items: &[T], layout: Layout) -> Vec<T> {
 /// The rank's copies; the last takes the original ops, the others clone
 /// them (a plan of many instances is mostly copies: one clone fewer per op,
 /// and no original left to free).
-fn replicate_rank(mut rank: RankPlan, layout: Layout) -> RankPlan {
-    let counts = ChunkCounts {
-        input: rank.input_chunks,
-        output: rank.output_chunks,
-        scratch: rank.scratch_chunks,
-    };
-    let sizes = Sizes {
-        memory: rank.memory_peers.len() as u32,
-        port: rank.port_peers.len() as u32,
-        switch: rank.switch_channels.len() as u32,
-        semaphores: rank.semaphores.len() as u32,
-        tbs: rank.threadblocks.len() as u32,
-    };
-    let mut tbs = vec![ThreadBlock::default(); rank.threadblocks.len() * layout.instances as usize];
-    for inst in 0..layout.instances {
-        let last = inst + 1 == layout.instances;
+fn replicate_rank(mut rank: RankPlan, options: &Options) -> RankPlan {
+    let copies = Copies::of(&rank, options);
+    let mut tbs = vec![ThreadBlock::default(); copies.threadblocks() as usize];
+    let instances = copies.layout.instances;
+    for inst in 0..instances {
+        let last = inst + 1 == instances;
         for (t, tb) in rank.threadblocks.iter_mut().enumerate() {
-            let channels = tb
-                .channels
-                .iter()
-                .map(|(kind, ids)| {
-                    (
-                        *kind,
-                        ids.iter()
-                            .map(|id| layout.id(*id, sizes.channels(*kind), inst))
-                            .collect(),
-                    )
-                })
-                .collect();
             let mut ops = match last {
                 true => std::mem::take(&mut tb.ops),
                 false => tb.ops.clone(),
             };
             for op in &mut ops {
-                shift_op(op, layout, inst, &counts, &sizes);
+                copies.shift(op, inst);
             }
-            tbs[layout.id(t as u32, sizes.tbs, inst) as usize] = ThreadBlock {
-                channels,
+            tbs[copies.layout.id(t as u32, copies.sizes.tbs, inst) as usize] = ThreadBlock {
+                channels: copies.channels(&tb.channels, inst),
                 remote_refs: tb.remote_refs.clone(),
                 ops,
             };
         }
     }
     RankPlan {
-        input_chunks: rank.input_chunks * layout.instances,
-        output_chunks: rank.output_chunks * layout.instances,
-        scratch_chunks: rank.scratch_chunks * layout.instances,
-        memory_peers: repeat(&rank.memory_peers, layout),
-        port_peers: repeat(&rank.port_peers, layout),
-        memory_origins: repeat(&rank.memory_origins, layout),
-        port_origins: repeat(&rank.port_origins, layout),
-        switch_channels: repeat(&rank.switch_channels, layout),
-        remote_buffers: rank.remote_buffers.clone(),
-        semaphores: repeat(&rank.semaphores, layout),
         threadblocks: tbs,
+        ..copies.rank(&rank)
     }
 }
 
+#[derive(Clone, Copy)]
 struct ChunkCounts {
     input: u32,
     output: u32,
@@ -159,6 +215,7 @@ impl ChunkCounts {
     }
 }
 
+#[derive(Clone, Copy)]
 struct Sizes {
     memory: u32,
     port: u32,
