@@ -45,7 +45,7 @@ pub fn write_plan(plan: &Plan, pretty: bool, mut out: impl Write) -> std::io::Re
     let mut j = Json::new(pretty, 0);
     j.open(b'{');
     j.int_entry("buffer_alignment", o.buffer_alignment);
-    j.str_entry("collective", plan.collective.name);
+    j.word_entry("collective", plan.collective.name);
     j.key("gpus");
     j.open(b'[');
     let ids: Vec<usize> = (0..plan.ranks.len()).collect();
@@ -76,9 +76,9 @@ pub fn write_plan(plan: &Plan, pretty: bool, mut out: impl Write) -> std::io::Re
     j.bool_entry("inplace", plan.collective.inplace);
     j.int_entry("max_message_size", o.max_message_size);
     j.int_entry("min_message_size", o.min_message_size);
-    j.str_entry("name", &plan.name);
+    j.string_entry("name", &plan.name);
     j.int_entry("num_threads_per_block", o.num_threads_per_block);
-    j.str_entry("protocol", o.protocol.name());
+    j.word_entry("protocol", o.protocol.name());
     j.bool_entry("reuse_resources", o.reuse_resources);
     j.bool_entry("use_double_scratch_buffer", o.use_double_scratch_buffer);
     j.close(b'}');
@@ -229,19 +229,14 @@ impl Json {
         }
     }
 
-    /// A string, escaped as serde_json escapes it (the plan's name is the
-    /// program's; every other string is one of msclc's names).
+    /// One of msclc's names (of an op, a channel or buffer type, ...),
+    /// which need no escapes.
     #[inline(always)]
-    fn str(&mut self, s: &str) {
-        let plain = s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\');
-        if plain {
-            self.text.push(b'"');
-            self.text.extend_from_slice(s.as_bytes());
-            self.text.push(b'"');
-        } else {
-            // Writing to a Vec cannot fail.
-            let _ = serde_json::to_writer(&mut self.text, s);
-        }
+    fn word(&mut self, word: &'static str) {
+        debug_assert!(word.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\'));
+        self.text.push(b'"');
+        self.text.extend_from_slice(word.as_bytes());
+        self.text.push(b'"');
     }
 
     #[inline(always)]
@@ -251,9 +246,17 @@ impl Json {
     }
 
     #[inline(always)]
-    fn str_entry(&mut self, key: &str, value: &str) {
+    fn word_entry(&mut self, key: &str, word: &'static str) {
         self.key(key);
-        self.str(value);
+        self.word(word);
+    }
+
+    /// The program's own text (the plan's name), escaped as serde_json
+    /// escapes it.
+    fn string_entry(&mut self, key: &str, text: &str) {
+        self.key(key);
+        // Writing to a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut self.text, text);
     }
 
     #[inline(always)]
@@ -300,7 +303,7 @@ impl Json {
             if !peers.is_empty() {
                 self.element();
                 self.open(b'{');
-                self.str_entry("channel_type", kind.name());
+                self.word_entry("channel_type", kind.name());
                 self.ints_entry("connected_to", peers);
                 self.close(b'}');
             }
@@ -308,8 +311,8 @@ impl Json {
         for sw in &r.switch_channels {
             self.element();
             self.open(b'{');
-            self.str_entry("buffer_type", sw.buffer.code());
-            self.str_entry("channel_type", "switch");
+            self.word_entry("buffer_type", sw.buffer.code());
+            self.word_entry("channel_type", "switch");
             self.objects_entry("rank_groups", &[&sw.ranks], |j, ranks| {
                 j.ints_entry("ranks", &ranks[..]);
                 j.int_entry("size", ranks.len());
@@ -325,11 +328,11 @@ impl Json {
             j.open(b'[');
             for kind in &b.access {
                 j.element();
-                j.str(kind.name());
+                j.word(kind.name());
             }
             j.close(b']');
             j.int_entry("rank", b.rank);
-            j.str_entry("type", b.kind.code());
+            j.word_entry("type", b.kind.code());
         });
         self.int_entry("scratch_chunks", r.scratch_chunks);
         self.objects_entry("semaphores", &r.semaphores, |j, &v| {
@@ -355,7 +358,7 @@ impl Json {
         self.open(b'{');
         self.objects_entry("channels", channels, |j, (kind, ids)| {
             j.ints_entry("channel_ids", &ids[..]);
-            j.str_entry("channel_type", kind.name());
+            j.word_entry("channel_type", kind.name());
         });
         self.int_entry("id", id);
         self.key("ops");
@@ -363,7 +366,7 @@ impl Json {
         ops(self);
         self.close(b']');
         self.objects_entry("remote_buffer_refs", remote_refs, |j, (kind, ids)| {
-            j.str_entry("access_channel_type", kind.name());
+            j.word_entry("access_channel_type", kind.name());
             j.ints_entry("remote_buffer_ids", &ids[..]);
         });
         self.close(b'}');
@@ -389,13 +392,13 @@ impl Json {
         let group = op.group_reduce();
         if let Some(g) = group {
             self.int_entry("buffer_offset", g.buffer_offset);
-            self.str_entry("buffer_type", g.buffer.code());
+            self.word_entry("buffer_type", g.buffer.code());
         }
         if op.writes_channel_ids() {
             self.ints_entry("channel_ids", &op.channel_ids[..]);
         }
         if let Some(kind) = op.channel {
-            self.str_entry("channel_type", kind.name());
+            self.word_entry("channel_type", kind.name());
         }
         let has_buffers = !op.src.is_empty() || !op.dst.is_empty();
         if has_buffers {
@@ -407,7 +410,7 @@ impl Json {
             self.int_entry("index", g.dst_index);
             self.int_entry("rank", g.dst_rank);
             self.int_entry("size", g.size);
-            self.str_entry("type", g.dst_kind.code());
+            self.word_entry("type", g.dst_kind.code());
             self.close(b'}');
         }
         let iter = op.iter_context();
@@ -418,7 +421,7 @@ impl Json {
             self.int_entry("unit_size", it.unit_size);
             self.close(b'}');
         }
-        self.str_entry("name", op.name.json());
+        self.word_entry("name", op.name.json());
         if let Some((_, n)) = op.barrier {
             self.int_entry("num_threadblocks", n);
         }
@@ -426,7 +429,7 @@ impl Json {
             self.ops_entry("ops", op.body());
         }
         if let Some(r) = op.reduce_op {
-            self.str_entry("reduce_op", r.name());
+            self.word_entry("reduce_op", r.name());
         }
         if !op.semaphore_ids().is_empty() {
             self.ints_entry("semaphore_ids", op.semaphore_ids());
@@ -460,7 +463,7 @@ impl Json {
             self.int_entry("switch_channel_id", id);
         }
         if let RefTarget::Local(kind) = r.target {
-            self.str_entry("type", kind.code());
+            self.word_entry("type", kind.code());
         }
     }
 }

@@ -140,16 +140,27 @@ impl Clone for Op {
             span,
             context,
         } = source;
-        self.channel_ids.clear();
-        self.channel_ids.extend_from_slice(channel_ids);
-        self.src.clear();
-        self.src.extend_from_slice(src);
-        self.dst.clear();
-        self.dst.extend_from_slice(dst);
+        refill(&mut self.channel_ids, channel_ids);
+        refill(&mut self.src, src);
+        refill(&mut self.dst, dst);
         self.extra.clone_from(extra);
         (self.name, self.channel, self.tbg, self.reduce_op) = (*name, *channel, *tbg, *reduce_op);
         (self.data_sync, self.barrier, self.span, self.context) =
             (*data_sync, *barrier, *span, *context);
+    }
+}
+
+/// `list` made a copy of `items`, in place: a list the length of the one
+/// copied before (ops much alike follow one another) is overwritten.
+fn refill<A: smallvec::Array>(list: &mut smallvec::SmallVec<A>, items: &[A::Item])
+where
+    A::Item: Copy,
+{
+    if list.len() == items.len() {
+        list.copy_from_slice(items);
+    } else {
+        list.clear();
+        list.extend_from_slice(items);
     }
 }
 
