@@ -65,10 +65,7 @@ fn the_passes_keep_how_signals_and_waits_balance() {
 #[test]
 fn instances_made_as_written_are_the_instances_made_at_once() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut cases: Vec<(std::path::PathBuf, Vec<(String, String)>)> = common::example_files()
-        .into_iter()
-        .map(|f| (f, Vec::new()))
-        .collect();
+    let mut cases = common::example_cases();
     let ring = root.join("examples/mscclpp/single_node/alltoall/alltoall_ring.mscl");
     cases.push((ring, vec![("num_gpus".into(), "64".into())]));
     let dir = std::env::temp_dir().join(format!("msclc-written-{}", std::process::id()));

@@ -54,10 +54,7 @@ fn main() {
 /// be written on several threads.
 fn plans_are_written_as_serde_json_writes_them() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut cases: Vec<(PathBuf, Vec<(String, String)>)> = common::example_files()
-        .into_iter()
-        .map(|f| (f, Vec::new()))
-        .collect();
+    let mut cases = common::example_cases();
     cases.push((
         root.join("examples/mscclpp/single_node/allreduce.mscl"),
         vec![("num_gpus".into(), "64".into())],

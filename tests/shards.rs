@@ -54,10 +54,7 @@ fn same_on_any_number_of_threads(
 #[test]
 fn every_example_is_the_same_plan_on_any_number_of_threads() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut cases: Vec<(PathBuf, Vec<(String, String)>)> = common::example_files()
-        .into_iter()
-        .map(|f| (f, Vec::new()))
-        .collect();
+    let mut cases = common::example_cases();
     for (port, ranks) in [
         ("single_node/allreduce.mscl", 32),
         ("single_node/allreduce_pkt.mscl", 16),

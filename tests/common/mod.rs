@@ -26,6 +26,20 @@ pub fn example_files() -> Vec<PathBuf> {
     files
 }
 
+/// `-D NAME=VALUE` settings, as the driver takes them.
+#[allow(dead_code)]
+pub type Defines = Vec<(String, String)>;
+
+/// Every example, each with no settings (its params' defaults): the start
+/// of a list of cases that adds some at other settings.
+#[allow(dead_code)]
+pub fn example_cases() -> Vec<(PathBuf, Defines)> {
+    example_files()
+        .into_iter()
+        .map(|f| (f, Vec::new()))
+        .collect()
+}
+
 /// Whether this machine has the NVIDIA driver library.
 #[allow(dead_code)] // not every test file that shares this module needs it
 pub fn has_cuda_driver() -> bool {
