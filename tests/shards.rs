@@ -77,6 +77,16 @@ fn every_example_is_the_same_plan_on_any_number_of_threads() {
     }
     for (path, defines) in &cases {
         let text = same_on_any_number_of_threads(path, defines, limits);
+        // The loops are there for their plans: a case that fails fails the
+        // same way on any number of threads, and shows nothing.
+        let loops = LOOPS_THAT_TOUCH_MORE
+            .iter()
+            .any(|(name, _)| path.ends_with(format!("{name}.mscl")));
+        assert!(
+            !(loops && text.contains("error")),
+            "{}:\n{text}",
+            path.display()
+        );
         if path.ends_with("warns_on_rank_5.mscl") {
             for values in [
                 "when r = 5, i = 32",
@@ -129,11 +139,19 @@ for r in 0..8 { rank(r).copy(rank(r).input[1], copied(r, (r + 1) % 8), tb: 1) }
 const HEADER_2: &str =
     "program \"p\" {\n    collective = test_collective(8, input_size: 2, output_size: 0)\n}\n";
 
-/// Loops over ranks whose first iterations touch only the rank of each,
-/// and later ones more (past the iterations every shard watches, or on a
-/// later run): another rank, a variable from outside, an early return. A
-/// shard that skipped other ranks' iterations then has it wrong.
-const LOOPS_THAT_TOUCH_MORE: [(&str, &str); 4] = [
+/// Loops over ranks whose iterations touch more than the rank of each: a
+/// switch channel all its members list; or whose first iterations touch
+/// only their rank, and later ones more (past the iterations every shard
+/// watches, or on a later run): another rank, a variable from outside, an
+/// early return. A shard that skipped other ranks' iterations then has it
+/// wrong.
+const LOOPS_THAT_TOUCH_MORE: [(&str, &str); 5] = [
+    (
+        // Each iteration makes a switch channel over its rank and the next:
+        // every member rank lists it.
+        "makes_a_switch_channel_of_two_ranks",
+        "for r in 0..8 {\n    let sw = switch_channel([r, (r + 1) % 8], input)\n    sw.at_rank(r).reduce(buffer_offset: 0, size: 1, dst_chunk: rank(r).input[1], tb: 0)\n}\n",
+    ),
     (
         "touches_another_rank_past_the_probe",
         "for r in 0..8 {\n    rank(r).copy(rank(r).input[1], rank(r).input[0], tb: 0)\n    if r == 6 { rank(1).copy(rank(1).input[1], rank(1).input[0], tb: 1) }\n}\n",
@@ -162,6 +180,73 @@ fn written(name: &str, text: &str) -> PathBuf {
     let path = dir.join(format!("{name}.mscl"));
     std::fs::write(&path, text).unwrap();
     path
+}
+
+/// Every example with one number of its program changed (to 0, 2 or 7,
+/// up to six places each): programs that now fail here or there, record
+/// other ops on other ranks, loop more or less. On one thread and on
+/// three, the same plan or the same errors, and the same warnings.
+#[test]
+fn changed_examples_are_the_same_on_one_thread_and_on_three() {
+    let small = |threads| Limits {
+        max_ops: 20_000,
+        max_iterations: 200_000,
+        ..limits(threads)
+    };
+    let mut failed = 0;
+    for path in common::example_files() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let numbers = numbers_after_params(&text);
+        let step = numbers.len() / 6 + 1;
+        for (k, at) in numbers.iter().step_by(step).enumerate() {
+            let value = ["0", "2", "7"][k % 3];
+            let changed = format!("{}{value}{}", &text[..at.start], &text[at.end..]);
+            let seen_on = |threads| {
+                let c = driver::compile_source_with(&path, changed.clone(), &[], small(threads));
+                (c.result.is_err(), seen(&c))
+            };
+            let (fails, one) = seen_on(1);
+            let (_, three) = seen_on(3);
+            assert!(
+                one == three,
+                "{} with {value} at byte {}: three threads differ from one:\n--- one\n{}\n--- three\n{}",
+                path.display(),
+                at.start,
+                &one[..one.len().min(2000)],
+                &three[..three.len().min(2000)]
+            );
+            failed += usize::from(fails);
+        }
+    }
+    // The changes reach the evaluator's errors, not only plans.
+    assert!(failed >= 20, "only {failed} changed examples fail");
+}
+
+/// Where the integer literals of `text` are, past its `param` lines (a
+/// param's default is a setting, not the algorithm).
+fn numbers_after_params(text: &str) -> Vec<std::ops::Range<usize>> {
+    let start = text
+        .match_indices("\nparam ")
+        .last()
+        .map_or(0, |(i, _)| i + 1 + text[i + 1..].find('\n').unwrap_or(0));
+    let bytes = text.as_bytes();
+    let mut found = Vec::new();
+    let mut i = start;
+    while i < bytes.len() {
+        let word_before = i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
+        if bytes[i].is_ascii_digit() && !word_before {
+            let end = (i..bytes.len())
+                .find(|&j| !bytes[j].is_ascii_alphanumeric())
+                .unwrap_or(bytes.len());
+            if text[i..end].bytes().all(|b| b.is_ascii_digit()) {
+                found.push(i..end);
+            }
+            i = end;
+        } else {
+            i += 1;
+        }
+    }
+    found
 }
 
 /// Errors in calls that one shard records and the others skip, the first
