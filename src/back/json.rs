@@ -49,15 +49,23 @@ pub fn write_plan(plan: &Plan, pretty: bool, mut out: impl Write) -> std::io::Re
     j.key("gpus");
     j.open(b'[');
     let ids: Vec<usize> = (0..plan.ranks.len()).collect();
-    // The longest rank's text so far: the room each next one starts with
-    // (ranks are much alike), rather than a copy at each doubling.
-    let longest = AtomicUsize::new(0);
+    // The most bytes a rank's text took per item of the rank so far: each
+    // next rank's text starts with room for its own items at that rate,
+    // rather than a copy at each doubling (and a small rank after a large
+    // one asks for little).
+    let bytes_per_item = AtomicUsize::new(0);
     for batch in ids.chunks(threads * RANKS_PER_THREAD) {
         let texts = crate::parallel::map(batch, threads, |&id| {
-            rank_text(plan, id, pretty, longest.load(Relaxed))
+            let items = items(plan, id);
+            let text = rank_text(plan, id, pretty, items * bytes_per_item.load(Relaxed));
+            // (A small rank's text is mostly its few fixed keys.)
+            if items >= 1024 {
+                let rate = text.len().div_ceil(items);
+                bytes_per_item.fetch_max(rate.min(MOST_BYTES_PER_ITEM), Relaxed);
+            }
+            text
         });
         for text in texts {
-            longest.fetch_max(text.len(), Relaxed);
             j.element();
             if text.len() < GATHERED_BYTES {
                 j.text.extend_from_slice(&text);
@@ -89,6 +97,27 @@ pub fn write_plan(plan: &Plan, pretty: bool, mut out: impl Write) -> std::io::Re
 /// be worth taking, few enough that a batch's text stays small (a rank of
 /// allreduce at 1,024 ranks is a megabyte).
 const RANKS_PER_THREAD: usize = 4;
+
+/// The most room a rank's text starts with for each of its items: more
+/// than any item takes (an op's own keys take about 60 bytes).
+const MOST_BYTES_PER_ITEM: usize = 256;
+
+/// What a rank's text grows with: its ops and their buffers and channels,
+/// its thread blocks, channels, remote buffers and semaphores, times the
+/// copies the writer makes of them.
+fn items(plan: &Plan, id: usize) -> usize {
+    let rank = &plan.ranks[id];
+    let ops = rank.threadblocks.iter().flat_map(|tb| tb.ops_with_bodies());
+    let of_ops: usize = ops
+        .map(|(op, _)| 1 + op.src.len() + op.dst.len() + op.channel_ids.len())
+        .sum();
+    let lists = rank.memory_peers.len()
+        + rank.port_peers.len()
+        + rank.remote_buffers.len()
+        + rank.semaphores.len()
+        + rank.threadblocks.len();
+    (of_ops + lists) * copies_to_make(plan)
+}
 
 /// Text is gathered up to this much before it is written: small ranks go
 /// out together, a large one on its own.
