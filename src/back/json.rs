@@ -247,11 +247,24 @@ impl Json {
     }
 
     #[inline(always)]
-    fn int(&mut self, value: impl itoa::Integer + TryInto<u8>) {
-        // Most of a plan's numbers are indices and sizes under ten: a
-        // byte, with no copy of a formatted buffer.
+    fn int(&mut self, value: impl itoa::Integer + TryInto<u16>) {
+        // Most of a plan's numbers are indices, sizes and ids under ten
+        // thousand: their digits go in as bytes of a known count, with no
+        // copy of a formatted buffer.
+        let digit = |n: u16| b'0' + (n % 10) as u8;
         match value.try_into() {
-            Ok(digit) if digit < 10 => self.text.push(b'0' + digit),
+            Ok(n) if n < 10 => self.text.push(digit(n)),
+            Ok(n) if n < 100 => self.text.extend_from_slice(&[digit(n / 10), digit(n)]),
+            Ok(n) if n < 1000 => {
+                self.text
+                    .extend_from_slice(&[digit(n / 100), digit(n / 10), digit(n)])
+            }
+            Ok(n) if n < 10000 => self.text.extend_from_slice(&[
+                digit(n / 1000),
+                digit(n / 100),
+                digit(n / 10),
+                digit(n),
+            ]),
             _ => self
                 .text
                 .extend_from_slice(itoa::Buffer::new().format(value).as_bytes()),
@@ -269,7 +282,7 @@ impl Json {
     }
 
     #[inline(always)]
-    fn int_entry(&mut self, key: &str, value: impl itoa::Integer + TryInto<u8>) {
+    fn int_entry(&mut self, key: &str, value: impl itoa::Integer + TryInto<u16>) {
         self.key(key);
         self.int(value);
     }
@@ -296,7 +309,7 @@ impl Json {
     }
 
     #[inline(always)]
-    fn ints_entry<T: itoa::Integer + TryInto<u8> + Copy>(&mut self, key: &str, values: &[T]) {
+    fn ints_entry<T: itoa::Integer + TryInto<u16> + Copy>(&mut self, key: &str, values: &[T]) {
         self.key(key);
         self.open(b'[');
         for &v in values {
@@ -493,6 +506,40 @@ impl Json {
         }
         if let RefTarget::Local(kind) = r.target {
             self.word_entry("type", kind.code());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Json;
+
+    /// Integers are written as their decimal digits, on both sides of
+    /// every count of digits the writer makes by hand.
+    #[test]
+    fn integers_are_their_digits() {
+        for n in [
+            0u64,
+            9,
+            10,
+            99,
+            100,
+            999,
+            1000,
+            9999,
+            10000,
+            65535,
+            65536,
+            u64::MAX,
+        ] {
+            let mut j = Json::new(false, 0);
+            j.int(n);
+            assert_eq!(j.text, n.to_string().into_bytes());
+        }
+        for n in [-1i64, -10, i64::MIN, 7] {
+            let mut j = Json::new(false, 0);
+            j.int(n);
+            assert_eq!(j.text, n.to_string().into_bytes());
         }
     }
 }
