@@ -5,8 +5,9 @@
 //! is millions of small objects of a few integer fields under known keys,
 //! and writing the keys' bytes and the integers (`itoa`) straight into a
 //! buffer is several times faster than serde_json's serializer, which
-//! escapes every key and passes every piece through a `Write`. Plans of a
-//! gigabyte (alltoall_ring at 512 ranks) were all writing. The text is
+//! escapes every key and passes every piece through a `Write` (the
+//! compile of a plan of gigabytes, alltoall_ring's at 512 ranks, was
+//! nearly all writing). The text is
 //! serde_json's to the byte all the same: keys in sorted order, as its maps
 //! and the reference keep them; compact, or indented as its
 //! `PrettyFormatter` indents with one space. tests/plan_json.rs holds
@@ -37,10 +38,6 @@ pub fn plan_to_json(plan: &Plan) -> Value {
 /// to the writer gets them here, a rank at a time
 /// (`passes::Instances::AsWritten`).
 pub fn write_plan(plan: &Plan, pretty: bool, mut out: impl Write) -> std::io::Result<()> {
-    let threads = match plan.size() * copies_to_make(plan) {
-        0..PARALLEL_SIZE => 1,
-        _ => crate::parallel::cores(),
-    };
     let o = &plan.options;
     let mut j = Json::new(pretty, 0);
     j.open(b'{');
@@ -48,6 +45,32 @@ pub fn write_plan(plan: &Plan, pretty: bool, mut out: impl Write) -> std::io::Re
     j.word_entry("collective", plan.collective.name);
     j.key("gpus");
     j.open(b'[');
+    write_ranks(plan, pretty, &mut j, &mut out)?;
+    j.close(b']');
+    j.bool_entry("inplace", plan.collective.inplace);
+    j.int_entry("max_message_size", o.max_message_size);
+    j.int_entry("min_message_size", o.min_message_size);
+    j.string_entry("name", &plan.name);
+    j.int_entry("num_threads_per_block", o.num_threads_per_block);
+    j.word_entry("protocol", o.protocol.name());
+    j.bool_entry("reuse_resources", o.reuse_resources);
+    j.bool_entry("use_double_scratch_buffer", o.use_double_scratch_buffer);
+    j.close(b'}');
+    out.write_all(&j.text)
+}
+
+/// The plan's ranks, each an element of the `gpus` list open in `j`; the
+/// text gathered in `j` goes to `out` as it grows.
+fn write_ranks(
+    plan: &Plan,
+    pretty: bool,
+    j: &mut Json,
+    out: &mut impl Write,
+) -> std::io::Result<()> {
+    let threads = match plan.size() * copies_to_make(plan) {
+        0..PARALLEL_SIZE => 1,
+        _ => crate::parallel::cores(),
+    };
     let ids: Vec<usize> = (0..plan.ranks.len()).collect();
     // The most bytes a rank's text took per item of the rank so far: each
     // next rank's text starts with room for its own items at that rate,
@@ -80,17 +103,7 @@ pub fn write_plan(plan: &Plan, pretty: bool, mut out: impl Write) -> std::io::Re
             }
         }
     }
-    j.close(b']');
-    j.bool_entry("inplace", plan.collective.inplace);
-    j.int_entry("max_message_size", o.max_message_size);
-    j.int_entry("min_message_size", o.min_message_size);
-    j.string_entry("name", &plan.name);
-    j.int_entry("num_threads_per_block", o.num_threads_per_block);
-    j.word_entry("protocol", o.protocol.name());
-    j.bool_entry("reuse_resources", o.reuse_resources);
-    j.bool_entry("use_double_scratch_buffer", o.use_double_scratch_buffer);
-    j.close(b'}');
-    out.write_all(&j.text)
+    Ok(())
 }
 
 /// Ranks a thread makes into text at a time: enough for a thread's turn to
