@@ -93,24 +93,8 @@ pub fn set_ceiling(bytes: u64) {
 /// machine has available now, whichever is less; `None` where neither is
 /// known.
 pub fn available() -> Option<u64> {
-    let mut most: Option<u64> = None;
-    #[cfg(unix)]
-    {
-        let mut rlimit = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit writes the struct it is given.
-        if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut rlimit) } == 0
-            && rlimit.rlim_cur != libc::RLIM_INFINITY
-        {
-            let mapped = mapped_bytes().unwrap_or(0);
-            // (`rlim_t` is u64 here, not on every system.)
-            #[allow(clippy::unnecessary_cast)]
-            let limit = rlimit.rlim_cur as u64;
-            most = Some(limit.saturating_sub(mapped));
-        }
-    }
+    let mut most =
+        address_space_limit().map(|limit| limit.saturating_sub(mapped_bytes().unwrap_or(0)));
     if let Some(free) = machine_available() {
         most = Some(most.map_or(free, |m| m.min(free)));
     }
@@ -121,6 +105,12 @@ pub fn available() -> Option<u64> {
 /// the stack of every thread it starts is taken from the room its memory
 /// budgets were measured in.
 pub fn address_space_limited() -> bool {
+    address_space_limit().is_some()
+}
+
+/// The process's address-space limit (`ulimit -v`) in bytes, where it has
+/// one.
+fn address_space_limit() -> Option<u64> {
     #[cfg(unix)]
     {
         let mut rlimit = libc::rlimit {
@@ -129,11 +119,14 @@ pub fn address_space_limited() -> bool {
         };
         // SAFETY: getrlimit writes the struct it is given.
         let known = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut rlimit) } == 0;
-        known && rlimit.rlim_cur != libc::RLIM_INFINITY
+        // (`rlim_t` is u64 here, not on every system.)
+        #[allow(clippy::unnecessary_cast)]
+        let limit = rlimit.rlim_cur as u64;
+        (known && rlimit.rlim_cur != libc::RLIM_INFINITY).then_some(limit)
     }
     #[cfg(not(unix))]
     {
-        false
+        None
     }
 }
 
