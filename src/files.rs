@@ -7,9 +7,9 @@
 //! Writing: every file
 //! msclc writes (a plan, CUDA source, a formatted program, installed
 //! plans, traces and pictures, cached cubins) goes to a temporary file in
-//! the same folder, is synced, and is renamed over its name. A kill, a
-//! full disk or a file-size limit at any moment leaves the old file or the
-//! new one, never a fragment. A symbolic link is written through: the file
+//! the same folder, is synced (but for a plan, which msclc can make again),
+//! and then takes its name. A kill, a full disk or a file-size limit at any
+//! moment leaves the old file or the new one, never a fragment. A symbolic link is written through: the file
 //! it names gets the new contents, the link stays a link. A device, a pipe
 //! or a socket (`-o /dev/null`, `-o /dev/stdout`) is written into as it
 //! is: it keeps no contents to lose, and a file renamed over it would take
@@ -83,7 +83,8 @@ fn replace(
     durable: bool,
 ) -> std::io::Result<()> {
     let target = through_links(path);
-    if std::fs::metadata(&target).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+    let old = std::fs::metadata(&target).ok();
+    if old.as_ref().is_some_and(|m| !m.is_file() && !m.is_dir()) {
         let file = std::fs::OpenOptions::new().write(true).open(&target)?;
         let mut out = BufWriter::new(file);
         fill(&mut out)?;
@@ -97,7 +98,7 @@ fn replace(
             .open(&temp)?;
         // A file that existed keeps its permissions (a script stays
         // executable, a private file private).
-        if let Ok(old) = std::fs::metadata(&target) {
+        if let Some(old) = &old {
             file.set_permissions(old.permissions())?;
         }
         let mut out = BufWriter::new(file);
@@ -107,12 +108,57 @@ fn replace(
         if durable {
             file.sync_all()?;
         }
-        std::fs::rename(&temp, &target)
+        put_in_place(&temp, &target, old.is_some_and(|m| m.is_file()))
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&temp);
     }
     result
+}
+
+/// Gives the file `temp` the name `target` in one step for any reader
+/// (`replacing` a regular file there). On Linux a file is exchanged with
+/// the one it replaces, which is then removed under the temporary name:
+/// ext4 writes a file renamed over another to the disk at once (its
+/// `auto_da_alloc`, for programs that never sync), and for a plan of 39 MB
+/// that took 17 ms, half as long again as compiling it; an exchange is no
+/// rename over, and the plan is written back as any write is.
+fn put_in_place(temp: &Path, target: &Path, replacing: bool) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    if replacing && exchange(temp, target).is_ok() {
+        // The old file, under the temporary name now. Should it stay (the
+        // folder changed since), the new file has its name all the same.
+        let _ = std::fs::remove_file(temp);
+        return Ok(());
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = replacing;
+    std::fs::rename(temp, target)
+}
+
+/// Swaps the names `a` and `b` of two existing files, at once
+/// (`renameat2` with `RENAME_EXCHANGE`); an error where the file system
+/// cannot.
+#[cfg(target_os = "linux")]
+fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let a = CString::new(a.as_os_str().as_bytes())?;
+    let b = CString::new(b.as_os_str().as_bytes())?;
+    // SAFETY: two NUL-terminated paths, alive across the call.
+    let done = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    match done {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
 }
 
 /// The file `path` names after following symbolic links (itself when it is
@@ -202,6 +248,38 @@ mod tests {
         assert_eq!(left.len(), 1, "{left:?}");
         write(&path, b"new").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_plan_written_over_a_file_replaces_it_and_leaves_nothing_else() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = scratch("over");
+        let path = dir.join("plan.json");
+        std::fs::write(&path, "old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        // Another name of the old file keeps the old contents, as a rename
+        // over it leaves them.
+        std::fs::hard_link(&path, dir.join("kept.json")).unwrap();
+        write_output_with(&path, |out| out.write_all(b"new")).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("kept.json")).unwrap(),
+            "old"
+        );
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let mut left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["kept.json", "plan.json"]);
+        // A folder is not a file to write over: refused, and left as it was.
+        std::fs::create_dir(dir.join("sub")).unwrap();
+        assert!(write_output_with(&dir.join("sub"), |out| out.write_all(b"x")).is_err());
+        assert!(dir.join("sub").is_dir());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
