@@ -97,6 +97,7 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
+    msclc::memory::grow_heaps_in_large_steps();
     match std::thread::Builder::new()
         .stack_size(msclc::STACK_BYTES)
         .spawn(command)

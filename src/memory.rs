@@ -82,6 +82,23 @@ pub fn keep_freed_memory() {
     }
 }
 
+/// Makes every heap the allocator makes from now on start with room for
+/// 16 MB more than it was made for. glibc grows the heap of a thread's
+/// own arena (a compile runs on a thread of its own, and so does each
+/// shard) by what each allocation lacks, a `mprotect` a page or two at a
+/// time: 171 of them for allreduce at 16 ranks, 1,212 at 128; with the
+/// room, 12 and 33, and the first compile 0.3 ms faster. Memory not yet
+/// touched costs nothing; a heap keeps this much of what it frees at its
+/// end (the language server's too) rather than hand it back. Called
+/// before any thread starts, so that every arena is made with it.
+pub fn grow_heaps_in_large_steps() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets glibc's allocation thresholds.
+    unsafe {
+        libc::mallopt(libc::M_TOP_PAD, 16 << 20);
+    }
+}
+
 /// Makes [`Counting`] stop the process (E0810, exit status 2) at an
 /// allocation that would take the live bytes past `bytes`.
 pub fn set_ceiling(bytes: u64) {
