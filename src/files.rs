@@ -126,10 +126,13 @@ fn replace(
 fn put_in_place(temp: &Path, target: &Path, replacing: bool) -> std::io::Result<()> {
     #[cfg(target_os = "linux")]
     if replacing && exchange(temp, target).is_ok() {
-        // The old file, under the temporary name now. Should it stay (the
-        // folder changed since), the new file has its name all the same.
-        let _ = std::fs::remove_file(temp);
-        return Ok(());
+        // The old file, under the temporary name now.
+        if std::fs::remove_file(temp).is_ok() {
+            return Ok(());
+        }
+        // What had the name is no file any more (a folder made there
+        // since): it gets its name back, and the rename says why not.
+        exchange(temp, target)?;
     }
     #[cfg(not(target_os = "linux"))]
     let _ = replacing;
