@@ -7,9 +7,10 @@
 //! Writing: every file
 //! msclc writes (a plan, CUDA source, a formatted program, installed
 //! plans, traces and pictures, cached cubins) goes to a temporary file in
-//! the same folder, is synced (but for a plan, which msclc can make again),
-//! and then takes its name. A kill, a full disk or a file-size limit at any
-//! moment leaves the old file or the new one, never a fragment. A symbolic link is written through: the file
+//! the same folder, is synced (but for a plan, which msclc can make
+//! again), and then takes its name. A kill, a full disk or a file-size
+//! limit at any moment leaves the old file or the new one, never a
+//! fragment. A symbolic link is written through: the file
 //! it names gets the new contents, the link stays a link. A device, a pipe
 //! or a socket (`-o /dev/null`, `-o /dev/stdout`) is written into as it
 //! is: it keeps no contents to lose, and a file renamed over it would take
@@ -120,9 +121,9 @@ fn replace(
 /// (`replacing` a regular file there). On Linux a file is exchanged with
 /// the one it replaces, which is then removed under the temporary name:
 /// ext4 writes a file renamed over another to the disk at once (its
-/// `auto_da_alloc`, for programs that never sync), and for a plan of 39 MB
-/// that took 17 ms, half as long again as compiling it; an exchange is no
-/// rename over, and the plan is written back as any write is.
+/// `auto_da_alloc`, for programs that never sync): 17 ms for a plan of
+/// 39 MB, half as long as compiling it. An exchange is no rename over, and
+/// the plan is written back as any write is.
 fn put_in_place(temp: &Path, target: &Path, replacing: bool) -> std::io::Result<()> {
     #[cfg(target_os = "linux")]
     if replacing && exchange(temp, target).is_ok() {

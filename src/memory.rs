@@ -87,7 +87,7 @@ pub fn keep_freed_memory() {
 /// own arena (a compile runs on a thread of its own, and so does each
 /// shard) by what each allocation lacks, a `mprotect` a page or two at a
 /// time: 171 of them for allreduce at 16 ranks, 1,212 at 128; with the
-/// room, 12 and 33, and the first compile 0.3 ms faster. Memory not yet
+/// room, 9 and 33, and the first compile 0.2 ms faster. Memory not yet
 /// touched costs nothing; a heap keeps this much of what it frees at its
 /// end (the language server's too) rather than hand it back. Called
 /// before any thread starts, so that every arena is made with it.
