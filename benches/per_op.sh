@@ -45,10 +45,15 @@ $1
 EOF
 }
 
-# The instructions a compile of $1 takes with reps=$2.
+# The instructions a compile of $1 takes with reps=$2; a compile that
+# fails prints what msclc said and stops the script.
 instructions() {
-  valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$1" -D reps="$2" -q -o "$work/plan.json" 2>&1 |
-    awk '/refs:/ { gsub(",", "", $4); print $4 }'
+  if ! valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$1" -D reps="$2" -q \
+    -o "$work/plan.json" >"$work/log" 2>&1; then
+    cat "$work/log" >&2
+    exit 1
+  fi
+  awk '/refs:/ { gsub(",", "", $4); print $4 }' "$work/log"
 }
 
 # name, per (what one unit is), units each rep adds, loop body.
@@ -61,7 +66,7 @@ cases=(
         for peer in 0..$n where peer != gpu { channels[(peer, gpu)].put(rank(peer).input[index], mine, tb: tb) }"
 )
 
-printf '%-18s %14s\n' case instructions
+printf '%-18s %s\n' case instructions
 for entry in "${cases[@]}"; do
   # The body's lines are read too (up to the end, which `read` reports).
   IFS='|' read -r -d '' name per units body <<<"$entry" || true
@@ -69,5 +74,5 @@ for entry in "${cases[@]}"; do
   program "$body" >"$file"
   low=$(instructions "$file" 8)
   high=$(instructions "$file" 16)
-  printf '%-18s %8d per %s\n' "$name" "$(((high - low) / (8 * units)))" "$per"
+  printf '%-18s %d per %s\n' "$name" "$(((high - low) / (8 * units)))" "$per"
 done

@@ -97,7 +97,11 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
-    msclc::memory::grow_heaps_in_large_steps();
+    // Before the command line is parsed: the compile thread's heap is
+    // made as it starts. `lsp` can only come first.
+    if std::env::args_os().nth(1).is_none_or(|a| a != "lsp") {
+        msclc::memory::grow_heaps_in_large_steps();
+    }
     match std::thread::Builder::new()
         .stack_size(msclc::STACK_BYTES)
         .spawn(command)

@@ -89,8 +89,11 @@ pub fn keep_freed_memory() {
 /// time: 171 of them for allreduce at 16 ranks, 1,212 at 128; with the
 /// room, 9 and 33, and the first compile 0.2 ms faster. Memory not yet
 /// touched costs nothing; a heap keeps this much of what it frees at its
-/// end (the language server's too) rather than hand it back. Called
-/// before any thread starts, so that every arena is made with it.
+/// end rather than hand it back. Called before any thread starts, so that
+/// every arena is made with it; not for the language server, which keeps
+/// glibc's defaults (setting the pad also fixes the size past which a
+/// block gets a mapping of its own, which glibc otherwise raises as a
+/// long-lived process frees large blocks).
 pub fn grow_heaps_in_large_steps() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets glibc's allocation thresholds.

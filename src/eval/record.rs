@@ -291,7 +291,7 @@ impl Recorder {
     /// The position of `id` in the `kind` list of thread block `tb`'s
     /// `table`, added there if new. A short list is scanned (most hold a
     /// few ids, and a scan beats hashing them); past `SCANNED` ids (an
-    /// all-pairs block at hundreds of ranks), the list gets a table of
+    /// all-pairs block past 16 ranks), the list gets a table of
     /// positions by id, so that a block of 2,000 channels costs no more
     /// per op than one of 20.
     fn table_position(
