@@ -262,14 +262,27 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// A file at `path` holding "old", with permissions `mode`.
+    #[cfg(unix)]
+    fn old_file(path: &Path, mode: u32) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(path, "old").unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    /// The permissions of the file at `path`.
+    #[cfg(unix)]
+    fn mode_of(path: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
     #[cfg(unix)]
     #[test]
     fn a_plan_written_over_a_file_replaces_it_and_leaves_nothing_else() {
-        use std::os::unix::fs::PermissionsExt;
         let dir = scratch("over");
         let path = dir.join("plan.json");
-        std::fs::write(&path, "old").unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        old_file(&path, 0o600);
         // Another name of the old file keeps the old contents, as a rename
         // over it leaves them.
         std::fs::hard_link(&path, dir.join("kept.json")).unwrap();
@@ -279,8 +292,7 @@ mod tests {
             std::fs::read_to_string(dir.join("kept.json")).unwrap(),
             "old"
         );
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600);
+        assert_eq!(mode_of(&path), 0o600);
         let mut left: Vec<_> = std::fs::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().file_name())
@@ -297,11 +309,9 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_link_is_written_through_and_stays_a_link() {
-        use std::os::unix::fs::PermissionsExt;
         let dir = scratch("link");
         let real = dir.join("real.mscl");
-        std::fs::write(&real, "old").unwrap();
-        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+        old_file(&real, 0o640);
         let link = dir.join("link.mscl");
         std::os::unix::fs::symlink(&real, &link).unwrap();
         write(&link, b"new").unwrap();
@@ -310,8 +320,7 @@ mod tests {
             .file_type()
             .is_symlink());
         assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
-        let mode = std::fs::metadata(&real).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o640);
+        assert_eq!(mode_of(&real), 0o640);
         assert!(same_file(&link, &real));
         assert!(!same_file(&link, &dir.join("other")));
         std::fs::remove_dir_all(&dir).unwrap();
