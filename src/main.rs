@@ -66,9 +66,6 @@ enum Command {
 }
 
 fn run_command(cli: Cli) -> ExitCode {
-    if !matches!(cli.command, Some(Command::Lsp)) {
-        msclc::memory::keep_freed_memory();
-    }
     match cli.command {
         None => cli::compile::exec(&cli.compile),
         Some(Command::Compile(args)) => cli::compile::exec(&args),
@@ -100,7 +97,7 @@ fn main() -> ExitCode {
     // Before the command line is parsed: the compile thread's heap is
     // made as it starts. `lsp` can only come first.
     if std::env::args_os().nth(1).is_none_or(|a| a != "lsp") {
-        msclc::memory::grow_heaps_in_large_steps();
+        msclc::memory::tune_for_a_short_command();
     }
     match std::thread::Builder::new()
         .stack_size(msclc::STACK_BYTES)

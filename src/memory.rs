@@ -66,38 +66,29 @@ pub fn peak_bytes() -> u64 {
     PEAK.load(Relaxed).max(0) as u64
 }
 
-/// Keeps memory a command frees for its own later allocations instead of
-/// giving it back to the system at once: a compile frees the evaluator's
+/// Sets glibc's allocator for a short command, before any thread starts
+/// (so that every arena is made with it). The language server keeps
+/// glibc's defaults, which adapt to a long-lived process.
+///
+/// Memory a command frees is kept for its own later allocations instead
+/// of going back to the system at once: a compile frees the evaluator's
 /// values and allocates the passes' ops right after, and fresh pages cost
 /// a fault each (a tenth of compiling a plan of 16 instances). Blocks up
 /// to 32 MB (glibc's most) come from the heap rather than mappings of
-/// their own. For short commands; the language server keeps the default.
-pub fn keep_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets glibc's allocation thresholds; it is
-    // called before the command allocates on other threads.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, i32::MAX);
-    }
-}
-
-/// Makes every heap the allocator makes from now on start with room for
-/// 16 MB more than it was made for. glibc grows the heap of a thread's
-/// own arena (a compile runs on a thread of its own, and so does each
-/// shard) by what each allocation lacks, a `mprotect` a page or two at a
-/// time: 171 of them for allreduce at 16 ranks, 1,212 at 128; with the
-/// room, 9 and 33, and the first compile 0.2 ms faster. Memory not yet
-/// touched costs nothing; a heap keeps this much of what it frees at its
-/// end rather than hand it back. Called before any thread starts, so that
-/// every arena is made with it; not for the language server, which keeps
-/// glibc's defaults (setting the pad also fixes the size past which a
-/// block gets a mapping of its own, which glibc otherwise raises as a
-/// long-lived process frees large blocks).
-pub fn grow_heaps_in_large_steps() {
+/// their own.
+///
+/// Every heap starts with room for 16 MB more than it was made for: glibc
+/// grows the heap of a thread's own arena (a compile runs on a thread of
+/// its own, and so does each shard) by what each allocation lacks, a
+/// `mprotect` a page or two at a time: 171 of them for allreduce at 16
+/// ranks, 1,212 at 128; with the room, 9 and 33, and the compile 0.2 ms
+/// faster. Memory not yet touched costs nothing.
+pub fn tune_for_a_short_command() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets glibc's allocation thresholds.
     unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, i32::MAX);
         libc::mallopt(libc::M_TOP_PAD, 16 << 20);
     }
 }
