@@ -10,11 +10,14 @@
 #   bash benches/scale.sh 64 128       # only these rank counts
 #
 # --max-ops is raised: the default bounds a runaway loop, not a plan this
-# large on purpose.
+# large on purpose. MSCLC names a msclc already built (on a machine
+# without cargo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet
-bin=target/release/msclc
+if [ -z "${MSCLC:-}" ]; then
+  cargo build --release --quiet
+fi
+bin=${MSCLC:-target/release/msclc}
 out=$(mktemp)
 log=$(mktemp)
 trap 'rm -f "$out" "$log"' EXIT

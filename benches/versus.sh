@@ -11,12 +11,16 @@
 # Part 2 compiles each case with --timings and prints the whole compile
 # against its "write" stage (writing the text of the plan already in memory),
 # with peak memory. Needs GNU time (/usr/bin/time).
+# On a machine without cargo: MSCLC names a msclc already built, and
+# MSCLC_REFERENCE the reference DSL where it is not in ../shared.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet
-bin=$PWD/target/release/msclc
+if [ -z "${MSCLC:-}" ]; then
+  cargo build --release --quiet
+fi
+bin=${MSCLC:-$PWD/target/release/msclc}
 ports=examples/mscclpp
-reference=../shared/reference-dsl
+reference=${MSCLC_REFERENCE:-../shared/reference-dsl}
 pythonpath=${MSCLC_PYTHONPATH:-$PWD/target/ci-python}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
