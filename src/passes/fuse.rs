@@ -23,7 +23,7 @@
 //! seam in its order: the plan is the reference's to the last `nop`.
 
 use super::set_order::PySet;
-use crate::ir::{BufRef, BufRefs, ChannelKind, DataSync, Op, OpName, RefTarget};
+use crate::ir::{BufRef, BufRefs, ChannelKind, DataSync, Ids, Op, OpName, RefTarget};
 
 /// Fuses a thread block's ops; a pipeline's body is fused when the
 /// pipeline's turn comes to be fused with what follows it.
@@ -92,7 +92,9 @@ impl Fuser {
 /// run of fusions has ended.
 fn list_channels(op: Option<&mut Op>, channels: Option<PySet>) {
     if let (Some(op), Some(set)) = (op, channels) {
-        op.channel_ids = set.keys().collect();
+        // Made at its size: the keys' iterator cannot say how many.
+        op.channel_ids = Ids::with_capacity(set.size());
+        op.channel_ids.extend(set.keys());
     }
 }
 

@@ -55,6 +55,11 @@ impl PySet {
         self.copy_in_place();
     }
 
+    /// How many keys the set holds.
+    pub fn size(&self) -> usize {
+        self.used
+    }
+
     /// The keys in iteration order.
     pub fn keys(&self) -> impl Iterator<Item = u32> + '_ {
         self.table.iter().flatten().copied()
