@@ -144,6 +144,49 @@ for r in 0..2 {{
     )
 }
 
+/// A copy of a switch reference moves through its channel's buffer: with
+/// the copies one after another (`none`), a broadcast into the output
+/// buffer goes to the copy's own output chunks, not to an offset counted in
+/// input chunks (which the fuzzer found past the end of the output, in a
+/// plan `msclc sim` then refused to read). The reference compiler fails on
+/// a `none` plan of several instances that moves chunks; interleaved
+/// copies moved right before.
+#[test]
+fn copies_of_a_switch_reference_move_through_its_channels_buffer() {
+    for (policy, want) in [("none", [1, 3, 5]), ("interleaved", [3, 4, 5])] {
+        let text = format!(
+            r#"program "copies" {{
+    collective = allgather(2, chunk_factor: 1, inplace: false)
+    instances = 3
+    replication_policy = {policy}
+}}
+switch_channel([0, 1], output).at_rank(0).broadcast(rank(0).input[0], buffer_offset: 1, size: 1, tb: 0)
+"#
+        );
+        let c = driver::compile_source(Path::new("copies.mscl"), text, &[]);
+        let plan = c
+            .result
+            .unwrap_or_else(|d| panic!("{policy}: {}", c.sources.render(&d)));
+        let mut json = Vec::new();
+        msclc::back::json::write_plan(&plan, false, &mut json).unwrap();
+        let json = String::from_utf8(json).unwrap();
+        let read = msclc::front::plan_json::read_plan(&json).unwrap_or_else(|e| {
+            panic!(
+                "{policy}: the plan does not read back: {}",
+                e.diagnostic().message
+            )
+        });
+        let stores: Vec<u32> = read.ranks[0]
+            .threadblocks
+            .iter()
+            .flat_map(|tb| &tb.ops)
+            .map(|op| op.dst[0].index)
+            .collect();
+        // Two output chunks an instance: the broadcast's offset 1 in each.
+        assert_eq!(stores, want, "{policy}");
+    }
+}
+
 /// The ports follow their source programs for other sizes than the manifest
 /// lists: each one with a rank-count param compiles at other valid values,
 /// and the plan has the rank count asked for.

@@ -180,7 +180,7 @@ fn rank_text(plan: &Plan, id: usize, pretty: bool, room: usize) -> Vec<u8> {
                         }
                         None => copy.insert(op.clone()),
                     };
-                    copies.shift(copy, inst);
+                    copies.shift(copy, tb, inst);
                     j.op_element(copy);
                 }
             });

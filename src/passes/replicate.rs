@@ -73,11 +73,13 @@ pub fn run(plan: &mut Plan, size: usize) {
 /// (`passes::Instances::AsWritten`), made as `run` makes them but a
 /// thread block at a time, as the writer writes them: a rank's copies
 /// are never all held.
-#[derive(Clone, Copy)]
 pub struct Copies {
     layout: Layout,
     counts: ChunkCounts,
     sizes: Sizes,
+    /// The buffer of each of the rank's switch channels: what a copy of a
+    /// switch reference moves through.
+    switch_buffers: Vec<BufferKind>,
 }
 
 impl Copies {
@@ -96,6 +98,7 @@ impl Copies {
                 semaphores: rank.semaphores.len() as u32,
                 tbs: rank.threadblocks.len() as u32,
             },
+            switch_buffers: rank.switch_channels.iter().map(|c| c.buffer).collect(),
         }
     }
 
@@ -144,10 +147,21 @@ impl Copies {
             .collect()
     }
 
-    /// Moves a copy of an op to instance `inst`'s chunks, barriers and
-    /// semaphores.
-    pub fn shift(&self, op: &mut Op, inst: u32) {
-        shift_op(op, self.layout, inst, &self.counts, &self.sizes);
+    /// Moves a copy of an op of thread block `tb` to instance `inst`'s
+    /// chunks, barriers and semaphores.
+    pub fn shift(&self, op: &mut Op, tb: &ThreadBlock, inst: u32) {
+        let switch_ids = tb.channel_ids(ChannelKind::Switch);
+        // A switch reference is into the buffer its channel was made over
+        // (the evaluator made the channel before the reference).
+        let switch_buffer = |id: u32| self.switch_buffers[switch_ids[id as usize] as usize];
+        shift_op(
+            op,
+            self.layout,
+            inst,
+            &self.counts,
+            &self.sizes,
+            &switch_buffer,
+        );
     }
 }
 
@@ -183,7 +197,7 @@ fn replicate_rank(mut rank: RankPlan, options: &Options) -> RankPlan {
                 false => tb.ops.clone(),
             };
             for op in &mut ops {
-                copies.shift(op, inst);
+                copies.shift(op, tb, inst);
             }
             tbs[copies.layout.id(t as u32, copies.sizes.tbs, inst) as usize] = ThreadBlock {
                 channels: copies.channels(&tb.channels, inst),
@@ -236,7 +250,14 @@ impl Sizes {
 
 /// Moves a copy of an op to instance `inst`'s chunks, barriers and
 /// semaphores.
-fn shift_op(op: &mut Op, layout: Layout, inst: u32, counts: &ChunkCounts, sizes: &Sizes) {
+fn shift_op(
+    op: &mut Op,
+    layout: Layout,
+    inst: u32,
+    counts: &ChunkCounts,
+    sizes: &Sizes,
+    switch_buffer: &dyn Fn(u32) -> BufferKind,
+) {
     let chunk = |r: &mut BufRef, total: u32| r.index = layout.chunk(r.index, r.size, total, inst);
     // The reference moves every chunk of an op but the packet copies a
     // fused reduce-and-copy (`recpkt`, `recspkt`) writes: local
@@ -263,7 +284,7 @@ fn shift_op(op: &mut Op, layout: Layout, inst: u32, counts: &ChunkCounts, sizes:
     for r in op.src.iter_mut().chain(moved_dst) {
         let total = match r.target {
             RefTarget::Local(kind) | RefTarget::Remote { kind, .. } => counts.of(kind),
-            RefTarget::Switch { .. } => counts.of(BufferKind::Input),
+            RefTarget::Switch { id } => counts.of(switch_buffer(id)),
         };
         chunk(r, total);
     }
@@ -279,7 +300,7 @@ fn shift_op(op: &mut Op, layout: Layout, inst: u32, counts: &ChunkCounts, sizes:
             *s = layout.id(*s, sizes.semaphores, inst);
         }
         for inner in &mut extra.body {
-            shift_op(inner, layout, inst, counts, sizes);
+            shift_op(inner, layout, inst, counts, sizes, switch_buffer);
         }
     }
 }
