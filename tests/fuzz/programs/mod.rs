@@ -156,7 +156,6 @@ pub(crate) struct Gen {
     /// of one that is likely out of range (a runtime error, not a type
     /// error): programs with none get furthest into the compiler.
     pub(crate) wildness: u64,
-    pub(crate) known: bool,
     pub(crate) vars: Vec<Var>,
     pub(crate) fns: Vec<UserFn>,
     /// The collective's rank count and a chunk count that fits its buffers,
@@ -184,8 +183,6 @@ pub(crate) struct Gen {
     /// Whether this program may have a loop that runs until `--max-ops`
     /// stops it (and so ends in that error).
     pub(crate) runaway: bool,
-    /// Reduces the program may still have (see `reduce_ok`).
-    pub(crate) reduces_left: u32,
 }
 
 pub(crate) const INT_OPS: &[&str] = &["+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"];
@@ -233,7 +230,7 @@ pub(crate) const STRING_PIECES: &[&str] = &[
 ];
 
 impl Gen {
-    pub(crate) fn new(rng: Rng, known: bool) -> Gen {
+    pub(crate) fn new(rng: Rng) -> Gen {
         let mut rng = rng;
         let sloppy = match rng.below(10) {
             0..=5 => 0,
@@ -249,7 +246,6 @@ impl Gen {
             rng,
             sloppy,
             wildness,
-            known,
             vars: Vec::new(),
             fns: Vec::new(),
             ranks: 2,
@@ -267,7 +263,6 @@ impl Gen {
             params: Vec::new(),
             planned_ranks: 2,
             runaway: false,
-            reduces_left: 4,
         }
     }
 
@@ -496,11 +491,10 @@ pub(crate) fn round_trip(
 #[test]
 pub(crate) fn generated_programs() {
     let (seed, cases) = config("generated_programs", 1);
-    let known = known_enabled();
     let mut h = Harness::new("programs");
     for k in 0..cases {
         let mut rng = Rng::new(seed, 1, k as u64);
-        let gen = Gen::new(rng.clone(), known);
+        let gen = Gen::new(rng.clone());
         rng.next();
         let mut p = gen.program();
         if rng.chance(5) {

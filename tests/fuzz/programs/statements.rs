@@ -102,7 +102,7 @@ impl Gen {
                 let sync = self.opt("data_sync", &Ty::SyncType);
                 format!("memory_channel({d}, {s}).signal(tb: {tb}{relaxed})\nmemory_channel({s}, {d}).wait(tb: {tb}{sync}{relaxed})")
             }
-            4 if self.reduce_ok() => {
+            4 => {
                 let tb = self.tb_spec(true);
                 let others = if !self.wild() {
                     let n = self.rng.range(1, 3);
@@ -133,7 +133,7 @@ impl Gen {
                 format!("rank({d}).reduce(rank({d}).input[{i}], {others}, {tb}{dst}{op}{packet})")
             }
             5 => format!("rank({d}).barrier(tb_list: {})", self.tb_list()),
-            6 if self.reduce_ok() => {
+            6 => {
                 let ch = self.mem_channel(d, s);
                 let tb = self.tb_spec(true);
                 let dst = if self.wild() {
@@ -177,7 +177,7 @@ impl Gen {
                 };
                 format!("{ch}.{m}({dst}, {src}, {tb})")
             }
-            10 if self.reduce_ok() => {
+            10 => {
                 let sw = self.expr(&Ty::SwitchCh, 1).0;
                 let tb = self.tb_no();
                 let op = self.opt("reduce_op", &Ty::ReduceOp);
@@ -244,22 +244,6 @@ impl Gen {
             "scratch" => format!("scratch({r}, {})[{}]", self.chunks, i % self.chunks.max(1)),
             _ => format!("rank({r}).{buffer}[{i}]"),
         }
-    }
-
-    /// Whether a reduce may go here. Known crash: the simulator keeps a sum
-    /// as the list of its terms, so a chunk reduced into itself (or two
-    /// into each other) over and over doubles its list each time, and a
-    /// few dozen such reduces take gigabytes. Unless known crashes are
-    /// wanted, reduces stay out of loops and functions, a few per program.
-    pub(crate) fn reduce_ok(&mut self) -> bool {
-        if self.known {
-            return true;
-        }
-        if self.mult > 1 || self.in_fn || self.reduces_left == 0 {
-            return false;
-        }
-        self.reduces_left -= 1;
-        true
     }
 
     pub(crate) fn mem_channel(&mut self, d: u64, s: u64) -> String {
