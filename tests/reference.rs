@@ -30,6 +30,11 @@ fn main() {
             Needs::Reference,
             default_algorithms_match_the_reference_functions,
         ),
+        common::test(
+            "copies_of_the_none_policy_match_the_reference",
+            Needs::Reference,
+            copies_of_the_none_policy_match_the_reference,
+        ),
     ]);
 }
 
@@ -382,4 +387,91 @@ fn default_algorithms_match_the_reference_functions() {
         }
     }
     assert!(failures.is_empty(), "seed {seed}:\n{}", failures.join("\n"));
+}
+
+/// `replication_policy = none` with several instances: the reference
+/// interleaves the copies of thread blocks, channels, barriers and
+/// semaphores as under the other policy (only chunks follow the policy),
+/// and fails on a program that moves a chunk. A program of signals,
+/// waits, a barrier and a semaphore, three instances, in both languages.
+fn copies_of_the_none_policy_match_the_reference() {
+    let (_, pythonpath) = common::reference_setup().expect("the reference");
+    // The reference's program, its body indented under the `with`.
+    let run_python = |body: &str| {
+        let text = format!(
+            r#"from mscclpp.language.channel import *
+from mscclpp.language.rank import *
+from mscclpp.language.general import *
+from mscclpp.language.program import *
+from mscclpp.language.collectives import *
+from mscclpp.language.utils import ReplicationPolicy
+with CollectiveProgram("copies", AllGather(2, 1, False), 2, instances=3, protocol="Simple", replication_policy=ReplicationPolicy.none):
+{body}
+    print(JSON())
+"#
+        );
+        let dir = std::env::temp_dir().join(format!("msclc-none-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("copies.py");
+        std::fs::write(&file, text).unwrap();
+        let out = Command::new("python3")
+            .arg(&file)
+            .env("PYTHONPATH", &pythonpath)
+            .output()
+            .expect("python3 runs");
+        std::fs::remove_dir_all(&dir).unwrap();
+        out
+    };
+    let reference = run_python(
+        r#"    for r in range(2):
+        peer = 1 - r
+        first = MemoryChannel(peer, r)
+        second = MemoryChannel(peer, r)
+        first.signal(tb=0)
+        second.signal(tb=1)
+        first.wait(tb=0)
+        second.wait(tb=1)
+        Rank(r).barrier(tb_list=[0, 1])
+        Semaphore(r, initial_value=0).release(tb=1)"#,
+    );
+    assert!(
+        reference.status.success(),
+        "{}",
+        String::from_utf8_lossy(&reference.stderr)
+    );
+    let program = "program \"copies\" {
+    collective = allgather(2, chunk_factor: 1, inplace: false)
+    instances = 3
+    replication_policy = none
+}
+for r in 0..2 {
+    let peer = 1 - r
+    let first = memory_channel(peer, r)
+    let second = memory_channel(peer, r)
+    first.signal(tb: 0)
+    second.signal(tb: 1)
+    first.wait(tb: 0)
+    second.wait(tb: 1)
+    rank(r).barrier(tb_list: [0, 1])
+    semaphore(r, initial_value: 0).release(tb: 1)
+}
+";
+    let c = msclc::driver::compile_source(Path::new("copies.mscl"), program.into(), &[]);
+    let plan = c
+        .result
+        .unwrap_or_else(|d| panic!("{}", c.sources.render(&d)));
+    let ours = msclc::back::json::plan_to_json(&plan);
+    let theirs: serde_json::Value = serde_json::from_slice(&reference.stdout).expect("JSON");
+    assert!(
+        ours == theirs,
+        "ours:\n{ours:#}\nthe reference's:\n{theirs:#}"
+    );
+    // What docs/language.md says of a `none` program that moves chunks.
+    let moving = run_python(
+        "    Rank(0).copy(Rank(0).get_output_buffer()[0:1], Rank(0).get_input_buffer()[0:1], tb=0)",
+    );
+    assert!(
+        !moving.status.success() && String::from_utf8_lossy(&moving.stderr).contains("TypeError"),
+        "the reference now compiles a `none` program that moves a chunk: match its plan"
+    );
 }

@@ -66,7 +66,7 @@ pub fn warnings(plan: &Plan, balance: pairing::Balance) -> Vec<Diagnostic> {
     let mut crossings = executor_limits::check(plan);
     if !plan.instances_made {
         for c in &mut crossings {
-            c.tb = replicate::first_copy(plan, c.rank, c.tb);
+            c.tb = replicate::first_copy(plan, c.tb);
             c.blocks *= plan.options.instances as usize;
         }
     }

@@ -1,48 +1,45 @@
 //! Instance replication: `instances = I` runs I copies of the algorithm side
 //! by side, each on its own thread blocks, channels, semaphores, barriers and
-//! slice of every buffer. The interleaved policy places copy `k` of thing `x`
-//! at `x * I + k` (chunks: `index * I + k * size`); the `none` policy places
-//! the copies one after another (`k * count + x`). Remote buffers are shared
-//! by all copies; each rank's scratch buffer holds every `scratch(..)`
-//! allocation of the program once per copy.
+//! slice of every buffer. Copy `k` of thread block, channel, semaphore or
+//! barrier `x` is `x * I + k` under either policy, as the reference places
+//! them. Chunks follow the policy: interleaved, copy `k` of an op's chunks
+//! at `index * I + k * size`; `none`, the copies one after another
+//! (`k * count + index`, `count` the buffer's chunks per copy), msclc's
+//! own: the reference compiler fails on such a plan. Remote buffers are
+//! shared by all copies; each rank's scratch buffer holds every
+//! `scratch(..)` allocation of the program once per copy.
 
 use crate::ir::*;
 
-/// Where copy `inst` of item `id` (out of `count`) goes.
+/// Where copy `inst` of an item goes.
 #[derive(Clone, Copy)]
 struct Layout {
     instances: u32,
-    interleaved: bool,
+    interleaved_chunks: bool,
 }
 
 impl Layout {
     fn of(options: &Options) -> Layout {
         Layout {
             instances: options.instances,
-            interleaved: options.replication_policy == ReplicationPolicy::Interleaved,
+            interleaved_chunks: options.replication_policy == ReplicationPolicy::Interleaved,
         }
     }
 
-    fn id(&self, id: u32, count: u32, inst: u32) -> u32 {
-        if self.interleaved {
-            id * self.instances + inst
-        } else {
-            inst * count + id
-        }
+    /// Copy `inst` of thread block, channel, semaphore or barrier `id`.
+    fn id(&self, id: u32, inst: u32) -> u32 {
+        id * self.instances + inst
     }
 
-    /// Which item and copy go at `at` (out of `count` items' copies):
-    /// what `id` maps there.
-    fn copy_at(&self, at: u32, count: u32) -> (u32, u32) {
-        if self.interleaved {
-            (at / self.instances, at % self.instances)
-        } else {
-            (at % count, at / count)
-        }
+    /// Which item and copy go at `at`: what `id` maps there.
+    fn copy_at(&self, at: u32) -> (u32, u32) {
+        (at / self.instances, at % self.instances)
     }
 
+    /// Copy `inst` of `size` chunks at `index` of a buffer of `total`
+    /// chunks a copy.
     fn chunk(&self, index: u32, size: u32, total: u32, inst: u32) -> u32 {
-        if self.interleaved {
+        if self.interleaved_chunks {
             index * self.instances + inst * size
         } else {
             inst * total + index
@@ -76,7 +73,8 @@ pub fn run(plan: &mut Plan, size: usize) {
 pub struct Copies {
     layout: Layout,
     counts: ChunkCounts,
-    sizes: Sizes,
+    /// The rank's thread blocks (in one copy).
+    tbs: u32,
     /// The buffer of each of the rank's switch channels: what a copy of a
     /// switch reference moves through.
     switch_buffers: Vec<BufferKind>,
@@ -91,26 +89,20 @@ impl Copies {
                 output: rank.output_chunks,
                 scratch: rank.scratch_chunks,
             },
-            sizes: Sizes {
-                memory: rank.memory_peers.len() as u32,
-                port: rank.port_peers.len() as u32,
-                switch: rank.switch_channels.len() as u32,
-                semaphores: rank.semaphores.len() as u32,
-                tbs: rank.threadblocks.len() as u32,
-            },
+            tbs: rank.threadblocks.len() as u32,
             switch_buffers: rank.switch_channels.iter().map(|c| c.buffer).collect(),
         }
     }
 
     /// How many thread blocks the copies have.
     pub fn threadblocks(&self) -> u32 {
-        self.sizes.tbs * self.layout.instances
+        self.tbs * self.layout.instances
     }
 
     /// Which of the rank's thread blocks, in which instance, is the
     /// copies' thread block `at`.
     pub fn threadblock_at(&self, at: u32) -> (usize, u32) {
-        let (tb, inst) = self.layout.copy_at(at, self.sizes.tbs);
+        let (tb, inst) = self.layout.copy_at(at);
         (tb as usize, inst)
     }
 
@@ -135,15 +127,11 @@ impl Copies {
 
     /// A thread block's table of channels, as instance `inst` has it.
     pub fn channels(&self, channels: &Table, inst: u32) -> Table {
-        let ids_of = |kind: ChannelKind, ids: &Ids| -> Ids {
-            let count = self.sizes.channels(kind);
-            ids.iter()
-                .map(|id| self.layout.id(*id, count, inst))
-                .collect()
-        };
+        let ids_of =
+            |ids: &Ids| -> Ids { ids.iter().map(|id| self.layout.id(*id, inst)).collect() };
         channels
             .iter()
-            .map(|(kind, ids)| (*kind, ids_of(*kind, ids)))
+            .map(|(kind, ids)| (*kind, ids_of(ids)))
             .collect()
     }
 
@@ -154,29 +142,20 @@ impl Copies {
         // A switch reference is into the buffer its channel was made over
         // (the evaluator made the channel before the reference).
         let switch_buffer = |id: u32| self.switch_buffers[switch_ids[id as usize] as usize];
-        shift_op(
-            op,
-            self.layout,
-            inst,
-            &self.counts,
-            &self.sizes,
-            &switch_buffer,
-        );
+        shift_op(op, self.layout, inst, &self.counts, &switch_buffer);
     }
 }
 
 /// The number thread block `tb` of `rank` has in the first instance.
-pub fn first_copy(plan: &Plan, rank: u32, tb: u32) -> u32 {
-    let tbs = plan.ranks[rank as usize].threadblocks.len() as u32;
-    Layout::of(&plan.options).id(tb, tbs, 0)
+pub fn first_copy(plan: &Plan, tb: u32) -> u32 {
+    Layout::of(&plan.options).id(tb, 0)
 }
 
 fn repeat<T: Clone>(items: &[T], layout: Layout) -> Vec<T> {
-    let n = items.len() as u32;
     let mut out: Vec<Option<T>> = vec![None; items.len() * layout.instances as usize];
     for inst in 0..layout.instances {
         for (i, item) in items.iter().enumerate() {
-            out[layout.id(i as u32, n, inst) as usize] = Some(item.clone());
+            out[layout.id(i as u32, inst) as usize] = Some(item.clone());
         }
     }
     out.into_iter().flatten().collect()
@@ -199,7 +178,7 @@ fn replicate_rank(mut rank: RankPlan, options: &Options) -> RankPlan {
             for op in &mut ops {
                 copies.shift(op, tb, inst);
             }
-            tbs[copies.layout.id(t as u32, copies.sizes.tbs, inst) as usize] = ThreadBlock {
+            tbs[copies.layout.id(t as u32, inst) as usize] = ThreadBlock {
                 channels: copies.channels(&tb.channels, inst),
                 remote_refs: tb.remote_refs.clone(),
                 ops,
@@ -229,25 +208,6 @@ impl ChunkCounts {
     }
 }
 
-#[derive(Clone, Copy)]
-struct Sizes {
-    memory: u32,
-    port: u32,
-    switch: u32,
-    semaphores: u32,
-    tbs: u32,
-}
-
-impl Sizes {
-    fn channels(&self, kind: ChannelKind) -> u32 {
-        match kind {
-            ChannelKind::Memory => self.memory,
-            ChannelKind::Port => self.port,
-            ChannelKind::Switch => self.switch,
-        }
-    }
-}
-
 /// Moves a copy of an op to instance `inst`'s chunks, barriers and
 /// semaphores.
 fn shift_op(
@@ -255,7 +215,6 @@ fn shift_op(
     layout: Layout,
     inst: u32,
     counts: &ChunkCounts,
-    sizes: &Sizes,
     switch_buffer: &dyn Fn(u32) -> BufferKind,
 ) {
     let chunk = |r: &mut BufRef, total: u32| r.index = layout.chunk(r.index, r.size, total, inst);
@@ -289,7 +248,7 @@ fn shift_op(
         chunk(r, total);
     }
     if let Some((id, n)) = op.barrier {
-        op.barrier = Some((layout.id(id, 16, inst), n));
+        op.barrier = Some((layout.id(id, inst), n));
     }
     if let Some(extra) = op.extra_if_any_mut() {
         if let Some(g) = &mut extra.group_reduce {
@@ -297,10 +256,10 @@ fn shift_op(
             g.dst_index = layout.chunk(g.dst_index, g.size, counts.of(g.dst_kind), inst);
         }
         for s in &mut extra.semaphore_ids {
-            *s = layout.id(*s, sizes.semaphores, inst);
+            *s = layout.id(*s, inst);
         }
         for inner in &mut extra.body {
-            shift_op(inner, layout, inst, counts, sizes, switch_buffer);
+            shift_op(inner, layout, inst, counts, switch_buffer);
         }
     }
 }
