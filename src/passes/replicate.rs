@@ -146,7 +146,7 @@ impl Copies {
     }
 }
 
-/// The number thread block `tb` of `rank` has in the first instance.
+/// The number thread block `tb` has in the first instance (on any rank).
 pub fn first_copy(plan: &Plan, tb: u32) -> u32 {
     Layout::of(&plan.options).id(tb, 0)
 }
