@@ -1,8 +1,10 @@
 //! Differential test against the reference compiler: every port of
 //! ../shared/conformance/manifest.json and its Python source, side by side,
 //! over parameter values drawn at random (seeded; the seed is printed) for
-//! the flags both take. The plans must be equal as JSON values, and where
-//! the reference rejects the values, the port must reject them too.
+//! the flags both take, after two rounds of edge values (each flag's first
+//! choice; each flag's last with the fewest ranks). The plans must be
+//! equal as JSON values, and where the reference rejects the values, the
+//! port must reject them too.
 //!
 //! Needs ../shared (the reference in ../shared/reference-dsl) and Python
 //! with `sortedcontainers` (CI installs it, and there the test must run);
@@ -196,7 +198,10 @@ fn ports_match_the_reference_for_random_parameter_values() {
                 }
                 let text = std::fs::read_to_string(&case.source).unwrap_or_default();
                 let mut draw = Draw(seed ^ (i as u64).wrapping_mul(0x2545_f491_4f6c_dd1d));
-                for _ in 0..rounds {
+                // Two rounds of edge values first, whatever the seed: each
+                // flag's first choice; then each flag's last but the fewest
+                // ranks (fewer than a node holds, for the multi-node ports).
+                for round in 0..rounds + 2 {
                     let mut values = case.params.clone();
                     for flag in flags(&text) {
                         let pick = choices(&flag);
@@ -205,7 +210,13 @@ fn ports_match_the_reference_for_random_parameter_values() {
                         if pick.is_empty() || manifest_sized {
                             continue;
                         }
-                        let v = draw.pick(pick).to_string();
+                        let v = match round {
+                            0 => pick[0],
+                            1 if flag == "num_gpus" => pick[0],
+                            1 => pick[pick.len() - 1],
+                            _ => draw.pick(pick),
+                        }
+                        .to_string();
                         values.retain(|(k, _)| *k != flag);
                         values.push((flag, v));
                     }
