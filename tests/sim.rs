@@ -63,6 +63,11 @@ fn main() {
             Needs::Nothing,
             a_group_op_is_split_over_its_whole_range,
         ),
+        common::test(
+            "a_semaphore_a_launch_runs_down_is_reported",
+            Needs::Nothing,
+            a_semaphore_a_launch_runs_down_is_reported,
+        ),
     ]);
 }
 
@@ -532,5 +537,45 @@ fn a_group_op_is_split_over_its_whole_range() {
             .iter()
             .all(|o| o.as_ref().is_some_and(|o| o.span.is_some())),
         "{race:?}"
+    );
+}
+
+/// The executor never resets a semaphore: a launch that acquires one more
+/// often than it releases it verifies over two executions but hangs a few
+/// launches later (the GPU stopped such a fuzzed plan at its fifth), and
+/// one released more often lets later acquires pass early. A balanced
+/// hand-off between two blocks gets no warning.
+fn a_semaphore_a_launch_runs_down_is_reported() {
+    let program = |ops: &str| {
+        format!(
+            "program \"p\" {{ collective = test_collective(1, input_size: 1, output_size: 1) }}\n\
+             let s = semaphore(0, initial_value: 4)\n{ops}\n"
+        )
+    };
+    let balance = |ops: &str| -> Vec<String> {
+        let report = simulate(&compile(&program(ops)), 2);
+        assert_eq!(report.verdict, Verdict::Verified, "{ops}");
+        report
+            .warnings
+            .iter()
+            .filter(|w| w.code == Code::SemaphoreBalance)
+            .map(|w| w.message.clone())
+            .collect()
+    };
+    let down = balance("s.acquire(tb: 0)\ns.acquire(tb: 1)");
+    assert_eq!(down.len(), 1, "{down:?}");
+    assert!(
+        down[0].contains("semaphore 0 is acquired 2 more time(s) than released")
+            && down[0].contains("from its initial value 4 it runs out after about 2 launch(es)"),
+        "{down:?}"
+    );
+    let up = balance("s.release(tb: 0)");
+    assert!(
+        up.len() == 1 && up[0].contains("released 1 more time(s) than acquired"),
+        "{up:?}"
+    );
+    assert_eq!(
+        balance("s.release(tb: 0)\ns.acquire(tb: 1)"),
+        Vec::<String>::new()
     );
 }

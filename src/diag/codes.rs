@@ -77,6 +77,7 @@ codes! {
     ExecutorBug "W0503": "a plan that meets a bug of today's executor";
     Residency "W0504": "more thread blocks than the GPU holds at once";
     NodeMemoryChannel "W0505": "a memory channel between nodes of the topology";
+    SemaphoreBalance "W0506": "a semaphore a launch does not leave as it found it";
     // What running the plan finds.
     WrongResult "E0601": "a wrong result";
     Deadlock "E0602": "a deadlock";

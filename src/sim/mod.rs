@@ -179,6 +179,7 @@ fn simulate_run<'p>(
     let mut sendrecv_sources = None;
     if verdict == Verdict::Verified {
         warnings.extend(sim.unconsumed_signals());
+        warnings.extend(sim.unbalanced_semaphores());
         match sim.sendrecv_permutation() {
             Ok(sources) => sendrecv_sources = sources,
             Err(wrong) => verdict = wrong,

@@ -167,5 +167,61 @@ impl<'p> Sim<'p> {
             .collect()
     }
 
+    /// Semaphores the launches leave with another value than they found:
+    /// the executor sets each once, from its `init_value`, and never again,
+    /// so what a launch takes and does not give back (or gives beyond what
+    /// it takes) adds up over the launches that follow. A plan that
+    /// verifies over the executions simulated then hangs, or lets an
+    /// acquire pass early, a few launches later.
+    pub(super) fn unbalanced_semaphores(&self) -> Vec<crate::diag::Diagnostic> {
+        let launches = i64::from(self.executions.max(1));
+        // (rank, change a launch, initial value) -> the semaphores: one
+        // warning for a rank's semaphores that drift alike.
+        let mut drifts: std::collections::BTreeMap<(u32, i64, i64), Vec<u32>> = Default::default();
+        for (&(rank, s), (value, _)) in &self.semaphores {
+            let init = self.plan.ranks[rank as usize].semaphores[s as usize];
+            if *value != init {
+                // Every launch runs the same ops: the change is the same in each.
+                let per_launch = (*value - init) / launches;
+                drifts.entry((rank, per_launch, init)).or_default().push(s);
+            }
+        }
+        drifts
+            .into_iter()
+            .map(|((rank, per_launch, init), mut ids)| {
+                ids.sort_unstable();
+                let which = match &ids[..] {
+                    [one] => format!("rank {rank}'s semaphore {one} is"),
+                    many => format!("rank {rank}'s semaphores {} are each", id_list(many)),
+                };
+                let message = if per_launch < 0 {
+                    let lost = -per_launch;
+                    format!(
+                        "{which} acquired {lost} more time(s) than released in each launch; \
+                         the executor never resets a semaphore, so from its initial value {init} it runs out after about {} launch(es), and the next waits forever",
+                        init.max(0) / lost
+                    )
+                } else {
+                    format!(
+                        "{which} released {per_launch} more time(s) than acquired in each launch; \
+                         the executor never resets a semaphore, so in later launches acquires pass without waiting for the releases meant for them"
+                    )
+                };
+                crate::diag::Diagnostic::plain(crate::diag::Code::SemaphoreBalance, message)
+                    .as_warning()
+            })
+            .collect()
+    }
+
     // -- ops --------------------------------------------------------------------
+}
+
+/// Ids for a message: all of a few, the first of many with how many.
+fn id_list(ids: &[u32]) -> String {
+    const SHOWN: usize = 8;
+    let shown: Vec<String> = ids.iter().take(SHOWN).map(u32::to_string).collect();
+    match ids.len() {
+        n if n > SHOWN => format!("{}, ... ({n} in all)", shown.join(", ")),
+        _ => shown.join(", "),
+    }
 }
