@@ -68,6 +68,11 @@ fn main() {
             Needs::Nothing,
             a_semaphore_a_launch_runs_down_is_reported,
         ),
+        common::test(
+            "a_port_put_packets_sends_packets_already_made",
+            Needs::Nothing,
+            a_port_put_packets_sends_packets_already_made,
+        ),
     ]);
 }
 
@@ -577,5 +582,38 @@ fn a_semaphore_a_launch_runs_down_is_reported() {
     assert_eq!(
         balance("s.release(tb: 0)\ns.acquire(tb: 1)"),
         Vec::<String>::new()
+    );
+}
+
+/// Over a port channel, `put_packets` sends its source's bytes as they are
+/// (the proxy copies them; a memory channel makes the packets): from
+/// packets a `copy_packets` made it delivers, from the raw input it is a
+/// deadlock at that op, with the hint, as the GPU stopped such a fuzzed
+/// plan there while the simulator had called the plan merely wrong.
+fn a_port_put_packets_sends_packets_already_made() {
+    let program = |source: &str| {
+        format!(
+            r#"program "p" {{
+    collective = test_collective(2, input_size: 1, output_size: 1)
+    use_double_scratch_buffer = true
+}}
+let inbox = scratch(1, 1)
+let staged = scratch(0, 1)
+rank(0).copy_packets(staged[0], rank(0).input[0], tb: 0)
+port_channel(1, 0).put_packets(inbox[0], {source}, tb: 0)
+rank(1).unpack_packets(rank(1).output[0], inbox[0], tb: 0)
+"#
+        )
+    };
+    let made = simulate(&compile(&program("staged[0]")), 2);
+    assert_eq!(made.verdict, Verdict::Verified);
+    let raw = simulate(&compile(&program("rank(0).input[0]")), 2);
+    let Verdict::Deadlock(stuck) = &raw.verdict else {
+        panic!("{:?}", raw.verdict);
+    };
+    let text = format!("{stuck:?}");
+    assert!(
+        text.contains("ppkt") && text.contains("sends its source as packets already made"),
+        "{text}"
     );
 }

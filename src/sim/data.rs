@@ -93,6 +93,10 @@ impl Sim<'_> {
         use OpName::*;
         let refs: &[BufRef] = match op.name {
             UnpackPackets | ReadPutPackets | GroupStorePackets => &op.src,
+            // Over a port channel the proxy copies the source's bytes as
+            // they are: packets some op of this execution made there
+            // (SEMANTICS: it does not packetize, as a memory channel does).
+            PutPackets if op.channel == Some(ChannelKind::Port) => &op.src,
             ReducePackets | ReduceSendPackets | ReduceCopyPackets | ReduceCopySendPackets => {
                 op.src.get(1..).unwrap_or(&[])
             }

@@ -402,6 +402,10 @@ struct Sim<'p> {
     progress: Option<indicatif::ProgressBar>,
     /// The first execution's events, when the timing model asked for them.
     record: Option<Box<record::Recorder<'p>>>,
+    /// The first wrong result a user read, held while the run goes on: a
+    /// deadlock found later is what the executor shows of such a plan (it
+    /// hangs, and no result comes back), so it is the verdict.
+    wrong: Option<Verdict>,
 }
 
 impl<'p> Sim<'p> {
@@ -458,6 +462,7 @@ impl<'p> Sim<'p> {
             sendrecv_sources: vec![None; plan.ranks.len()],
             inplace: plan.collective.inplace,
             progress: None,
+            wrong: None,
             record: None,
         };
         for (r, rank) in plan.ranks.iter().enumerate() {

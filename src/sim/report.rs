@@ -172,6 +172,11 @@ impl Sim<'_> {
                         th.execution
                     )
                 });
+                let hint = hint.or_else(|| {
+                    (op.name == OpName::PutPackets && op.channel == Some(ChannelKind::Port)).then(|| {
+                        "a put_packets over a port channel sends its source as packets already made, as the proxy copies it: make them there first (copy_packets, or a reduce with packet: true), or put over a memory channel, which makes them".to_string()
+                    })
+                });
                 (": its packets never arrive".to_string(), hint)
             }
         }

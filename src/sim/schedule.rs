@@ -35,7 +35,7 @@ impl<'p> Sim<'p> {
                 }
             }
             if all_done {
-                return Verdict::Verified;
+                return self.wrong.take().unwrap_or(Verdict::Verified);
             }
             if !progress {
                 return Verdict::Deadlock(self.blocked_threads());
@@ -95,10 +95,12 @@ impl<'p> Sim<'p> {
             clock.set(i, self.threads[i].epoch + 1);
         }
         clock.set(user, 2 * execution);
-        if let Some(v) = self.user_reads_result(rank, execution, &clock) {
+        if let Some(v) = self.read_result(rank, execution, &clock) {
             return Step::Problem(v);
         }
-        if execution == self.executions {
+        // Once a result is wrong, no rank starts another execution: the
+        // rest only show whether the executions begun end, or hang.
+        if execution == self.executions || self.wrong.is_some() {
             for i in mine {
                 self.threads[i].done = true;
             }
@@ -135,7 +137,7 @@ impl<'p> Sim<'p> {
         for execution in 1..=self.executions {
             let mut clock = self.user_clocks[rank as usize].clone();
             clock.set(user, 2 * execution);
-            if let Some(v) = self.user_reads_result(rank, execution, &clock) {
+            if let Some(v) = self.read_result(rank, execution, &clock) {
                 return Some(v);
             }
             if execution < self.executions {
@@ -146,6 +148,20 @@ impl<'p> Sim<'p> {
             }
         }
         None
+    }
+
+    /// The user reads `rank`'s result of `execution`: a race is the
+    /// verdict at once; a wrong result is kept (the first) and the
+    /// executions begun go on, for a deadlock among them would hide it on
+    /// the GPU.
+    fn read_result(&mut self, rank: u32, execution: u32, clock: &Clocks) -> Option<Verdict> {
+        match self.user_reads_result(rank, execution, clock)? {
+            wrong @ Verdict::WrongResult(_) => {
+                self.wrong.get_or_insert(wrong);
+                None
+            }
+            other => Some(other),
+        }
     }
 
     /// Signals nobody waited for: they carry over into the next launch and
