@@ -71,6 +71,18 @@ fn every_example_compiles_to_sm_90_with_nvrtc() {
         "only {} examples generate CUDA",
         sources.len()
     );
+    // And a plan with no thread block, whose tables would be empty arrays
+    // (NVRTC rejected them, found by running fuzzed programs on a GPU).
+    let mut sources = sources;
+    let no_blocks =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/no_blocks.mscl");
+    let plan = msclc::driver::compile(&no_blocks, &[])
+        .result
+        .expect("it compiles");
+    sources.push((
+        no_blocks.display().to_string(),
+        msclc::back::cuda::generate(&plan).expect("it has CUDA"),
+    ));
     // Each element type once on a small example; then every example.
     let small = &sources
         .iter()

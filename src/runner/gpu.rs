@@ -72,6 +72,12 @@ fn driver_error(what: &str) -> impl Fn(cudarc::driver::DriverError) -> String + 
 /// checked size came out right.
 pub fn run(plan: &Plan, opts: &RunOptions, out: &mut dyn std::io::Write) -> Result<bool, RunError> {
     // What cannot run anywhere is said before looking for a GPU.
+    if plan.ranks.iter().all(|r| r.threadblocks.is_empty()) {
+        return Err(RunError::Problem(crate::diag::Diagnostic::plain(
+            crate::diag::Code::NoCudaForm,
+            "the plan has no thread block on any rank: there is no kernel to launch (`msclc sim` checks what such a plan leaves in the buffers)",
+        )));
+    }
     let senders = crate::measure::workload::sendrecv_senders(plan);
     let workloads: Vec<(u64, Result<Workload, String>)> =
         crate::measure::sizes(plan, opts.min_size, opts.max_size)

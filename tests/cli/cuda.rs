@@ -19,6 +19,30 @@ fn emit_cuda_writes_one_function_per_block_shape_and_a_table_row_per_block() {
     assert!(!text.contains("#include <cuda"), "needs no CUDA header");
 }
 
+/// A plan with no thread block: its CUDA is still a source that compiles
+/// (tests/nvrtc.rs compiles it), with a placeholder row in each table, as
+/// C++ has no empty arrays; `msclc run` has no kernel to launch and says so
+/// before it looks for a GPU.
+#[test]
+fn a_plan_without_blocks_has_cuda_but_nothing_to_run() {
+    let out = msclc(&["tests/cli/no_blocks.mscl", "--emit", "cuda"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    for table in ["mscl_block_shape", "mscl_block_params", "mscl_params"] {
+        assert!(
+            text.contains(&format!("{table}[] = {{\n  0,\n}};")),
+            "{table}: {text}"
+        );
+    }
+    let out = msclc(&["run", "tests/cli/no_blocks.mscl"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("E0605") && err.contains("no thread block on any rank"),
+        "{err}"
+    );
+}
+
 #[test]
 fn emit_cuda_of_a_plan_the_executor_rejects_is_an_error() {
     let out = msclc(&[

@@ -170,6 +170,12 @@ fn header(out: &mut String, p: &Plan, layout: &SyncLayout, shapes: usize) {
 /// parameters, row after row.
 fn tables(out: &mut String, blocks: &[(usize, Vec<u64>)]) {
     let list = |out: &mut String, values: &mut dyn Iterator<Item = u64>| {
+        let mut values = values.peekable();
+        if values.peek().is_none() {
+            // C++ has no empty arrays (a plan without blocks, or parameters).
+            out.push_str("\n  0,\n};\n");
+            return;
+        }
         for (i, v) in values.enumerate() {
             out.push_str(if i % 16 == 0 { "\n  " } else { " " });
             let _ = write!(out, "{v},");
@@ -190,15 +196,7 @@ fn tables(out: &mut String, blocks: &[(usize, Vec<u64>)]) {
         }),
     );
     out.push_str("MSCL_TABLE u64 mscl_params[] = {");
-    let mut all = blocks
-        .iter()
-        .flat_map(|(_, p)| p.iter().copied())
-        .peekable();
-    if all.peek().is_none() {
-        out.push_str("\n  0,\n};\n"); // C++ has no empty arrays
-    } else {
-        list(out, &mut all);
-    }
+    list(out, &mut blocks.iter().flat_map(|(_, p)| p.iter().copied()));
 }
 
 fn entry_point(out: &mut String, shapes: usize) {
