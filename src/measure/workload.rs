@@ -5,6 +5,27 @@
 
 use crate::ir::{Dtype, Plan};
 
+/// The most iterations a pipeline may run: the executor counts them in 16
+/// bits (SEMANTICS.md §3.5), so more wrap around and move the wrong bytes;
+/// the CUDA back end would run them all, for hours at a unit of a byte.
+const MAX_PIPELINE_ITERATIONS: u64 = u16::MAX as u64;
+
+/// The iterations of the plan's longest pipeline with chunks of `chunk`
+/// bytes: `ceil(num_chunks * chunk / unit_size)`; `None` without one.
+fn most_pipeline_iterations(plan: &Plan, chunk: u64) -> Option<u64> {
+    plan.ranks
+        .iter()
+        .flat_map(|r| &r.threadblocks)
+        .flat_map(|tb| &tb.ops)
+        .filter_map(|op| op.iter_context())
+        .map(|i| {
+            let bytes = u128::from(i.num_chunks) * u128::from(chunk);
+            let n = bytes.div_ceil(u128::from(i.unit_size.max(1)));
+            u64::try_from(n).unwrap_or(u64::MAX)
+        })
+        .max()
+}
+
 /// Where one rank's buffers sit: one user allocation holding input and
 /// output (overlapping for in-place collectives), and its scratch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,6 +90,13 @@ impl<'p> Workload<'p> {
                 "{checked} B is outside the plan's message sizes [{}, {}]",
                 o.min_message_size, o.max_message_size
             ));
+        }
+        if let Some(most) = most_pipeline_iterations(plan, chunk) {
+            if most > MAX_PIPELINE_ITERATIONS {
+                return Err(format!(
+                    "a pipeline runs {most} iterations at this size, more than the executor counts ({MAX_PIPELINE_ITERATIONS}, in 16 bits): give it a larger unit_size or fewer num_chunks"
+                ));
+            }
         }
         let n = plan.ranks.len() as u64;
         let ranks = (0..n)

@@ -43,6 +43,25 @@ fn a_plan_without_blocks_has_cuda_but_nothing_to_run() {
     );
 }
 
+/// The executor counts a pipeline's iterations in 16 bits: a size at which
+/// one would run more is one the plan cannot run at (E0808 when no size
+/// of the range can), said before a GPU is looked for, where the kernel
+/// would otherwise loop for hours at a unit of a byte (found by running
+/// fuzzed programs on a GPU). A size below the count is left to the GPU.
+#[test]
+fn sizes_past_a_pipelines_iteration_count_cannot_run() {
+    let out = msclc(&["run", "tests/cli/long_pipeline.mscl", "--size", "4K:8K"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("E0808") && err.contains("a pipeline runs 409600 iterations at this size"),
+        "{err}"
+    );
+    let out = msclc(&["run", "tests/cli/long_pipeline.mscl", "--size", "1K:1K"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("E0808"), "{err}");
+}
+
 #[test]
 fn emit_cuda_of_a_plan_the_executor_rejects_is_an_error() {
     let out = msclc(&[
