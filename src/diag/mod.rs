@@ -29,6 +29,16 @@ pub fn escaped(text: &str) -> String {
     out
 }
 
+/// Numbers (ranks, semaphores) for a message: all of them up to 16, else
+/// the first 8 and how many `things` there are in all.
+pub fn short_list(items: &[u32], things: &str) -> String {
+    if items.len() <= 16 {
+        return format!("{items:?}");
+    }
+    let head: Vec<String> = items[..8].iter().map(|r| r.to_string()).collect();
+    format!("[{}, ... ({} {things})]", head.join(", "), items.len())
+}
+
 pub use codes::Code;
 
 /// A byte range in one source file.

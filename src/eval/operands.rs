@@ -173,7 +173,10 @@ impl Evaluator<'_> {
                 Code::WrongPlace,
                 arg.span,
                 format!("rank {r} is not in this switch channel"),
-                format!("its ranks are {}", rank_list(&s.ranks)),
+                format!(
+                    "its ranks are {}",
+                    crate::diag::short_list(&s.ranks, "ranks")
+                ),
             )),
         }
     }
@@ -207,12 +210,3 @@ pub(super) type OpBlocks = smallvec::SmallVec<[(u32, Option<TbgInfo>); 1]>;
 
 /// A loop variable not given a frame yet.
 pub(super) const NO_FRAME: u32 = u32::MAX;
-
-/// A rank list for a message, shortened when long.
-pub(super) fn rank_list(ranks: &[u32]) -> String {
-    if ranks.len() <= 16 {
-        return format!("{ranks:?}");
-    }
-    let head: Vec<String> = ranks[..8].iter().map(|r| r.to_string()).collect();
-    format!("[{}, ... ({} ranks)]", head.join(", "), ranks.len())
-}

@@ -3,7 +3,7 @@
 //! gets, remote reductions), on switch channels and on semaphores.
 
 use super::args::{Arg, Call};
-use super::operands::{rank_list, Blocks};
+use super::operands::Blocks;
 use super::value::*;
 use super::{Evaluator, Res};
 use crate::diag::{Code, Diagnostic, Span};
@@ -418,7 +418,7 @@ impl SwitchOp<'_> {
                 format!(
                     "the chunk is on rank {}, outside the switch channel's ranks {}",
                     chunk.rank,
-                    rank_list(&s.ranks)
+                    crate::diag::short_list(&s.ranks, "ranks")
                 ),
                 "wrong rank",
             ));

@@ -208,7 +208,10 @@ impl<'p> Sim<'p> {
                 ids.sort_unstable();
                 let which = match &ids[..] {
                     [one] => format!("rank {rank}'s semaphore {one} is"),
-                    many => format!("rank {rank}'s semaphores {} are each", id_list(many)),
+                    many => format!(
+                        "rank {rank}'s semaphores {} are each",
+                        crate::diag::short_list(many, "semaphores")
+                    ),
                 };
                 let message = if per_launch < 0 {
                     let lost = -per_launch;
@@ -230,14 +233,4 @@ impl<'p> Sim<'p> {
     }
 
     // -- ops --------------------------------------------------------------------
-}
-
-/// Ids for a message: all of a few, the first of many with how many.
-fn id_list(ids: &[u32]) -> String {
-    const SHOWN: usize = 8;
-    let shown: Vec<String> = ids.iter().take(SHOWN).map(u32::to_string).collect();
-    match ids.len() {
-        n if n > SHOWN => format!("{}, ... ({n} in all)", shown.join(", ")),
-        _ => shown.join(", "),
-    }
 }
