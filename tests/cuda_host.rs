@@ -49,6 +49,11 @@ fn main() {
             a_deadlocking_plan_stops_with_a_report_not_a_hang,
         ),
         common::test(
+            "a_plan_that_hangs_in_a_later_launch_is_explained_by_the_simulator_run_as_long",
+            Needs::Cxx,
+            a_plan_that_hangs_in_a_later_launch_is_explained_by_the_simulator_run_as_long,
+        ),
+        common::test(
             "odd_alignments_and_unit_sizes_compute_right",
             Needs::Cxx,
             odd_alignments_and_unit_sizes_compute_right,
@@ -506,6 +511,57 @@ fn a_deadlocking_plan_stops_with_a_report_not_a_hang() {
         "here",
     )]);
     assert!(rendered.contains(".wait("), "{rendered}");
+}
+
+/// Semaphores carry over from launch to launch: one acquired and never
+/// released, from initial value 2, lets two launches through and stops the
+/// third. The report says which launch stopped, and the simulator run for
+/// that many launches deadlocks there too (`msclc run` prints what it says);
+/// run for two, it verifies them and warns that the semaphore runs out.
+fn a_plan_that_hangs_in_a_later_launch_is_explained_by_the_simulator_run_as_long() {
+    let cxx = plain_compiler();
+    let text = r#"
+program "ag" { collective = allgather(2, chunk_factor: 1, inplace: true) }
+for src in 0..2 {
+    let dst = 1 - src
+    let channel = memory_channel(dst, src)
+    channel.signal(tb: 0, relaxed: true)
+    channel.wait(tb: 0, data_sync: after, relaxed: true)
+    channel.put(rank(dst).output[src], rank(src).output[src], tb: 0)
+    channel.signal(tb: 0, data_sync: before)
+    channel.wait(tb: 0, data_sync: after)
+}
+semaphore(0, initial_value: 2).acquire(tb: 0)
+"#;
+    let compiled = msclc::driver::compile_source(Path::new("sem.mscl"), text.to_string(), &[]);
+    let plan = compiled.result.expect("compiles");
+    let tmp = temp_dir("later-launch");
+    let kernel = HostKernel::build(&cxx, &plan, &tmp, false);
+    let outcome = kernel.run(small_size(&plan), 3, 200_000_000);
+    let _ = std::fs::remove_dir_all(&tmp);
+    let gave_up = outcome.gave_up.expect("the third launch stops");
+    assert_eq!(gave_up.launch, 3, "{gave_up}");
+    assert!(
+        gave_up.what.starts_with("sem_acquire on semaphore 0"),
+        "{gave_up}"
+    );
+    let explained = msclc::runner::explain_stuck(&plan, Some(&compiled.sources), gave_up.launch);
+    assert!(
+        explained.starts_with(
+            "msclc sim, run for 3 launches back to back, finds the plan at fault: deadlock"
+        ),
+        "{explained}"
+    );
+    assert!(explained.contains("sem.mscl:12:1"), "{explained}");
+    let warned = msclc::runner::explain_stuck(&plan, Some(&compiled.sources), 2);
+    assert!(
+        warned.starts_with("msclc sim verifies 2 launches back to back")
+            && warned.contains(
+                "rank 0's semaphore 0 is acquired 1 more time(s) than released in each launch"
+            )
+            && warned.contains("runs out after about 2 launch(es)"),
+        "{warned}"
+    );
 }
 
 /// A SendRecv in which each rank receives from rank - 4 (two groups of

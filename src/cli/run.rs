@@ -95,16 +95,29 @@ pub(crate) fn exec(args: &RunArgs) -> ExitCode {
         }
         Err(msclc::runner::RunError::Stuck(gave_up)) => {
             let message = format!("the kernel stopped waiting: {gave_up}");
-            let help =
-                "`msclc sim` shows why a plan deadlocks; `--timeout` gives slow waits longer";
+            let launch = format!(
+                "in launch {} of this run: the executor carries semaphores and signals over from launch to launch, and `msclc run` launches each size 1 + --warmup + --iters times",
+                gave_up.launch
+            );
+            let help = "`--timeout` gives slow waits longer";
+            let sources = compiled.as_ref().map(|c| &c.sources);
             // Point at the op in the program, where it was compiled here.
-            match (&compiled, gave_up.span) {
-                (Some(c), Some(span)) => {
+            let code = match (sources, gave_up.span) {
+                (Some(sources), Some(span)) => {
                     let d = Diagnostic::error(Code::KernelStuck, span, message, "this op waited");
-                    report(&c.sources, &[d.with_note(help)])
+                    report(sources, &[d.with_note(launch).with_note(help)])
                 }
-                _ => fail(Diagnostic::plain(Code::KernelStuck, message).with_note(help)),
-            }
+                _ => fail(
+                    Diagnostic::plain(Code::KernelStuck, message)
+                        .with_note(launch)
+                        .with_note(help),
+                ),
+            };
+            tell!(
+                "{}",
+                msclc::runner::explain_stuck(&plan, sources, gave_up.launch)
+            );
+            code
         }
     }
 }

@@ -71,25 +71,90 @@ pub fn explain_wrong_result(
     plan: &crate::ir::Plan,
     sources: Option<&crate::diag::SourceMap>,
 ) -> String {
-    use crate::sim::{self, output, Verdict};
-    let limit = sim::default_memory_limit();
-    if sim::memory_estimate(plan) > limit {
-        return format!(
-            "the plan is too large for msclc sim to explain the wrong result within {} MB: run `msclc sim` on it with a larger --max-memory, or on fewer ranks\n",
-            limit >> 20
-        );
-    }
-    let report = sim::simulate(plan, 2);
-    if report.verdict == Verdict::Verified {
+    let report = match simulate_within_memory(plan, 2) {
+        Ok(report) => report,
+        Err(too_large) => return too_large,
+    };
+    if report.verdict == crate::sim::Verdict::Verified {
         return format!(
             "msclc sim verifies this plan ({}), so the wrong result is a defect of msclc, not of the plan: please report it with the program, its -D settings and this output\n",
-            output::verdict_line(plan, &report)
+            crate::sim::output::verdict_line(plan, &report)
         );
     }
+    at_fault(plan, &report, sources, "")
+}
+
+/// The most launches [`explain_stuck`] simulates: a run makes hundreds
+/// (1 + warm-up + timed, per size), and a plan that hangs after more than
+/// this many is explained by the simulator's warnings instead.
+const STUCK_LAUNCHES_SIMULATED: u64 = 64;
+
+/// What to tell the user after the kernel stopped waiting in `launch`
+/// (1, 2, ...) of a run: what the simulator finds when it runs the plan
+/// for as many launches back to back. Semaphores and unconsumed signals
+/// carry over from one launch to the next, so a plan that verifies over
+/// two launches may hang in the third; the simulator, run as long, hangs
+/// there too, or its warnings say which semaphore runs out.
+pub fn explain_stuck(
+    plan: &crate::ir::Plan,
+    sources: Option<&crate::diag::SourceMap>,
+    launch: u64,
+) -> String {
+    use crate::sim::Verdict;
+    let launches = launch.clamp(2, STUCK_LAUNCHES_SIMULATED) as u32;
+    let report = match simulate_within_memory(plan, launches) {
+        Ok(report) => report,
+        Err(too_large) => return too_large,
+    };
+    let line = crate::sim::output::verdict_line(plan, &report);
+    match &report.verdict {
+        Verdict::Deadlock(_) | Verdict::WrongResult(_) | Verdict::Race(_) => at_fault(
+            plan,
+            &report,
+            sources,
+            &format!(", run for {launches} launches back to back,"),
+        ),
+        Verdict::Verified if !report.warnings.is_empty() => {
+            let warnings: Vec<String> = report.warnings.iter().map(|w| w.message.clone()).collect();
+            format!(
+                "msclc sim verifies {launches} launches back to back ({line}), and warns:\n  {}\n",
+                warnings.join("\n  ")
+            )
+        }
+        Verdict::Verified => format!(
+            "msclc sim verifies this plan over {launches} launches back to back ({line}) and finds no deadlock: a wait that outlasts --timeout is slow (give it a longer --timeout) or a defect of msclc: please report it with the program, its -D settings and this output\n"
+        ),
+    }
+}
+
+/// The simulator's report of `executions` of `plan`, or, when that would
+/// take more memory than the simulator's default limit, why there is none.
+fn simulate_within_memory(
+    plan: &crate::ir::Plan,
+    executions: u32,
+) -> Result<crate::sim::Report, String> {
+    let limit = crate::sim::default_memory_limit();
+    if crate::sim::memory_estimate(plan) > limit {
+        return Err(format!(
+            "the plan is too large for msclc sim to explain what happened within {} MB: run `msclc sim` on it with a larger --max-memory, or on fewer ranks\n",
+            limit >> 20
+        ));
+    }
+    Ok(crate::sim::simulate(plan, executions))
+}
+
+/// The simulator's problem with the plan, at its program lines; `how`
+/// says how long it ran, where that is not the usual two executions.
+fn at_fault(
+    plan: &crate::ir::Plan,
+    report: &crate::sim::Report,
+    sources: Option<&crate::diag::SourceMap>,
+    how: &str,
+) -> String {
     format!(
-        "msclc sim finds the plan at fault: {}\n{}",
-        output::verdict_line(plan, &report),
-        output::details(&report, sources)
+        "msclc sim{how} finds the plan at fault: {}\n{}",
+        crate::sim::output::verdict_line(plan, report),
+        crate::sim::output::details(report, sources)
     )
 }
 

@@ -167,7 +167,8 @@ MSCL_DEV void mscl_pause() {}
 // The report, words MSCL_REPORT.. of `sync`: what gave up (0 nothing yet,
 // then one of the MSCL_GAVE_UP_* below), the grid block, MSCL_AT of the op,
 // the lane (channel or semaphore of the op, or packet index), the value seen
-// and the value waited for. The first spin to run out claims it; every
+// and the value waited for, the claim word, and the launch's flag (which
+// launch of a run stopped). The first spin to run out claims it; every
 // other spin then stops waiting, so the launch ends and the host reads it.
 
 #define MSCL_GAVE_UP_WAIT 1
@@ -186,6 +187,7 @@ MSCL_DEV void mscl_give_up(const MsclArgs& a, u64 what, u64 at, u64 lane, u64 se
   r[3] = lane;
   r[4] = seen;
   r[5] = wanted;
+  r[7] = a.flag;
   mscl_add_release(r, what);
 }
 

@@ -8,8 +8,9 @@
 use crate::diag::Span;
 use crate::ir::{ChannelKind, Op, Plan};
 
-/// Report words: what, block, op, lane, seen, wanted, and the claim word.
-pub const WORDS: usize = 7;
+/// Report words: what, block, op, lane, seen, wanted, the claim word, and
+/// the launch (its packet flag: 1, 2, ... in a run).
+pub const WORDS: usize = 8;
 
 /// A spin that ran out of time, in the plan's terms.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,6 +24,10 @@ pub struct GaveUp {
     pub what: String,
     /// The op's source span, when the plan was compiled here.
     pub span: Option<Span>,
+    /// Which launch of the run it was (1, 2, ...): semaphores and signals
+    /// carry over from launch to launch, so a plan that runs one launch
+    /// can hang in the next.
+    pub launch: u64,
 }
 
 impl std::fmt::Display for GaveUp {
@@ -99,6 +104,7 @@ pub fn read(
         body: (body > 0).then(|| body - 1),
         what,
         span,
+        launch: r[7],
     })
 }
 
