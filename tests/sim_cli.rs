@@ -294,3 +294,33 @@ fn a_program_without_ops_is_a_wrong_result() {
         "{stdout}"
     );
 }
+
+/// A switch reduce no broadcast follows is an op of its own (`glre`), as
+/// the reference writes it, which the executor refuses: the simulator runs
+/// it as meant and says so (W0507, at the reduce's line), as compiling it
+/// does; from the JSON plan alone, without a line.
+#[test]
+fn a_switch_reduce_without_its_broadcast_is_flagged_as_refused_by_the_executor() {
+    for file in [
+        "examples/mscclpp/unit_tests/switch_reduce_test.mscl",
+        "tests/plans/mscclpp/unit_tests/switch_reduce_test.json",
+    ] {
+        let (_, stdout, _) = sim(&[file, "--json"]);
+        let report: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
+        let warnings = report["runs"][0]["warnings"].as_array().unwrap();
+        let refused: Vec<_> = warnings.iter().filter(|w| w["code"] == "W0507").collect();
+        assert_eq!(refused.len(), 1, "{file}: {warnings:?}");
+        let message = refused[0]["message"].as_str().unwrap();
+        assert!(
+            message.contains("switch reduce that no broadcast follows (`glre` in the plan)")
+                && message.contains("the MSCCL++ executor does not run"),
+            "{message}"
+        );
+        assert_eq!(
+            refused[0]["line"].is_u64(),
+            file.ends_with(".mscl"),
+            "{file}: {:?}",
+            refused[0]
+        );
+    }
+}

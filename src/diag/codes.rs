@@ -78,6 +78,7 @@ codes! {
     Residency "W0504": "more thread blocks than the GPU holds at once";
     NodeMemoryChannel "W0505": "a memory channel between nodes of the topology";
     SemaphoreBalance "W0506": "a semaphore a launch does not leave as it found it";
+    UnknownOp "W0507": "an op the MSCCL++ executor does not run";
     // What running the plan finds.
     WrongResult "E0601": "a wrong result";
     Deadlock "E0602": "a deadlock";

@@ -2,7 +2,9 @@
 //!
 //! The executor copies each thread block's ops and channel tables into
 //! fixed-size arrays: it refuses a block of more than 64 ops at load time
-//! and silently corrupts memory past the other bounds. A plan that crosses
+//! and silently corrupts memory past the other bounds. It also refuses an
+//! op it does not know: a switch reduce that no broadcast follows (`glre`),
+//! which the reference compiler emits all the same. A plan that crosses
 //! one compiles fine and fails on the cluster, so compile and `check`
 //! report each crossing as a warning at the program line that made the op
 //! or channel, with the loop values then, and `msclc sim` lists them too.
@@ -10,7 +12,7 @@
 //! crosses a limit on every rank.
 
 use crate::diag::{Code, Diagnostic, Span};
-use crate::ir::{ChannelKind, Op, Origin, Plan, RefTarget};
+use crate::ir::{ChannelKind, Op, OpName, Origin, Plan, RefTarget};
 use std::collections::HashMap;
 
 /// Ops a thread block may run, pipeline bodies included (`MAX_OPERATION`).
@@ -37,6 +39,8 @@ pub enum Limit {
     SourcesPerOp,
     DestinationsPerOp,
     SemaphoresPerOp,
+    /// Not a bound: an op the executor does not know (`glre`).
+    UnfusedSwitchReduce,
 }
 
 /// One limit crossed at one program line, on every block where it is.
@@ -63,6 +67,11 @@ impl Crossing {
             1 => String::new(),
             n => format!(" (and {} more thread block(s))", n - 1),
         };
+        if self.limit == Limit::UnfusedSwitchReduce {
+            return format!(
+                "{place}{others} has a switch reduce that no broadcast follows (`glre` in the plan), an op the MSCCL++ executor does not run: it refuses the plan"
+            );
+        }
         format!(
             "{place}{others} has {} {what}; the MSCCL++ executor allows at most {max}",
             self.count
@@ -83,6 +92,16 @@ impl Crossing {
             Limit::SourcesPerOp => ("sources in one op".into(), MAX_BUFFERS_PER_OP),
             Limit::DestinationsPerOp => ("destinations in one op".into(), MAX_BUFFERS_PER_OP),
             Limit::SemaphoresPerOp => ("semaphores in one op".into(), MAX_SEMAPHORES_PER_OP),
+            Limit::UnfusedSwitchReduce => ("switch reduces without a broadcast".into(), 0),
+        }
+    }
+
+    /// The warning's code: a bound crossed, or an op the executor does not
+    /// know. Either way the executor does not run the plan as meant.
+    pub fn code(&self) -> Code {
+        match self.limit {
+            Limit::UnfusedSwitchReduce => Code::UnknownOp,
+            _ => Code::ExecutorLimit,
         }
     }
 
@@ -105,9 +124,14 @@ impl Crossing {
             ),
             _ => format!("this op, on rank {} thread block {}", self.rank, self.tb),
         };
-        let mut d = Diagnostic::warning(Code::ExecutorLimit, self.origin.span, self.text(), label);
+        let mut d = Diagnostic::warning(self.code(), self.origin.span, self.text(), label);
         if let Some(values) = plan.loop_values(self.origin.context) {
             d = d.with_note(format!("when {values}"));
+        }
+        if self.limit == Limit::UnfusedSwitchReduce {
+            return d.with_note(
+                "help: follow the reduce in the same thread block by a `broadcast` of its `dst_chunk` to the same range of the same switch channel: the two fuse into one op (`glres`), which the executor runs",
+            );
         }
         let help = match self.limit {
             Limit::OpsPerBlock => {
@@ -195,6 +219,9 @@ pub fn check(plan: &Plan) -> Vec<Crossing> {
                 }
             }
             for op in &ops {
+                if op.name == OpName::GroupLoadReduce {
+                    cross(Limit::UnfusedSwitchReduce, origin_of(op), r, t, 1);
+                }
                 let per_op = [
                     (
                         Limit::ChannelsPerOp,

@@ -230,9 +230,10 @@ fn evaluate(
 }
 
 /// The plan of `defines`, or why not: an error, or an executor limit
-/// crossed (W0502: the executor refuses the plan). Other warnings (a
-/// signal never waited for, an executor bug met) leave a plan that runs
-/// and verifies: it stays a candidate.
+/// crossed or an op it does not know (W0502, W0507: the executor refuses
+/// the plan or corrupts memory). Other warnings (a signal never waited
+/// for, an executor bug met) leave a plan that runs and verifies: it stays
+/// a candidate.
 pub fn compiled(req: &Request, defines: &[(String, String)]) -> Result<Plan, String> {
     let c: Compilation = match req.nranks {
         Some(n) => driver::compile_for_ranks(req.path, defines, n, req.limits),
@@ -248,14 +249,19 @@ pub fn compiled(req: &Request, defines: &[(String, String)]) -> Result<Plan, Str
     };
     match c.result {
         Err(diags) => Err(first(&diags)),
-        Ok(_) if c.warnings.iter().any(|w| w.code == Code::ExecutorLimit) => {
+        Ok(_) if c.warnings.iter().any(|w| refused_by_the_executor(w.code)) => {
             let limits: Vec<Diagnostic> = c
                 .warnings
                 .into_iter()
-                .filter(|w| w.code == Code::ExecutorLimit)
+                .filter(|w| refused_by_the_executor(w.code))
                 .collect();
             Err(first(&limits))
         }
         Ok(plan) => Ok(plan),
     }
+}
+
+/// Whether a warning of `code` means the executor does not run the plan.
+fn refused_by_the_executor(code: Code) -> bool {
+    matches!(code, Code::ExecutorLimit | Code::UnknownOp)
 }
