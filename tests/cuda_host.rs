@@ -520,20 +520,12 @@ fn a_deadlocking_plan_stops_with_a_report_not_a_hang() {
 /// run for two, it verifies them and warns that the semaphore runs out.
 fn a_plan_that_hangs_in_a_later_launch_is_explained_by_the_simulator_run_as_long() {
     let cxx = plain_compiler();
-    let text = r#"
-program "ag" { collective = allgather(2, chunk_factor: 1, inplace: true) }
-for src in 0..2 {
-    let dst = 1 - src
-    let channel = memory_channel(dst, src)
-    channel.signal(tb: 0, relaxed: true)
-    channel.wait(tb: 0, data_sync: after, relaxed: true)
-    channel.put(rank(dst).output[src], rank(src).output[src], tb: 0)
-    channel.signal(tb: 0, data_sync: before)
-    channel.wait(tb: 0, data_sync: after)
-}
-semaphore(0, initial_value: 2).acquire(tb: 0)
-"#;
-    let compiled = msclc::driver::compile_source(Path::new("sem.mscl"), text.to_string(), &[]);
+    // The quick start's AllGather, and a semaphore on rank 0.
+    let quick_start = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/simple_allgather.mscl");
+    let text = std::fs::read_to_string(quick_start).expect("the quick start")
+        + "semaphore(0, initial_value: 2).acquire(tb: 0)\n";
+    let line = text.lines().count();
+    let compiled = msclc::driver::compile_source(Path::new("sem.mscl"), text, &[]);
     let plan = compiled.result.expect("compiles");
     let tmp = temp_dir("later-launch");
     let kernel = HostKernel::build(&cxx, &plan, &tmp, false);
@@ -552,7 +544,10 @@ semaphore(0, initial_value: 2).acquire(tb: 0)
         ),
         "{explained}"
     );
-    assert!(explained.contains("sem.mscl:12:1"), "{explained}");
+    assert!(
+        explained.contains(&format!("sem.mscl:{line}:1")),
+        "{explained}"
+    );
     let warned = msclc::runner::explain_stuck(&plan, Some(&compiled.sources), 2);
     assert!(
         warned.starts_with("msclc sim verifies 2 launches back to back")
