@@ -61,25 +61,26 @@ pub struct Crossing {
 impl Crossing {
     /// What was crossed, in one sentence that stands without a source.
     pub fn text(&self) -> String {
-        let (what, max) = self.what();
         let place = format!("rank {} thread block {}", self.rank, self.tb);
         let others = match self.blocks {
             1 => String::new(),
             n => format!(" (and {} more thread block(s))", n - 1),
         };
-        if self.limit == Limit::UnfusedSwitchReduce {
-            return format!(
+        match self.bound() {
+            Some((what, max)) => format!(
+                "{place}{others} has {} {what}; the MSCCL++ executor allows at most {max}",
+                self.count
+            ),
+            None => format!(
                 "{place}{others} has a switch reduce that no broadcast follows (`glre` in the plan), an op the MSCCL++ executor does not run: it refuses the plan"
-            );
+            ),
         }
-        format!(
-            "{place}{others} has {} {what}; the MSCCL++ executor allows at most {max}",
-            self.count
-        )
     }
 
-    fn what(&self) -> (String, usize) {
-        match self.limit {
+    /// What the limit counts, and the most the executor holds; `None` for
+    /// an op it does not know at all.
+    fn bound(&self) -> Option<(String, usize)> {
+        Some(match self.limit {
             Limit::OpsPerBlock => ("ops".into(), MAX_OPS_PER_BLOCK),
             Limit::ChannelsPerBlock(kind) => {
                 (format!("{} channels", kind.name()), MAX_CHANNELS_PER_BLOCK)
@@ -92,8 +93,8 @@ impl Crossing {
             Limit::SourcesPerOp => ("sources in one op".into(), MAX_BUFFERS_PER_OP),
             Limit::DestinationsPerOp => ("destinations in one op".into(), MAX_BUFFERS_PER_OP),
             Limit::SemaphoresPerOp => ("semaphores in one op".into(), MAX_SEMAPHORES_PER_OP),
-            Limit::UnfusedSwitchReduce => ("switch reduces without a broadcast".into(), 0),
-        }
+            Limit::UnfusedSwitchReduce => return None,
+        })
     }
 
     /// The warning's code: a bound crossed, or an op the executor does not
@@ -107,18 +108,17 @@ impl Crossing {
 
     /// The warning at the program line, with the loop values then.
     pub fn diagnostic(&self, plan: &Plan) -> Diagnostic {
-        let (what, max) = self.what();
         let label = match self.limit {
             Limit::OpsPerBlock => format!(
                 "op {} of rank {}'s thread block {}",
-                max + 1,
+                MAX_OPS_PER_BLOCK + 1,
                 self.rank,
                 self.tb
             ),
             Limit::ChannelsPerBlock(kind) => format!(
                 "{} channel {} of rank {}'s thread block {}",
                 kind.name(),
-                max + 1,
+                MAX_CHANNELS_PER_BLOCK + 1,
                 self.rank,
                 self.tb
             ),
@@ -128,10 +128,8 @@ impl Crossing {
         if let Some(values) = plan.loop_values(self.origin.context) {
             d = d.with_note(format!("when {values}"));
         }
-        if self.limit == Limit::UnfusedSwitchReduce {
-            return d.with_note(
-                "help: follow the reduce in the same thread block by a `broadcast` of its `dst_chunk` to the same range of the same switch channel: the two fuse into one op (`glres`), which the executor runs",
-            );
+        if let Some((what, max)) = self.bound() {
+            d = d.with_note(format!("the limit is {max} {what}"));
         }
         let help = match self.limit {
             Limit::OpsPerBlock => {
@@ -140,10 +138,12 @@ impl Crossing {
             Limit::ChannelsPerBlock(_) | Limit::RemoteBuffersPerBlock(_) => {
                 "help: let fewer peers share a thread block; the executor's channel table holds 16 per kind, and one more overwrites memory"
             }
+            Limit::UnfusedSwitchReduce => {
+                "help: follow the reduce in the same thread block by a `broadcast` of its `dst_chunk` to the same range of the same switch channel: the two fuse into one op (`glres`), which the executor runs"
+            }
             _ => "help: split the op (fusion merged these ops: `instr_fusion = false` keeps them apart)",
         };
-        d.with_note(format!("the limit is {max} {what}"))
-            .with_note(help)
+        d.with_note(help)
     }
 }
 
