@@ -324,3 +324,36 @@ fn a_switch_reduce_without_its_broadcast_is_flagged_as_refused_by_the_executor()
         );
     }
 }
+
+/// With fusion off, a switch reduce stays `glre` even where its broadcast
+/// follows: W0507 blames the option, not a missing broadcast.
+#[test]
+fn a_switch_reduce_left_unfused_by_the_option_is_blamed_on_the_option() {
+    let source = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples/mscclpp/executor_tests/reduce_nvls.mscl"),
+    )
+    .unwrap();
+    let unfused = source.replacen(
+        "program name {",
+        "program name {\n    instr_fusion = false",
+        1,
+    );
+    assert_ne!(unfused, source, "the example's program block moved");
+    let file = std::env::temp_dir().join(format!("msclc-unfused-{}.mscl", std::process::id()));
+    std::fs::write(&file, unfused).unwrap();
+    let (_, stdout, _) = sim(&[file.to_str().unwrap(), "--json"]);
+    let _ = std::fs::remove_file(&file);
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
+    let warnings = report["runs"][0]["warnings"].as_array().unwrap();
+    let refused: Vec<_> = warnings.iter().filter(|w| w["code"] == "W0507").collect();
+    assert_eq!(refused.len(), 1, "{warnings:?}");
+    let message = refused[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("has a switch reduce left unfused by `instr_fusion = false`"),
+        "{message}"
+    );
+    // As fused by default, the example has no `glre`.
+    let (_, fused, _) = sim(&["examples/mscclpp/executor_tests/reduce_nvls.mscl", "--json"]);
+    assert!(!fused.contains("W0507"), "{fused}");
+}

@@ -39,8 +39,11 @@ pub enum Limit {
     SourcesPerOp,
     DestinationsPerOp,
     SemaphoresPerOp,
-    /// Not a bound: an op the executor does not know (`glre`).
-    UnfusedSwitchReduce,
+    /// Not a bound: an op the executor does not know (`glre`): a switch
+    /// reduce no broadcast follows, or, with fusion off, any.
+    UnfusedSwitchReduce {
+        fusion_off: bool,
+    },
 }
 
 /// One limit crossed at one program line, on every block where it is.
@@ -71,9 +74,17 @@ impl Crossing {
                 "{place}{others} has {} {what}; the MSCCL++ executor allows at most {max}",
                 self.count
             ),
-            None => format!(
-                "{place}{others} has a switch reduce that no broadcast follows (`glre` in the plan), an op the MSCCL++ executor does not run: it refuses the plan"
-            ),
+            None => {
+                let why = match self.limit {
+                    Limit::UnfusedSwitchReduce { fusion_off: true } => {
+                        "left unfused by `instr_fusion = false`"
+                    }
+                    _ => "that no broadcast follows",
+                };
+                format!(
+                    "{place}{others} has a switch reduce {why} (`glre` in the plan), an op the MSCCL++ executor does not run: it refuses the plan"
+                )
+            }
         }
     }
 
@@ -93,7 +104,7 @@ impl Crossing {
             Limit::SourcesPerOp => ("sources in one op".into(), MAX_BUFFERS_PER_OP),
             Limit::DestinationsPerOp => ("destinations in one op".into(), MAX_BUFFERS_PER_OP),
             Limit::SemaphoresPerOp => ("semaphores in one op".into(), MAX_SEMAPHORES_PER_OP),
-            Limit::UnfusedSwitchReduce => return None,
+            Limit::UnfusedSwitchReduce { .. } => return None,
         })
     }
 
@@ -101,7 +112,7 @@ impl Crossing {
     /// know. Either way the executor does not run the plan as meant.
     pub fn code(&self) -> Code {
         match self.limit {
-            Limit::UnfusedSwitchReduce => Code::UnknownOp,
+            Limit::UnfusedSwitchReduce { .. } => Code::UnknownOp,
             _ => Code::ExecutorLimit,
         }
     }
@@ -138,7 +149,10 @@ impl Crossing {
             Limit::ChannelsPerBlock(_) | Limit::RemoteBuffersPerBlock(_) => {
                 "help: let fewer peers share a thread block; the executor's channel table holds 16 per kind, and one more overwrites memory"
             }
-            Limit::UnfusedSwitchReduce => {
+            Limit::UnfusedSwitchReduce { fusion_off: true } => {
+                "help: let the program fuse ops (`instr_fusion = true`): a switch reduce followed in the same thread block by a `broadcast` of its `dst_chunk` to the same range of the same switch channel becomes one op (`glres`), which the executor runs"
+            }
+            Limit::UnfusedSwitchReduce { fusion_off: false } => {
                 "help: follow the reduce in the same thread block by a `broadcast` of its `dst_chunk` to the same range of the same switch channel: the two fuse into one op (`glres`), which the executor runs"
             }
             _ => "help: split the op (fusion merged these ops: `instr_fusion = false` keeps them apart)",
@@ -220,7 +234,14 @@ pub fn check(plan: &Plan) -> Vec<Crossing> {
             }
             for op in &ops {
                 if op.name == OpName::GroupLoadReduce {
-                    cross(Limit::UnfusedSwitchReduce, origin_of(op), r, t, 1);
+                    let fusion_off = !plan.options.instr_fusion;
+                    cross(
+                        Limit::UnfusedSwitchReduce { fusion_off },
+                        origin_of(op),
+                        r,
+                        t,
+                        1,
+                    );
                 }
                 let per_op = [
                     (
