@@ -517,7 +517,7 @@ fn a_deadlocking_plan_stops_with_a_report_not_a_hang() {
 /// released, from initial value 2, lets two launches through and stops the
 /// third. The report says which launch stopped, and the simulator run for
 /// that many launches deadlocks there too (`msclc run` prints what it says);
-/// run for two, it verifies them and warns that the semaphore runs out.
+/// past the launches it simulates, it warns that the semaphore runs out.
 fn a_plan_that_hangs_in_a_later_launch_is_explained_by_the_simulator_run_as_long() {
     let cxx = plain_compiler();
     // The quick start's AllGather, and a semaphore on rank 0.
@@ -525,7 +525,7 @@ fn a_plan_that_hangs_in_a_later_launch_is_explained_by_the_simulator_run_as_long
     let text = std::fs::read_to_string(quick_start).expect("the quick start")
         + "semaphore(0, initial_value: 2).acquire(tb: 0)\n";
     let line = text.lines().count();
-    let compiled = msclc::driver::compile_source(Path::new("sem.mscl"), text, &[]);
+    let compiled = msclc::driver::compile_source(Path::new("sem.mscl"), text.clone(), &[]);
     let plan = compiled.result.expect("compiles");
     let tmp = temp_dir("later-launch");
     let kernel = HostKernel::build(&cxx, &plan, &tmp, false);
@@ -548,13 +548,19 @@ fn a_plan_that_hangs_in_a_later_launch_is_explained_by_the_simulator_run_as_long
         explained.contains(&format!("sem.mscl:{line}:1")),
         "{explained}"
     );
-    let warned = msclc::runner::explain_stuck(&plan, Some(&compiled.sources), 2);
+    // One that lasts 100 launches stops in the 101st, past the 64 the
+    // simulator runs: it verifies those, and warns that the semaphore runs out.
+    let lasting = text.replace("initial_value: 2", "initial_value: 100");
+    let compiled = msclc::driver::compile_source(Path::new("sem.mscl"), lasting, &[]);
+    let plan = compiled.result.expect("compiles");
+    let warned = msclc::runner::explain_stuck(&plan, Some(&compiled.sources), 101);
     assert!(
-        warned.starts_with("msclc sim verifies 2 launches back to back")
+        warned.starts_with("msclc sim verifies the first 64 launches back to back")
+            && warned.contains("the kernel stopped in launch 101, past those, and it warns:")
             && warned.contains(
-                "rank 0's semaphore 0 is acquired 1 more time(s) than released in each launch"
+                "warning[W0506]: rank 0's semaphore 0 is acquired 1 more time(s) than released in each launch"
             )
-            && warned.contains("runs out after about 2 launch(es)"),
+            && warned.contains("runs out after about 100 launch(es)"),
         "{warned}"
     );
 }

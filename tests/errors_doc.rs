@@ -126,9 +126,16 @@ fn every_example_gets_its_code() {
             "error"
         };
         let tag = format!("{severity}[{}]", section.code);
-        // The first diagnostic of its severity is the documented one (an
-        // error may follow warnings: E0605's switch reduce is also W0507).
-        let first = text.find(&format!("{severity}["));
+        // The first diagnostic is the documented one; an error's may
+        // follow warnings (E0605's switch reduce is also W0507).
+        let first = match severity {
+            "error" => text.find("error["),
+            _ => text
+                .find("error[")
+                .into_iter()
+                .chain(text.find("warning["))
+                .min(),
+        };
         if first.map(|at| text[at..].starts_with(&tag)) != Some(true) {
             wrong.push(format!("{}: `msclc {command}` says:\n{text}", section.code));
         }

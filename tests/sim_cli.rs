@@ -295,6 +295,18 @@ fn a_program_without_ops_is_a_wrong_result() {
     );
 }
 
+/// The W0507 warnings `msclc sim --json` lists for `file`.
+fn unknown_op_warnings(file: &str) -> Vec<serde_json::Value> {
+    let (_, stdout, _) = sim(&[file, "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
+    let warnings = report["runs"][0]["warnings"].as_array().unwrap();
+    warnings
+        .iter()
+        .filter(|w| w["code"] == "W0507")
+        .cloned()
+        .collect()
+}
+
 /// A switch reduce no broadcast follows is an op of its own (`glre`), as
 /// the reference writes it, which the executor refuses: the simulator runs
 /// it as meant and says so (W0507, at the reduce's line), as compiling it
@@ -305,11 +317,8 @@ fn a_switch_reduce_without_its_broadcast_is_flagged_as_refused_by_the_executor()
         "examples/mscclpp/unit_tests/switch_reduce_test.mscl",
         "tests/plans/mscclpp/unit_tests/switch_reduce_test.json",
     ] {
-        let (_, stdout, _) = sim(&[file, "--json"]);
-        let report: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
-        let warnings = report["runs"][0]["warnings"].as_array().unwrap();
-        let refused: Vec<_> = warnings.iter().filter(|w| w["code"] == "W0507").collect();
-        assert_eq!(refused.len(), 1, "{file}: {warnings:?}");
+        let refused = unknown_op_warnings(file);
+        assert_eq!(refused.len(), 1, "{file}: {refused:?}");
         let message = refused[0]["message"].as_str().unwrap();
         assert!(
             message.contains("switch reduce that no broadcast follows (`glre` in the plan)")
@@ -342,18 +351,15 @@ fn a_switch_reduce_left_unfused_by_the_option_is_blamed_on_the_option() {
     assert_ne!(unfused, source, "the example's program block moved");
     let file = std::env::temp_dir().join(format!("msclc-unfused-{}.mscl", std::process::id()));
     std::fs::write(&file, unfused).unwrap();
-    let (_, stdout, _) = sim(&[file.to_str().unwrap(), "--json"]);
+    let refused = unknown_op_warnings(file.to_str().unwrap());
     let _ = std::fs::remove_file(&file);
-    let report: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
-    let warnings = report["runs"][0]["warnings"].as_array().unwrap();
-    let refused: Vec<_> = warnings.iter().filter(|w| w["code"] == "W0507").collect();
-    assert_eq!(refused.len(), 1, "{warnings:?}");
+    assert_eq!(refused.len(), 1, "{refused:?}");
     let message = refused[0]["message"].as_str().unwrap();
     assert!(
         message.contains("has a switch reduce left unfused by `instr_fusion = false`"),
         "{message}"
     );
     // As fused by default, the example has no `glre`.
-    let (_, fused, _) = sim(&["examples/mscclpp/executor_tests/reduce_nvls.mscl", "--json"]);
-    assert!(!fused.contains("W0507"), "{fused}");
+    let fused = unknown_op_warnings("examples/mscclpp/executor_tests/reduce_nvls.mscl");
+    assert!(fused.is_empty(), "{fused:?}");
 }

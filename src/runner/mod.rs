@@ -11,6 +11,7 @@ pub mod gpu;
 pub mod nvrtc;
 pub mod table;
 
+use crate::diag::Code;
 use crate::ir::Dtype;
 use std::path::PathBuf;
 
@@ -90,10 +91,10 @@ pub fn explain_wrong_result(
 const STUCK_LAUNCHES_SIMULATED: u64 = 64;
 
 /// The most work [`explain_stuck`] gives the simulator, in launches times
-/// [`Plan::size`](crate::ir::Plan::size): the simulator gets through about
-/// 7 million a second (allreduce at 256 ranks, 3.2 million a launch, in
-/// 0.45 s), so an explanation takes seconds, not minutes, whatever the plan.
-const STUCK_SIMULATION_WORK: u64 = 64_000_000;
+/// [`Plan::size`](crate::ir::Plan::size): about 10 s of a plan the
+/// simulator is slow on (a 256-rank ring AllReduce runs about 0.4 million
+/// a second), and never fewer than the two launches `msclc sim` runs.
+const STUCK_SIMULATION_WORK: u64 = 4_000_000;
 
 /// What to tell the user after the kernel stopped waiting in `launch`
 /// (1, 2, ...) of a run: what the simulator finds when it runs the plan
@@ -114,6 +115,7 @@ pub fn explain_stuck(
         Err(too_large) => return too_large,
     };
     let line = crate::sim::output::verdict_line(plan, &report);
+    let slow_or_defect = "a wait that outlasts --timeout is slow (give it a longer --timeout) or a defect of msclc: please report it with the program, its -D settings and this output";
     match &report.verdict {
         Verdict::Deadlock(_) | Verdict::WrongResult(_) | Verdict::Race(_) => at_fault(
             plan,
@@ -121,15 +123,26 @@ pub fn explain_stuck(
             sources,
             &format!(", run for {launches} launches back to back,"),
         ),
-        Verdict::Verified if !report.warnings.is_empty() => {
-            let warnings: Vec<String> = report.warnings.iter().map(|w| w.message.clone()).collect();
-            format!(
-                "msclc sim verifies {launches} launches back to back ({line}), and warns:\n  {}\n",
-                warnings.join("\n  ")
-            )
+        // The launch that stopped is past those simulated: what carries
+        // over from launch to launch is all the simulator can point at.
+        Verdict::Verified if u64::from(launches) < launch => {
+            let carried: Vec<String> = report
+                .warnings
+                .iter()
+                .filter(|w| matches!(w.code, Code::SemaphoreBalance | Code::ChannelPair))
+                .map(|w| format!("warning[{}]: {}", w.code.id(), w.message))
+                .collect();
+            let head = format!(
+                "msclc sim verifies the first {launches} launches back to back ({line}); the kernel stopped in launch {launch}, past those"
+            );
+            if carried.is_empty() {
+                format!("{head}, and nothing carries over from one launch to the next: {slow_or_defect}\n")
+            } else {
+                format!("{head}, and it warns:\n  {}\n", carried.join("\n  "))
+            }
         }
         Verdict::Verified => format!(
-            "msclc sim verifies this plan over {launches} launches back to back ({line}) and finds no deadlock: a wait that outlasts --timeout is slow (give it a longer --timeout) or a defect of msclc: please report it with the program, its -D settings and this output\n"
+            "msclc sim verifies this plan over {launches} launches back to back ({line}) and finds no deadlock: {slow_or_defect}\n"
         ),
     }
 }

@@ -1,7 +1,8 @@
 //! `msclc tune`: the compiler chooses a program's parallelism for every
 //! message size. Each candidate (a value for each param that varies,
 //! `space`) is compiled, proved by the simulator and timed by the model;
-//! a candidate that does not compile, crosses an executor limit, races,
+//! a candidate that does not compile, crosses an executor limit or has an
+//! op the executor does not know, races,
 //! deadlocks or computes a wrong result is dropped with its reason, never
 //! chosen. Of the rest, `choose` takes at each size one of the fastest,
 //! in the fewest plans, whose message-size ranges tile the span; `report`

@@ -28,6 +28,9 @@ pub struct GaveUp {
     /// carry over from launch to launch, so a plan that runs one launch
     /// can hang in the next.
     pub launch: u64,
+    /// Whether it waited (false: packets off their slots, a fault of the
+    /// plan's layout that no wait or launch explains).
+    pub waited: bool,
 }
 
 impl std::fmt::Display for GaveUp {
@@ -105,6 +108,7 @@ pub fn read(
         what,
         span,
         launch: r[7],
+        waited: r[0] != 5, // MSCL_GAVE_UP_MISALIGNED
     })
 }
 
