@@ -104,18 +104,15 @@ pub(crate) fn exec(args: &RunArgs) -> ExitCode {
                 ));
             }
             notes.push("`--timeout` gives slow waits longer".to_string());
+            let with_notes = |d: Diagnostic| notes.iter().fold(d, |d, n| d.with_note(n.clone()));
             let sources = compiled.as_ref().map(|c| &c.sources);
             // Point at the op in the program, where it was compiled here.
-            let d = match (sources, gave_up.span) {
-                (Some(_), Some(span)) => {
-                    Diagnostic::error(Code::KernelStuck, span, message, "this op waited")
+            let code = match (sources, gave_up.span) {
+                (Some(sources), Some(span)) => {
+                    let d = Diagnostic::error(Code::KernelStuck, span, message, "this op waited");
+                    report(sources, &[with_notes(d)])
                 }
-                _ => Diagnostic::plain(Code::KernelStuck, message),
-            };
-            let d = notes.into_iter().fold(d, |d, note| d.with_note(note));
-            let code = match sources {
-                Some(sources) if gave_up.span.is_some() => report(sources, &[d]),
-                _ => fail(d),
+                _ => fail(with_notes(Diagnostic::plain(Code::KernelStuck, message))),
             };
             // A wait: the simulator, run as long, says why; packets off
             // their slots are a layout fault it does not model.
