@@ -69,6 +69,17 @@ pub struct IterContext {
     pub num_chunks: u32,
 }
 
+impl IterContext {
+    /// The iterations the executor runs the pipeline for at chunks of
+    /// `chunk` bytes: `ceil(num_chunks * chunk / unit_size)` (a unit of 0
+    /// counts as 1), `u64::MAX` past it.
+    pub fn iterations(&self, chunk: u64) -> u64 {
+        let bytes = u128::from(self.num_chunks) * u128::from(chunk);
+        let n = bytes.div_ceil(u128::from(self.unit_size.max(1)));
+        u64::try_from(n).unwrap_or(u64::MAX)
+    }
+}
+
 /// An op's buffer references: almost always one, kept inline.
 pub type BufRefs = smallvec::SmallVec<[BufRef; 1]>;
 

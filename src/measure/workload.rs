@@ -18,11 +18,7 @@ fn most_pipeline_iterations(plan: &Plan, chunk: u64) -> Option<u64> {
         .flat_map(|r| &r.threadblocks)
         .flat_map(|tb| &tb.ops)
         .filter_map(|op| op.iter_context())
-        .map(|i| {
-            let bytes = u128::from(i.num_chunks) * u128::from(chunk);
-            let n = bytes.div_ceil(u128::from(i.unit_size.max(1)));
-            u64::try_from(n).unwrap_or(u64::MAX)
-        })
+        .map(|i| i.iterations(chunk))
         .max()
 }
 

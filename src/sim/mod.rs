@@ -211,8 +211,8 @@ pub const MAX_TIMED_ITERATIONS: u32 = 1024;
 /// [`MAX_TIMED_ITERATIONS`]); with no size, [`PIPELINE_ITERATIONS`].
 pub fn pipeline_iterations(pipeline: &Op, chunk: Option<u64>) -> u32 {
     match (chunk, pipeline.iter_context()) {
-        (Some(chunk), Some(context)) => (u64::from(context.num_chunks) * chunk)
-            .div_ceil(context.unit_size.max(1))
+        (Some(chunk), Some(context)) => context
+            .iterations(chunk)
             .clamp(1, u64::from(MAX_TIMED_ITERATIONS))
             as u32,
         _ => PIPELINE_ITERATIONS,
