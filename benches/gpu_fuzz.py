@@ -21,6 +21,11 @@ by git) travels to the GPU machine; there, with OUT set:
 runs `msclc run` on each case for at most SECONDS in all and writes
 $OUT/runs.txt: each case's verdicts, the output of those that disagree,
 and a summary line.
+
+Without a GPU, the same cases run on CPU threads (the generated CUDA built
+as C++, as tests/cuda_host.rs builds the examples'):
+
+    MSCLC_HOST_FUZZ=DIR cargo test --release --test cuda_host fuzzed
 """
 import json
 import os

@@ -39,6 +39,11 @@ fn main() {
             examples_compute_on_cpu_threads_as_the_simulator_says,
         ),
         common::test(
+            "fuzzed_programs_compute_on_cpu_threads_as_the_simulator_says",
+            Needs::Cxx,
+            fuzzed_programs_compute_on_cpu_threads_as_the_simulator_says,
+        ),
+        common::test(
             "verified_examples_are_race_free_under_thread_sanitizer_but_the_known_plan_races",
             Needs::CxxTsan,
             verified_examples_are_race_free_under_thread_sanitizer_but_the_known_plan_races,
@@ -374,6 +379,49 @@ fn temp_dir(what: &str) -> PathBuf {
 /// waits near it on the CPU, see `BUDGET_NS`; a deadlock waits forever).
 const DEADLOCK_BUDGET_NS: u64 = 2_000_000_000;
 
+/// `example` built and run twice on CPU threads: how it disagrees with
+/// what the simulator says of it, if it does. What the simulator verifies
+/// must compute right; a wrong result or deadlock it reports must happen
+/// there too.
+fn disagreement(cxx: &str, example: &Example, dir: &Path) -> Option<String> {
+    let plan = &example.plan;
+    let kernel = HostKernel::build(cxx, plan, dir, false);
+    let budget = match example.verdict {
+        Verdict::Deadlock(_) => DEADLOCK_BUDGET_NS,
+        _ => BUDGET_NS,
+    };
+    let outcome = kernel.run(small_size(plan), 2, budget);
+    let wrong = outcome.wrong.iter().any(|w| *w > 0);
+    let stopped = outcome.gave_up.is_some();
+    let right = !stopped && !wrong;
+    let agree = match example.verdict {
+        Verdict::Verified => right,
+        // The simulator stops at the first execution it finds wrong; a
+        // plan may also hang in the launch after it (a semaphore run down).
+        Verdict::WrongResult(_) => {
+            (!stopped && wrong) || outcome.gave_up.as_ref().is_some_and(|g| g.launch >= 2)
+        }
+        Verdict::Deadlock(_) => stopped,
+        // The races the simulator finds in the examples are against the
+        // user's accesses around the kernel, which the host driver
+        // orders by joining the kernel's threads: the result is right.
+        // A race between blocks depends on timing.
+        Verdict::Race(_) => right || example.races_between_blocks(),
+    };
+    if agree {
+        return None;
+    }
+    let host = match (&outcome.gave_up, wrong) {
+        (Some(g), _) => format!("stopped: {g}"),
+        (None, true) => format!("wrong elements per rank {:?}", outcome.wrong),
+        (None, false) => "right".to_string(),
+    };
+    Some(format!(
+        "{}: {host} on CPU threads, but msclc sim says {}",
+        example.name, example.sim
+    ))
+}
+
 /// The simulator and the generated CUDA agree on every example that
 /// defines a result: what the simulator verifies computes right on CPU
 /// threads; what computes wrong (or stops) there, the simulator reports;
@@ -386,46 +434,78 @@ fn examples_compute_on_cpu_threads_as_the_simulator_says() {
         let Some(example) = Example::load(path).filter(|e| e.checkable) else {
             return vec![];
         };
-        let (name, plan) = (&example.name, &example.plan);
         ran.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let kernel = HostKernel::build(&cxx, plan, &tmp.join(name), false);
-        let budget = match example.verdict {
-            Verdict::Deadlock(_) => DEADLOCK_BUDGET_NS,
-            _ => BUDGET_NS,
-        };
-        let outcome = kernel.run(small_size(plan), 2, budget);
-        let wrong = outcome.wrong.iter().any(|w| *w > 0);
-        let stopped = outcome.gave_up.is_some();
-        let right = !stopped && !wrong;
-        let agree = match example.verdict {
-            Verdict::Verified => right,
-            Verdict::WrongResult(_) => !stopped && wrong,
-            Verdict::Deadlock(_) => stopped,
-            // The races the simulator finds in the examples are against the
-            // user's accesses around the kernel, which the host driver
-            // orders by joining the kernel's threads: the result is right.
-            // A race between blocks depends on timing.
-            Verdict::Race(_) => right || example.races_between_blocks(),
-        };
-        let host = match (&outcome.gave_up, wrong) {
-            (Some(g), _) => format!("stopped: {g}"),
-            (None, true) => format!("wrong elements per rank {:?}", outcome.wrong),
-            (None, false) => "right".to_string(),
-        };
-        if agree {
-            vec![]
-        } else {
-            vec![format!(
-                "{name}: {host} on CPU threads, but msclc sim says {}",
-                example.sim
-            )]
-        }
+        disagreement(&cxx, &example, &tmp.join(&example.name))
+            .into_iter()
+            .collect()
     });
     let _ = std::fs::remove_dir_all(&tmp);
     let ran = ran.into_inner();
     eprintln!("ran {ran} examples");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(ran >= 35, "only {ran} examples ran");
+}
+
+/// Programs the fuzzer made (tests/fuzz) and `benches/gpu_fuzz.py
+/// prepare` kept, where `msclc sim` verifies them or finds them wrong or
+/// deadlocked, run as the examples are: their generated CUDA computes on
+/// CPU threads as the simulator says. The fuzzer reaches ops, sizes and
+/// shapes no example has. tests/cuda_host/fuzzed holds a few, listed in its
+/// `cases.json`; `MSCLC_HOST_FUZZ=DIR` runs those of a folder that
+/// `gpu_fuzz.py prepare DIR CASES SEED` made instead, thousands at a time.
+fn fuzzed_programs_compute_on_cpu_threads_as_the_simulator_says() {
+    let folder = std::env::var_os("MSCLC_HOST_FUZZ").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cuda_host/fuzzed"),
+        PathBuf::from,
+    );
+    let manifest = folder.join("cases.json");
+    let text = std::fs::read_to_string(&manifest)
+        .unwrap_or_else(|e| panic!("{}: {e}", manifest.display()));
+    let cases: Vec<serde_json::Value> = serde_json::from_str(&text).expect("a list of cases");
+    let cxx = plain_compiler();
+    let tmp = temp_dir("fuzzed");
+    let ran = std::sync::atomic::AtomicUsize::new(0);
+    let skipped = Mutex::new(Vec::new());
+    let failures = on_two_threads(&cases, |case| {
+        let file = folder.join(case["file"].as_str().expect("a file"));
+        let defines: Vec<(String, String)> = case["defines"]
+            .as_array()
+            .expect("defines")
+            .iter()
+            .filter_map(|d| d.as_str()?.split_once('='))
+            .map(|(name, value)| (name.to_string(), value.to_string()))
+            .collect();
+        // A program may declare message sizes the small one is outside,
+        // or more ranks than CPU threads run in good time (a block's
+        // threads for every block of every rank). One with no result to
+        // check still runs: to the end where the simulator verifies it,
+        // to a stop where it deadlocks.
+        let runs_small = |e: &Example| {
+            let senders = msclc::measure::workload::sendrecv_senders(&e.plan);
+            let size = small_size(&e.plan);
+            e.plan.ranks.len() <= 16
+                && Workload::new(&e.plan, Dtype::Float32, size, senders.as_deref()).is_ok()
+        };
+        let loaded = Example::load_with(&file, &defines);
+        let Some(example) = loaded.filter(runs_small) else {
+            skipped.lock().unwrap().push(file.display().to_string());
+            return vec![];
+        };
+        ran.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let found = disagreement(&cxx, &example, &tmp.join(&example.name));
+        found
+            .map(|d| format!("{d} ({})", file.display()))
+            .into_iter()
+            .collect()
+    });
+    let _ = std::fs::remove_dir_all(&tmp);
+    let ran = ran.into_inner();
+    eprintln!("ran {ran} of {} fuzzed programs", cases.len());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    if std::env::var_os("MSCLC_HOST_FUZZ").is_none() {
+        let skipped = skipped.into_inner().unwrap();
+        assert!(skipped.is_empty(), "these do not run: {skipped:?}");
+    }
 }
 
 fn verified_examples_are_race_free_under_thread_sanitizer_but_the_known_plan_races() {

@@ -423,7 +423,13 @@ impl Example {
 
     /// The example at `path`, if it compiles and has a CUDA form.
     pub fn load(path: &Path) -> Option<Example> {
-        let plan = msclc::driver::compile(path, &[]).result.ok()?;
+        Example::load_with(path, &[])
+    }
+
+    /// The program at `path` with its params set to `defines`, if it
+    /// compiles and has a CUDA form.
+    pub fn load_with(path: &Path, defines: &[(String, String)]) -> Option<Example> {
+        let plan = msclc::driver::compile(path, defines).result.ok()?;
         msclc::back::cuda::generate(&plan).ok()?;
         let report = msclc::sim::simulate(&plan, 2);
         Some(Example {
