@@ -234,10 +234,12 @@ pub fn warnings(plan: &Plan, balance: Balance) -> Vec<Diagnostic> {
     let mut shown = std::collections::HashSet::new();
     let mut out = Vec::new();
     for m in tally.mismatches() {
-        let mut d = diagnostic(&tally, &m);
-        if !shown.insert(d.span()) {
+        // Instances and loops make thousands of mismatches at a few lines:
+        // only the first at a line is made into a warning.
+        if !shown.insert(Some(primary(&tally, &m).span)) {
             continue;
         }
+        let mut d = diagnostic(&tally, &m);
         shown.extend(d.secondary.iter().map(|l| Some(l.span)));
         d.severity = Severity::Warning;
         d.code = Code::ChannelPair;
@@ -246,6 +248,27 @@ pub fn warnings(plan: &Plan, balance: Balance) -> Vec<Diagnostic> {
         ));
     }
     out
+}
+
+/// Where the diagnostic of `m` points: its first wait where no channel
+/// back signals; else the first signal its channel back does not wait
+/// for, or the first wait there its channel does not signal.
+fn primary(tally: &Tally, m: &Mismatch) -> Origin {
+    let end = tally.pairs.index(m.end).unwrap_or(0);
+    if m.back.is_none() && m.excess < 0 {
+        return tally.uses.waits(end)[0];
+    }
+    first_unmatched(tally.uses.signals(end), tally.waits_back(m.back))
+}
+
+/// The first of `signals` past the waits, or of `waits` past the signals.
+fn first_unmatched(signals: &[Origin], waits: &[Origin]) -> Origin {
+    let (ns, nw) = (signals.len(), waits.len());
+    if ns > nw {
+        signals[nw]
+    } else {
+        waits[ns]
+    }
 }
 
 fn diagnostic(tally: &Tally, m: &Mismatch) -> Diagnostic {
@@ -348,22 +371,17 @@ fn mismatch(
             from.0
         ),
     };
-    let (primary, label) = if ns > nw {
-        (
-            signals[nw],
-            format!(
-                "{} more than rank {peer} waits for on the paired channel",
-                times(ns - nw, "signal")
-            ),
+    let primary = first_unmatched(signals, waits);
+    let label = if ns > nw {
+        format!(
+            "{} more than rank {peer} waits for on the paired channel",
+            times(ns - nw, "signal")
         )
     } else {
-        (
-            waits[ns],
-            format!(
-                "{} more than rank {} signals on the paired channel",
-                times(nw - ns, "wait"),
-                from.0
-            ),
+        format!(
+            "{} more than rank {} signals on the paired channel",
+            times(nw - ns, "wait"),
+            from.0
         )
     };
     let mut d = Diagnostic::error(Code::SignalWait, primary.span, message, label);
@@ -440,6 +458,9 @@ fn counted(uses: &[Origin], text: impl Fn(usize) -> String) -> Vec<(Span, String
     out
 }
 
+/// The most texts one label joins: the rest are counted.
+const TEXTS_AT_A_PLACE: usize = 4;
+
 /// Adds `places` as secondary labels in source order, one per place (the
 /// texts of a place joined), folding those at the primary label's place
 /// into it.
@@ -447,13 +468,19 @@ fn with_places(mut d: Diagnostic, primary: Span, mut places: Vec<(Span, String)>
     places.sort_by_key(|(s, _)| (s.file, s.start, s.end));
     for group in places.chunk_by(|a, b| a.0 == b.0) {
         let span = group[0].0;
-        let mut texts: Vec<&str> = Vec::new();
-        for (_, text) in group {
-            if !texts.contains(&text.as_str()) {
-                texts.push(text);
-            }
+        // In the order given, each text once: a loop's waits at one line
+        // may name thousands of channels, and each many times.
+        let mut seen = std::collections::HashSet::new();
+        let texts: Vec<&str> = group
+            .iter()
+            .map(|(_, text)| text.as_str())
+            .filter(|text| seen.insert(*text))
+            .collect();
+        let mut text = texts[..texts.len().min(TEXTS_AT_A_PLACE)].join("; ");
+        if texts.len() > TEXTS_AT_A_PLACE {
+            let more = texts.len() - TEXTS_AT_A_PLACE;
+            text.push_str(&format!("; and {more} more like these"));
         }
-        let text = texts.join("; ");
         match &mut d.primary {
             Some(label) if span == primary => label.message = format!("{}; {text}", label.message),
             _ => d = d.with_secondary(span, text),
