@@ -44,6 +44,11 @@ fn main() {
             fuzzed_programs_compute_on_cpu_threads_as_the_simulator_says,
         ),
         common::test(
+            "verified_fuzzed_programs_are_race_free_under_thread_sanitizer",
+            Needs::CxxTsan,
+            verified_fuzzed_programs_are_race_free_under_thread_sanitizer,
+        ),
+        common::test(
             "verified_examples_are_race_free_under_thread_sanitizer_but_the_known_plan_races",
             Needs::CxxTsan,
             verified_examples_are_race_free_under_thread_sanitizer_but_the_known_plan_races,
@@ -454,57 +459,111 @@ fn examples_compute_on_cpu_threads_as_the_simulator_says() {
 /// `cases.json`; `MSCLC_HOST_FUZZ=DIR` runs those of a folder that
 /// `gpu_fuzz.py prepare DIR CASES SEED` made instead, thousands at a time.
 fn fuzzed_programs_compute_on_cpu_threads_as_the_simulator_says() {
-    let folder = std::env::var_os("MSCLC_HOST_FUZZ").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cuda_host/fuzzed"),
-        PathBuf::from,
-    );
-    let manifest = folder.join("cases.json");
-    let text = std::fs::read_to_string(&manifest)
-        .unwrap_or_else(|e| panic!("{}: {e}", manifest.display()));
-    let cases: Vec<serde_json::Value> = serde_json::from_str(&text).expect("a list of cases");
     let cxx = plain_compiler();
     let tmp = temp_dir("fuzzed");
-    let ran = std::sync::atomic::AtomicUsize::new(0);
-    let skipped = Mutex::new(Vec::new());
-    let failures = on_two_threads(&cases, |case| {
-        let file = folder.join(case["file"].as_str().expect("a file"));
-        let defines: Vec<(String, String)> = case["defines"]
-            .as_array()
-            .expect("defines")
+    Fuzzed::load().run(|example| disagreement(&cxx, example, &tmp.join(&example.name)));
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// What the simulator verifies of the fuzzed programs, ThreadSanitizer
+/// finds free of races in their generated code, as for the examples.
+fn verified_fuzzed_programs_are_race_free_under_thread_sanitizer() {
+    let cxx = common::cxx_compiler(true).expect("a C++ compiler with ThreadSanitizer");
+    let tmp = temp_dir("fuzzed-tsan");
+    Fuzzed::load().run(|example| {
+        if !matches!(example.verdict, Verdict::Verified) {
+            return None;
+        }
+        let kernel = HostKernel::build(&cxx, &example.plan, &tmp.join(&example.name), true);
+        let outcome = kernel.run(small_size(&example.plan), 2, BUDGET_NS);
+        let name = &example.name;
+        match (&outcome.gave_up, outcome.wrong.iter().any(|w| *w > 0)) {
+            (Some(g), _) => Some(format!("{name}: gave up: {g}")),
+            (None, true) => Some(format!(
+                "{name}: wrong elements per rank {:?}",
+                outcome.wrong
+            )),
+            (None, false) if !outcome.races.is_empty() => Some(format!(
+                "{name}: ThreadSanitizer reports a race:\n{}",
+                outcome.races
+            )),
+            (None, false) => None,
+        }
+    });
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// The fuzzed programs: those kept in tests/cuda_host/fuzzed, or those of
+/// the folder `MSCLC_HOST_FUZZ` names (its `cases.json` lists each file
+/// and its `-D` settings).
+struct Fuzzed {
+    cases: Vec<(PathBuf, Vec<(String, String)>)>,
+    /// The kept ones, each chosen to run.
+    kept: bool,
+}
+
+impl Fuzzed {
+    fn load() -> Fuzzed {
+        let chosen = std::env::var_os("MSCLC_HOST_FUZZ").map(PathBuf::from);
+        let kept = chosen.is_none();
+        let folder = chosen.unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cuda_host/fuzzed")
+        });
+        let manifest = folder.join("cases.json");
+        let text = std::fs::read_to_string(&manifest)
+            .unwrap_or_else(|e| panic!("{}: {e}", manifest.display()));
+        let cases: Vec<serde_json::Value> = serde_json::from_str(&text).expect("a list of cases");
+        let cases = cases
             .iter()
-            .filter_map(|d| d.as_str()?.split_once('='))
-            .map(|(name, value)| (name.to_string(), value.to_string()))
+            .map(|case| {
+                let defines = case["defines"]
+                    .as_array()
+                    .expect("defines")
+                    .iter()
+                    .filter_map(|d| d.as_str()?.split_once('='))
+                    .map(|(name, value)| (name.to_string(), value.to_string()))
+                    .collect();
+                (folder.join(case["file"].as_str().expect("a file")), defines)
+            })
             .collect();
+        Fuzzed { cases, kept }
+    }
+
+    /// Runs `check` on every program that runs on CPU threads, two at a
+    /// time; fails with what it found wrong (and where a kept one does
+    /// not run).
+    fn run(&self, check: impl Fn(&Example) -> Option<String> + Sync) {
         // A program may declare message sizes the small one is outside,
         // or more ranks than CPU threads run in good time (a block's
-        // threads for every block of every rank). One with no result to
-        // check still runs: to the end where the simulator verifies it,
-        // to a stop where it deadlocks.
+        // threads for every block of every rank), or have no CUDA form.
+        // One with no result to check still runs: to the end where the
+        // simulator verifies it, to a stop where it deadlocks.
         let runs_small = |e: &Example| {
             let senders = msclc::measure::workload::sendrecv_senders(&e.plan);
             let size = small_size(&e.plan);
             e.plan.ranks.len() <= 16
                 && Workload::new(&e.plan, Dtype::Float32, size, senders.as_deref()).is_ok()
         };
-        let loaded = Example::load_with(&file, &defines);
-        let Some(example) = loaded.filter(runs_small) else {
-            skipped.lock().unwrap().push(file.display().to_string());
-            return vec![];
-        };
-        ran.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let found = disagreement(&cxx, &example, &tmp.join(&example.name));
-        found
-            .map(|d| format!("{d} ({})", file.display()))
-            .into_iter()
-            .collect()
-    });
-    let _ = std::fs::remove_dir_all(&tmp);
-    let ran = ran.into_inner();
-    eprintln!("ran {ran} of {} fuzzed programs", cases.len());
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-    if std::env::var_os("MSCLC_HOST_FUZZ").is_none() {
+        let skipped = Mutex::new(Vec::new());
+        let failures = on_two_threads(&self.cases, |(file, defines)| {
+            let Some(example) = Example::load_with(file, defines).filter(runs_small) else {
+                skipped.lock().unwrap().push(file.display().to_string());
+                return vec![];
+            };
+            let found = check(&example);
+            found
+                .map(|d| format!("{d} ({})", file.display()))
+                .into_iter()
+                .collect()
+        });
         let skipped = skipped.into_inner().unwrap();
-        assert!(skipped.is_empty(), "these do not run: {skipped:?}");
+        let ran = self.cases.len() - skipped.len();
+        eprintln!("ran {ran} of {} fuzzed programs", self.cases.len());
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        assert!(
+            !self.kept || skipped.is_empty(),
+            "these do not run: {skipped:?}"
+        );
     }
 }
 
