@@ -146,8 +146,11 @@ fn residency_on_a_target_gpu_is_a_warning_on_stderr() {
         stderr.contains("rank 0 has 200 thread blocks of 1024 threads; the H100 holds 132"),
         "{stderr}"
     );
-    let (_, _, quiet) = sim(&["tests/sim_cli/wide.mscl", "--target", "h100", "--quiet"]);
-    assert_eq!(quiet, "");
+    // `-q` as for `msclc FILE` and `msclc check`.
+    for quietly in ["--quiet", "-q"] {
+        let (_, _, quiet) = sim(&["tests/sim_cli/wide.mscl", "--target", "h100", quietly]);
+        assert_eq!(quiet, "", "{quietly}");
+    }
     let (_, _, roomy) = sim(&["tests/sim_cli/wide.mscl", "--target", "b200"]);
     assert!(roomy.contains("the B200 holds 148"), "{roomy}");
     let (bad, _, err) = sim(&["tests/sim_cli/wide.mscl", "--target", "h300"]);

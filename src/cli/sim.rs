@@ -35,7 +35,7 @@ pub(crate) struct SimArgs {
     #[arg(long, value_name = "BYTES", value_parser = msclc::runner::parse_size)]
     pub(crate) max_memory: Option<u64>,
     /// Print the verdict line only (no details, no warnings).
-    #[arg(long)]
+    #[arg(short, long)]
     pub(crate) quiet: bool,
     /// Print one JSON object: the verdict, each problem with its locations,
     /// the warnings.

@@ -50,7 +50,7 @@ pub(crate) struct TuneArgs {
     #[arg(long, value_name = "PCT", default_value_t = 0.0)]
     pub(crate) within: f64,
     /// Print no progress bar.
-    #[arg(long)]
+    #[arg(short, long)]
     pub(crate) quiet: bool,
     #[command(flatten)]
     pub(crate) limits: LimitArgs,
