@@ -10,8 +10,13 @@
 //! reported ignored, with the reason.
 
 mod common;
+#[path = "cuda_host/fuzzing.rs"]
+mod fuzzing;
+#[path = "cuda_host/kernel.rs"]
+mod kernel;
 
 use common::{Example, Needs};
+use kernel::*;
 use msclc::back::cuda::{self, report::GaveUp, SyncLayout};
 use msclc::ir::{Dtype, OpName, Plan};
 use msclc::measure::workload::{Found, Workload};
@@ -19,12 +24,6 @@ use msclc::sim::Verdict;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
-
-const DRIVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cuda_host/driver.cpp");
-
-/// Threads per host block: more than one, so that a missing `nop` between
-/// two ops of a block is a race between threads.
-const WIDTH: u64 = 2;
 
 /// Generous: a correct plan never waits this long on the CPU, even under
 /// ThreadSanitizer on a loaded machine (20 s was seen to run out there); the
@@ -41,12 +40,12 @@ fn main() {
         common::test(
             "fuzzed_programs_compute_on_cpu_threads_as_the_simulator_says",
             Needs::Cxx,
-            fuzzed_programs_compute_on_cpu_threads_as_the_simulator_says,
+            fuzzing::fuzzed_programs_compute_on_cpu_threads_as_the_simulator_says,
         ),
         common::test(
             "verified_fuzzed_programs_are_race_free_under_thread_sanitizer",
             Needs::CxxTsan,
-            verified_fuzzed_programs_are_race_free_under_thread_sanitizer,
+            fuzzing::verified_fuzzed_programs_are_race_free_under_thread_sanitizer,
         ),
         common::test(
             "verified_examples_are_race_free_under_thread_sanitizer_but_the_known_plan_races",
@@ -91,172 +90,6 @@ fn plain_compiler() -> String {
     common::cxx_compiler(false).expect("a C++ compiler")
 }
 
-/// A plan's kernel built as a host program.
-struct HostKernel<'p> {
-    plan: &'p Plan,
-    exe: PathBuf,
-    dir: PathBuf,
-}
-
-/// What one run of a host kernel did.
-struct Outcome {
-    /// Wrong elements per rank after the last launch.
-    wrong: Vec<u64>,
-    /// The spin that gave up, if one did.
-    gave_up: Option<GaveUp>,
-    /// ThreadSanitizer's reports (empty without it).
-    races: String,
-}
-
-impl<'p> HostKernel<'p> {
-    fn build(cxx: &str, plan: &'p Plan, dir: &Path, sanitize: bool) -> HostKernel<'p> {
-        HostKernel::build_for(cxx, plan, dir, sanitize, Dtype::Float32)
-    }
-
-    /// Built for `dtype` (the define NVRTC gets).
-    fn build_for(
-        cxx: &str,
-        plan: &'p Plan,
-        dir: &Path,
-        sanitize: bool,
-        dtype: Dtype,
-    ) -> HostKernel<'p> {
-        std::fs::create_dir_all(dir).unwrap();
-        let source = dir.join("kernel.cu");
-        std::fs::write(&source, cuda::generate(plan).expect("generates")).unwrap();
-        let exe = dir.join("driver");
-        let mut cmd = Command::new(cxx);
-        cmd.args(["-std=c++17", "-O1", "-pthread", "-w"]);
-        if sanitize {
-            cmd.args(["-fsanitize=thread", "-g"]);
-        }
-        let out = cmd
-            .args(["-x", "c++", "-include"])
-            .arg(&source)
-            .arg(cuda::dtype_define(dtype))
-            .arg(DRIVER)
-            .arg("-o")
-            .arg(&exe)
-            .output()
-            .expect("runs the C++ compiler");
-        assert!(
-            out.status.success(),
-            "{cxx} rejects the generated source of {}:\n{}",
-            plan.name,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        HostKernel {
-            plan,
-            exe,
-            dir: dir.to_path_buf(),
-        }
-    }
-
-    /// `launches` launches at `size` bytes with `budget_ns` per spin.
-    fn run(&self, size: u64, launches: u64, budget_ns: u64) -> Outcome {
-        let plan = self.plan;
-        let senders = msclc::measure::workload::sendrecv_senders(plan);
-        let w = Workload::new(plan, Dtype::Float32, size, senders.as_deref())
-            .expect("size fits the plan");
-        let layout = SyncLayout::new(plan);
-        let mut input = driver_header(&w, &layout, launches, budget_ns);
-        let put = |input: &mut Vec<u8>, v: u64| input.extend_from_slice(&v.to_le_bytes());
-        let seed = 7;
-        for (r, b) in w.ranks.iter().enumerate() {
-            for v in [b.user_bytes, b.input_offset, b.output_offset, w.input_bytes] {
-                put(&mut input, v);
-            }
-            input.extend_from_slice(&w.input(r as u32, seed));
-        }
-        put(&mut input, 0); // inputs given, no check on the "GPU"
-        let (fin, fout) = (self.dir.join("in.bin"), self.dir.join("out.bin"));
-        std::fs::write(&fin, &input).unwrap();
-        let out = Command::new(&self.exe)
-            .arg(&fin)
-            .arg(&fout)
-            .env("TSAN_OPTIONS", "exitcode=0 report_signal_unsafe=0")
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-        assert!(
-            out.status.success(),
-            "{}: driver failed: {stderr}",
-            plan.name
-        );
-        let result = std::fs::read(&fout).unwrap_or_else(|e| {
-            panic!("{}: the driver wrote no output ({e}): {stderr}", plan.name)
-        });
-        let (wrong, rest) = wrong_per_rank(&w, &result, seed);
-        let wrong = wrong.into_iter().map(|n| n.unwrap_or(0)).collect();
-        let sync = words_of(rest);
-        Outcome {
-            wrong,
-            gave_up: cuda::report::read(plan, &layout, &sync, budget_ns / 1_000_000),
-            races: stderr
-                .split("==================")
-                .filter(|r| r.contains("ThreadSanitizer"))
-                .collect::<Vec<_>>()
-                .join("\n"),
-        }
-    }
-}
-
-impl HostKernel<'_> {
-    /// Two launches at `size` with inputs made and outputs checked by the
-    /// prelude's fill and check (`msclc run`'s kernels), after spoiling
-    /// one output element where asked: what the check found, and what the
-    /// runner's host check (`Workload::wrong_elements`) finds per rank in
-    /// the same outputs.
-    fn run_checked(&self, size: u64, dtype: Dtype, spoil: Option<(u32, u64)>) -> (Found, Vec<u64>) {
-        let plan = self.plan;
-        let w = Workload::new(plan, dtype, size, None).expect("size fits the plan");
-        let layout = SyncLayout::new(plan);
-        let mut input = driver_header(&w, &layout, 2, BUDGET_NS);
-        let put = |input: &mut Vec<u8>, v: u64| input.extend_from_slice(&v.to_le_bytes());
-        for b in &w.ranks {
-            for v in [b.user_bytes, b.input_offset, b.output_offset, 0] {
-                put(&mut input, v);
-            }
-        }
-        let seed = 7;
-        let entries = w.check_entries().expect("a collective with a result");
-        for v in [
-            u64::from(seed),
-            w.chunk_elements(),
-            w.input_elements(),
-            entries.len() as u64 / 4,
-        ] {
-            put(&mut input, v);
-        }
-        entries.iter().for_each(|&e| put(&mut input, u64::from(e)));
-        let (rank, element) = spoil.map_or((u64::MAX, 0), |(r, e)| (u64::from(r), e));
-        put(&mut input, rank);
-        put(&mut input, element);
-        let (fin, fout) = (self.dir.join("in.bin"), self.dir.join("out.bin"));
-        std::fs::write(&fin, &input).unwrap();
-        let out = Command::new(&self.exe)
-            .arg(&fin)
-            .arg(&fout)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}: driver failed: {}",
-            plan.name,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let result = std::fs::read(&fout).unwrap();
-        let (host_check, rest) = wrong_per_rank(&w, &result, seed);
-        let host_check = host_check
-            .into_iter()
-            .map(|n| n.expect("a result"))
-            .collect();
-        let found = words_of(&rest[8 * layout.initial_words().len()..]);
-        assert_eq!(found.len(), Found::words(plan.ranks.len()));
-        (Found::read(&found, plan.ranks.len()), host_check)
-    }
-}
-
 /// `msclc run` makes inputs and checks outputs with kernels of the prelude
 /// (only counts come back from the GPU). Here they run on CPU threads, for
 /// every element type, on an in-place AllReduce and an out-of-place
@@ -295,58 +128,6 @@ fn inputs_and_checks_run_as_kernels() {
             std::fs::remove_dir_all(&dir).ok();
         }
     }
-}
-
-/// The driver's input up to the ranks (tests/cuda_host/driver.cpp): the
-/// workload's sizes, `launches` and the spin budget, the sync words.
-fn driver_header(w: &Workload, layout: &SyncLayout, launches: u64, budget_ns: u64) -> Vec<u8> {
-    let words = layout.initial_words();
-    let mut input = Vec::new();
-    let header = [
-        w.ranks.len() as u64,
-        w.chunk,
-        w.scratch_bytes,
-        w.scratch_half,
-        launches,
-        WIDTH,
-        budget_ns,
-        words.len() as u64,
-    ];
-    for v in header.iter().chain(&words) {
-        input.extend_from_slice(&v.to_le_bytes());
-    }
-    input
-}
-
-/// The wrong elements of each rank's user allocation at the start of the
-/// driver's output (the runner's host check), and the output after them.
-fn wrong_per_rank<'a>(w: &Workload, result: &'a [u8], seed: u32) -> (Vec<Option<u64>>, &'a [u8]) {
-    let mut at = 0;
-    let wrong = w
-        .ranks
-        .iter()
-        .enumerate()
-        .map(|(r, b)| {
-            let user = &result[at..at + b.user_bytes as usize];
-            at += b.user_bytes as usize;
-            w.wrong_elements(r as u32, user, seed)
-        })
-        .collect();
-    (wrong, &result[at..])
-}
-
-/// Little-endian u64 words.
-fn words_of(bytes: &[u8]) -> Vec<u64> {
-    bytes
-        .chunks_exact(8)
-        .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
-        .collect()
-}
-
-/// Small enough for CPU threads: two chunks' worth of 16-byte units.
-fn small_size(plan: &Plan) -> u64 {
-    let chunks = plan.ranks[0].input_chunks.max(plan.ranks[0].output_chunks) as u64;
-    (chunks * 64).max(plan.options.min_message_size.next_multiple_of(chunks * 16))
 }
 
 fn compile(path: &Path) -> (Plan, msclc::diag::SourceMap) {
@@ -470,125 +251,6 @@ fn examples_compute_on_cpu_threads_as_the_simulator_says() {
     eprintln!("ran {ran} examples");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(ran >= 35, "only {ran} examples ran");
-}
-
-/// Programs the fuzzer made (tests/fuzz) and `benches/gpu_fuzz.py
-/// prepare` kept, where `msclc sim` verifies them or finds them wrong or
-/// deadlocked, run as the examples are: their generated CUDA computes on
-/// CPU threads as the simulator says. The fuzzer reaches ops, sizes and
-/// shapes no example has. tests/cuda_host/fuzzed holds a few, listed in its
-/// `cases.json`; `MSCLC_HOST_FUZZ=DIR` runs those of a folder that
-/// `gpu_fuzz.py prepare DIR CASES SEED` made instead, thousands at a time.
-fn fuzzed_programs_compute_on_cpu_threads_as_the_simulator_says() {
-    let cxx = plain_compiler();
-    let tmp = temp_dir("fuzzed");
-    Fuzzed::load().run(|example| disagreement(&cxx, example, &tmp.join(&example.name)));
-    let _ = std::fs::remove_dir_all(&tmp);
-}
-
-/// What the simulator verifies of the fuzzed programs, ThreadSanitizer
-/// finds free of races in their generated code, as for the examples.
-fn verified_fuzzed_programs_are_race_free_under_thread_sanitizer() {
-    let cxx = common::cxx_compiler(true).expect("a C++ compiler with ThreadSanitizer");
-    let tmp = temp_dir("fuzzed-tsan");
-    Fuzzed::load().run(|example| {
-        if !matches!(example.verdict, Verdict::Verified) {
-            return None;
-        }
-        let kernel = HostKernel::build(&cxx, &example.plan, &tmp.join(&example.name), true);
-        let outcome = kernel.run(small_size(&example.plan), 2, BUDGET_NS);
-        let name = &example.name;
-        match (&outcome.gave_up, outcome.wrong.iter().any(|w| *w > 0)) {
-            (Some(g), _) => Some(format!("{name}: gave up: {g}")),
-            (None, true) => Some(format!(
-                "{name}: wrong elements per rank {:?}",
-                outcome.wrong
-            )),
-            (None, false) if !outcome.races.is_empty() => Some(format!(
-                "{name}: ThreadSanitizer reports a race:\n{}",
-                outcome.races
-            )),
-            (None, false) => None,
-        }
-    });
-    let _ = std::fs::remove_dir_all(&tmp);
-}
-
-/// The fuzzed programs: those kept in tests/cuda_host/fuzzed, or those of
-/// the folder `MSCLC_HOST_FUZZ` names (its `cases.json` lists each file
-/// and its `-D` settings).
-struct Fuzzed {
-    cases: Vec<(PathBuf, Vec<(String, String)>)>,
-    /// The kept ones, each chosen to run.
-    kept: bool,
-}
-
-impl Fuzzed {
-    fn load() -> Fuzzed {
-        let chosen = std::env::var_os("MSCLC_HOST_FUZZ").map(PathBuf::from);
-        let kept = chosen.is_none();
-        let folder = chosen.unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cuda_host/fuzzed")
-        });
-        let manifest = folder.join("cases.json");
-        let text = std::fs::read_to_string(&manifest)
-            .unwrap_or_else(|e| panic!("{}: {e}", manifest.display()));
-        let cases: Vec<serde_json::Value> = serde_json::from_str(&text).expect("a list of cases");
-        let cases = cases
-            .iter()
-            .map(|case| {
-                let defines = case["defines"]
-                    .as_array()
-                    .expect("defines")
-                    .iter()
-                    .filter_map(|d| d.as_str()?.split_once('='))
-                    .map(|(name, value)| (name.to_string(), value.to_string()))
-                    .collect();
-                (folder.join(case["file"].as_str().expect("a file")), defines)
-            })
-            .collect();
-        Fuzzed { cases, kept }
-    }
-
-    /// Runs `check` on every program that runs on CPU threads, two at a
-    /// time; fails with what it found wrong (and where a kept one does
-    /// not run).
-    fn run(&self, check: impl Fn(&Example) -> Option<String> + Sync) {
-        // A program may declare message sizes the small one is outside,
-        // or more ranks or blocks than CPU threads run in good time (a
-        // block's threads for every block of every rank; ThreadSanitizer
-        // runs out of memory at thousands), or have no CUDA form.
-        // One with no result to check still runs: to the end where the
-        // simulator verifies it, to a stop where it deadlocks.
-        let runs_small = |e: &Example| {
-            let senders = msclc::measure::workload::sendrecv_senders(&e.plan);
-            let size = small_size(&e.plan);
-            let blocks: usize = e.plan.ranks.iter().map(|r| r.threadblocks.len()).sum();
-            e.plan.ranks.len() <= 16
-                && blocks <= 256
-                && Workload::new(&e.plan, Dtype::Float32, size, senders.as_deref()).is_ok()
-        };
-        let skipped = Mutex::new(Vec::new());
-        let failures = on_two_threads(&self.cases, |(file, defines)| {
-            let Some(example) = Example::load_with(file, defines).filter(runs_small) else {
-                skipped.lock().unwrap().push(file.display().to_string());
-                return vec![];
-            };
-            let found = check(&example);
-            found
-                .map(|d| format!("{d} ({})", file.display()))
-                .into_iter()
-                .collect()
-        });
-        let skipped = skipped.into_inner().unwrap();
-        let ran = self.cases.len() - skipped.len();
-        eprintln!("ran {ran} of {} fuzzed programs", self.cases.len());
-        assert!(failures.is_empty(), "{}", failures.join("\n"));
-        assert!(
-            !self.kept || skipped.is_empty(),
-            "these do not run: {skipped:?}"
-        );
-    }
 }
 
 fn verified_examples_are_race_free_under_thread_sanitizer_but_the_known_plan_races() {
