@@ -366,3 +366,18 @@ fn a_switch_reduce_left_unfused_by_the_option_is_blamed_on_the_option() {
     let fused = unknown_op_warnings("examples/mscclpp/executor_tests/reduce_nvls.mscl");
     assert!(fused.is_empty(), "{fused:?}");
 }
+
+/// A deadlock inside a pipeline names the iteration it stopped in, of how
+/// many the simulator ran (twice where no size is given): what a pipeline
+/// does at sizes with fewer iterations differs.
+#[test]
+fn a_deadlock_in_a_pipeline_names_its_iteration() {
+    let (out, stdout, _) = sim(&["tests/sim_cli/pipeline_semaphore.mscl"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout.contains(
+            "rank 0 thread block 0 (execution 1) is stuck at op 4 (sem_acquire, iteration 2 of the pipeline's 2): the semaphore is never released"
+        ),
+        "{stdout}"
+    );
+}

@@ -110,8 +110,17 @@ impl Sim<'_> {
             }
             let op = th.ops.op(th.pc);
             let (why, hint) = self.why_blocked(t, op);
+            // A pipeline's body runs as often as the size asks (twice
+            // where no size is given): which time it stopped in.
+            let iteration = th.ops.iteration(th.pc).map_or(String::new(), |it| {
+                format!(", iteration {} of the pipeline's {}", it.index + 1, it.of)
+            });
             out.push(Stuck {
-                text: format!("{at} is stuck at op {} ({}){why}", th.pc, op.name.json()),
+                text: format!(
+                    "{at} is stuck at op {} ({}{iteration}){why}",
+                    th.pc,
+                    op.name.json()
+                ),
                 op: self.op_at(t, th.pc),
                 hint,
                 channels: self.starving_channel_lines(t, op),
