@@ -364,9 +364,7 @@ fn a_plan_that_hangs_in_a_later_launch_is_explained_by_the_simulator_run_as_long
     );
     let explained = msclc::runner::explain_stuck(&plan, Some(&compiled.sources), gave_up.launch);
     assert!(
-        explained.starts_with(
-            "msclc sim, run for 3 launches back to back, finds the plan at fault: deadlock"
-        ),
+        explained.starts_with("msclc sim --executions 3 finds the plan at fault: deadlock"),
         "{explained}"
     );
     assert!(
@@ -380,7 +378,7 @@ fn a_plan_that_hangs_in_a_later_launch_is_explained_by_the_simulator_run_as_long
     let plan = compiled.result.expect("compiles");
     let warned = msclc::runner::explain_stuck(&plan, Some(&compiled.sources), 101);
     assert!(
-        warned.starts_with("msclc sim verifies the first 64 launches back to back")
+        warned.starts_with("msclc sim --executions 64 verifies the first 64 launches back to back")
             && warned.contains("the kernel stopped in launch 101, past those, and it warns:")
             && warned.contains(
                 "warning[W0506]: rank 0's semaphore 0 is acquired 1 more time(s) than released in each launch"

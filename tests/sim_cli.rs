@@ -381,3 +381,37 @@ fn a_deadlock_in_a_pipeline_names_its_iteration() {
         "{stdout}"
     );
 }
+
+/// `--executions N` runs N launches back to back, semaphores carried over
+/// as on the executor: a semaphore each launch runs down, which W0506
+/// warns of at two, is seen to run out, and the warning names the count
+/// that shows it.
+#[test]
+fn executions_run_back_to_back_until_a_semaphore_runs_out() {
+    let file = "tests/sim_cli/semaphore_runs_down.mscl";
+    let (out, stdout, stderr) = sim(&[file]);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(
+        stdout.starts_with("verified: test on 1 ranks, 2 executions"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("`msclc sim --executions 5` simulates that many launches"),
+        "{stderr}"
+    );
+    let (out, stdout, _) = sim(&[file, "--executions", "4"]);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.starts_with("verified: test on 1 ranks, 4 executions"),
+        "{stdout}"
+    );
+    let (out, stdout, _) = sim(&[file, "--executions", "5"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout.contains("rank 0 thread block 0 (execution 5) is stuck at op 1 (sem_acquire)"),
+        "{stdout}"
+    );
+    let (out, _, stderr) = sim(&[file, "--executions", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains("0 is not in 1..=1024"), "{stderr}");
+}

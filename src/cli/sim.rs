@@ -34,6 +34,13 @@ pub(crate) struct SimArgs {
     /// quarters of the memory this process may have, whichever is less.
     #[arg(long, value_name = "BYTES", value_parser = msclc::runner::parse_size)]
     pub(crate) max_memory: Option<u64>,
+    /// Executions to run back to back: semaphores and unconsumed signals
+    /// carry over from one to the next, as on the executor, so a plan
+    /// right twice may hang or go wrong later (`msclc run` names the
+    /// launch where it stopped)
+    #[arg(long, value_name = "N", default_value_t = 2, conflicts_with = "timing",
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(msclc::sim::MAX_EXECUTIONS)))]
+    pub(crate) executions: u32,
     /// Print the verdict line only (no details, no warnings).
     #[arg(short, long)]
     pub(crate) quiet: bool,
@@ -156,7 +163,7 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
         .into_iter()
         .map(|inplace| {
             let options = msclc::sim::SimOptions {
-                executions: 2,
+                executions: args.executions,
                 inplace: Some(inplace),
                 progress: !args.quiet && !args.json,
                 pipeline_chunk: None,

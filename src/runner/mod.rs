@@ -121,7 +121,7 @@ pub fn explain_stuck(
             plan,
             &report,
             sources,
-            &format!(", run for {launches} launches back to back,"),
+            &format!(" --executions {launches}"),
         ),
         // The launch that stopped is past those simulated: what carries
         // over from launch to launch is all the simulator can point at.
@@ -133,7 +133,7 @@ pub fn explain_stuck(
                 .map(|w| format!("warning[{}]: {}", w.code.id(), w.message))
                 .collect();
             let head = format!(
-                "msclc sim verifies the first {launches} launches back to back ({line}); the kernel stopped in launch {launch}, past those"
+                "msclc sim --executions {launches} verifies the first {launches} launches back to back ({line}); the kernel stopped in launch {launch}, past those"
             );
             if carried.is_empty() {
                 format!("{head}, and nothing carries over from one launch to the next: {slow_or_defect}\n")
@@ -142,7 +142,7 @@ pub fn explain_stuck(
             }
         }
         Verdict::Verified => format!(
-            "msclc sim verifies this plan over {launches} launches back to back ({line}) and finds no deadlock: {slow_or_defect}\n"
+            "msclc sim --executions {launches} verifies this plan over {launches} launches back to back ({line}) and finds no deadlock: {slow_or_defect}\n"
         ),
     }
 }

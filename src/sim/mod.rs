@@ -202,6 +202,11 @@ fn simulate_run<'p>(
 /// each iteration is handed from one block to the next, whatever the size.
 pub const PIPELINE_ITERATIONS: u32 = 2;
 
+/// The most back-to-back executions `msclc sim --executions` runs: each
+/// takes as long again, and a semaphore a launch runs down runs out
+/// within as many launches as its initial value.
+pub const MAX_EXECUTIONS: u32 = 1024;
+
 /// The most iterations of a pipeline a timed run simulates: past it, the
 /// pipeline's bytes are cut in this many pieces (docs/timing.md).
 pub const MAX_TIMED_ITERATIONS: u32 = 1024;
