@@ -213,25 +213,24 @@ impl<'p> Sim<'p> {
                         crate::diag::short_list(many, "semaphores")
                     ),
                 };
-                let mut to_see = None;
-                let message = if per_launch < 0 {
+                // The launch that waits forever, for a semaphore run down.
+                let (message, waits) = if per_launch < 0 {
                     let lost = -per_launch;
                     let runs = init.max(0) / lost;
-                    to_see = Some(runs + 1).filter(|&n| n <= i64::from(super::MAX_EXECUTIONS));
-                    format!(
+                    (format!(
                         "{which} acquired {lost} more time(s) than released in each launch; \
                          the executor never resets a semaphore, so from its initial value {init} it runs out after about {runs} launch(es), and the next waits forever"
-                    )
+                    ), Some(runs + 1))
                 } else {
-                    format!(
+                    (format!(
                         "{which} released {per_launch} more time(s) than acquired in each launch; \
                          the executor never resets a semaphore, so in later launches acquires pass without waiting for the releases meant for them"
-                    )
+                    ), None)
                 };
                 let warning =
                     crate::diag::Diagnostic::plain(crate::diag::Code::SemaphoreBalance, message)
                         .as_warning();
-                match to_see {
+                match waits.filter(|&n| n <= i64::from(super::MAX_EXECUTIONS)) {
                     Some(n) => warning.with_note(format!(
                         "`msclc sim --executions {n}` simulates that many launches"
                     )),
