@@ -253,6 +253,36 @@ fn examples_compute_on_cpu_threads_as_the_simulator_says() {
     assert!(ran >= 35, "only {ran} examples ran");
 }
 
+/// `example` built with ThreadSanitizer and run twice: what is wrong with
+/// that run. A race is wrong unless `PLAN_RACES` expects it (and then its
+/// absence is); so are a stop and, without a race, a wrong result.
+fn thread_sanitizer_findings(cxx: &str, example: &Example, dir: &Path) -> Vec<String> {
+    let (name, plan) = (&example.name, &example.plan);
+    let kernel = HostKernel::build(cxx, plan, dir, true);
+    let outcome = kernel.run(small_size(plan), 2, BUDGET_NS);
+    let expected = common::PLAN_RACES.iter().find(|(n, _)| n == name);
+    let mut failures = Vec::new();
+    if let Some(g) = &outcome.gave_up {
+        failures.push(format!("{name}: gave up: {g}"));
+    }
+    match (expected, outcome.races.is_empty()) {
+        (None, false) => failures.push(format!(
+            "{name}: ThreadSanitizer reports a race:\n{}",
+            outcome.races
+        )),
+        (Some((_, why)), true) => failures.push(format!(
+            "{name}: ThreadSanitizer no longer reports the plan's race ({why})"
+        )),
+        (Some((_, why)), false) => eprintln!("{name}: races, as expected: {why}"),
+        (None, true) if outcome.wrong.iter().any(|w| *w > 0) => failures.push(format!(
+            "{name}: wrong elements per rank {:?}",
+            outcome.wrong
+        )),
+        (None, true) => {}
+    }
+    failures
+}
+
 fn verified_examples_are_race_free_under_thread_sanitizer_but_the_known_plan_races() {
     let cxx = common::cxx_compiler(true).expect("a C++ compiler with ThreadSanitizer");
     let tmp = temp_dir("tsan");
@@ -261,30 +291,7 @@ fn verified_examples_are_race_free_under_thread_sanitizer_but_the_known_plan_rac
         else {
             return vec![];
         };
-        let (name, plan) = (&example.name, &example.plan);
-        let kernel = HostKernel::build(&cxx, plan, &tmp.join(name), true);
-        let outcome = kernel.run(small_size(plan), 2, BUDGET_NS);
-        let expected = common::PLAN_RACES.iter().find(|(n, _)| n == name);
-        let mut failures = Vec::new();
-        if let Some(g) = &outcome.gave_up {
-            failures.push(format!("{name}: gave up: {g}"));
-        }
-        match (expected, outcome.races.is_empty()) {
-            (None, false) => failures.push(format!(
-                "{name}: ThreadSanitizer reports a race:\n{}",
-                outcome.races
-            )),
-            (Some((_, why)), true) => failures.push(format!(
-                "{name}: ThreadSanitizer no longer reports the plan's race ({why})"
-            )),
-            (Some((_, why)), false) => eprintln!("{name}: races, as expected: {why}"),
-            (None, true) if outcome.wrong.iter().any(|w| *w > 0) => failures.push(format!(
-                "{name}: wrong elements per rank {:?}",
-                outcome.wrong
-            )),
-            (None, true) => {}
-        }
-        failures
+        thread_sanitizer_findings(&cxx, &example, &tmp.join(&example.name))
     });
     let _ = std::fs::remove_dir_all(&tmp);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
