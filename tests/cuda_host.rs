@@ -178,8 +178,7 @@ fn disagreement(cxx: &str, example: &Example, dir: &Path) -> Option<String> {
         Verdict::Deadlock(_) => DEADLOCK_BUDGET_NS,
         _ => BUDGET_NS,
     };
-    let size = small_size(plan);
-    let outcome = kernel.run(size, 2, budget);
+    let outcome = kernel.run(small_size(plan), 2, budget);
     let wrong = outcome.wrong.iter().any(|w| *w > 0);
     let stopped = outcome.gave_up.is_some();
     let right = !stopped && !wrong;
@@ -204,15 +203,13 @@ fn disagreement(cxx: &str, example: &Example, dir: &Path) -> Option<String> {
     // executor as often as its chunks take units, once at this small
     // size: a semaphore a pipeline's every iteration acquires may run out
     // in the simulator's second launch and not here.
-    let senders = msclc::measure::workload::sendrecv_senders(plan);
-    let w = Workload::new(plan, Dtype::Float32, size, senders.as_deref()).expect("runs");
     let at_size = msclc::sim::simulate_with(
         plan,
         &msclc::sim::SimOptions {
             executions: 2,
             inplace: None,
             progress: false,
-            pipeline_chunk: Some(w.chunk),
+            pipeline_chunk: Some(outcome.chunk),
         },
     );
     if agrees(&at_size.verdict) {

@@ -26,6 +26,8 @@ pub(crate) struct Outcome {
     pub(crate) gave_up: Option<GaveUp>,
     /// ThreadSanitizer's reports (empty without it).
     pub(crate) races: String,
+    /// The bytes of a chunk it ran at.
+    pub(crate) chunk: u64,
 }
 
 impl<'p> HostKernel<'p> {
@@ -111,6 +113,7 @@ impl<'p> HostKernel<'p> {
         let sync = words_of(rest);
         Outcome {
             wrong,
+            chunk: w.chunk,
             gave_up: cuda::report::read(plan, &layout, &sync, budget_ns / 1_000_000),
             races: stderr
                 .split("==================")
