@@ -2,7 +2,7 @@
 //! size, and the plan set written (docs/tuning.md).
 
 use super::options::{parse_define, DtypeArg, LimitArgs};
-use super::outcome::{fail, report};
+use super::outcome::{fail, rendered, report};
 use clap::Args;
 use msclc::diag::{Code, Diagnostic};
 use msclc::tune::{self, report};
@@ -145,6 +145,22 @@ pub(crate) fn exec(args: &TuneArgs) -> ExitCode {
         msclc::units::short_bytes(args.size.1)
     );
     say!("{}", report::table(&tuned, &title));
+    // A range that starts at 2 GiB or more is one the executor misreads.
+    let misread: Vec<Diagnostic> = plans
+        .iter()
+        .enumerate()
+        .filter_map(|(k, plan)| {
+            let file = PathBuf::from(report::file_name(&name, &tuned, k));
+            let file = args
+                .output
+                .as_ref()
+                .map_or(file.clone(), |dir| dir.join(file));
+            msclc::passes::executor_limits::misread_options(plan).map(|w| w.in_plan(&file))
+        })
+        .collect();
+    if !misread.is_empty() {
+        tell!("{}", rendered(None, &args.input, &misread));
+    }
     let Some(dir) = &args.output else {
         sayln!("# no -o DIR: nothing written");
         return ExitCode::SUCCESS;

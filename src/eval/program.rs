@@ -23,6 +23,7 @@ pub fn build_plan(
     let mut options = Options::default();
     let mut collective: Option<CollectiveVal> = None;
     let mut num_ranks: Option<(u32, Span)> = None;
+    let mut min_message_size_at = None;
     for (key, vspan, v) in values {
         let vspan = *vspan;
         let positive = |what: &str, max: u64| ev.count(vspan, &format!("`{what}`"), v, max);
@@ -48,7 +49,10 @@ pub fn build_plan(
             ("buffer_alignment", _) => {
                 options.buffer_alignment = positive("buffer_alignment", u32::MAX.into())?
             }
-            ("min_message_size", Value::Int(i)) => options.min_message_size = *i as u64,
+            ("min_message_size", Value::Int(i)) => {
+                options.min_message_size = *i as u64;
+                min_message_size_at = Some(vspan);
+            }
             ("max_message_size", Value::Int(i)) => options.max_message_size = *i as u64,
             (name, _) => {
                 let known: Vec<&str> = vocab::PROGRAM_OPTIONS.iter().map(|(n, _)| *n).collect();
@@ -98,6 +102,7 @@ pub fn build_plan(
         ranks: vec![rank; n as usize],
         loops: crate::ir::LoopValues::new(),
         instances_made: false,
+        min_message_size_at,
     })
 }
 

@@ -199,6 +199,10 @@ pub struct Plan {
     /// it writes that rank (`passes::Instances::AsWritten`): until then its
     /// collective, ranks and scratch are one instance's.
     pub instances_made: bool,
+    /// Where the program sets `min_message_size`, for the warning when the
+    /// executor would read it as another number; `None` where the default
+    /// stands and for plans read from JSON.
+    pub min_message_size_at: Option<crate::diag::Span>,
 }
 
 /// The loop values ops and channels were made in, kept as cheaply as the

@@ -9,7 +9,8 @@
 //! report each crossing as a warning at the program line that made the op
 //! or channel, with the loop values then, and `msclc sim` lists them too.
 //! One warning per limit and program line: at 128 ranks the same line
-//! crosses a limit on every rank.
+//! crosses a limit on every rank. One more bound is the plan's: the
+//! executor reads `min_message_size` into a 32-bit int.
 
 use crate::diag::{Code, Diagnostic, Span};
 use crate::ir::{ChannelKind, Op, OpName, Origin, Plan, RefTarget};
@@ -268,6 +269,53 @@ pub fn check(plan: &Plan) -> Vec<Crossing> {
     found
 }
 
+/// The largest `min_message_size` the executor reads as written. It reads
+/// the option with `obj.value("min_message_size", 0)`, whose default is a
+/// C++ `int`, so the value becomes an `int` (its low 32 bits, signed)
+/// before it is widened to the `size_t` it checks sizes against.
+pub const MAX_MIN_MESSAGE_SIZE: u64 = i32::MAX as u64;
+
+/// What the executor takes a written `min_message_size` to be
+/// ([`MAX_MIN_MESSAGE_SIZE`]).
+pub fn min_message_size_as_read(written: u64) -> u64 {
+    written as u32 as i32 as i64 as u64
+}
+
+/// A warning when the executor reads the plan's `min_message_size` as
+/// another number than the plan says: it then runs the plan at sizes the
+/// plan is not for, or at none.
+pub fn misread_options(plan: &Plan) -> Option<Diagnostic> {
+    let (written, max) = (plan.options.min_message_size, plan.options.max_message_size);
+    let read = min_message_size_as_read(written);
+    if read == written {
+        return None;
+    }
+    let effect = if read > max {
+        format!("above max_message_size ({max}): the executor refuses the plan at every size")
+    } else if read > written {
+        format!("so the executor refuses messages below {read} bytes, not below {written}")
+    } else {
+        format!("so the executor runs the plan for messages from {read} bytes, not {written}")
+    };
+    let message = format!(
+        "min_message_size is {written}, more than the MSCCL++ executor reads: it keeps the option in a 32-bit int, which makes it {read}, {effect}"
+    );
+    let warning = match plan.min_message_size_at {
+        Some(span) => Diagnostic::warning(
+            Code::ExecutorLimit,
+            span,
+            message,
+            format!("the executor reads this as {read}"),
+        ),
+        None => Diagnostic::plain(Code::ExecutorLimit, message).as_warning(),
+    };
+    Some(
+        warning.with_note(format!(
+                "help: keep min_message_size at most {MAX_MIN_MESSAGE_SIZE} (2 GiB less a byte); max_message_size is read whole"
+            )),
+    )
+}
+
 /// The channel ids the executor reads for `op` (memory-channel data ops
 /// reach peers by remote buffer: their channels are not listed).
 fn executor_channels(op: &Op) -> usize {
@@ -275,5 +323,26 @@ fn executor_channels(op: &Op) -> usize {
         op.channel_ids.len()
     } else {
         0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The executor's reading of `min_message_size`: an `int` widened to
+    /// a `size_t`.
+    #[test]
+    fn min_message_size_is_read_as_a_signed_32_bit_int() {
+        for (written, read) in [
+            (0, 0),
+            (MAX_MIN_MESSAGE_SIZE, MAX_MIN_MESSAGE_SIZE),
+            (1 << 31, 0xffff_ffff_8000_0000),
+            (1 << 32, 0),
+            ((1 << 32) + 5, 5),
+            (u64::MAX, u64::MAX),
+        ] {
+            assert_eq!(min_message_size_as_read(written), read, "{written}");
+        }
     }
 }

@@ -260,6 +260,7 @@ mod tests {
             options: Options::default(),
             loops: Default::default(),
             instances_made: true,
+            min_message_size_at: None,
             ranks: vec![rank; ranks as usize],
         }
     }

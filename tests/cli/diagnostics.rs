@@ -40,6 +40,45 @@ fn an_executor_limit_is_a_located_warning() {
     assert_eq!(String::from_utf8_lossy(&fine.stderr), "");
 }
 
+/// The executor reads `min_message_size` into a 32-bit int: a plan for
+/// messages of 2 GiB and up is written as the reference writes it, with a
+/// warning that says what the executor makes of it.
+#[test]
+fn a_min_message_size_past_2_gib_is_a_warning_with_what_the_executor_reads() {
+    let program = "tests/cli/large_messages_only.mscl";
+    let out = msclc(&[program]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("warning[W0502]: min_message_size is 4294967296, more than the MSCCL++ executor reads: it keeps the option in a 32-bit int, which makes it 0, so the executor runs the plan for messages from 0 bytes"),
+        "{err}"
+    );
+    assert!(err.contains("large_messages_only.mscl:7:24"), "{err}");
+    assert!(err.contains("the executor reads this as 0"), "{err}");
+    assert!(
+        err.contains("help: keep min_message_size at most 2147483647"),
+        "{err}"
+    );
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a plan");
+    assert_eq!(plan["min_message_size"].as_u64(), Some(4294967296));
+    // 3e9 reads as a negative int, widened to nearly 2^64.
+    let out = msclc(&["check", program, "-D", "min_size=3000000000"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("which makes it 18446744072414584320, so the executor refuses messages below 18446744072414584320 bytes"),
+        "{err}"
+    );
+    let denied = msclc(&["check", program, "--deny-warnings"]);
+    assert_eq!(denied.status.code(), Some(1));
+    // The largest the executor reads as written, and 2^64 - 1 (-1 as an
+    // int), which it reads as the same: nothing to say.
+    for fine in ["min_size=2147483647", "min_size=18446744073709551615"] {
+        let out = msclc(&["check", program, "-D", fine]);
+        assert_eq!(out.status.code(), Some(0));
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{fine}");
+    }
+}
+
 /// `--deny-warnings` makes warnings errors: exit 1, no plan; `--quiet`
 /// keeps them off the terminal.
 #[test]

@@ -325,6 +325,7 @@ fn plan(doc: &At, gpus: impl FnOnce() -> Res<Vec<RankPlan>>) -> Res<Plan> {
         ranks,
         loops: Default::default(),
         instances_made: true,
+        min_message_size_at: None,
     })
 }
 
