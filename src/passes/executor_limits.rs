@@ -29,6 +29,8 @@ pub const MAX_CHANNELS_PER_OP: usize = 8;
 pub const MAX_BUFFERS_PER_OP: usize = 10;
 /// Semaphores one op may name (`MAX_DEVICE_SEMAPHORES`).
 pub const MAX_SEMAPHORES_PER_OP: usize = 16;
+/// Bytes in a pipeline's unit: the executor keeps `unit_size` in 32 bits.
+pub const MAX_PIPELINE_UNIT_BYTES: usize = u32::MAX as usize;
 
 /// Which limit a plan crosses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -40,6 +42,7 @@ pub enum Limit {
     SourcesPerOp,
     DestinationsPerOp,
     SemaphoresPerOp,
+    PipelineUnitBytes,
     /// Not a bound: an op the executor does not know (`glre`): a switch
     /// reduce no broadcast follows, or, with fusion off, any.
     UnfusedSwitchReduce {
@@ -105,6 +108,9 @@ impl Crossing {
             Limit::SourcesPerOp => ("sources in one op".into(), MAX_BUFFERS_PER_OP),
             Limit::DestinationsPerOp => ("destinations in one op".into(), MAX_BUFFERS_PER_OP),
             Limit::SemaphoresPerOp => ("semaphores in one op".into(), MAX_SEMAPHORES_PER_OP),
+            Limit::PipelineUnitBytes => {
+                ("bytes in a pipeline's unit".into(), MAX_PIPELINE_UNIT_BYTES)
+            }
             Limit::UnfusedSwitchReduce { .. } => return None,
         })
     }
@@ -134,6 +140,12 @@ impl Crossing {
                 self.rank,
                 self.tb
             ),
+            Limit::PipelineUnitBytes => {
+                format!(
+                    "this pipeline, on rank {} thread block {}",
+                    self.rank, self.tb
+                )
+            }
             _ => format!("this op, on rank {} thread block {}", self.rank, self.tb),
         };
         let mut d = Diagnostic::warning(self.code(), self.origin.span, self.text(), label);
@@ -149,6 +161,9 @@ impl Crossing {
             }
             Limit::ChannelsPerBlock(_) | Limit::RemoteBuffersPerBlock(_) => {
                 "help: let fewer peers share a thread block; the executor's channel table holds 16 per kind, and one more overwrites memory"
+            }
+            Limit::PipelineUnitBytes => {
+                "help: use a unit_size below 4 GiB: the executor keeps only its low 32 bits, so the pipeline runs in other units than the plan says, and a multiple of 4 GiB becomes 0, which the executor divides the message by"
             }
             Limit::UnfusedSwitchReduce { fusion_off: true } => {
                 "help: let the program fuse ops (`instr_fusion = true`): a switch reduce followed in the same thread block by a `broadcast` of its `dst_chunk` to the same range of the same switch channel becomes one op (`glres`), which the executor runs"
@@ -234,6 +249,11 @@ pub fn check(plan: &Plan) -> Vec<Crossing> {
                 }
             }
             for op in &ops {
+                let unit = op.iter_context().map_or(0, |it| it.unit_size);
+                if unit > MAX_PIPELINE_UNIT_BYTES as u64 {
+                    let count = usize::try_from(unit).unwrap_or(usize::MAX);
+                    cross(Limit::PipelineUnitBytes, origin_of(op), r, t, count);
+                }
                 if op.name == OpName::GroupLoadReduce {
                     let fusion_off = !plan.options.instr_fusion;
                     cross(

@@ -79,6 +79,25 @@ fn a_min_message_size_past_2_gib_is_a_warning_with_what_the_executor_reads() {
     }
 }
 
+/// A pipeline unit of 4 GiB or more: the executor keeps `unit_size` in 32
+/// bits, so it is a bound crossed, at the pipeline.
+#[test]
+fn a_pipeline_unit_past_32_bits_is_a_located_warning() {
+    let program = "tests/cli/pipeline_unit_4gib.mscl";
+    let out = msclc(&["check", program]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("warning[W0502]: rank 0 thread block 0 has 4294967296 bytes in a pipeline's unit; the MSCCL++ executor allows at most 4294967295"),
+        "{err}"
+    );
+    assert!(err.contains("pipeline_unit_4gib.mscl:8:1"), "{err}");
+    assert!(err.contains("help: use a unit_size below 4 GiB"), "{err}");
+    let fine = msclc(&["check", program, "-D", "unit=4294967295"]);
+    assert_eq!(fine.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&fine.stderr), "");
+}
+
 /// `--deny-warnings` makes warnings errors: exit 1, no plan; `--quiet`
 /// keeps them off the terminal.
 #[test]
