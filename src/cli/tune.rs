@@ -155,7 +155,7 @@ pub(crate) fn exec(args: &TuneArgs) -> ExitCode {
                 .output
                 .as_ref()
                 .map_or(file.clone(), |dir| dir.join(file));
-            msclc::passes::executor_limits::misread_options(plan).map(|w| w.in_plan(&file))
+            msclc::passes::executor_limits::misread_min_message_size(plan).map(|w| w.in_plan(&file))
         })
         .collect();
     if !misread.is_empty() {

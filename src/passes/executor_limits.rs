@@ -304,7 +304,7 @@ pub fn min_message_size_as_read(written: u64) -> u64 {
 /// A warning when the executor reads the plan's `min_message_size` as
 /// another number than the plan says: it then runs the plan at sizes the
 /// plan is not for, or at none.
-pub fn misread_options(plan: &Plan) -> Option<Diagnostic> {
+pub fn misread_min_message_size(plan: &Plan) -> Option<Diagnostic> {
     let (written, max) = (plan.options.min_message_size, plan.options.max_message_size);
     let read = min_message_size_as_read(written);
     if read == written {
