@@ -3,7 +3,7 @@
 //! the input every rank starts from, and the check of every rank's result
 //! against the collective's definition.
 
-use crate::ir::{Dtype, Plan};
+use crate::ir::{BufRef, BufferKind, Dtype, Op, Plan, RefTarget};
 
 /// The most iterations a pipeline may run: the executor counts them in 16
 /// bits (SEMANTICS.md §3.5), so more wrap around and move the wrong bytes;
@@ -20,6 +20,54 @@ fn most_pipeline_iterations(plan: &Plan, chunk: u64) -> Option<u64> {
         .filter_map(|op| op.iter_context())
         .map(|i| i.iterations(chunk))
         .max()
+}
+
+/// The largest byte offset or size the executor would give an op of
+/// `plan` with chunks of `chunk` bytes, where `ranks` places the buffers:
+/// it keeps each op's offsets and sizes in 32 bits (SEMANTICS.md §3), so
+/// past `u32::MAX` it moves the wrong bytes. An offset is the chunk's, plus
+/// for a peer's or a switch's buffer this rank's offset of that buffer in
+/// its allocation (in-place layouts; buffers allocated apart start at 0),
+/// plus the start of the last part of a thread-block group; packet ops
+/// double theirs in 32 bits as well.
+fn widest_reference(plan: &Plan, chunk: u64, ranks: &[RankBuffers]) -> u64 {
+    let align = u64::from(plan.options.buffer_alignment).max(1);
+    let inplace = plan.collective.inplace;
+    let mut widest = 0;
+    for (rank, buffers) in plan.ranks.iter().zip(ranks) {
+        let placed = |kind: BufferKind| match kind {
+            BufferKind::Input if inplace => buffers.input_offset,
+            BufferKind::Output if inplace => buffers.output_offset,
+            _ => 0,
+        };
+        let widest_of = |op: &Op, r: &BufRef| {
+            let start = u64::from(r.index) * chunk;
+            let size = u64::from(r.size) * chunk;
+            let placed = match r.target {
+                RefTarget::Local(_) => 0,
+                RefTarget::Remote { kind, .. } => placed(kind),
+                RefTarget::Switch { .. } => {
+                    placed(BufferKind::Input).max(placed(BufferKind::Output))
+                }
+            };
+            let part = op.tbg.map_or(0, |g| {
+                let (units, parts) = (size / align, u64::from(g.size.max(1)));
+                let last = parts - 1;
+                (last * (units / parts) + last.min(units % parts)) * align
+            });
+            let offset = start + placed + part;
+            let doubled = if op.name.json().contains("pkt") { 2 } else { 1 };
+            offset.max(size).saturating_mul(doubled)
+        };
+        for tb in &rank.threadblocks {
+            for (op, _) in tb.ops_with_bodies() {
+                for r in op.src.iter().chain(&op.dst) {
+                    widest = widest.max(widest_of(op, r));
+                }
+            }
+        }
+    }
+    widest
 }
 
 /// Where one rank's buffers sit: one user allocation holding input and
@@ -95,9 +143,15 @@ impl<'p> Workload<'p> {
             }
         }
         let n = plan.ranks.len() as u64;
-        let ranks = (0..n)
+        let ranks: Vec<RankBuffers> = (0..n)
             .map(|r| rank_buffers(plan, r, input_bytes, output_bytes))
             .collect();
+        let widest = widest_reference(plan, chunk, &ranks);
+        if widest > u64::from(u32::MAX) {
+            return Err(format!(
+                "an op's byte offset or size reaches {widest}, past the 32 bits the executor keeps them in (4 GiB): it would move the wrong bytes; choose a smaller size"
+            ));
+        }
         // Packets take twice the bytes of their data (SEMANTICS.md §3.6).
         let scratch_chunks = plan
             .ranks

@@ -62,6 +62,26 @@ fn sizes_past_a_pipelines_iteration_count_cannot_run() {
     assert!(!err.contains("E0808"), "{err}");
 }
 
+/// The executor keeps an op's byte offsets and sizes in 32 bits: a size
+/// where one passes 4 GiB is refused with the byte it reaches, and 4 GiB
+/// itself, whose last chunk ends at the 4 GiB boundary, is not.
+#[test]
+fn sizes_past_32_bit_offsets_cannot_run() {
+    let program = "examples/mscclpp/single_node/allreduce.mscl";
+    let out = msclc(&["run", program, "--size", "8G:8G"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    // 8 ranks, 64 chunks of 128 MiB: the last starts at 63 * 128 MiB.
+    assert!(
+        err.contains("E0808")
+            && err.contains("an op's byte offset or size reaches 8455716864, past the 32 bits"),
+        "{err}"
+    );
+    let out = msclc(&["run", program, "--size", "4G:4G"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("E0808"), "{err}");
+}
+
 #[test]
 fn emit_cuda_of_a_plan_the_executor_rejects_is_an_error() {
     let out = msclc(&[
