@@ -29,6 +29,9 @@ pub const MAX_CHANNELS_PER_OP: usize = 8;
 pub const MAX_BUFFERS_PER_OP: usize = 10;
 /// Semaphores one op may name (`MAX_DEVICE_SEMAPHORES`).
 pub const MAX_SEMAPHORES_PER_OP: usize = 16;
+/// Barrier ids a rank may use: the executor has this many barrier
+/// counters per GPU (`MAX_DEVICE_SYNCERS`), and indexes them unchecked.
+pub const MAX_BARRIERS_PER_RANK: usize = 16;
 /// Bytes in a pipeline's unit: the executor keeps `unit_size` in 32 bits.
 pub const MAX_PIPELINE_UNIT_BYTES: usize = u32::MAX as usize;
 
@@ -43,6 +46,9 @@ pub enum Limit {
     DestinationsPerOp,
     SemaphoresPerOp,
     PipelineUnitBytes,
+    /// A rank's, not a block's: its distinct sets of blocks that meet at a
+    /// barrier, each with an id.
+    BarriersPerRank,
     /// Not a bound: an op the executor does not know (`glre`): a switch
     /// reduce no broadcast follows, or, with fusion off, any.
     UnfusedSwitchReduce {
@@ -68,6 +74,16 @@ pub struct Crossing {
 impl Crossing {
     /// What was crossed, in one sentence that stands without a source.
     pub fn text(&self) -> String {
+        if self.limit == Limit::BarriersPerRank {
+            let others = match self.blocks {
+                1 => String::new(),
+                n => format!(" (and {} more rank(s))", n - 1),
+            };
+            return format!(
+                "rank {}{others} has {} barrier ids, one per set of thread blocks that meet at a barrier; the MSCCL++ executor has {MAX_BARRIERS_PER_RANK} barrier counters per GPU",
+                self.rank, self.count
+            );
+        }
         let place = format!("rank {} thread block {}", self.rank, self.tb);
         let others = match self.blocks {
             1 => String::new(),
@@ -111,6 +127,7 @@ impl Crossing {
             Limit::PipelineUnitBytes => {
                 ("bytes in a pipeline's unit".into(), MAX_PIPELINE_UNIT_BYTES)
             }
+            Limit::BarriersPerRank => ("barrier ids on a rank".into(), MAX_BARRIERS_PER_RANK),
             Limit::UnfusedSwitchReduce { .. } => return None,
         })
     }
@@ -140,6 +157,10 @@ impl Crossing {
                 self.rank,
                 self.tb
             ),
+            Limit::BarriersPerRank => format!(
+                "barrier id {} of rank {}, on its thread block {}",
+                MAX_BARRIERS_PER_RANK, self.rank, self.tb
+            ),
             Limit::PipelineUnitBytes => {
                 format!(
                     "this pipeline, on rank {} thread block {}",
@@ -161,6 +182,9 @@ impl Crossing {
             }
             Limit::ChannelsPerBlock(_) | Limit::RemoteBuffersPerBlock(_) => {
                 "help: let fewer peers share a thread block; the executor's channel table holds 16 per kind, and one more overwrites memory"
+            }
+            Limit::BarriersPerRank => {
+                "help: let fewer distinct sets of thread blocks meet at barriers on a rank (a barrier of the same blocks again keeps its id); past the 16th, the executor counts arrivals in memory that is not a barrier counter"
             }
             Limit::PipelineUnitBytes => {
                 "help: use a unit_size below 4 GiB: the executor keeps only its low 32 bits, so the pipeline runs in other units than the plan says, and a multiple of 4 GiB becomes 0, which the executor divides the message by"
@@ -204,6 +228,22 @@ pub fn check(plan: &Plan) -> Vec<Crossing> {
     };
     for (r, rank) in plan.ranks.iter().enumerate() {
         let r = r as u32;
+        // Ids are numbered from 0 in the order the sets first meet: the
+        // op with id 16 is where the rank passes the executor's 16.
+        let barriers = || {
+            rank.threadblocks.iter().enumerate().flat_map(|(t, tb)| {
+                tb.ops_with_bodies().filter_map(move |(op, _)| {
+                    op.barrier.map(|(id, _)| (id as usize, t as u32, op))
+                })
+            })
+        };
+        if let Some((_, t, op)) = barriers()
+            .filter(|(id, _, _)| *id >= MAX_BARRIERS_PER_RANK)
+            .min_by_key(|(id, _, _)| *id)
+        {
+            let ids = barriers().map(|(id, _, _)| id + 1).max().unwrap_or(0);
+            cross(Limit::BarriersPerRank, origin_of(op), r, t, ids);
+        }
         for (t, tb) in rank.threadblocks.iter().enumerate() {
             let t = t as u32;
             let ops: Vec<&Op> = tb.ops_with_bodies().map(|(op, _)| op).collect();

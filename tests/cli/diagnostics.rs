@@ -98,6 +98,29 @@ fn a_pipeline_unit_past_32_bits_is_a_located_warning() {
     assert_eq!(String::from_utf8_lossy(&fine.stderr), "");
 }
 
+/// The executor has 16 barrier counters per GPU: a rank whose blocks meet
+/// in a 17th set has crossed a bound, said at the barrier that takes id 16.
+#[test]
+fn a_seventeenth_barrier_set_on_a_rank_is_a_located_warning() {
+    let program = "tests/cli/many_barriers.mscl";
+    let out = msclc(&["check", program]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("warning[W0502]: rank 0 has 17 barrier ids, one per set of thread blocks that meet at a barrier; the MSCCL++ executor has 16 barrier counters per GPU"),
+        "{err}"
+    );
+    assert!(err.contains("many_barriers.mscl:11:5"), "{err}");
+    assert!(
+        err.contains("barrier id 16 of rank 0, on its thread block 16"),
+        "{err}"
+    );
+    assert!(err.contains("= when i = 16"), "{err}");
+    let fine = msclc(&["check", program, "-D", "pairs=16"]);
+    assert_eq!(fine.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&fine.stderr), "");
+}
+
 /// `--deny-warnings` makes warnings errors: exit 1, no plan; `--quiet`
 /// keeps them off the terminal.
 #[test]
