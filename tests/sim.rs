@@ -511,6 +511,15 @@ fn plans_relying_on_executor_bugs_get_warnings() {
             .any(|w| w.code == Code::ExecutorBug && w.message.contains("`flush`")),
         "{w:?}"
     );
+    // No output chunks: the executor's size check divides by zero.
+    let w = warnings("unit/put_test.json");
+    assert!(
+        w.iter().any(|w| w.code == Code::ExecutorBug
+            && w.message
+                .starts_with("the plan's input or output has no chunks")
+            && w.message.contains("division by zero")),
+        "{w:?}"
+    );
     // A correct single-node plan relies on nothing.
     assert_eq!(warnings("single_node/allreduce.n8.json"), Vec::new());
 }

@@ -34,6 +34,15 @@ pub fn check_limits(plan: &Plan) -> Vec<Diagnostic> {
             }
         }
     }
+    // SEMANTICS.md §3.1: the size check takes each size modulo its chunk
+    // count, unguarded.
+    if plan
+        .ranks
+        .iter()
+        .any(|r| r.input_chunks == 0 || r.output_chunks == 0)
+    {
+        bug("the plan's input or output has no chunks: today's executor divides by both chunk counts when it checks a call's sizes, and stops the process with a division by zero (SIGFPE) at every call; simulated as intended");
+    }
     if unhalved_scratch {
         bug("with a double scratch buffer, today's executor does not move Simple-protocol remote scratch, port transfers or switch ops to the second half; simulated as intended");
     }
