@@ -150,11 +150,11 @@ pub(crate) fn exec(args: &TuneArgs) -> ExitCode {
         .iter()
         .enumerate()
         .filter_map(|(k, plan)| {
-            let file = PathBuf::from(report::file_name(&name, &tuned, k));
-            let file = args
-                .output
-                .as_ref()
-                .map_or(file.clone(), |dir| dir.join(file));
+            let file = report::file_name(&name, &tuned, k);
+            let file = match &args.output {
+                Some(dir) => dir.join(file),
+                None => PathBuf::from(file),
+            };
             msclc::passes::executor_limits::misread_min_message_size(plan).map(|w| w.in_plan(&file))
         })
         .collect();

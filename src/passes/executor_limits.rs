@@ -228,22 +228,11 @@ pub fn check(plan: &Plan) -> Vec<Crossing> {
     };
     for (r, rank) in plan.ranks.iter().enumerate() {
         let r = r as u32;
-        // Ids are numbered from 0 in the order the sets first meet: the
-        // op with id 16 is where the rank passes the executor's 16.
-        let barriers = || {
-            rank.threadblocks.iter().enumerate().flat_map(|(t, tb)| {
-                tb.ops_with_bodies().filter_map(move |(op, _)| {
-                    op.barrier.map(|(id, _)| (id as usize, t as u32, op))
-                })
-            })
-        };
-        if let Some((_, t, op)) = barriers()
-            .filter(|(id, _, _)| *id >= MAX_BARRIERS_PER_RANK)
-            .min_by_key(|(id, _, _)| *id)
-        {
-            let ids = barriers().map(|(id, _, _)| id + 1).max().unwrap_or(0);
-            cross(Limit::BarriersPerRank, origin_of(op), r, t, ids);
-        }
+        // The rank's barrier ids, numbered from 0 in the order their sets
+        // first meet, and the first op with the id one past the
+        // executor's counters, where the rank crosses the bound.
+        let mut barrier_ids = 0;
+        let mut first_past: Option<(u32, Origin)> = None;
         for (t, tb) in rank.threadblocks.iter().enumerate() {
             let t = t as u32;
             let ops: Vec<&Op> = tb.ops_with_bodies().map(|(op, _)| op).collect();
@@ -289,6 +278,12 @@ pub fn check(plan: &Plan) -> Vec<Crossing> {
                 }
             }
             for op in &ops {
+                if let Some((id, _)) = op.barrier {
+                    barrier_ids = barrier_ids.max(id as usize + 1);
+                    if id as usize == MAX_BARRIERS_PER_RANK && first_past.is_none() {
+                        first_past = Some((t, origin_of(op)));
+                    }
+                }
                 let unit = op.iter_context().map_or(0, |it| it.unit_size);
                 if unit > MAX_PIPELINE_UNIT_BYTES as u64 {
                     let count = usize::try_from(unit).unwrap_or(usize::MAX);
@@ -324,6 +319,9 @@ pub fn check(plan: &Plan) -> Vec<Crossing> {
                     }
                 }
             }
+        }
+        if let Some((t, origin)) = first_past {
+            cross(Limit::BarriersPerRank, origin, r, t, barrier_ids);
         }
     }
     found
