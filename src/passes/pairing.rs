@@ -290,12 +290,15 @@ fn diagnostic(tally: &Tally, m: &Mismatch) -> Diagnostic {
 
 /// The waits of `from`'s peer for `from`'s rank on its other channels of
 /// the kind that wait more often than their pairs signal: most likely the
-/// waits meant for `from`'s signals, on the wrong channel.
+/// waits meant for `from`'s signals, on the wrong channel. One text per
+/// program line (and whether the channels have a pair), the channels in
+/// runs: instances make a line wait on hundreds of channels in a row.
 fn waits_elsewhere(tally: &Tally, from: Endpoint, back: Option<Endpoint>) -> Vec<(Span, String)> {
     let (plan, pairs, uses) = (tally.plan, &tally.pairs, &tally.uses);
     let (rank, kind, _) = from;
     let peer = peer_of(plan, from);
-    let mut out = Vec::new();
+    // Each wait's line, its channel, and the channel that pairs with it.
+    let mut waits: Vec<(Span, u32, Option<u32>)> = Vec::new();
     for end in pairs.ends_of(peer) {
         let theirs = pairs.endpoint(end);
         if theirs.1 != kind || Some(theirs) == back || peer_of(plan, theirs) != rank {
@@ -308,22 +311,58 @@ fn waits_elsewhere(tally: &Tally, from: Endpoint, back: Option<Endpoint>) -> Vec
         if uses.wait_count(end) <= signalled {
             continue;
         }
-        let pairs_with = match paired {
-            Some(p) => format!("pairs with rank {rank}'s channel {}", p.2),
-            None => format!("has no pair on rank {rank}"),
+        let paired = paired.map(|p| p.2);
+        waits.extend(uses.waits(end).iter().map(|o| (o.span, theirs.2, paired)));
+    }
+    waits.sort_by_key(|&(s, channel, paired)| (s.file, s.start, s.end, paired.is_some(), channel));
+    waits.dedup();
+    let mut out = Vec::new();
+    for group in waits.chunk_by(|a, b| a.0 == b.0 && a.2.is_some() == b.2.is_some()) {
+        let channels: Vec<u32> = group.iter().map(|w| w.1).collect();
+        let waits_on = match channels.len() {
+            1 => format!(
+                "rank {peer} waits on its {} channel {}",
+                kind.name(),
+                channels[0]
+            ),
+            _ => format!(
+                "rank {peer} waits on its {} channels {}",
+                kind.name(),
+                in_runs(&channels)
+            ),
         };
-        for o in uses.waits(end) {
-            out.push((
-                o.span,
+        let pairing = match (group[0].2, group.len()) {
+            (None, 1) => format!("which has no pair on rank {rank}"),
+            (None, _) => format!("which have no pair on rank {rank}"),
+            (Some(p), 1) => format!("which pairs with rank {rank}'s channel {p}"),
+            (Some(_), _) => {
+                let mut paired: Vec<u32> = group.iter().filter_map(|w| w.2).collect();
+                paired.sort_unstable();
                 format!(
-                    "rank {peer} waits on its {} channel {} here, which {pairs_with}",
-                    kind.name(),
-                    theirs.2
-                ),
-            ));
-        }
+                    "which pair with rank {rank}'s channels {}",
+                    in_runs(&paired)
+                )
+            }
+        };
+        out.push((group[0].0, format!("{waits_on} here, {pairing}")));
     }
     out
+}
+
+/// Sorted numbers, a run of three or more as one: "3", "3 and 4",
+/// "1, 3 to 5 and 9".
+fn in_runs(numbers: &[u32]) -> String {
+    let mut runs: Vec<String> = Vec::new();
+    for run in numbers.chunk_by(|a, b| b.checked_sub(*a) == Some(1)) {
+        match run {
+            [first, _, .., last] => runs.push(format!("{first} to {last}")),
+            _ => runs.extend(run.iter().map(u32::to_string)),
+        }
+    }
+    match runs.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => runs.concat(),
+    }
 }
 
 /// "rank 0's memory channel 2 (to rank 1)".
@@ -495,5 +534,21 @@ fn times(n: usize, what: &str) -> String {
         format!("1 {what}")
     } else {
         format!("{n} {what}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_runs;
+
+    #[test]
+    fn channels_are_named_in_runs() {
+        assert_eq!(in_runs(&[7]), "7");
+        assert_eq!(in_runs(&[3, 4]), "3 and 4");
+        assert_eq!(in_runs(&[1, 3, 4, 5, 9]), "1, 3 to 5 and 9");
+        assert_eq!(
+            in_runs(&[16384, 16385, 16386, 17407]),
+            "16384 to 16386 and 17407"
+        );
     }
 }
