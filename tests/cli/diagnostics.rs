@@ -193,7 +193,9 @@ fn a_mismatch_on_a_thousand_instances_names_its_channels_as_a_run() {
         .unwrap_or_else(|| panic!("no label at the waits in:\n{err}"));
     // The 1,024 copies of the channel, one run.
     assert!(
-        label.ends_with("rank 3 waits on its memory channels 16384 to 17407 here, which have no pair on rank 1"),
+        label.ends_with(
+            "rank 3 waits on its memory channels 16384 to 17407 here, which have no pair on rank 1"
+        ),
         "{label}"
     );
 }
