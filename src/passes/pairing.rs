@@ -319,30 +319,24 @@ fn waits_elsewhere(tally: &Tally, from: Endpoint, back: Option<Endpoint>) -> Vec
     let mut out = Vec::new();
     for group in waits.chunk_by(|a, b| a.0 == b.0 && a.2.is_some() == b.2.is_some()) {
         let channels: Vec<u32> = group.iter().map(|w| w.1).collect();
-        let waits_on = match channels.len() {
-            1 => format!(
-                "rank {peer} waits on its {} channel {}",
-                kind.name(),
-                channels[0]
-            ),
-            _ => format!(
-                "rank {peer} waits on its {} channels {}",
-                kind.name(),
-                in_runs(&channels)
-            ),
+        let (channel, has, pair) = match group.len() {
+            1 => ("channel", "has", "pairs"),
+            _ => ("channels", "have", "pair"),
         };
-        let pairing = match (group[0].2, group.len()) {
-            (None, 1) => format!("which has no pair on rank {rank}"),
-            (None, _) => format!("which have no pair on rank {rank}"),
-            (Some(p), 1) => format!("which pairs with rank {rank}'s channel {p}"),
-            (Some(_), _) => {
-                let mut paired: Vec<u32> = group.iter().filter_map(|w| w.2).collect();
-                paired.sort_unstable();
-                format!(
-                    "which pair with rank {rank}'s channels {}",
-                    in_runs(&paired)
-                )
-            }
+        let waits_on = format!(
+            "rank {peer} waits on its {} {channel} {}",
+            kind.name(),
+            in_runs(&channels)
+        );
+        let pairing = if group[0].2.is_none() {
+            format!("which {has} no pair on rank {rank}")
+        } else {
+            let mut paired: Vec<u32> = group.iter().filter_map(|w| w.2).collect();
+            paired.sort_unstable();
+            format!(
+                "which {pair} with rank {rank}'s {channel} {}",
+                in_runs(&paired)
+            )
         };
         out.push((group[0].0, format!("{waits_on} here, {pairing}")));
     }
