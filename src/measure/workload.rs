@@ -26,10 +26,12 @@ fn most_pipeline_iterations(plan: &Plan, chunk: u64) -> Option<u64> {
 /// `plan` with chunks of `chunk` bytes, where `ranks` places the buffers:
 /// it keeps each op's offsets and sizes in 32 bits (SEMANTICS.md §3), so
 /// past `u32::MAX` it moves the wrong bytes. An offset is the chunk's, plus
-/// for a peer's or a switch's buffer this rank's offset of that buffer in
-/// its allocation (in-place layouts; buffers allocated apart start at 0),
-/// plus the start of the last part of a thread-block group; packet ops
-/// double theirs in 32 bits as well.
+/// for a peer's buffer this rank's offset of that buffer in its allocation
+/// (in-place layouts; buffers allocated apart start at 0), for a switch's
+/// buffer the larger of the input's and the output's (counted high rather
+/// than looked up through the block's switch table), plus the start of the
+/// last part of a thread-block group; packet ops double theirs in 32 bits
+/// as well.
 fn widest_reference(plan: &Plan, chunk: u64, ranks: &[RankBuffers]) -> u64 {
     let align = u64::from(plan.options.buffer_alignment).max(1);
     let inplace = plan.collective.inplace;
