@@ -267,7 +267,8 @@ pub fn call_builtin(
         }
         Call::Semaphore(a) => {
             let rank = ev.rank_in(span, &a.rank, "rank")?;
-            let id = ev.rec().new_semaphore(rank, a.initial_value.value);
+            let initial = &a.initial_value;
+            let id = ev.rec().new_semaphore(rank, initial.value, initial.span);
             Ok(Value::Semaphore { rank, id })
         }
         method => super::ops::method(ev, span, method, recv.unwrap_or(Value::Unit)),

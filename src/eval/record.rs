@@ -268,11 +268,24 @@ impl Recorder {
         }
     }
 
-    pub fn new_semaphore(&mut self, rank: u32, initial_value: i64) -> u32 {
+    /// A semaphore of `rank` starting at `initial_value`, made at `span`
+    /// (its origin kept, as a channel's is, by the shard that owns the rank).
+    pub fn new_semaphore(&mut self, rank: u32, initial_value: i64, span: Span) -> u32 {
         self.touch(rank);
-        let sems = &mut self.plan.ranks[rank as usize].semaphores;
-        sems.push(initial_value);
-        sems.len() as u32 - 1
+        let owned = self.shard.owns(rank);
+        if owned {
+            self.keep_context();
+        }
+        let origin = Origin {
+            span,
+            context: self.context,
+        };
+        let r = &mut self.plan.ranks[rank as usize];
+        r.semaphores.push(initial_value);
+        if owned {
+            r.semaphore_origins.push(origin);
+        }
+        r.semaphores.len() as u32 - 1
     }
 
     fn threadblock(&mut self, rank: u32, tb: u32) -> &mut ThreadBlock {

@@ -113,6 +113,9 @@ pub struct RankPlan {
     pub remote_buffers: Vec<RemoteBuffer>,
     /// Initial value of each device semaphore.
     pub semaphores: Vec<i64>,
+    /// The program line (and loop values) that made each semaphore,
+    /// parallel to `semaphores`; empty for plans read from JSON.
+    pub semaphore_origins: Vec<Origin>,
     pub threadblocks: Vec<ThreadBlock>,
 }
 
@@ -120,7 +123,10 @@ impl RankPlan {
     /// Gives each op and channel the loop frame `renumber` makes of its
     /// own: the rank's frames have moved (`LoopValues::append`).
     pub fn renumber_contexts(&mut self, renumber: &impl Fn(u32) -> u32) {
-        for origin in self.memory_origins.iter_mut().chain(&mut self.port_origins) {
+        let origins = (self.memory_origins.iter_mut())
+            .chain(&mut self.port_origins)
+            .chain(&mut self.semaphore_origins);
+        for origin in origins {
             origin.context = renumber(origin.context);
         }
         for tb in &mut self.threadblocks {

@@ -374,6 +374,68 @@ pub fn misread_min_message_size(plan: &Plan) -> Option<Diagnostic> {
     )
 }
 
+/// The initial values at which the executor's semaphores count as
+/// msclc's do: it keeps each semaphore's `init_value` in a C++ `int`
+/// (the low 32 bits of a larger number, signed), and its acquire, finding
+/// the value at or below 0, waits for it to come back to what it found,
+/// which is one release however far below 0 it is: below 0 its semaphore
+/// does not count.
+pub const SEMAPHORE_VALUES: std::ops::RangeInclusive<i64> = 0..=i32::MAX as i64;
+
+/// A warning when a semaphore starts outside [`SEMAPHORE_VALUES`]: the
+/// executor then lets acquires pass after other numbers of releases than
+/// the plan says, and the plan hangs or runs ahead of its data. Said once,
+/// at the first such semaphore, with how many more there are.
+pub fn miscounted_semaphores(plan: &Plan) -> Option<Diagnostic> {
+    let mut outside = plan.ranks.iter().enumerate().flat_map(|(r, rank)| {
+        let values = rank.semaphores.iter().enumerate();
+        values
+            .filter(|(_, v)| !SEMAPHORE_VALUES.contains(v))
+            .map(move |(id, v)| (r, id, *v))
+    });
+    let (rank, id, written) = outside.next()?;
+    let more = match outside.count() {
+        0 => String::new(),
+        n => format!(" (and {n} more semaphore(s))"),
+    };
+    // Before replication, ids are one instance's: the plan numbers the
+    // first copy so.
+    let plan_id = if plan.instances_made {
+        id as u32
+    } else {
+        super::replicate::first_copy(plan, id as u32)
+    };
+    let read = written as i32;
+    let (why, label) = if i64::from(read) != written {
+        (
+            format!("which the MSCCL++ executor reads as {read}: it keeps a semaphore's init_value in a 32-bit int"),
+            format!("the executor starts this semaphore at {read}"),
+        )
+    } else {
+        (
+            "below 0, where the MSCCL++ executor's semaphore does not count: an acquire that finds the value at or below 0 waits for it to come back to what it found, which is one release however far below 0 it is".to_string(),
+            "on the executor, an acquire of this passes at the next release".to_string(),
+        )
+    };
+    let message = format!("semaphore {plan_id} of rank {rank}{more} starts at {written}, {why}");
+    let origin = plan.ranks[rank].semaphore_origins.get(id);
+    let warning = match origin {
+        Some(origin) => {
+            let d = Diagnostic::warning(Code::ExecutorLimit, origin.span, message, label);
+            match plan.loop_values(origin.context) {
+                Some(values) => d.with_note(format!("when {values}")),
+                None => d,
+            }
+        }
+        None => Diagnostic::plain(Code::ExecutorLimit, message).as_warning(),
+    };
+    Some(warning.with_note(format!(
+        "help: start semaphores between {} and {}, where the executor's count as msclc simulates them: an acquire passes once the initial value and the releases before it exceed the acquires before it",
+        SEMAPHORE_VALUES.start(),
+        SEMAPHORE_VALUES.end()
+    )))
+}
+
 /// The channel ids the executor reads for `op` (memory-channel data ops
 /// reach peers by remote buffer: their channels are not listed).
 fn executor_channels(op: &Op) -> usize {

@@ -73,6 +73,7 @@ pub fn warnings(plan: &Plan, balance: pairing::Balance) -> Vec<Diagnostic> {
     }
     warnings.extend(crossings.iter().map(|c| c.diagnostic(plan)));
     warnings.extend(executor_limits::misread_min_message_size(plan));
+    warnings.extend(executor_limits::miscounted_semaphores(plan));
     warnings
 }
 

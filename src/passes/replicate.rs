@@ -121,6 +121,7 @@ impl Copies {
             switch_channels: repeat(&rank.switch_channels, layout),
             remote_buffers: rank.remote_buffers.clone(),
             semaphores: repeat(&rank.semaphores, layout),
+            semaphore_origins: repeat(&rank.semaphore_origins, layout),
             threadblocks: Vec::new(),
         }
     }
@@ -146,7 +147,8 @@ impl Copies {
     }
 }
 
-/// The number thread block `tb` has in the first instance (on any rank).
+/// The number thread block `tb` (or a channel or semaphore numbered `tb`)
+/// has in the first instance (on any rank).
 pub fn first_copy(plan: &Plan, tb: u32) -> u32 {
     Layout::of(&plan.options).id(tb, 0)
 }

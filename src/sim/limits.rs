@@ -13,6 +13,7 @@ pub fn check_limits(plan: &Plan) -> Vec<Diagnostic> {
     warnings.extend(crate::passes::executor_limits::misread_min_message_size(
         plan,
     ));
+    warnings.extend(crate::passes::executor_limits::miscounted_semaphores(plan));
     let mut bug = |message: &str| {
         warnings.push(Diagnostic::plain(Code::ExecutorBug, message).as_warning());
     };

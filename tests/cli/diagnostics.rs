@@ -121,6 +121,65 @@ fn a_seventeenth_barrier_set_on_a_rank_is_a_located_warning() {
     assert_eq!(String::from_utf8_lossy(&fine.stderr), "");
 }
 
+/// The executor keeps a semaphore's initial value in a 32-bit int, and
+/// below 0 its semaphore does not count: a semaphore started there is a
+/// warning at the value, with what the executor makes of it. The plan
+/// keeps the value as the reference writes it, and reads back.
+#[test]
+fn a_semaphore_started_where_the_executor_does_not_count_is_a_located_warning() {
+    let program = "tests/cli/semaphore_start.mscl";
+    let out = msclc(&[program]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("warning[W0502]: semaphore 0 of rank 1 starts at 4294967297, which the MSCCL++ executor reads as 1: it keeps a semaphore's init_value in a 32-bit int"),
+        "{err}"
+    );
+    assert!(err.contains("semaphore_start.mscl:10:45"), "{err}");
+    assert!(
+        err.contains("the executor starts this semaphore at 1"),
+        "{err}"
+    );
+    assert!(err.contains("= when r = 1"), "{err}");
+    assert!(
+        err.contains("help: start semaphores between 0 and 2147483647"),
+        "{err}"
+    );
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a plan");
+    assert_eq!(
+        plan["gpus"][1]["semaphores"][0]["init_value"].as_i64(),
+        Some(4294967297)
+    );
+    // Below 0: read as written, but not counted.
+    let below = std::env::temp_dir().join(format!("msclc-semaphore-{}.json", std::process::id()));
+    let below_arg = below.to_str().expect("a UTF-8 path");
+    let out = msclc(&[program, "-D", "start=-3", "-o", below_arg]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("warning[W0502]: semaphore 0 of rank 1 starts at -3, below 0, where the MSCCL++ executor's semaphore does not count"),
+        "{err}"
+    );
+    assert!(
+        err.contains("on the executor, an acquire of this passes at the next release"),
+        "{err}"
+    );
+    // The plan reads back, and says so again, unlocated.
+    let sim = msclc(&["sim", below_arg]);
+    let said = String::from_utf8_lossy(&sim.stderr);
+    assert!(!said.contains("E0309"), "{said}");
+    assert!(
+        said.contains("warning[W0502]: semaphore 0 of rank 1 starts at -3, below 0"),
+        "{said}"
+    );
+    std::fs::remove_file(&below).expect("the plan was written");
+    // From 0 to the largest int the executor counts as msclc does.
+    for fine in ["start=0", "start=2147483647"] {
+        let out = msclc(&["check", program, "-D", fine]);
+        assert_eq!(out.status.code(), Some(0));
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{fine}");
+    }
+}
+
 /// `--deny-warnings` makes warnings errors: exit 1, no plan; `--quiet`
 /// keeps them off the terminal.
 #[test]

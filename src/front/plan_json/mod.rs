@@ -187,6 +187,18 @@ impl<'a> At<'a> {
         }
     }
 
+    fn i64(&self) -> Res<i64> {
+        match self.value.as_i64() {
+            Some(v) => Ok(v),
+            None => self.fail(format!(
+                "expected an integer between {} and {}, found {}",
+                i64::MIN,
+                i64::MAX,
+                self.value
+            )),
+        }
+    }
+
     fn u32(&self) -> Res<u32> {
         let v = self.u64()?;
         u32::try_from(v).or_else(|_| self.fail(format!("{v} is too large")))
@@ -401,7 +413,7 @@ fn rank(gpu: &At) -> Res<RankPlan> {
     }
     if let Some(sems) = gpu.opt("semaphores") {
         for s in sems.items()? {
-            r.semaphores.push(s.key("init_value")?.u64()? as i64);
+            r.semaphores.push(s.key("init_value")?.i64()?);
         }
     }
     let tbs_at = gpu.key("threadblocks")?;
