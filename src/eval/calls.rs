@@ -76,6 +76,21 @@ pub(super) fn field(ev: &mut Evaluator<'_>, v: &Value, which: Field, name: &Iden
     }
 }
 
+/// `rank(r).input[i]` (or `.output[i]`), the chunk most ops name, made
+/// at once: the rank checked as `rank()` checks it (`call` is that call's
+/// span), the buffer as the field makes it, the index as `[i]` checks it.
+pub(super) fn rank_chunk(
+    ev: &mut Evaluator<'_>,
+    call: Span,
+    rank: &args::Arg<i64>,
+    (kind, field): (BufferKind, Span),
+    (index, index_span): (i64, Span),
+) -> Res<Value> {
+    let rank = ev.rank_in(call, rank, "rank")?;
+    let buffer = whole_buffer(ev, field, rank, kind)?;
+    slice(ev, &buffer, index, index.saturating_add(1), index_span)
+}
+
 fn whole_buffer(ev: &mut Evaluator<'_>, span: Span, rank: u32, kind: BufferKind) -> Res<BufferVal> {
     let rec = ev.recorder_mut(span)?;
     Ok(BufferVal {

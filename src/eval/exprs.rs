@@ -56,6 +56,39 @@ impl<'c> Evaluator<'c> {
         m.lookup(value::Key::Value(&key))
     }
 
+    /// `rank(r).input[i]` or `.output[i]`, `r` and `i` ints held in
+    /// variables or constants: the operand of most ops, made without the
+    /// rank and buffer values between. `None` for any other expression.
+    #[inline(never)]
+    fn rank_chunk(&mut self, target: &'c Expr, index: &'c Expr) -> Option<Res<Value>> {
+        let ExprKind::Field(inner, field, name) = &target.kind else {
+            return None;
+        };
+        let kind = match field {
+            Field::Input => crate::ir::BufferKind::Input,
+            Field::Output => crate::ir::BufferKind::Output,
+            _ => return None,
+        };
+        let ExprKind::Builtin(sig, args) = &inner.kind else {
+            return None;
+        };
+        let (Builtin::Rank, [BuiltinArg::Given(r)]) = (sig.builtin, &args[..]) else {
+            return None;
+        };
+        let rank = args::Arg {
+            value: self.int_leaf(r)?,
+            span: r.span,
+        };
+        let at = (self.int_leaf(index)?, index.span);
+        Some(calls::rank_chunk(
+            self,
+            inner.span,
+            &rank,
+            (kind, name.span),
+            at,
+        ))
+    }
+
     pub(crate) fn expr(&mut self, e: &'c Expr) -> Res<Value> {
         // The cheap kinds here; the others in functions of their own, so
         // that this one, entered for every node, keeps a small frame.
@@ -168,6 +201,9 @@ impl<'c> Evaluator<'c> {
                 if let Some(v) = self.pair_entry(target, index) {
                     return Ok(v.clone());
                 }
+                if let Some(chunk) = self.rank_chunk(target, index) {
+                    return chunk;
+                }
                 let t = self.expr(target)?;
                 if let (Value::Map(m), ExprKind::Tuple(items)) = (&t, &index.kind) {
                     // A key of values yet to be built is looked up as it
@@ -219,7 +255,7 @@ impl<'c> Evaluator<'c> {
                 Ok(Value::Map(Rc::new(m.finish())))
             }
             ExprKind::If(cond, then, otherwise) => {
-                if self.expr(cond)?.as_bool() {
+                if self.cond(cond)? {
                     self.expr(then)
                 } else {
                     self.expr(otherwise)
@@ -255,11 +291,11 @@ impl<'c> Evaluator<'c> {
     pub(super) fn binary(&mut self, span: Span, op: BinOp, a: &'c Expr, b: &'c Expr) -> Res<Value> {
         // `&&` and `||` short-circuit.
         if matches!(op, BinOp::And | BinOp::Or) {
-            let left = self.expr(a)?.as_bool();
+            let left = self.cond(a)?;
             if (op == BinOp::And) != left {
                 return Ok(Value::Bool(left));
             }
-            return Ok(Value::Bool(self.expr(b)?.as_bool()));
+            return Ok(Value::Bool(self.cond(b)?));
         }
         if !matches!(op, BinOp::In) {
             if let (Some(i), Some(j)) = (self.int_leaf(a), self.int_leaf(b)) {
@@ -326,6 +362,22 @@ impl<'c> Evaluator<'c> {
         })
     }
 
+    /// `e` as a condition (a loop's filter, an `if`, an operand of `&&`
+    /// or `||`): a comparison of two ints held in variables or constants
+    /// (`peer != gpu`, the usual filter) is decided where they are held,
+    /// without making a value.
+    #[inline(always)]
+    pub(super) fn cond(&mut self, e: &'c Expr) -> Res<bool> {
+        if let ExprKind::Binary(op, a, b) = &e.kind {
+            if let (Some(x), Some(y)) = (self.int_leaf(a), self.int_leaf(b)) {
+                if let Some(holds) = compare(*op, x, y) {
+                    return Ok(holds);
+                }
+            }
+        }
+        Ok(self.expr(e)?.as_bool())
+    }
+
     /// `x op y` for two ints (`op` is neither `in` nor a short-circuit).
     fn ints(&self, span: Span, op: BinOp, x: i64, y: i64) -> Res<Value> {
         let overflow = || {
@@ -336,14 +388,11 @@ impl<'c> Evaluator<'c> {
                 format!("`{x} {} {y}` does not fit in 64 bits", op.symbol()),
             )
         };
+        if let Some(holds) = compare(op, x, y) {
+            return Ok(Value::Bool(holds));
+        }
         use BinOp::*;
         Ok(match op {
-            Eq => Value::Bool(x == y),
-            Ne => Value::Bool(x != y),
-            Lt => Value::Bool(x < y),
-            Le => Value::Bool(x <= y),
-            Gt => Value::Bool(x > y),
-            Ge => Value::Bool(x >= y),
             Add => Value::Int(x.checked_add(y).ok_or_else(overflow)?),
             Sub => Value::Int(x.checked_sub(y).ok_or_else(overflow)?),
             Mul => Value::Int(x.checked_mul(y).ok_or_else(overflow)?),
@@ -371,8 +420,9 @@ impl<'c> Evaluator<'c> {
             BitAnd => Value::Int(x & y),
             BitOr => Value::Int(x | y),
             BitXor => Value::Int(x ^ y),
-            // `binary` handles these before it comes here.
-            In | And | Or => Value::Unit,
+            // `compare` took the comparisons above, and `binary` handles
+            // the others before it comes here.
+            Eq | Ne | Lt | Le | Gt | Ge | In | And | Or => Value::Unit,
         })
     }
 
@@ -444,6 +494,21 @@ impl<'c> Evaluator<'c> {
             Flow::Next => Value::Unit,
         })
     }
+}
+
+/// `x op y` where `op` compares; `None` for any other operator.
+#[inline(always)]
+fn compare(op: BinOp, x: i64, y: i64) -> Option<bool> {
+    use BinOp::*;
+    Some(match op {
+        Eq => x == y,
+        Ne => x != y,
+        Lt => x < y,
+        Le => x <= y,
+        Gt => x > y,
+        Ge => x >= y,
+        _ => return None,
+    })
 }
 
 /// A builtin call's arguments as its record asks for them: each evaluated

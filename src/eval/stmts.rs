@@ -29,7 +29,7 @@ impl<'c> Evaluator<'c> {
             }
             StmtKind::Program { name, options } => self.program(stmt.span, name, options)?,
             StmtKind::Let { pattern, value } => {
-                let v = self.expr(value)?;
+                let v = self.operand(value)?;
                 self.bind_pattern(pattern, v)?;
             }
             StmtKind::Assign {
@@ -69,7 +69,7 @@ impl<'c> Evaluator<'c> {
                 then,
                 otherwise,
             } => {
-                return if self.expr(cond)?.as_bool() {
+                return if self.cond(cond)? {
                     self.block(then)
                 } else {
                     self.block(otherwise)
@@ -154,7 +154,7 @@ impl<'c> Evaluator<'c> {
     ) -> Res<bool> {
         if i == loops.clauses.len() {
             if let Some(filter) = &loops.filter {
-                if !self.expr(filter)?.as_bool() {
+                if !self.cond(filter)? {
                     return Ok(true);
                 }
             }
