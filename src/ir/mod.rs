@@ -363,15 +363,16 @@ pub type Endpoint = (u32, ChannelKind, u32);
 pub const PARALLEL_SIZE: usize = 100_000;
 
 impl Plan {
-    /// The size of the plan, in ops and their buffer and channel
-    /// references: what the passes and the writer take time over.
+    /// The size of the plan, in ops (those of pipelines' bodies too) and
+    /// their buffer and channel references: what the passes and the
+    /// writer take time over.
     pub fn size(&self) -> usize {
         let ops = self
             .ranks
             .iter()
             .flat_map(|r| &r.threadblocks)
-            .flat_map(|tb| &tb.ops);
-        ops.map(|op| 1 + op.src.len() + op.dst.len() + op.channel_ids.len())
+            .flat_map(|tb| tb.ops_with_bodies());
+        ops.map(|(op, _)| 1 + op.src.len() + op.dst.len() + op.channel_ids.len())
             .sum()
     }
 
@@ -491,5 +492,51 @@ impl Dtype {
             Dtype::Float16 => "half",
             Dtype::Bfloat16 => "bfloat16",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pipeline's body is work for the passes and the writer as much as
+    /// the ops beside it: a plan's size counts it.
+    #[test]
+    fn a_plans_size_counts_its_pipelines_bodies() {
+        let copy = || {
+            let mut op = Op::new(OpName::Copy, Default::default());
+            op.src = smallvec::smallvec![BufRef::local(BufferKind::Input, 0, 1)];
+            op.dst = smallvec::smallvec![BufRef::local(BufferKind::Output, 0, 1)];
+            op
+        };
+        let mut pipeline = Op::new(OpName::Pipeline, Default::default());
+        pipeline.extra_mut().body = vec![copy(), copy()];
+        let rank = RankPlan {
+            input_chunks: 1,
+            output_chunks: 1,
+            threadblocks: vec![ThreadBlock {
+                ops: vec![copy(), pipeline],
+                ..ThreadBlock::default()
+            }],
+            ..RankPlan::default()
+        };
+        let plan = Plan {
+            name: "p".into(),
+            collective: Collective {
+                name: "allgather",
+                num_ranks: 1,
+                chunk_factor: 1,
+                inplace: false,
+                input_chunks: 1,
+                output_chunks: 1,
+            },
+            options: Options::default(),
+            loops: Default::default(),
+            instances_made: true,
+            min_message_size_at: None,
+            ranks: vec![rank],
+        };
+        // Three copies of a source and a destination each, and the pipeline.
+        assert_eq!(plan.size(), 3 * 3 + 1);
     }
 }
