@@ -282,3 +282,33 @@ fn a_range_from_2_gib_is_written_with_the_executors_reading_of_it() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The plans tune writes carry its ranges, not the program's: a program
+/// whose own `min_message_size` the executor would misread (3 GB, read as
+/// nearly 2^64) is tuned like any other, and only the ranges written are
+/// warned of.
+#[test]
+fn the_programs_own_misread_min_message_size_drops_no_candidate() {
+    let program = "examples/mscclpp/single_node/allreduce.mscl";
+    let out = msclc(&[
+        "tune",
+        program,
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "3G:4G",
+        "-D",
+        "min_message_size=3000000000",
+        "--vary",
+        "num_threads_per_block=512,1024",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("2 verified, 0 dropped"), "{said}");
+    assert!(
+        err.contains(".json: min_message_size is 3221225472"),
+        "{err}"
+    );
+    assert!(!err.contains("3000000000"), "{err}");
+}

@@ -16,6 +16,7 @@ use crate::diag::{Code, Diagnostic, Severity, SourceMap};
 use crate::driver::{self, Compilation};
 use crate::eval::Limits;
 use crate::ir::{Dtype, Plan};
+use crate::passes::executor_limits;
 use crate::sim::{self, SimOptions, Verdict};
 use crate::timing::{self, topology::Topology};
 use space::{Candidate, Search, Space};
@@ -248,17 +249,23 @@ pub fn compiled(req: &Request, defines: &[(String, String)]) -> Result<Plan, Str
                 format!("{}: {}", d.code.id(), d.message)
             })
     };
-    match c.result {
-        Err(diags) => Err(first(&diags)),
-        Ok(_) if c.warnings.iter().any(|w| refused_by_the_executor(w.code)) => {
-            let limits: Vec<Diagnostic> = c
-                .warnings
-                .into_iter()
-                .filter(|w| refused_by_the_executor(w.code))
-                .collect();
-            Err(first(&limits))
-        }
-        Ok(plan) => Ok(plan),
+    let plan = match c.result {
+        Ok(plan) => plan,
+        Err(diags) => return Err(first(&diags)),
+    };
+    // The plans written carry tune's ranges, not the program's: what the
+    // executor makes of the program's `min_message_size` is no reason to
+    // drop a candidate (tune says so of a range it writes).
+    let misread_range = executor_limits::misread_min_message_size(&plan);
+    let limits: Vec<Diagnostic> = c
+        .warnings
+        .into_iter()
+        .filter(|w| refused_by_the_executor(w.code) && Some(w) != misread_range.as_ref())
+        .collect();
+    if limits.is_empty() {
+        Ok(plan)
+    } else {
+        Err(first(&limits))
     }
 }
 
