@@ -217,17 +217,7 @@ impl Recorder {
     }
 
     pub fn new_channel(&mut self, kind: ChannelKind, dst: u32, src: u32, span: Span) -> ChannelVal {
-        // Another shard's rank is not this shard's to keep: its channels
-        // are counted, for their numbers, and their origins left out.
-        self.touch(src);
-        let owned = self.shard.owns(src);
-        if owned {
-            self.keep_context();
-        }
-        let origin = Origin {
-            span,
-            context: self.context,
-        };
+        let origin = self.origin_on(src, span);
         let r = &mut self.plan.ranks[src as usize];
         let (peers, origins) = if kind == ChannelKind::Memory {
             (&mut r.memory_peers, &mut r.memory_origins)
@@ -235,9 +225,7 @@ impl Recorder {
             (&mut r.port_peers, &mut r.port_origins)
         };
         peers.push(dst);
-        if owned {
-            origins.push(origin);
-        }
+        origins.extend(origin);
         ChannelVal {
             id: peers.len() as u32 - 1,
             src,
@@ -268,24 +256,29 @@ impl Recorder {
         }
     }
 
-    /// A semaphore of `rank` starting at `initial_value`, made at `span`
-    /// (its origin kept, as a channel's is, by the shard that owns the rank).
+    /// A semaphore of `rank` starting at `initial_value`, made at `span`.
     pub fn new_semaphore(&mut self, rank: u32, initial_value: i64, span: Span) -> u32 {
-        self.touch(rank);
-        let owned = self.shard.owns(rank);
-        if owned {
-            self.keep_context();
-        }
-        let origin = Origin {
-            span,
-            context: self.context,
-        };
+        let origin = self.origin_on(rank, span);
         let r = &mut self.plan.ranks[rank as usize];
         r.semaphores.push(initial_value);
-        if owned {
-            r.semaphore_origins.push(origin);
-        }
+        r.semaphore_origins.extend(origin);
         r.semaphores.len() as u32 - 1
+    }
+
+    /// Where a channel or semaphore of `rank` is made (at `span`, in the
+    /// loop values now), for the plan to keep; `None` where another shard
+    /// owns the rank: its channels and semaphores are counted here, for
+    /// their numbers, and their origins left to the shard that keeps them.
+    fn origin_on(&mut self, rank: u32, span: Span) -> Option<Origin> {
+        self.touch(rank);
+        if !self.shard.owns(rank) {
+            return None;
+        }
+        self.keep_context();
+        Some(Origin {
+            span,
+            context: self.context,
+        })
     }
 
     fn threadblock(&mut self, rank: u32, tb: u32) -> &mut ThreadBlock {
