@@ -376,7 +376,7 @@ fn a_deadlock_in_a_pipeline_names_its_iteration() {
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stdout.contains(
-            "rank 0 thread block 0 (execution 1) is stuck at op 4 (sem_acquire, iteration 2 of the pipeline's 2): the semaphore is never released"
+            "rank 0 thread block 0 (execution 1) is stuck at op 4 (sem_acquire, iteration 2 of the pipeline's 2): semaphore 0 is at 0, and nothing is left to release it"
         ),
         "{stdout}"
     );

@@ -162,7 +162,27 @@ impl Sim<'_> {
                     self.signalled_elsewhere(&starving),
                 )
             }
-            OpName::SemAcquire => (": the semaphore is never released".to_string(), None),
+            OpName::SemAcquire => {
+                // The semaphores short of what the op takes of them (a
+                // semaphore named k times, k): nothing is left to release them.
+                let ids = op.semaphore_ids();
+                let short: Vec<String> = ids
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, s)| !ids[..*i].contains(s))
+                    .filter_map(|(_, s)| {
+                        let times = ids.iter().filter(|x| *x == s).count() as i64;
+                        let (value, _) = self.semaphores.get(&(th.rank, *s))?;
+                        (*value < times).then(|| format!("semaphore {s} is at {value}"))
+                    })
+                    .collect();
+                let them = if short.len() == 1 { "it" } else { "them" };
+                let text = format!(
+                    ": {}, and nothing is left to release {them}",
+                    short.join(", ")
+                );
+                (text, None)
+            }
             OpName::Barrier => {
                 let (id, n) = op.barrier.unwrap_or((0, 0));
                 (format!(": barrier {id} waits for {n} thread blocks"), None)
