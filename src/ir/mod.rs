@@ -120,13 +120,12 @@ pub struct RankPlan {
 }
 
 impl RankPlan {
-    /// Gives each op and channel the loop frame `renumber` makes of its
-    /// own: the rank's frames have moved (`LoopValues::append`).
+    /// Gives each op, channel and semaphore the loop frame `renumber`
+    /// makes of its own: the rank's frames have moved
+    /// (`LoopValues::append`).
     pub fn renumber_contexts(&mut self, renumber: &impl Fn(u32) -> u32) {
-        let origins = (self.memory_origins.iter_mut())
-            .chain(&mut self.port_origins)
-            .chain(&mut self.semaphore_origins);
-        for origin in origins {
+        let channels = self.memory_origins.iter_mut().chain(&mut self.port_origins);
+        for origin in channels.chain(&mut self.semaphore_origins) {
             origin.context = renumber(origin.context);
         }
         for tb in &mut self.threadblocks {
