@@ -321,6 +321,12 @@ fn channel_sync(
     data_sync: DataSync,
 ) {
     let cid = ev.rec().setup_channel(c.src, tb, kind, c.id);
+    if ev
+        .rec()
+        .fuse_sync((c.src, tb), name, (kind, cid), data_sync)
+    {
+        return;
+    }
     let mut op = Op::new(name, span);
     op.channel = Some(kind);
     op.channel_ids = smallvec::smallvec![cid];

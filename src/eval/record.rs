@@ -440,6 +440,31 @@ impl Recorder {
         self.ops
     }
 
+    /// Records a signal, wait or flush (`name`) of block `tb` of `rank` on
+    /// the block's channel `id` of `kind` by fusing it into the op before
+    /// it, as `add_op` would, without the op being made (most of a
+    /// barrier's ops); false where it would not fuse that way, and nothing
+    /// is recorded.
+    pub fn fuse_sync(
+        &mut self,
+        (rank, tb): (u32, u32),
+        name: OpName,
+        (kind, id): (ChannelKind, u32),
+        sync: DataSync,
+    ) -> bool {
+        if !self.fuse || self.pipeline.is_some() {
+            return false;
+        }
+        let block = block_ops(&mut self.blocks, rank, tb);
+        if block.open_pipeline.is_some() || !block.fused.fuse_sync(name, kind, id, sync) {
+            return false;
+        }
+        self.touch(rank);
+        self.ops += 1;
+        self.ops_by_rank[rank as usize] += 1;
+        true
+    }
+
     /// Appends `op` to thread block `tb` of `rank`, inside the open pipeline if any.
     pub fn add_op(&mut self, rank: u32, tb: u32, mut op: Op) {
         self.touch(rank);

@@ -23,7 +23,7 @@
 //! seam in its order: the plan is the reference's to the last `nop`.
 
 use super::set_order::PySet;
-use crate::ir::{BufRef, BufRefs, ChannelKind, DataSync, Ids, Op, OpName, RefTarget};
+use crate::ir::{BufRef, BufRefs, ChannelKind, DataSync, Ids, Op, OpName, RefTarget, TbgInfo};
 
 /// Fuses a thread block's ops; a pipeline's body is fused when the
 /// pipeline's turn comes to be fused with what follows it.
@@ -78,6 +78,27 @@ impl Fuser {
             extra.body = fuse(std::mem::take(&mut extra.body));
         }
         self.out.push(op);
+        true
+    }
+
+    /// Fuses a signal, wait or flush (`name`) of the block's channel `id`
+    /// of `kind` into the last op, as `push` fuses that op, without the op
+    /// being made: the usual op of a barrier, fused into the one before.
+    /// False where it does not fuse: the caller then makes it and pushes it.
+    pub fn fuse_sync(&mut self, name: OpName, kind: ChannelKind, id: u32, sync: DataSync) -> bool {
+        let Some(prev) = self.out.last_mut() else {
+            return false;
+        };
+        if !syncs_fuse(
+            prev,
+            self.channels.as_ref(),
+            (name, Some(kind), None),
+            &[id],
+        ) {
+            return false;
+        }
+        merge_channel_set(prev, &mut self.channels, &[id]);
+        prev.data_sync = prev.data_sync.union(sync);
         true
     }
 
@@ -239,16 +260,7 @@ impl Fusion {
             a.channel = Some(ChannelKind::Memory);
         }
         if self.channel_set {
-            // The set orders the channels once the run of fusions ends
-            // (`list_channels`); until then they are kept in the order met.
-            let set = channels.get_or_insert_with(|| PySet::from_list(&a.channel_ids));
-            let new = a.channel_ids.len();
-            for &c in &b.channel_ids {
-                if !set.contains(c) && !a.channel_ids[new..].contains(&c) {
-                    a.channel_ids.push(c);
-                }
-            }
-            set.union_with_list(&b.channel_ids);
+            merge_channel_set(a, channels, &b.channel_ids);
         } else {
             a.channel_ids.extend_from_slice(&b.channel_ids);
         }
@@ -256,6 +268,43 @@ impl Fusion {
             a.extra_mut().semaphore_ids.extend(b.semaphore_ids());
         }
         a.data_sync = a.data_sync.union(b.data_sync);
+    }
+}
+
+/// Adds channels `ids` to `a`'s, which the reference keeps as a set
+/// (`channels`, made from `a`'s on the first fusion). The set orders the
+/// channels once the run of fusions ends (`list_channels`); until then
+/// they are kept in the order met.
+fn merge_channel_set(a: &mut Op, channels: &mut Option<PySet>, ids: &[u32]) {
+    let set = channels.get_or_insert_with(|| PySet::from_list(&a.channel_ids));
+    let new = a.channel_ids.len();
+    for &c in ids {
+        if !set.contains(c) && !a.channel_ids[new..].contains(&c) {
+            a.channel_ids.push(c);
+        }
+    }
+    set.union_with_list(ids);
+}
+
+/// Whether a signal, wait or flush (its name, channel kind and group)
+/// on channels `ids` fuses into `a` (with `a_set`, the set of `a`'s
+/// channels where `a` is itself fused): the same op on the same kind of
+/// channel, signals and waits on channels `a` has not, a flush on any
+/// (flushing one twice is flushing it once).
+fn syncs_fuse(
+    a: &Op,
+    a_set: Option<&PySet>,
+    (name, channel, tbg): (OpName, Option<ChannelKind>, Option<TbgInfo>),
+    ids: &[u32],
+) -> bool {
+    use OpName::*;
+    if (a.name, a.channel, a.tbg) != (name, channel, tbg) {
+        return false;
+    }
+    match name {
+        Signal | Wait | RelaxedSignal | RelaxedWait => disjoint(&a.channel_ids, a_set, ids),
+        Flush => true,
+        _ => false,
     }
 }
 
@@ -287,16 +336,9 @@ fn plan_fusion(a: &Op, a_set: Option<&PySet>, b: &Op) -> Option<Fusion> {
         return None;
     }
     match (a.name, b.name) {
-        (Signal | Wait | RelaxedSignal | RelaxedWait, _)
-            if a.name == b.name
-                && a.channel == b.channel
-                && disjoint(&a.channel_ids, a_set, &b.channel_ids) =>
+        (Signal | Wait | RelaxedSignal | RelaxedWait | Flush, _)
+            if syncs_fuse(a, a_set, (b.name, b.channel, b.tbg), &b.channel_ids) =>
         {
-            Some(Fusion::new(a.name, Keep, Keep).channel_set())
-        }
-        // A flush waits for everything pushed on its channels: flushing one
-        // twice is flushing it once.
-        (Flush, Flush) if a.channel == b.channel => {
             Some(Fusion::new(a.name, Keep, Keep).channel_set())
         }
         (SemAcquire | SemRelease, _) if a.name == b.name => Some(Fusion::new(a.name, Keep, Keep)),
@@ -507,5 +549,46 @@ mod tests {
             ),
         ];
         assert_eq!(synced(ops), ["sem_release", "nop", "wait"]);
+    }
+
+    /// A signal, wait or flush fused without being made (`fuse_sync`, as
+    /// the evaluator records a barrier's) leaves the block as pushing the
+    /// op would: over runs of such ops of both kinds of channel, with
+    /// repeated channels, other ops between and every data sync.
+    #[test]
+    fn a_sync_fused_unmade_is_the_sync_pushed() {
+        use OpName::*;
+        let names = [Signal, Wait, RelaxedSignal, RelaxedWait, Flush, Copy];
+        let syncs = [
+            DataSync::NONE,
+            DataSync::BEFORE,
+            DataSync::AFTER,
+            DataSync::BOTH,
+        ];
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize % n
+        };
+        for _ in 0..200 {
+            let (mut pushed, mut unmade) = (Fuser::default(), Fuser::default());
+            for _ in 0..40 {
+                let name = names[next(names.len())];
+                let sync = syncs[next(syncs.len())];
+                let kind = [ChannelKind::Memory, ChannelKind::Port][next(2)];
+                let id = next(24) as u32;
+                let made = || match name {
+                    Copy => op(Copy, DataSync::NONE),
+                    _ => on(op(name, sync), kind, &[id]),
+                };
+                pushed.push(made());
+                if name == Copy || !unmade.fuse_sync(name, kind, id, sync) {
+                    unmade.push(made());
+                }
+            }
+            assert_eq!(pushed.finish(), unmade.finish());
+        }
     }
 }
