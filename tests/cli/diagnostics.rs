@@ -2,6 +2,20 @@
 
 use super::*;
 
+/// What `msclc ARGS` says on standard error, where it succeeds: a warning
+/// does not fail a compile or a check.
+fn warned(args: &[&str]) -> String {
+    let out = msclc(args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    err
+}
+
+/// `msclc check PROGRAM -D SETTING` passes without a word.
+fn checks_quietly(program: &str, setting: &str) {
+    assert_eq!(warned(&["check", program, "-D", setting]), "", "{setting}");
+}
+
 #[test]
 fn a_bad_program_exits_1_with_a_located_diagnostic() {
     let out = msclc(&["examples/mscclpp/unit_tests/put/put_with_signal_fuse_test.mscl"]);
@@ -35,9 +49,7 @@ fn an_executor_limit_is_a_located_warning() {
     let plan: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a plan");
     assert_eq!(plan["gpus"].as_array().map(Vec::len), Some(16));
     // Under the limit: nothing to say.
-    let fine = msclc(&["check", program, "-D", "n=8"]);
-    assert_eq!(fine.status.code(), Some(0));
-    assert_eq!(String::from_utf8_lossy(&fine.stderr), "");
+    checks_quietly(program, "n=8");
 }
 
 /// The executor reads `min_message_size` into a 32-bit int: a plan for
@@ -73,9 +85,7 @@ fn a_min_message_size_past_2_gib_is_a_warning_with_what_the_executor_reads() {
     // The largest the executor reads as written, and 2^64 - 1 (-1 as an
     // int), which it reads as the same: nothing to say.
     for fine in ["min_size=2147483647", "min_size=18446744073709551615"] {
-        let out = msclc(&["check", program, "-D", fine]);
-        assert_eq!(out.status.code(), Some(0));
-        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{fine}");
+        checks_quietly(program, fine);
     }
 }
 
@@ -84,18 +94,14 @@ fn a_min_message_size_past_2_gib_is_a_warning_with_what_the_executor_reads() {
 #[test]
 fn a_pipeline_unit_past_32_bits_is_a_located_warning() {
     let program = "tests/cli/pipeline_unit_4gib.mscl";
-    let out = msclc(&["check", program]);
-    assert_eq!(out.status.code(), Some(0));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = warned(&["check", program]);
     assert!(
         err.starts_with("warning[W0502]: rank 0 thread block 0 has 4294967296 bytes in a pipeline's unit; the MSCCL++ executor allows at most 4294967295"),
         "{err}"
     );
     assert!(err.contains("pipeline_unit_4gib.mscl:8:1"), "{err}");
     assert!(err.contains("help: use a unit_size below 4 GiB"), "{err}");
-    let fine = msclc(&["check", program, "-D", "unit=4294967295"]);
-    assert_eq!(fine.status.code(), Some(0));
-    assert_eq!(String::from_utf8_lossy(&fine.stderr), "");
+    checks_quietly(program, "unit=4294967295");
 }
 
 /// The executor has 16 barrier counters per GPU: a rank whose blocks meet
@@ -103,9 +109,7 @@ fn a_pipeline_unit_past_32_bits_is_a_located_warning() {
 #[test]
 fn a_seventeenth_barrier_set_on_a_rank_is_a_located_warning() {
     let program = "tests/cli/many_barriers.mscl";
-    let out = msclc(&["check", program]);
-    assert_eq!(out.status.code(), Some(0));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = warned(&["check", program]);
     assert!(
         err.starts_with("warning[W0502]: rank 0 has 17 barrier ids, one per set of thread blocks that meet at a barrier; the MSCCL++ executor has 16 barrier counters per GPU"),
         "{err}"
@@ -116,9 +120,7 @@ fn a_seventeenth_barrier_set_on_a_rank_is_a_located_warning() {
         "{err}"
     );
     assert!(err.contains("= when i = 16"), "{err}");
-    let fine = msclc(&["check", program, "-D", "pairs=16"]);
-    assert_eq!(fine.status.code(), Some(0));
-    assert_eq!(String::from_utf8_lossy(&fine.stderr), "");
+    checks_quietly(program, "pairs=16");
 }
 
 /// The executor keeps a semaphore's initial value in a 32-bit int, and
@@ -174,9 +176,7 @@ fn a_semaphore_started_where_the_executor_does_not_count_is_a_located_warning() 
     std::fs::remove_file(&below).expect("the plan was written");
     // From 0 to the largest int the executor counts as msclc does.
     for fine in ["start=0", "start=2147483647"] {
-        let out = msclc(&["check", program, "-D", fine]);
-        assert_eq!(out.status.code(), Some(0));
-        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{fine}");
+        checks_quietly(program, fine);
     }
 }
 
@@ -211,9 +211,7 @@ fn a_wait_on_the_wrong_channel_points_at_the_channel_pair() {
     let program = "tests/cli/wait_on_the_wrong_channel.mscl";
     let denied = msclc(&["check", program, "--deny-warnings"]);
     assert_eq!(denied.status.code(), Some(1));
-    let out = msclc(&["check", program]);
-    assert_eq!(out.status.code(), Some(0));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = warned(&["check", program]);
     assert_eq!(err.matches("warning[").count(), 1, "one warning:\n{err}");
     assert!(
         err.contains("warning[W0501]: signal/wait mismatch on memory channels: rank 0's memory channel 0 (to rank 1) signals 1 time, but its paired channel back, rank 1's memory channel 0 (to rank 0), waits 0 times"),
