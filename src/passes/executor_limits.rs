@@ -358,15 +358,8 @@ pub fn misread_min_message_size(plan: &Plan) -> Option<Diagnostic> {
     let message = format!(
         "min_message_size is {written}, more than the MSCCL++ executor reads: it keeps the option in a 32-bit int, which makes it {read}, {effect}"
     );
-    let warning = match plan.min_message_size_at {
-        Some(span) => Diagnostic::warning(
-            Code::ExecutorLimit,
-            span,
-            message,
-            format!("the executor reads this as {read}"),
-        ),
-        None => Diagnostic::plain(Code::ExecutorLimit, message).as_warning(),
-    };
+    let label = format!("the executor reads this as {read}");
+    let warning = warning_at(plan.min_message_size_at, message, label);
     Some(
         warning.with_note(format!(
                 "help: keep min_message_size at most {MAX_MIN_MESSAGE_SIZE} (2 GiB less a byte); max_message_size is read whole"
@@ -419,21 +412,33 @@ pub fn miscounted_semaphores(plan: &Plan) -> Option<Diagnostic> {
     };
     let message = format!("semaphore {plan_id} of rank {rank}{more} starts at {written}, {why}");
     let origin = plan.ranks[rank].semaphore_origins.get(id);
-    let warning = match origin {
-        Some(origin) => {
-            let d = Diagnostic::warning(Code::ExecutorLimit, origin.span, message, label);
-            match plan.loop_values(origin.context) {
-                Some(values) => d.with_note(format!("when {values}")),
-                None => d,
-            }
-        }
-        None => Diagnostic::plain(Code::ExecutorLimit, message).as_warning(),
-    };
+    let mut warning = warning_at(origin.map(|o| o.span), message, label);
+    if let Some(values) = origin.and_then(|o| plan.loop_values(o.context)) {
+        warning = warning.with_note(format!("when {values}"));
+    }
     Some(warning.with_note(format!(
         "help: start semaphores between {} and {}, where the executor's count as msclc simulates them: an acquire passes once the initial value and the releases before it exceed the acquires before it",
         SEMAPHORE_VALUES.start(),
         SEMAPHORE_VALUES.end()
     )))
+}
+
+/// The values of a plan the executor reads as other numbers than the
+/// plan's (`min_message_size`, semaphores' initial values), as warnings:
+/// what compiling and `msclc sim` both say after the limits crossed.
+pub fn misread_values(plan: &Plan) -> impl Iterator<Item = Diagnostic> {
+    misread_min_message_size(plan)
+        .into_iter()
+        .chain(miscounted_semaphores(plan))
+}
+
+/// A W0502 warning at `span` with `label`, or, for a plan read from JSON
+/// (no span), one that stands without a place.
+fn warning_at(span: Option<Span>, message: String, label: String) -> Diagnostic {
+    match span {
+        Some(span) => Diagnostic::warning(Code::ExecutorLimit, span, message, label),
+        None => Diagnostic::plain(Code::ExecutorLimit, message).as_warning(),
+    }
 }
 
 /// The channel ids the executor reads for `op` (memory-channel data ops

@@ -47,7 +47,7 @@ pub fn run(plan: &mut Plan, instances: Instances) -> Result<pairing::Balance, Di
 /// What a plan that passed the passes (or a plan read from JSON that
 /// passed `pairing::check`) will not run as meant: signals the executor
 /// will not pair with their waits, then the executor's limits crossed,
-/// then a `min_message_size` the executor reads as another number.
+/// then values the executor reads as other numbers (`misread_values`).
 /// `balance` is what the pairing check found.
 ///
 /// A plan whose instances the writer is to make warns as the plan with
@@ -72,8 +72,7 @@ pub fn warnings(plan: &Plan, balance: pairing::Balance) -> Vec<Diagnostic> {
         }
     }
     warnings.extend(crossings.iter().map(|c| c.diagnostic(plan)));
-    warnings.extend(executor_limits::misread_min_message_size(plan));
-    warnings.extend(executor_limits::miscounted_semaphores(plan));
+    warnings.extend(executor_limits::misread_values(plan));
     warnings
 }
 

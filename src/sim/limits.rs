@@ -10,10 +10,7 @@ pub fn check_limits(plan: &Plan) -> Vec<Diagnostic> {
         .iter()
         .map(|c| c.diagnostic(plan))
         .collect();
-    warnings.extend(crate::passes::executor_limits::misread_min_message_size(
-        plan,
-    ));
-    warnings.extend(crate::passes::executor_limits::miscounted_semaphores(plan));
+    warnings.extend(crate::passes::executor_limits::misread_values(plan));
     let mut bug = |message: &str| {
         warnings.push(Diagnostic::plain(Code::ExecutorBug, message).as_warning());
     };
