@@ -105,8 +105,12 @@ impl ListItem for Chunk {
     }
 }
 
+/// A list parameter's elements: a few, kept inline (a reduce's list of
+/// chunks is most often one), so that binding one allocates nothing.
+pub type Items<T> = smallvec::SmallVec<[T; 4]>;
+
 /// A list whose every element is a `T`.
-impl<T: ListItem> FromValue for Vec<T> {
+impl<T: ListItem> FromValue for Items<T> {
     const WHAT: &'static str = "a list";
     #[inline(always)]
     fn from_value(v: &Value) -> Option<Self> {
@@ -140,7 +144,7 @@ pub trait Arguments {
 
 /// The Rust type of a table's type word.
 macro_rules! rust_type {
-    ([$item:tt]) => { Vec<rust_type!($item)> };
+    ([$item:tt]) => { Items<rust_type!($item)> };
     (any) => { Value };
     (int) => { i64 };
     (bool) => { bool };

@@ -3,7 +3,7 @@
 //! channel. Both the builtin calls (calls.rs) and the ops (ops.rs) use
 //! them.
 
-use super::args::Arg;
+use super::args::{Arg, Items};
 use super::value::*;
 use super::{Evaluator, Res};
 use crate::diag::{Code, Span};
@@ -50,7 +50,7 @@ impl Evaluator<'_> {
 
     /// A list of thread block ids (of a group or a barrier), each in range,
     /// at least one.
-    pub(super) fn tb_ids(&self, arg: &Arg<Vec<i64>>, what: &str) -> Res<Vec<u32>> {
+    pub(super) fn tb_ids(&self, arg: &Arg<Items<i64>>, what: &str) -> Res<Vec<u32>> {
         if arg.value.is_empty() {
             return Err(self.error(
                 Code::ThreadBlock,
