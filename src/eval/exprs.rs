@@ -404,9 +404,8 @@ impl<'c> Evaluator<'c> {
                     "the right side is 0",
                 ))
             }
-            // Floor division and modulo, as in the Python DSL programs we port.
-            Div => Value::Int(x.checked_div_euclid(y).ok_or_else(overflow)?),
-            Rem => Value::Int(x.checked_rem_euclid(y).ok_or_else(overflow)?),
+            Div => Value::Int(floor_div(x, y).ok_or_else(overflow)?),
+            Rem => Value::Int(floor_mod(x, y)),
             Shl | Shr if !(0..64).contains(&y) => {
                 return Err(self.error(
                     Code::Arithmetic,
@@ -496,6 +495,32 @@ impl<'c> Evaluator<'c> {
     }
 }
 
+/// `x / y` rounded down, as Python's `//` (the DSL programs we port are
+/// Python): `7 / -2` is -4, where Rust's `/` truncates to -3 and Euclid's
+/// division gives -3 too. `None` where it overflows (`i64::MIN / -1`);
+/// `y` is not 0.
+fn floor_div(x: i64, y: i64) -> Option<i64> {
+    let q = x.checked_div(y)?;
+    let inexact = x % y != 0;
+    Some(if inexact && (x < 0) != (y < 0) {
+        q - 1
+    } else {
+        q
+    })
+}
+
+/// `x % y` with the sign of `y`, as Python's `%`: what `floor_div` leaves
+/// (`x == floor_div(x, y) * y + floor_mod(x, y)`); `7 % -2` is -1. It
+/// never overflows (`i64::MIN % -1` is 0); `y` is not 0.
+fn floor_mod(x: i64, y: i64) -> i64 {
+    let r = x.wrapping_rem(y);
+    if r != 0 && (r < 0) != (y < 0) {
+        r + y
+    } else {
+        r
+    }
+}
+
 /// `x op y` where `op` compares; `None` for any other operator.
 #[inline(always)]
 fn compare(op: BinOp, x: i64, y: i64) -> Option<bool> {
@@ -546,5 +571,33 @@ impl args::Arguments for CallArgs<'_, '_> {
             Some(value) => Ok(args::Arg { value, span }),
             None => Err(args::wrong_type::<T>(name, v, span)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{floor_div, floor_mod};
+
+    /// Python's `//` and `%`: the quotient rounded down, the remainder
+    /// with the divisor's sign and smaller than it, the two making `x`
+    /// again; at the ends of the ints, the one overflow is refused.
+    #[test]
+    fn division_and_modulo_round_down_as_in_python() {
+        for x in -30..=30 {
+            for y in (-7..=7).filter(|y| *y != 0) {
+                let (q, r) = (floor_div(x, y).expect("no overflow"), floor_mod(x, y));
+                assert_eq!(q * y + r, x, "{x} / {y}");
+                assert!(r == 0 || (r < 0) == (y < 0), "{x} % {y} is {r}");
+                assert!(r.abs() < y.abs(), "{x} % {y} is {r}");
+            }
+        }
+        // Python: 7 // -2 == -4, 7 % -2 == -1, -7 // 2 == -4, -7 % 2 == 1.
+        assert_eq!((floor_div(7, -2), floor_mod(7, -2)), (Some(-4), -1));
+        assert_eq!((floor_div(-7, 2), floor_mod(-7, 2)), (Some(-4), 1));
+        assert_eq!((floor_div(-7, -2), floor_mod(-7, -2)), (Some(3), -1));
+        assert_eq!(floor_div(i64::MIN, -1), None);
+        assert_eq!(floor_mod(i64::MIN, -1), 0);
+        assert_eq!(floor_div(i64::MIN, 1), Some(i64::MIN));
+        assert_eq!(floor_mod(i64::MAX, i64::MIN), -1);
     }
 }
