@@ -334,6 +334,32 @@ fn fmt_dash_formats_standard_input_to_standard_output() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), TIDY);
 }
 
+/// Standard input that does not parse comes back as it was, with its
+/// error: an editor piping its buffer through `msclc fmt -` keeps it.
+#[test]
+fn standard_input_that_does_not_parse_is_written_back_as_it_was() {
+    let bad = "let x = 1\nlet y = (1 + ]\n";
+    let mut child = Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .args(["fmt", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("msclc runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(bad.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("msclc ends");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), bad);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("error[E0001]"), "{err}");
+    assert!(err.contains("<stdin>:2:14"), "{err}");
+}
+
 #[test]
 fn a_file_that_does_not_parse_is_reported_where_and_left_alone() {
     let dir = temp_dir("parse");

@@ -67,10 +67,23 @@ pub(crate) fn format_file(path: &std::path::Path, check: bool) -> u8 {
     let mut sources = SourceMap::default();
     let file = sources.add(name.clone(), text);
     let text = sources.source(file);
+    let to_stdout = |text: &str| {
+        let mut out = std::io::stdout().lock();
+        match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+            Ok(()) => 0,
+            Err(e) => unusable(format!("cannot write standard output: {e}")),
+        }
+    };
     let formatted = match msclc::format::format_source(file, text) {
         Ok(formatted) => formatted,
         Err(d) => {
             tell!("{}", sources.render(std::slice::from_ref(&d)));
+            // Standard input is left as it is by writing it back: an
+            // editor that pipes its buffer through `msclc fmt -` keeps the
+            // text rather than an empty buffer.
+            if stdin && !check {
+                return d.exit_status().max(to_stdout(text));
+            }
             return d.exit_status();
         }
     };
@@ -82,13 +95,7 @@ pub(crate) fn format_file(path: &std::path::Path, check: bool) -> u8 {
         return u8::from(changed);
     }
     if stdin {
-        let mut out = std::io::stdout().lock();
-        if let Err(e) = out
-            .write_all(formatted.as_bytes())
-            .and_then(|()| out.flush())
-        {
-            return unusable(format!("cannot write standard output: {e}"));
-        }
+        return to_stdout(&formatted);
     } else if changed {
         if let Err(e) = msclc::files::write(path, formatted.as_bytes()) {
             return unusable(format!("cannot write {name}: {e}"));
