@@ -111,7 +111,7 @@ impl Checker {
                     }
                     (Type::Buffer, Type::Int | Type::Range | Type::Any) => Type::Chunk,
                     (Type::Tuple(items), Type::Int) => match &index.kind {
-                        ExprKind::Int(k) if (*k as usize) < items.len() && *k >= 0 => {
+                        ExprKind::Int(k) if (*k as usize) < items.len() => {
                             items[*k as usize].clone()
                         }
                         _ => self.err(Diagnostic::error(

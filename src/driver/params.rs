@@ -148,7 +148,7 @@ pub(super) fn parse_defines(
 /// `raw` as a value of a param of type `ty`, if it is one.
 fn value_of(ty: &str, raw: &str) -> Option<Value> {
     match ty {
-        "int" => parse_int(raw).map(Value::Int),
+        "int" => parse_int(raw).and_then(Value::int),
         "bool" => match raw {
             "true" => Some(Value::Bool(true)),
             "false" => Some(Value::Bool(false)),
@@ -163,17 +163,17 @@ fn value_of(ty: &str, raw: &str) -> Option<Value> {
     }
 }
 
-/// An int as a literal reads (up to u64::MAX, kept as its bit pattern:
+/// An int as a literal reads (up to u64::MAX:
 /// `-D max_message_size=18446744073709551615`), or a negative one.
-fn parse_int(raw: &str) -> Option<i64> {
+fn parse_int(raw: &str) -> Option<i128> {
     if raw.starts_with('-') {
-        return raw.parse::<i64>().ok();
+        return raw.parse::<i64>().ok().map(i128::from);
     }
     let v = match raw.strip_prefix("0x") {
         Some(hex) => u64::from_str_radix(hex, 16).ok()?,
         None => raw.parse::<u64>().ok()?,
     };
-    Some(v as i64)
+    Some(v.into())
 }
 
 /// The named constants a param of type `ty` may be set to (none for

@@ -59,6 +59,15 @@ from_value! {
     BufferKind, "a buffer_type": Value::BufferType(kind) => kind;
 }
 
+/// An int in full, up to u64::MAX (`min`, `max`).
+impl FromValue for i128 {
+    const WHAT: &'static str = "an int";
+    #[inline(always)]
+    fn from_value(v: &Value) -> Option<Self> {
+        v.wide_int()
+    }
+}
+
 /// Any value (the argument of `len` and `str`).
 impl FromValue for Value {
     const WHAT: &'static str = "a value";
@@ -147,6 +156,7 @@ macro_rules! rust_type {
     ([$item:tt]) => { Items<rust_type!($item)> };
     (any) => { Value };
     (int) => { i64 };
+    (wide_int) => { i128 };
     (bool) => { bool };
     (str) => { Rc<str> };
     (chunk) => { Chunk };
@@ -209,6 +219,18 @@ macro_rules! declare_arguments {
 }
 
 builtin_table!(declare_arguments);
+
+/// Argument `name`, at `span`, is `value`, an int past `i64::MAX` (or a
+/// list holding one) where the builtin counts in 64 bits.
+#[cold]
+pub fn too_large(name: &str, value: &Value, span: Span) -> Diagnostic {
+    Diagnostic::error(
+        Code::OutOfRange,
+        span,
+        format!("`{name}` is {}, too large here", value.brief()),
+        format!("the largest `{name}` is {}", i64::MAX),
+    )
+}
 
 /// Argument `name`, at `span`, is `value`, which is not a `T`.
 #[cold]

@@ -110,19 +110,24 @@ pub fn index(
 ) -> Res<Value> {
     let tuple = target.tuple_items();
     match (target, idx) {
-        (Value::List(_) | Value::Tuple(_) | Value::Pair(..), Value::Int(i)) => {
+        (Value::List(_) | Value::Tuple(_) | Value::Pair(..), Value::Int(_) | Value::Big(_)) => {
             let items: &[Value] = match (target, &tuple) {
                 (Value::List(items), _) => items,
                 (_, Some(items)) => items,
                 _ => &[],
             };
             let n = items.len() as i64;
-            let pos = if *i < 0 { i + n } else { *i };
+            let pos = match idx {
+                Value::Int(i) if *i < 0 => i + n,
+                Value::Int(i) => *i,
+                // Past i64::MAX: past the end of any list.
+                _ => n,
+            };
             if !(0..n).contains(&pos) {
                 return Err(ev.error(
                     Code::Index,
                     idx_span,
-                    format!("index {i} out of bounds"),
+                    format!("index {idx} out of bounds"),
                     format!("the list has {n} element(s)"),
                 ));
             }
@@ -137,6 +142,13 @@ pub fn index(
             )
         }),
         (Value::Buffer(b), Value::Int(i)) => slice(ev, b, *i, i.saturating_add(1), idx_span),
+        // Past i64::MAX: past the end of any buffer.
+        (Value::Buffer(b), Value::Big(_)) => Err(ev.error(
+            Code::ChunkBounds,
+            idx_span,
+            format!("index {idx} out of bounds"),
+            format!("the buffer has {} chunk(s)", b.size),
+        )),
         (Value::Buffer(b), Value::Range(lo, hi)) => slice(ev, b, *lo, *hi, idx_span),
         _ => Err(ev.error(
             Code::TypeMismatch,
@@ -200,8 +212,8 @@ pub fn call_builtin(
             };
             Ok(Value::Int(n))
         }
-        Call::Min(a) => Ok(Value::Int(a.a.value.min(a.b.value))),
-        Call::Max(a) => Ok(Value::Int(a.a.value.max(a.b.value))),
+        Call::Min(a) => Ok(Value::int(a.a.value.min(a.b.value)).expect("one of two ints")),
+        Call::Max(a) => Ok(Value::int(a.a.value.max(a.b.value)).expect("one of two ints")),
         Call::Str(a) => {
             let Some(text) = a.value.value.text_within(MAX_ELEMENTS) else {
                 return Err(ev.too_large(span, "a string too large", "bytes"));

@@ -107,13 +107,16 @@ impl<'c> Evaluator<'c> {
             ExprKind::Unary(op, inner) => {
                 let v = self.expr(inner)?;
                 match (op, v) {
-                    (UnOp::Neg, Value::Int(i)) => {
-                        i.checked_neg().map(Value::Int).ok_or_else(|| {
+                    // `-9223372036854775808` negates a `Big`; `-i64::MIN`
+                    // is one.
+                    (UnOp::Neg, v) if v.wide_int().is_some() => {
+                        let negated = v.wide_int().and_then(|i| Value::int(-i));
+                        negated.ok_or_else(|| {
                             self.error(
                                 Code::Arithmetic,
                                 e.span,
                                 "integer overflow",
-                                "negation overflows",
+                                format!("-{v} is below the smallest int, {}", i64::MIN),
                             )
                         })
                     }
@@ -133,6 +136,12 @@ impl<'c> Evaluator<'c> {
                 let (a, b) = (self.expr(a)?, self.expr(b)?);
                 match (a, b) {
                     (Value::Int(a), Value::Int(b)) => Ok(Value::Range(a, b)),
+                    (a, b) if a.wide_int().is_some() && b.wide_int().is_some() => Err(self.error(
+                        Code::Limit,
+                        e.span,
+                        format!("the range {a}..{b} ends past {}", i64::MAX),
+                        "a range's bounds are at most 9223372036854775807",
+                    )),
                     _ => Err(self.error(
                         Code::TypeMismatch,
                         e.span,
@@ -310,6 +319,11 @@ impl<'c> Evaluator<'c> {
                 return self.ints(span, op, *i, *j);
             }
         }
+        if let (Some(i), Some(j)) = (x.wide_int(), y.wide_int()) {
+            if !matches!(op, BinOp::In) {
+                return self.wide(span, op, i, j);
+            }
+        }
         // Comparing and searching scan the values: large ones cost steps.
         if matches!(op, BinOp::Eq | BinOp::Ne | BinOp::In) {
             let scanned = match (&x, &y) {
@@ -378,51 +392,94 @@ impl<'c> Evaluator<'c> {
         Ok(self.expr(e)?.as_bool())
     }
 
-    /// `x op y` for two ints (`op` is neither `in` nor a short-circuit).
+    /// `x op y` for two ints (`op` is neither `in` nor a short-circuit),
+    /// in 64 bits where the result fits, else in [`Self::wide`].
     fn ints(&self, span: Span, op: BinOp, x: i64, y: i64) -> Res<Value> {
-        let overflow = || {
+        if let Some(holds) = compare(op, x, y) {
+            return Ok(Value::Bool(holds));
+        }
+        self.right_operand_fits(span, op, y.into())?;
+        use BinOp::*;
+        let fits = match op {
+            Add => x.checked_add(y),
+            Sub => x.checked_sub(y),
+            Mul => x.checked_mul(y),
+            Div => floor_div(x, y),
+            Rem => Some(floor_mod(x, y)),
+            // `1 << 63` is past i64::MAX, which a 64-bit shift would
+            // not say: shifts are worked wide.
+            Shl => None,
+            Shr => Some(x >> y),
+            BitAnd => Some(x & y),
+            BitOr => Some(x | y),
+            BitXor => Some(x ^ y),
+            // `compare` took the comparisons above, and `binary` handles
+            // the others before it comes here.
+            Eq | Ne | Lt | Le | Gt | Ge | In | And | Or => return Ok(Value::Unit),
+        };
+        match fits {
+            Some(v) => Ok(Value::Int(v)),
+            None => self.wide(span, op, x.into(), y.into()),
+        }
+    }
+
+    /// `x op y` for ints where an operand or the result is past the 64
+    /// bits of an `i64`: worked in 128, and an int if the result is one
+    /// (from `i64::MIN` to `u64::MAX`, the largest message size), else
+    /// an overflow.
+    #[cold]
+    fn wide(&self, span: Span, op: BinOp, x: i128, y: i128) -> Res<Value> {
+        if let Some(holds) = compare(op, x, y) {
+            return Ok(Value::Bool(holds));
+        }
+        self.right_operand_fits(span, op, y)?;
+        use BinOp::*;
+        let result = match op {
+            Add => x.checked_add(y),
+            Sub => x.checked_sub(y),
+            Mul => x.checked_mul(y),
+            Div => floor_div_wide(x, y),
+            Rem => Some(floor_mod_wide(x, y)),
+            Shl => x.checked_mul(1 << y),
+            Shr => Some(x >> y),
+            BitAnd => Some(x & y),
+            BitOr => Some(x | y),
+            BitXor => Some(x ^ y),
+            Eq | Ne | Lt | Le | Gt | Ge | In | And | Or => return Ok(Value::Unit),
+        };
+        result.and_then(Value::int).ok_or_else(|| {
             self.error(
                 Code::Arithmetic,
                 span,
                 "integer overflow",
-                format!("`{x} {} {y}` does not fit in 64 bits", op.symbol()),
+                format!(
+                    "`{x} {} {y}` is outside the ints, {} to {}",
+                    op.symbol(),
+                    i64::MIN,
+                    u64::MAX
+                ),
             )
-        };
-        if let Some(holds) = compare(op, x, y) {
-            return Ok(Value::Bool(holds));
-        }
-        use BinOp::*;
-        Ok(match op {
-            Add => Value::Int(x.checked_add(y).ok_or_else(overflow)?),
-            Sub => Value::Int(x.checked_sub(y).ok_or_else(overflow)?),
-            Mul => Value::Int(x.checked_mul(y).ok_or_else(overflow)?),
-            Div | Rem if y == 0 => {
-                return Err(self.error(
-                    Code::Arithmetic,
-                    span,
-                    "division by zero",
-                    "the right side is 0",
-                ))
-            }
-            Div => Value::Int(floor_div(x, y).ok_or_else(overflow)?),
-            Rem => Value::Int(floor_mod(x, y)),
-            Shl | Shr if !(0..64).contains(&y) => {
-                return Err(self.error(
-                    Code::Arithmetic,
-                    span,
-                    "shift amount out of range",
-                    format!("shifting by {y}; use 0 to 63"),
-                ))
-            }
-            Shl => Value::Int(x.checked_shl(y as u32).ok_or_else(overflow)?),
-            Shr => Value::Int(x >> y),
-            BitAnd => Value::Int(x & y),
-            BitOr => Value::Int(x | y),
-            BitXor => Value::Int(x ^ y),
-            // `compare` took the comparisons above, and `binary` handles
-            // the others before it comes here.
-            Eq | Ne | Lt | Le | Gt | Ge | In | And | Or => Value::Unit,
         })
+    }
+
+    /// Refuses a division by zero and a shift by other than 0 to 63.
+    fn right_operand_fits(&self, span: Span, op: BinOp, y: i128) -> Res<()> {
+        use BinOp::*;
+        match op {
+            Div | Rem if y == 0 => Err(self.error(
+                Code::Arithmetic,
+                span,
+                "division by zero",
+                "the right side is 0",
+            )),
+            Shl | Shr if !(0..64).contains(&y) => Err(self.error(
+                Code::Arithmetic,
+                span,
+                "shift amount out of range",
+                format!("shifting by {y}; use 0 to 63"),
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Evaluates a call of `builtin`'s arguments (`span` is the call's:
@@ -495,35 +552,40 @@ impl<'c> Evaluator<'c> {
     }
 }
 
-/// `x / y` rounded down, as Python's `//` (the DSL programs we port are
-/// Python): `7 / -2` is -4, where Rust's `/` truncates to -3 and Euclid's
-/// division gives -3 too. `None` where it overflows (`i64::MIN / -1`);
-/// `y` is not 0.
-fn floor_div(x: i64, y: i64) -> Option<i64> {
-    let q = x.checked_div(y)?;
-    let inexact = x % y != 0;
-    Some(if inexact && (x < 0) != (y < 0) {
-        q - 1
-    } else {
-        q
-    })
+/// Python's `//` and `%` for one width of int: `$div` is `x / y` rounded
+/// down (`7 / -2` is -4, where Rust's `/` truncates to -3 and Euclid's
+/// division gives -3 too), `None` where it overflows (`MIN / -1`); `$rem`
+/// is what it leaves, with the sign of `y` (`7 % -2` is -1), which never
+/// overflows (`MIN % -1` is 0). `y` is not 0.
+macro_rules! floor_division {
+    ($div:ident, $rem:ident, $int:ty) => {
+        fn $div(x: $int, y: $int) -> Option<$int> {
+            let q = x.checked_div(y)?;
+            let inexact = x % y != 0;
+            Some(if inexact && (x < 0) != (y < 0) {
+                q - 1
+            } else {
+                q
+            })
+        }
+
+        fn $rem(x: $int, y: $int) -> $int {
+            let r = x.wrapping_rem(y);
+            if r != 0 && (r < 0) != (y < 0) {
+                r + y
+            } else {
+                r
+            }
+        }
+    };
 }
 
-/// `x % y` with the sign of `y`, as Python's `%`: what `floor_div` leaves
-/// (`x == floor_div(x, y) * y + floor_mod(x, y)`); `7 % -2` is -1. It
-/// never overflows (`i64::MIN % -1` is 0); `y` is not 0.
-fn floor_mod(x: i64, y: i64) -> i64 {
-    let r = x.wrapping_rem(y);
-    if r != 0 && (r < 0) != (y < 0) {
-        r + y
-    } else {
-        r
-    }
-}
+floor_division!(floor_div, floor_mod, i64);
+floor_division!(floor_div_wide, floor_mod_wide, i128);
 
 /// `x op y` where `op` compares; `None` for any other operator.
 #[inline(always)]
-fn compare(op: BinOp, x: i64, y: i64) -> Option<bool> {
+fn compare<T: Ord>(op: BinOp, x: T, y: T) -> Option<bool> {
     use BinOp::*;
     Some(match op {
         Eq => x == y,
@@ -569,6 +631,7 @@ impl args::Arguments for CallArgs<'_, '_> {
         };
         match T::from_value(v) {
             Some(value) => Ok(args::Arg { value, span }),
+            None if v.holds_big() => Err(args::too_large(name, v, span)),
             None => Err(args::wrong_type::<T>(name, v, span)),
         }
     }

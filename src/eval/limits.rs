@@ -178,9 +178,9 @@ impl Evaluator<'_> {
     /// integer" below, "too large" with the maximum above.
     pub(super) fn count(&self, span: Span, what: &str, v: &Value, max: u64) -> Res<u32> {
         let max = max.min(u32::MAX as u64);
-        match v {
-            Value::Int(i) if *i > 0 && *i as u64 <= max => Ok(*i as u32),
-            Value::Int(i) if *i > 0 => Err(self.error(
+        match v.wide_int() {
+            Some(i) if i > 0 && i <= max.into() => Ok(i as u32),
+            Some(i) if i > 0 => Err(self.error(
                 Code::Limit,
                 span,
                 format!("{what} is too large: {i}"),

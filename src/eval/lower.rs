@@ -280,7 +280,9 @@ impl Lowerer {
     fn expr(&mut self, e: &ast::Expr) -> Res<Expr> {
         use ast::ExprKind as E;
         let kind = match &e.kind {
-            E::Int(v) => ExprKind::Const(super::Value::Int(*v)),
+            E::Int(v) => {
+                ExprKind::Const(super::Value::int((*v).into()).expect("a literal is an int"))
+            }
             E::Str(s) => ExprKind::Const(super::Value::Str(Rc::from(s.as_str()))),
             E::Bool(b) => ExprKind::Const(super::Value::Bool(*b)),
             E::Name(n) => match self.lookup(n) {

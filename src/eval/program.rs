@@ -49,11 +49,13 @@ pub fn build_plan(
             ("buffer_alignment", _) => {
                 options.buffer_alignment = positive("buffer_alignment", u32::MAX.into())?
             }
-            ("min_message_size", Value::Int(i)) => {
-                options.min_message_size = *i as u64;
+            ("min_message_size", Value::Int(_) | Value::Big(_)) => {
+                options.min_message_size = message_size(v);
                 min_message_size_at = Some(vspan);
             }
-            ("max_message_size", Value::Int(i)) => options.max_message_size = *i as u64,
+            ("max_message_size", Value::Int(_) | Value::Big(_)) => {
+                options.max_message_size = message_size(v)
+            }
             (name, _) => {
                 let known: Vec<&str> = vocab::PROGRAM_OPTIONS.iter().map(|(n, _)| *n).collect();
                 return Err(ev
@@ -175,4 +177,13 @@ fn ranks(ev: &Evaluator<'_>, arg: &Arg<i64>) -> Res<u32> {
         &Value::Int(arg.value),
         MAX_RANKS,
     )
+}
+
+/// A message size as the plan writes it: the int's 64 bits (a negative
+/// one is written as its bit pattern, past 2^63).
+fn message_size(v: &Value) -> u64 {
+    match v {
+        Value::Big(size) => *size,
+        other => other.as_int() as u64,
+    }
 }

@@ -286,16 +286,17 @@ impl<'c> Evaluator<'c> {
     ) -> Res<Flow> {
         let unit = self.expr(unit_size)?;
         let chunks = self.expr(num_chunks)?;
-        if unit.as_int() <= 0 {
+        // Up to u64::MAX: the executor keeps the unit in 64 bits.
+        let Some(unit_bytes) = unit.wide_int().filter(|u| *u > 0) else {
             return Err(self.error(
                 Code::Pipeline,
                 unit_size.span,
                 "pipeline unit size must be a positive integer",
                 format!("this is {unit}"),
             ));
-        }
+        };
         let iter = crate::ir::IterContext {
-            unit_size: unit.as_int() as u64,
+            unit_size: unit_bytes as u64,
             num_chunks: self.count(
                 num_chunks.span,
                 "pipeline num_chunks",

@@ -73,6 +73,12 @@ pub enum Value {
     /// No value: what a call of a method returns, and an argument left out.
     Unit,
     Int(i64),
+    /// An int past `i64::MAX`, up to `u64::MAX` (the largest message
+    /// size, the default of `max_message_size`): ints run from `i64::MIN`
+    /// to `u64::MAX`, as the plans' fields do, and one that fits an `i64`
+    /// is always an `Int` ([`Value::int`] makes them), so that equal ints
+    /// have one form.
+    Big(u64),
     Bool(bool),
     Str(Rc<str>),
     Range(i64, i64),
@@ -132,6 +138,7 @@ impl Value {
         match self {
             Value::Unit => Value::Unit,
             Value::Int(i) => Value::Int(*i),
+            Value::Big(v) => Value::Big(*v),
             Value::Bool(b) => Value::Bool(*b),
             Value::Str(s) => Value::Str(s.clone()),
             Value::Range(lo, hi) => Value::Range(*lo, *hi),
@@ -209,6 +216,33 @@ impl Value {
             Value::Tuple(items) => Some(TupleItems::Shared(items)),
             Value::Pair(a, b) => Some(TupleItems::Pair([Value::Int(*a), Value::Int(*b)])),
             _ => None,
+        }
+    }
+
+    /// The int `v`, or `None` outside the ints (`i64::MIN` to `u64::MAX`).
+    pub fn int(v: i128) -> Option<Value> {
+        if let Ok(small) = i64::try_from(v) {
+            Some(Value::Int(small))
+        } else {
+            u64::try_from(v).ok().map(Value::Big)
+        }
+    }
+
+    /// The int this is, widened; `None` for any other value.
+    pub fn wide_int(&self) -> Option<i128> {
+        match self {
+            Value::Int(v) => Some((*v).into()),
+            Value::Big(v) => Some((*v).into()),
+            _ => None,
+        }
+    }
+
+    /// Whether this is an int past `i64::MAX`, or a list holding one.
+    pub fn holds_big(&self) -> bool {
+        match self {
+            Value::Big(_) => true,
+            Value::List(items) => items.iter().any(Value::holds_big),
+            _ => false,
         }
     }
 
@@ -298,6 +332,7 @@ impl fmt::Display for Value {
         match self {
             Value::Unit => write!(f, "()"),
             Value::Int(v) => write!(f, "{v}"),
+            Value::Big(v) => write!(f, "{v}"),
             Value::Bool(v) => write!(f, "{v}"),
             Value::Str(s) => write!(f, "{s}"),
             Value::Range(a, b) => write!(f, "{a}..{b}"),

@@ -133,7 +133,8 @@ pub struct Expr {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExprKind {
-    Int(i64),
+    /// A literal: never negative (`-4` is a negation), at most u64::MAX.
+    Int(u64),
     Str(String),
     Bool(bool),
     Name(String),

@@ -32,17 +32,14 @@ pub struct LexError {
     pub end: usize,
 }
 
-fn parse_int<'s>(lex: &mut logos::Lexer<'s, Token<'s>>) -> Result<i64, LexErrorKind> {
+fn parse_int<'s>(lex: &mut logos::Lexer<'s, Token<'s>>) -> Result<u64, LexErrorKind> {
     let text: String = lex.slice().chars().filter(|c| *c != '_').collect();
     let value = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
         Some(hex) => u64::from_str_radix(hex, 16),
         None => text.parse::<u64>(),
     };
-    // u64::MAX is a legal literal (max_message_size defaults to it); it is kept
-    // as its bit pattern and widened back where a u64 is wanted.
-    value
-        .map(|v| v as i64)
-        .map_err(|_| LexErrorKind::IntegerTooLarge)
+    // Up to u64::MAX, the largest int (max_message_size defaults to it).
+    value.map_err(|_| LexErrorKind::IntegerTooLarge)
 }
 
 fn parse_string<'s>(lex: &mut logos::Lexer<'s, Token<'s>>) -> Result<String, LexErrorKind> {
@@ -104,7 +101,7 @@ pub enum Token<'src> {
     #[regex(r"[A-Za-z_][A-Za-z0-9_]*", |lex| lex.slice())]
     Ident(&'src str),
     #[regex(r"[0-9][0-9_]*|0[xX][0-9a-fA-F_]+", parse_int)]
-    Int(i64),
+    Int(u64),
     #[regex(r#""([^"\\\n]|\\.)*""#, parse_string)]
     Str(String),
 
@@ -297,7 +294,7 @@ mod tests {
             kinds("1_024 0x10 \"a\\\"b\""),
             vec![Token::Int(1024), Token::Int(16), Token::Str("a\"b".into())]
         );
-        assert_eq!(kinds("18446744073709551615"), vec![Token::Int(-1)]);
+        assert_eq!(kinds("18446744073709551615"), vec![Token::Int(u64::MAX)]);
         let err = lex("99999999999999999999").next().unwrap().unwrap_err();
         assert_eq!(err.kind, LexErrorKind::IntegerTooLarge);
         let err = lex("@").next().unwrap().unwrap_err();

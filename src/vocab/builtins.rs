@@ -31,7 +31,7 @@ macro_rules! builtin_table {
                 Collective(num_ranks: int, chunk_factor: int = 1, inplace: bool = false);
                 TestCollective(num_ranks: int, input_size: int, output_size: int);
                 AnyValue(value: any);
-                TwoInts(a: int, b: int);
+                TwoInts(a: wide_int, b: wide_int);
                 Assert(condition: bool, message: str);
                 // `tb` and `tb_group`: exactly one must be given.
                 Transfer(dst_chunk: chunk, src_chunk: chunk, tb: int = absent,
@@ -172,6 +172,10 @@ macro_rules! vocab_type {
         Type::Any
     };
     (int) => {
+        Type::Int
+    };
+    // An int read in full, past i64::MAX too (the Rust side's i128).
+    (wide_int) => {
         Type::Int
     };
     (bool) => {

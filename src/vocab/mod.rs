@@ -403,7 +403,8 @@ pub fn match_args(
 /// holds: a literal, as written, or a named constant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Literal {
-    Int(i64),
+    /// From -u64::MAX to u64::MAX: what a literal and its negation hold.
+    Int(i128),
     Bool(bool),
     Str(String),
     Constant(String),
@@ -414,9 +415,9 @@ impl Literal {
     pub fn of(expr: &crate::syntax::ast::Expr) -> Option<Literal> {
         use crate::syntax::ast::{ExprKind, UnOp};
         match &expr.kind {
-            ExprKind::Int(v) => Some(Literal::Int(*v)),
+            ExprKind::Int(v) => Some(Literal::Int((*v).into())),
             ExprKind::Unary(UnOp::Neg, inner) => match inner.kind {
-                ExprKind::Int(v) => Some(Literal::Int(v.wrapping_neg())),
+                ExprKind::Int(v) => Some(Literal::Int(-i128::from(v))),
                 _ => None,
             },
             ExprKind::Bool(b) => Some(Literal::Bool(*b)),
