@@ -181,6 +181,67 @@ fn a_full_disk_leaves_the_old_file_and_says_so() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `msclc sim --trace` and `--svg` write files too: neither may name the
+/// program, the topology file or the other one; nothing is written then.
+#[test]
+fn sim_outputs_naming_an_input_or_each_other_are_refused() {
+    let dir = scratch("sim_same");
+    let program = dir.join("prog.mscl");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/simple_allgather.mscl"),
+        &program,
+    )
+    .unwrap();
+    let topology = dir.join("topo.json");
+    let written = msclc()
+        .args([
+            "sim",
+            "--timing",
+            "h100-nvlink",
+            "--size",
+            "1K:4K",
+            "--trace",
+        ])
+        .arg(&topology)
+        .arg(&program)
+        .output()
+        .unwrap();
+    assert_eq!(written.status.code(), Some(0), "{written:?}");
+    let before = std::fs::read(&program).unwrap();
+    let timeline = dir.join("timeline");
+    let cases: [(&str, &[&Path], &str); 3] = [
+        ("h100-nvlink", &[&program, &timeline], "--trace"),
+        ("h100-nvlink", &[&timeline, &timeline], "--trace and --svg"),
+        ("TOPOLOGY", &[&timeline, &topology], "--svg"),
+    ];
+    for (timing, [trace, svg], says) in
+        cases.map(|(t, paths, says)| (t, [paths[0], paths[1]], says))
+    {
+        let timing = if timing == "TOPOLOGY" {
+            topology.to_str().unwrap()
+        } else {
+            timing
+        };
+        let out = msclc()
+            .args(["sim", "--timing", timing, "--size", "1K:4K", "--trace"])
+            .arg(trace)
+            .arg("--svg")
+            .arg(svg)
+            .arg(&program)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("error[E0803]: ") && err.contains(says),
+            "{err}"
+        );
+        assert!(!timeline.exists(), "nothing is written");
+    }
+    assert_eq!(std::fs::read(&program).unwrap(), before);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn output_naming_the_input_is_refused() {
     let dir = scratch("same");
@@ -202,7 +263,7 @@ fn output_naming_the_input_is_refused() {
             .unwrap();
         assert_eq!(out.status.code(), Some(2));
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("is the input file"), "{err}");
+        assert!(err.contains("is an input file"), "{err}");
     }
     assert_eq!(std::fs::read(&program).unwrap(), before);
     std::fs::remove_dir_all(&dir).unwrap();

@@ -98,14 +98,9 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
             "--arch and --no-cache are for --emit cubin",
         ));
     }
-    if let Some(output) = output.filter(|o| msclc::files::same_file(o, input)) {
-        return fail(Diagnostic::plain(
-            Code::Options,
-            format!(
-                "-o {} is the input file: writing there would overwrite it; name another output file",
-                output.display()
-            ),
-        ));
+    let outputs: Vec<_> = output.iter().map(|o| ("-o", *o)).collect();
+    if let Err(d) = super::input::distinct_outputs(&outputs, &[input]) {
+        return fail(d);
     }
     let (plan, mut timings, sources) = if is_plan(input) {
         match read_checked_plan(input, &args.define, &args.warnings) {

@@ -112,3 +112,39 @@ pub(crate) fn load_plan(
         Err(diags) => Err(report(&compiled.sources, diags)),
     }
 }
+
+/// Refuses outputs (each with the option that names it) of which one is
+/// an input of the command (the program or plan, a topology file) or
+/// another output: writing it would overwrite what the command reads, or
+/// what the other output wrote.
+pub(crate) fn distinct_outputs(
+    outputs: &[(&str, &std::path::Path)],
+    inputs: &[&std::path::Path],
+) -> Result<(), Diagnostic> {
+    use msclc::files::same_file;
+    for (i, (flag, output)) in outputs.iter().enumerate() {
+        if inputs.iter().any(|input| same_file(output, input)) {
+            return Err(Diagnostic::plain(
+                Code::Options,
+                format!(
+                    "{flag} {} is an input file: writing there would overwrite it; name another output file",
+                    output.display()
+                ),
+            ));
+        }
+        // Not there yet, two outputs of one name are still one file.
+        let earlier = outputs[..i]
+            .iter()
+            .find(|(_, other)| other == output || same_file(other, output));
+        if let Some((other_flag, _)) = earlier {
+            return Err(Diagnostic::plain(
+                Code::Options,
+                format!(
+                    "{other_flag} and {flag} both name {}: the second would overwrite the first; name two files",
+                    output.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}

@@ -6,7 +6,7 @@ use super::options::{parse_define, DtypeArg, LimitArgs};
 use super::outcome::{fail, rendered, wrong};
 use clap::Args;
 use msclc::diag::{Code, Diagnostic};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Debug, Args)]
@@ -103,6 +103,18 @@ pub(crate) fn parse_target(s: &str) -> Result<&'static msclc::sim::Target, Strin
 /// `msclc sim`: simulate a .mscl program or a JSON plan.
 pub(crate) fn exec(args: &SimArgs) -> ExitCode {
     use msclc::sim::output::{details, json_report, verdict_line, Run};
+    let t = &args.timing;
+    let outputs: Vec<(&str, &Path)> = [("--trace", &t.trace), ("--svg", &t.svg)]
+        .into_iter()
+        .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
+        .collect();
+    let topology_file = t.timing.as_deref().map(Path::new);
+    let inputs: Vec<&Path> = std::iter::once(args.input.as_path())
+        .chain(topology_file)
+        .collect();
+    if let Err(d) = super::input::distinct_outputs(&outputs, &inputs) {
+        return fail(d);
+    }
     let compiled;
     let (plan, sources) = match load_plan(
         &args.input,
