@@ -91,6 +91,11 @@ fn replace(
         fill(&mut out)?;
         return out.flush();
     }
+    // A file its user may not write is not replaced by one they may (a
+    // rename asks only the folder's leave): refused, as writing into it is.
+    if old.as_ref().is_some_and(|m| m.is_file()) {
+        std::fs::OpenOptions::new().write(true).open(&target)?;
+    }
     let temp = temporary_beside(&target)?;
     let result = (|| {
         let file = std::fs::OpenOptions::new()

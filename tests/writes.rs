@@ -242,6 +242,58 @@ fn sim_outputs_naming_an_input_or_each_other_are_refused() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A file its user may not write is not replaced by `-o` or `fmt` (a
+/// rename asks only the folder's leave, and would have): exit 2, the file
+/// as it was. Root may write any file, so as root the commands run as
+/// `nobody`, through `setpriv`.
+#[test]
+fn a_file_its_user_may_not_write_is_not_replaced() {
+    use std::os::unix::fs::PermissionsExt;
+    let as_root = unsafe { libc::geteuid() } == 0;
+    let command = || {
+        let bin = env!("CARGO_BIN_EXE_msclc");
+        let mut cmd = if as_root {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", bin]);
+            c
+        } else {
+            Command::new(bin)
+        };
+        cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
+        cmd
+    };
+    if as_root && Command::new("setpriv").arg("--version").output().is_err() {
+        eprintln!("skipped: running as root, and no setpriv to run msclc as another user");
+        return;
+    }
+    let dir = scratch("read_only");
+    // Anyone may make files in the folder, as in /tmp.
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (plan, program) = (dir.join("plan.json"), dir.join("prog.mscl"));
+    std::fs::write(&plan, "mine").unwrap();
+    std::fs::write(&program, "let  x = 1\n").unwrap();
+    for file in [&plan, &program] {
+        std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o444)).unwrap();
+    }
+    let compiled = command()
+        .args(["examples/simple_allgather.mscl", "-o"])
+        .arg(&plan)
+        .output()
+        .unwrap();
+    let formatted = command().arg("fmt").arg(&program).output().unwrap();
+    for out in [compiled, formatted] {
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("error[E0801]") && err.contains("ermission denied"),
+            "{err}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&plan).unwrap(), "mine");
+    assert_eq!(std::fs::read_to_string(&program).unwrap(), "let  x = 1\n");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn output_naming_the_input_is_refused() {
     let dir = scratch("same");
