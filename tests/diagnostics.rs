@@ -118,6 +118,31 @@ fn an_int_past_the_largest_message_size_is_an_overflow() {
     expect(&with_header("let x = @(1 << 63) * 2"), Code::Arithmetic);
 }
 
+/// A file of thousands of mistakes gets the first hundred, in the order
+/// of the file, the last saying how many more there are (and is checked
+/// in linear time: each "did you mean" scans the names in scope).
+#[test]
+fn the_first_hundred_errors_are_reported_and_the_rest_counted() {
+    let lines: String = (0..3000).map(|i| format!("let z{i} = nope{i}\n")).collect();
+    let c = driver::compile_source(Path::new("case.mscl"), with_header(&lines), &[]);
+    let Err(d) = &c.result else {
+        panic!("undefined names compiled")
+    };
+    assert_eq!(d.len(), 100);
+    assert!(d.iter().all(|d| d.code == Code::UnknownName));
+    let rendered = c.sources.render(d);
+    assert!(rendered.contains("`nope0` is not defined"), "{rendered}");
+    assert!(rendered.contains("`nope99` is not defined"), "{rendered}");
+    assert!(!rendered.contains("`nope100` is not defined"), "{rendered}");
+    assert!(
+        d[99]
+            .notes
+            .iter()
+            .any(|n| n == "2900 more errors follow, not shown: fix these first"),
+        "{rendered}"
+    );
+}
+
 #[test]
 fn bad_string_escape() {
     expect("let s = @\"a\\qb\"", Code::Literal);

@@ -47,7 +47,10 @@ impl Checker {
                         format!("`{n}` is not defined"),
                         "unknown name",
                     );
-                    if let Some(s) = self.similar_name(n) {
+                    let hint = (self.errors.len() < super::MOST_ERRORS)
+                        .then(|| self.similar_name(n))
+                        .flatten();
+                    if let Some(s) = hint {
                         d = d.with_note(format!("help: did you mean `{s}`?"));
                     }
                     self.err(d)

@@ -60,6 +60,12 @@ impl Scope {
     }
 }
 
+/// The most errors a check reports (the first, in the order of the
+/// files): past a hundred they are noise, and a file of thousands of
+/// mistakes is checked in linear time (each "did you mean" scans the names
+/// in scope, so hints are looked for only while there are fewer).
+const MOST_ERRORS: usize = 100;
+
 struct Checker {
     scopes: Vec<Scope>,
     /// What an editor wants to know, kept only on request (`check_indexed`).
@@ -113,6 +119,14 @@ fn run(
     } else {
         c.errors
             .sort_by_key(|d| d.span().map(|s| (s.file, s.start)));
+        let more = c.errors.len().saturating_sub(MOST_ERRORS);
+        if more > 0 {
+            c.errors.truncate(MOST_ERRORS);
+            if let Some(last) = c.errors.pop() {
+                let note = format!("{more} more errors follow, not shown: fix these first");
+                c.errors.push(last.with_note(note));
+            }
+        }
         Err(c.errors)
     };
     (result, c.index)
