@@ -236,6 +236,18 @@ impl SourceMap {
         self.files.name(file as usize).ok()
     }
 
+    /// The line (from 0) of byte `offset` of `file`, and the byte where
+    /// that line starts: looked up in the table of line starts the map
+    /// made once, not found by reading the text again (an editor asks it
+    /// of every name of a file).
+    pub fn line_of(&self, file: u32, offset: usize) -> (usize, usize) {
+        use codespan_reporting::files::Files;
+        let file = file as usize;
+        let line = self.files.line_index(file, offset).unwrap_or(0);
+        let start = self.files.line_range(file, line).map_or(0, |r| r.start);
+        (line, start)
+    }
+
     /// The file name, line and column (1-based) where `span` starts.
     pub fn location(&self, span: Span) -> Option<(String, usize, usize)> {
         use codespan_reporting::files::Files;

@@ -20,7 +20,6 @@ use lsp_server::{Message, Notification, Request, Response};
 use lsp_types::notification::{self as notif, Notification as _};
 use lsp_types::request::{self as req, Request as _};
 use lsp_types::*;
-use position::Lines;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -515,10 +514,18 @@ fn convert(analysis: &Analysis, d: &Diagnostic, range: Range, uri: &Uri) -> lsp_
     }
 }
 
-/// The LSP range of `span`, in the file it points into.
+/// The LSP range of `span`, in the file it points into: its lines found
+/// in the analysis's table of them, so that a file's outline or a name's
+/// thousand uses cost no more than the text they cover.
 pub(crate) fn range_of(analysis: &Analysis, span: crate::diag::Span) -> Range {
-    let text = analysis.sources.source(span.file);
-    Lines::new(text).range(span.start as usize, span.end as usize)
+    let sources = &analysis.sources;
+    let text = sources.source(span.file);
+    let position = |offset: u32| {
+        let offset = (offset as usize).min(text.len());
+        let line = sources.line_of(span.file, offset);
+        position::position_on_line(text, line, offset)
+    };
+    Range::new(position(span.start), position(span.end))
 }
 
 /// The URI of file `file` of an analysis: the document's own for the main
@@ -635,5 +642,32 @@ mod tests {
         let uri = uri_of(path).unwrap();
         assert_eq!(uri.as_str(), "file:///tmp/a%20dir/ring%2B1.mscl");
         assert_eq!(path_of(&uri), path);
+    }
+
+    /// A span's range, from the analysis's table of lines, is the one a
+    /// reading of the whole text gives, at every byte: multibyte
+    /// characters, CRLF, a last line without its line end.
+    #[test]
+    fn ranges_from_the_line_table_are_those_of_the_text() {
+        let text = "// é😀\r\nprogram \"t\" {\n\n  collective = allgather(2, chunk_factor: 1, inplace: true)\n} // ü";
+        let analysis = driver::analyze(
+            Path::new("t.mscl"),
+            text.to_string(),
+            &[],
+            crate::eval::Limits::editor(),
+        );
+        let lines = position::Lines::new(text);
+        for start in (0..=text.len()).filter(|i| text.is_char_boundary(*i)) {
+            let span = crate::diag::Span {
+                file: 0,
+                start: start as u32,
+                end: text.len() as u32,
+            };
+            assert_eq!(
+                range_of(&analysis, span),
+                lines.range(start, text.len()),
+                "at {start}"
+            );
+        }
     }
 }

@@ -22,9 +22,7 @@ impl<'a> Lines<'a> {
     pub fn position(&self, offset: usize) -> Position {
         let offset = offset.min(self.text.len());
         let line = self.starts.partition_point(|s| *s <= offset) - 1;
-        let start = self.starts[line];
-        let before = self.text.get(start..offset).unwrap_or("");
-        Position::new(line as u32, before.encode_utf16().count() as u32)
+        position_on_line(self.text, (line, self.starts[line]), offset)
     }
 
     /// The byte offset of `position` (clamped to its line and the text).
@@ -49,6 +47,13 @@ impl<'a> Lines<'a> {
     pub fn range(&self, start: usize, end: usize) -> Range {
         Range::new(self.position(start), self.position(end))
     }
+}
+
+/// The position of byte `offset` of `text`, on `line`, which starts at
+/// byte `start`: the line's UTF-16 units before it are its character.
+pub fn position_on_line(text: &str, (line, start): (usize, usize), offset: usize) -> Position {
+    let before = text.get(start..offset).unwrap_or("");
+    Position::new(line as u32, before.encode_utf16().count() as u32)
 }
 
 #[cfg(test)]
