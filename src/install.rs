@@ -84,7 +84,7 @@ pub enum Refused {
 /// runtime loads them from, and then removes the plans that were there
 /// before, as `python3 -m mscclpp --install` leaves only its own. That
 /// folder is the runtime's: where it holds anything but plan files (`.json`
-/// files), nothing is touched unless `force`. Each plan is written whole or
+/// files that hold an execution plan), nothing is touched unless `force`. Each plan is written whole or
 /// not at all, before anything is removed: a failure leaves every plan
 /// file whole. A `default` that is a link to a folder stays one.
 pub fn install(cache_dir: &Path, force: bool) -> Result<Installed, Refused> {
@@ -120,7 +120,8 @@ pub fn install_plans(
         let entry = entry.map_err(|e| failed("read", &dir, e))?;
         let path = entry.path();
         let plan_file = entry.file_type().is_ok_and(|t| t.is_file())
-            && path.extension().is_some_and(|x| x == "json");
+            && path.extension().is_some_and(|x| x == "json")
+            && holds_a_plan(&path);
         if plan_file {
             before.push(path);
         } else {
@@ -159,6 +160,35 @@ pub fn install_plans(
         written,
         removed,
     })
+}
+
+/// Whether the file at `path` is an execution plan: a JSON object with a
+/// plan's `collective` and `gpus` (a `.json` of any other kind may be the
+/// user's). Read as it streams by, never held whole: a plan may be
+/// gigabytes.
+fn holds_a_plan(path: &Path) -> bool {
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+    struct PlanKeys;
+    impl<'de> Visitor<'de> for PlanKeys {
+        type Value = bool;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an execution plan")
+        }
+        fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<bool, M::Error> {
+            let (mut collective, mut gpus) = (false, false);
+            while let Some(key) = map.next_key::<String>()? {
+                collective |= key == "collective";
+                gpus |= key == "gpus";
+                map.next_value::<IgnoredAny>()?;
+            }
+            Ok(collective && gpus)
+        }
+    }
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut json = serde_json::Deserializer::from_reader(std::io::BufReader::new(file));
+    json.deserialize_map(PlanKeys).unwrap_or(false)
 }
 
 fn compile(spec: &DefaultPlan) -> Result<Plan, String> {

@@ -69,7 +69,8 @@ fn install_writes_the_four_default_plans_into_default() {
     let cache = temp("ours");
     let dir = cache.join("default");
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("stale.json"), "{}").unwrap();
+    let stale = r#"{"name": "stale", "collective": "allreduce", "gpus": []}"#;
+    std::fs::write(dir.join("stale.json"), stale).unwrap();
     let other = cache.join("mine/plan.json");
     std::fs::create_dir_all(other.parent().unwrap()).unwrap();
     std::fs::write(&other, "a plan of my own").unwrap();
@@ -114,6 +115,8 @@ fn files_that_are_not_plans_are_never_removed_without_force() {
     std::fs::write(dir.join("thesis.tex"), "chapter 1").unwrap();
     std::fs::write(dir.join("notes/day1.txt"), "ideas").unwrap();
     std::fs::write(dir.join("old.json"), "{}").unwrap();
+    // A .json file that is no plan is the user's too.
+    std::fs::write(dir.join("config.json"), r#"{"a": 1}"#).unwrap();
     let out = install(&cache);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -126,6 +129,10 @@ fn files_that_are_not_plans_are_never_removed_without_force() {
         err.contains(&dir.join("notes").display().to_string()),
         "{err}"
     );
+    assert!(
+        err.contains(&dir.join("config.json").display().to_string()),
+        "{err}"
+    );
     assert_eq!(
         std::fs::read_to_string(dir.join("thesis.tex")).unwrap(),
         "chapter 1"
@@ -135,6 +142,7 @@ fn files_that_are_not_plans_are_never_removed_without_force() {
         "ideas"
     );
     assert!(dir.join("old.json").exists(), "nothing is touched");
+    assert!(dir.join("config.json").exists(), "nothing is touched");
     assert!(!dir.join(format!("{}.json", PLANS[0])).exists());
     let forced = Command::new(env!("CARGO_BIN_EXE_msclc"))
         .args(["install", "--force", "--cache-dir"])
