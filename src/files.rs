@@ -97,6 +97,7 @@ fn replace(
         std::fs::OpenOptions::new().write(true).open(&target)?;
     }
     let temp = temporary_beside(&target)?;
+    let slot = note_pending(&temp);
     let result = (|| {
         let file = std::fs::OpenOptions::new()
             .write(true)
@@ -118,6 +119,9 @@ fn replace(
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&temp);
+    }
+    if let Some(slot) = slot {
+        PENDING[slot].store(std::ptr::null_mut(), Ordering::Release);
     }
     result
 }
@@ -187,6 +191,69 @@ fn through_links(path: &Path) -> PathBuf {
         }
     }
     path.to_path_buf()
+}
+
+/// The temporary files being written (their paths, NUL-terminated), for
+/// [`remove_temporaries_on_signals`] to remove: a slot each, a few at a
+/// time (the shards write none). A path put in a slot is never freed (a
+/// few bytes a file written), so that a signal that reads a slot as the
+/// writer clears it still reads a path.
+const PENDING_SLOTS: usize = 16;
+static PENDING: [std::sync::atomic::AtomicPtr<std::ffi::c_char>; PENDING_SLOTS] =
+    [const { std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()) }; PENDING_SLOTS];
+
+/// Notes `temp` as being written; its slot (none when all are taken).
+#[cfg(unix)]
+fn note_pending(temp: &Path) -> Option<usize> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(temp.as_os_str().as_bytes()).ok()?;
+    let path = path.into_raw();
+    let slot = PENDING.iter().position(|s| {
+        s.compare_exchange(
+            std::ptr::null_mut(),
+            path,
+            Ordering::AcqRel,
+            Ordering::Relaxed,
+        )
+        .is_ok()
+    });
+    if slot.is_none() {
+        // SAFETY: made by `into_raw` just above, and in no slot.
+        drop(unsafe { std::ffi::CString::from_raw(path) });
+    }
+    slot
+}
+
+#[cfg(not(unix))]
+fn note_pending(_temp: &Path) -> Option<usize> {
+    None
+}
+
+/// Makes SIGINT, SIGTERM and SIGHUP (Ctrl-C, a kill, a closed terminal)
+/// remove the temporary files being written before the process ends as
+/// the signal ends it: a plan of gigabytes stopped while it is written
+/// leaves no hidden copy of itself (the old file stays, whole).
+#[cfg(unix)]
+pub fn remove_temporaries_on_signals() {
+    extern "C" fn remove_and_end(signal: libc::c_int) {
+        for slot in &PENDING {
+            let path = slot.load(Ordering::Acquire);
+            if !path.is_null() {
+                // SAFETY: unlink, signal and raise are async-signal-safe;
+                // `path` is a NUL-terminated path never freed.
+                unsafe { libc::unlink(path) };
+            }
+        }
+        // SAFETY: the default action, taken again, ends the process.
+        unsafe {
+            libc::signal(signal, libc::SIG_DFL);
+            libc::raise(signal);
+        }
+    }
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: sets a handler that only calls async-signal-safe functions.
+        unsafe { libc::signal(signal, remove_and_end as *const () as libc::sighandler_t) };
+    }
 }
 
 /// A fresh name in `target`'s folder: hidden, and unique per process and

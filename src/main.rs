@@ -94,6 +94,8 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
+    #[cfg(unix)]
+    msclc::files::remove_temporaries_on_signals();
     // Before the command line is parsed: the compile thread's heap is
     // made as it starts. `lsp` can only come first.
     if std::env::args_os().nth(1).is_none_or(|a| a != "lsp") {

@@ -125,6 +125,63 @@ fn a_killed_compile_leaves_the_old_plan_or_the_new() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Ctrl-C, a kill or a closed terminal (SIGINT, SIGTERM, SIGHUP) while a
+/// plan is written ends msclc as the signal does, and takes the temporary
+/// file it was writing with it: a stopped compile of gigabytes leaves no
+/// hidden copy. (SIGKILL cannot be caught; the test above.)
+#[test]
+fn a_compile_stopped_by_a_signal_leaves_no_temporary_file() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = scratch("signal");
+    let path = dir.join("plan.json");
+    let files = || -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let mut caught = 0;
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP].repeat(3) {
+        std::fs::write(&path, "the old plan").unwrap();
+        // Tens of megabytes: long enough a write to be stopped in.
+        let mut child = msclc()
+            .args([
+                "examples/mscclpp/single_node/allreduce.mscl",
+                "-D",
+                "num_gpus=256",
+            ])
+            .args(["--pretty", "-o"])
+            .arg(&path)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        while files().len() < 2
+            && child.try_wait().unwrap().is_none()
+            && started.elapsed().as_secs() < 120
+        {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+        // SAFETY: a signal to the child, which has not been waited for.
+        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+        let status = child.wait().unwrap();
+        assert_eq!(files(), ["plan.json"], "{status:?}");
+        if status.signal() == Some(signal) {
+            caught += 1;
+            let plan = std::fs::read(&path).unwrap();
+            assert!(
+                plan == b"the old plan" || plan.ends_with(b"}"),
+                "a whole plan"
+            );
+        }
+    }
+    assert!(caught > 0, "no signal reached a compile while it wrote");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn a_killed_fmt_leaves_the_old_program_or_the_new() {
     let dir = scratch("kill-fmt");
