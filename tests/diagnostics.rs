@@ -144,6 +144,14 @@ fn the_first_hundred_errors_are_reported_and_the_rest_counted() {
 }
 
 #[test]
+fn param_declared_twice() {
+    expect(
+        "param n: int = 1\nparam @n: int = 2\nprogram \"t\" {\n    collective = allreduce(n, chunk_factor: 1, inplace: true)\n}\n",
+        Code::Misplaced,
+    );
+}
+
+#[test]
 fn bad_string_escape() {
     expect("let s = @\"a\\qb\"", Code::Literal);
 }

@@ -76,6 +76,9 @@ struct Checker {
     returns: Option<Type>,
     errors: Vec<Diagnostic>,
     checked: Checked,
+    /// Where each param was declared: `-D` sets a param by its name, so
+    /// a name declares one.
+    params: HashMap<String, Span>,
 }
 
 pub fn check(program: &Program) -> Result<Checked, Vec<Diagnostic>> {
@@ -103,6 +106,7 @@ fn run(
         returns: None,
         errors: Vec::new(),
         checked: Checked::default(),
+        params: HashMap::new(),
     };
     for f in program.functions() {
         c.declare_fn(f);

@@ -60,6 +60,18 @@ impl Checker {
                 if let Some(values) = values {
                     self.param_values(&name.name, &t, values);
                 }
+                if let Some(first) = self.params.insert(name.name.clone(), name.span) {
+                    self.err(
+                        Diagnostic::error(
+                            Code::Misplaced,
+                            name.span,
+                            format!("param `{}` declared twice", name.name),
+                            "second declaration",
+                        )
+                        .with_secondary(first, "first declaration")
+                        .with_note("help: `-D` sets a param by its name: remove one, or rename it"),
+                    );
+                }
                 self.bind(name, t, DefKind::Param);
             }
             StmtKind::Import { .. } => top_only(self, "an `import`"),
