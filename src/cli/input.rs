@@ -15,21 +15,12 @@ pub(crate) fn is_plan(input: &std::path::Path) -> bool {
 /// A JSON plan given where a program may be (`check`, `compile --emit
 /// cuda`): read, then checked as a compiled program is, for signals
 /// without waits and for the executor's limits (warnings, as `warnings`
-/// says). `-D` has nothing to set in a plan.
+/// says).
 pub(crate) fn read_checked_plan(
     input: &std::path::Path,
     defines: &[(String, String)],
     warnings: &WarningArgs,
 ) -> Result<msclc::ir::Plan, ExitCode> {
-    if let Some((name, _)) = defines.first() {
-        return Err(fail(Diagnostic::plain(
-            Code::Define,
-            format!(
-                "-D {name}: {} is a JSON plan, which has no params (-D sets a program's params)",
-                input.display()
-            ),
-        )));
-    }
     let limits = driver::Limits::command();
     let (plan, _) = load_plan(input, defines, Compile::Plain, limits)?;
     let balance = match msclc::passes::pairing::check(&plan) {
@@ -58,8 +49,8 @@ pub(crate) enum Compile {
     ForReports(Option<u32>),
 }
 
-/// A program compiled as `how` says, or a JSON plan read; problems are
-/// reported here, and give the exit code.
+/// A program compiled as `how` says, or a JSON plan read (where `-D` has
+/// nothing to set); problems are reported here, and give the exit code.
 pub(crate) fn load_plan(
     input: &std::path::Path,
     defines: &[(String, String)],
@@ -71,6 +62,15 @@ pub(crate) fn load_plan(
         _ => None,
     };
     if is_plan(input) {
+        if let Some((name, _)) = defines.first() {
+            return Err(fail(Diagnostic::plain(
+                Code::Define,
+                format!(
+                    "-D {name}: {} is a JSON plan, which has no params (-D sets a program's params)",
+                    input.display()
+                ),
+            )));
+        }
         let text = std::fs::File::open(input)
             .and_then(|file| msclc::files::read_text(file, None))
             .map_err(|e| {

@@ -156,11 +156,16 @@ fn check_and_emit_cuda_take_a_json_plan() {
     let from_program = msclc(&["examples/simple_allgather.mscl", "--emit", "cuda"]);
     assert!(from_plan.status.success());
     assert_eq!(from_plan.stdout, from_program.stdout, "the same kernel");
-    let defined = msclc(&["check", plan, "-D", "num_gpus=4"]);
-    assert_eq!(defined.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&defined.stderr).contains("is a JSON plan, which has no params")
-    );
+    // -D has nothing to set in a plan, for any command that reads one.
+    for command in [&["check"][..], &["sim"], &["run", "--size", "1K:2K"], &[]] {
+        let defined = msclc(&[command, &[plan, "-D", "num_gpus=4"]].concat());
+        assert_eq!(defined.status.code(), Some(2), "{command:?}");
+        assert!(
+            String::from_utf8_lossy(&defined.stderr)
+                .contains("is a JSON plan, which has no params"),
+            "{command:?}"
+        );
+    }
     // A broken plan: one line that says what is wrong, not the JSON again.
     let broken = dir.join("broken.json");
     std::fs::write(
