@@ -90,10 +90,26 @@ impl Editor {
         }
     }
 
+    /// Sends a request msclc does not serve, and reads up to its answer
+    /// ("method not found"): what the server sent before has arrived.
+    fn round_trip(&mut self) {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "probe/unknown", "params": null}));
+        loop {
+            let message = self.receive();
+            if message["id"] == json!(id) {
+                assert_eq!(message["error"]["code"], -32601, "{message}");
+                return;
+            }
+            self.notifications.push(message);
+        }
+    }
+
     /// The diagnostics last published for `uri`, after a round trip (the
     /// server answers in order, so they have arrived).
     fn diagnostics(&mut self, uri: &str) -> Vec<Value> {
-        self.request("shutdown-probe/unknown", json!(null));
+        self.round_trip();
         self.notifications
             .iter()
             .rev()
@@ -453,6 +469,24 @@ fn requests_before_initialize_and_absurd_lengths_do_not_kill_the_server() {
     let out = editor.child.wait_with_output().unwrap();
     assert!(out.status.success(), "{out:?}");
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+}
+
+/// A request msclc does not serve gets JSON-RPC's "method not found"
+/// (-32601), not an answer of nothing; an `exit` with no `shutdown` before
+/// it ends the server with exit code 1, as the protocol has it.
+#[test]
+fn unserved_requests_are_not_found_and_an_early_exit_is_code_1() {
+    let mut editor = Editor::start(json!(null));
+    editor.send(
+        json!({"jsonrpc": "2.0", "id": 7, "method": "textDocument/foldingRange",
+        "params": {"textDocument": {"uri": "file:///x.mscl"}}}),
+    );
+    let refused = editor.next_error();
+    assert_eq!(refused["id"], 7);
+    assert_eq!(refused["error"]["code"], -32601, "{refused}");
+    editor.notify("exit", json!(null));
+    let status = editor.child.wait().unwrap();
+    assert_eq!(status.code(), Some(1));
 }
 
 /// A document importing `/dev/stdin` (the server's own input) gets a

@@ -6,7 +6,9 @@ use std::process::ExitCode;
 
 pub(crate) fn exec() -> ExitCode {
     match msclc::lsp::serve() {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(true) => ExitCode::SUCCESS,
+        // `exit` before `shutdown`: 1, as the protocol has it.
+        Ok(false) => ExitCode::from(1),
         // Standard input or output failed: the editor went away.
         Err(e) => fail(Diagnostic::plain(
             Code::Unreadable,

@@ -33,8 +33,10 @@ const SETTLE: std::time::Duration = std::time::Duration::from_millis(40);
 /// Serves one editor over standard input and output until it exits (or
 /// closes the stream). Nothing the editor sends ends it: a message that
 /// cannot be read gets a JSON-RPC parse error, a request before
-/// `initialize` an error, and the session goes on.
-pub fn serve() -> Result<(), String> {
+/// `initialize` an error, and the session goes on. Whether it ended as the
+/// protocol has it: an `exit` after `shutdown` (or the stream closed);
+/// an `exit` without one is the editor's mistake, exit code 1.
+pub fn serve() -> Result<bool, String> {
     let (sender, receiver) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut input = std::io::stdin().lock();
@@ -67,7 +69,7 @@ struct Session<W: std::io::Write> {
 }
 
 impl<W: std::io::Write> Session<W> {
-    fn run(&mut self, incoming: &std::sync::mpsc::Receiver<Incoming>) -> Result<(), String> {
+    fn run(&mut self, incoming: &std::sync::mpsc::Receiver<Incoming>) -> Result<bool, String> {
         use std::sync::mpsc::RecvTimeoutError;
         loop {
             let next = if self.pending.is_empty() {
@@ -77,12 +79,12 @@ impl<W: std::io::Write> Session<W> {
             };
             match next {
                 Err(RecvTimeoutError::Timeout) => self.analyse_pending()?,
-                Err(RecvTimeoutError::Disconnected) | Ok(Incoming::End) => return Ok(()),
+                Err(RecvTimeoutError::Disconnected) | Ok(Incoming::End) => return Ok(true),
                 Ok(Incoming::Malformed(why)) => self.parse_error(&why)?,
                 Ok(Incoming::Message(Message::Request(request))) => self.request(request)?,
                 Ok(Incoming::Message(Message::Notification(n))) => {
                     if n.method == notif::Exit::METHOD {
-                        return Ok(());
+                        return Ok(self.shut_down);
                     }
                     self.notification(n)?;
                 }
@@ -300,7 +302,8 @@ struct Server {
 }
 
 impl Server {
-    /// The answer to a request (`null` for one msclc does not serve).
+    /// The answer to a request (JSON-RPC's "method not found" for one
+    /// msclc does not serve).
     fn answer(&mut self, request: Request) -> Response {
         let id = request.id.clone();
         let result = match request.method.as_str() {
@@ -331,7 +334,14 @@ impl Server {
             req::Formatting::METHOD => {
                 self.on::<req::Formatting>(request, |doc, _| features::formatting(doc))
             }
-            _ => Ok(serde_json::Value::Null),
+            method => {
+                let message = format!("msclc does not serve `{method}`");
+                return Response::new_err(
+                    id,
+                    lsp_server::ErrorCode::MethodNotFound as i32,
+                    message,
+                );
+            }
         };
         match result {
             Ok(value) => Response::new_ok(id, value),
