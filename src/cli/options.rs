@@ -94,7 +94,7 @@ pub(crate) struct LimitArgs {
     /// Evaluate the program on N threads, each recording the ops of a
     /// share of the ranks (the plan is the same on any number). The
     /// default takes one per core, up to 8, where the plan has 24 ranks
-    /// or more. Under an address-space limit (`ulimit -v`), one.
+    /// or more; under an address-space limit (`ulimit -v`), one thread.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub(crate) threads: Option<u32>,
 }
