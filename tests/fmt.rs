@@ -315,30 +315,8 @@ fn fmt_rewrites_a_file_in_place() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn fmt_dash_formats_standard_input_to_standard_output() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_msclc"))
-        .args(["fmt", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("msclc runs");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(MESSY.as_bytes())
-        .expect("write");
-    let out = child.wait_with_output().expect("msclc ends");
-    assert_eq!(out.status.code(), Some(0));
-    assert_eq!(String::from_utf8_lossy(&out.stdout), TIDY);
-}
-
-/// Standard input that does not parse comes back as it was, with its
-/// error: an editor piping its buffer through `msclc fmt -` keeps it.
-#[test]
-fn standard_input_that_does_not_parse_is_written_back_as_it_was() {
-    let bad = "let x = 1\nlet y = (1 + ]\n";
+/// `msclc fmt -` with `text` on its standard input.
+fn fmt_stdin(text: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_msclc"))
         .args(["fmt", "-"])
         .stdin(Stdio::piped())
@@ -350,9 +328,24 @@ fn standard_input_that_does_not_parse_is_written_back_as_it_was() {
         .stdin
         .take()
         .expect("stdin")
-        .write_all(bad.as_bytes())
+        .write_all(text.as_bytes())
         .expect("write");
-    let out = child.wait_with_output().expect("msclc ends");
+    child.wait_with_output().expect("msclc ends")
+}
+
+#[test]
+fn fmt_dash_formats_standard_input_to_standard_output() {
+    let out = fmt_stdin(MESSY);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), TIDY);
+}
+
+/// Standard input that does not parse comes back as it was, with its
+/// error: an editor piping its buffer through `msclc fmt -` keeps it.
+#[test]
+fn standard_input_that_does_not_parse_is_written_back_as_it_was() {
+    let bad = "let x = 1\nlet y = (1 + ]\n";
+    let out = fmt_stdin(bad);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(String::from_utf8_lossy(&out.stdout), bad);
     let err = String::from_utf8_lossy(&out.stderr);
