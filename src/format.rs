@@ -50,7 +50,12 @@ use crate::syntax::{self, lexer, lexer::Token};
 /// the compiler cannot read is anyone's guess.
 pub fn format_source(file: u32, text: &str) -> Result<String, Diagnostic> {
     syntax::parse(file, text)?;
-    let laid_out = layout(text);
+    // A file that starts with a byte-order mark keeps it, as its encoding.
+    let (mark, body) = match text.strip_prefix('\u{FEFF}') {
+        Some(body) => ("\u{FEFF}", body),
+        None => ("", text),
+    };
+    let laid_out = format!("{mark}{}", layout(body));
     // A file whose lines end in CRLF (judged by its first) keeps them.
     let crlf = text.find('\n').is_some_and(|i| text[..i].ends_with('\r'));
     Ok(if crlf {

@@ -333,6 +333,23 @@ fn fmt_stdin(text: &str) -> Output {
     child.wait_with_output().expect("msclc ends")
 }
 
+/// A file some Windows editor started with a byte-order mark compiles to
+/// the plan it would without one, and formats keeping the mark; a mark
+/// anywhere else is no token.
+#[test]
+fn a_byte_order_mark_that_starts_a_file_is_its_encoding() {
+    let path = Path::new("examples/simple_allgather.mscl");
+    let text = read(path);
+    let marked = format!("\u{FEFF}{text}");
+    assert_eq!(plan(path, marked.clone()), plan(path, text.clone()));
+    assert_eq!(
+        formatted(path, &marked.replace("num_gpus: int", "num_gpus:  int")),
+        marked
+    );
+    let inside = text.replacen("param", "\u{FEFF}param", 2);
+    assert!(plan(path, inside).is_err());
+}
+
 #[test]
 fn fmt_dash_formats_standard_input_to_standard_output() {
     let out = fmt_stdin(MESSY);

@@ -236,16 +236,25 @@ fn token_text(token: &Token<'_>) -> &'static str {
     }
 }
 
-/// Cuts `src` into the (start, token, end) triples LALRPOP expects.
+/// Cuts `src` into the (start, token, end) triples LALRPOP expects. A
+/// byte-order mark that starts the text (some Windows editors write one)
+/// is passed over, as the file's encoding and not its text.
 pub fn lex(src: &str) -> impl Iterator<Item = Result<(usize, Token<'_>, usize), LexError>> + '_ {
-    Token::lexer(src).spanned().map(|(tok, span)| match tok {
-        Ok(t) => Ok((span.start, t, span.end)),
-        Err(kind) => Err(LexError {
-            kind,
-            start: span.start,
-            end: span.end,
-        }),
-    })
+    let skipped = if src.starts_with('\u{FEFF}') {
+        '\u{FEFF}'.len_utf8()
+    } else {
+        0
+    };
+    Token::lexer(&src[skipped..])
+        .spanned()
+        .map(move |(tok, span)| match tok {
+            Ok(t) => Ok((skipped + span.start, t, skipped + span.end)),
+            Err(kind) => Err(LexError {
+                kind,
+                start: skipped + span.start,
+                end: skipped + span.end,
+            }),
+        })
 }
 
 #[cfg(test)]
