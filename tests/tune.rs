@@ -185,6 +185,20 @@ fn nothing_that_verifies_is_an_error_with_each_reason() {
     assert_eq!(unknown.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&unknown.stderr)
         .contains("--vary tgb: the program declares no param `tgb`"));
+    // A value of the wrong type is a usage error at once, as with -D.
+    let mistyped = msclc(&[
+        "tune",
+        MULTI_NODE,
+        "--timing",
+        "h100-ib",
+        "--size",
+        "1K:4K",
+        "--vary",
+        "tbg=1,abc",
+    ]);
+    assert_eq!(mistyped.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&mistyped.stderr)
+        .contains("--vary tbg=abc: `abc` is not a value of param `tbg`, of type `int`"));
     // A program that does not parse: its diagnostic at its line.
     let bad = dir.join("bad.mscl");
     std::fs::write(&bad, "param x int\n").unwrap();

@@ -146,7 +146,7 @@ pub(super) fn parse_defines(
 }
 
 /// `raw` as a value of a param of type `ty`, if it is one.
-fn value_of(ty: &str, raw: &str) -> Option<Value> {
+pub(crate) fn value_of(ty: &str, raw: &str) -> Option<Value> {
     match ty {
         "int" => parse_int(raw).and_then(Value::int),
         "bool" => match raw {

@@ -36,8 +36,8 @@ impl Space {
         vary: &[(String, Vec<String>)],
         fixed: &[(String, String)],
     ) -> Result<Space, String> {
-        for (name, _) in vary {
-            if !declared.iter().any(|p| p.name == name) {
+        for (name, values) in vary {
+            let Some(param) = declared.iter().find(|p| p.name == name) else {
                 let names: Vec<&str> = declared.iter().map(|p| p.name).collect();
                 return Err(format!(
                     "--vary {name}: the program declares no param `{name}` (its params: {})",
@@ -46,6 +46,17 @@ impl Space {
                     } else {
                         names.join(", ")
                     }
+                ));
+            };
+            // Each value read now, as `-D` reads it: not one candidate each
+            // dropped later for it.
+            if let Some(bad) = values
+                .iter()
+                .find(|v| crate::driver::params::value_of(param.ty, v).is_none())
+            {
+                return Err(format!(
+                    "--vary {name}={bad}: `{bad}` is not a value of param `{name}`, of type `{}`",
+                    param.ty
                 ));
             }
             if fixed.iter().any(|(f, _)| f == name) {
