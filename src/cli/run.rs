@@ -19,7 +19,7 @@ pub(crate) struct RunArgs {
     #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
     pub(crate) define: Vec<(String, String)>,
     /// Number of ranks: sets the program's param that decides it.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) nranks: Option<u32>,
     /// Message sizes in bytes, doubling from MIN to MAX (K, M, G suffixes).
     #[arg(long, value_name = "MIN:MAX", default_value = "1K:256M", value_parser = msclc::runner::parse_size_range)]

@@ -18,7 +18,7 @@ pub(crate) struct SimArgs {
     pub(crate) define: Vec<(String, String)>,
     /// Number of ranks: sets the program's param that decides it, as
     /// `msclc run --nranks` does.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) nranks: Option<u32>,
     /// The buffers to run with: as the plan declares, in-place (output
     /// aliasing input, as the MSCCL++ test harness lays them out),

@@ -24,7 +24,7 @@ pub(crate) struct TuneArgs {
     pub(crate) vary: Vec<(String, Vec<String>)>,
     /// Number of ranks: sets the program's param that decides it, as
     /// `msclc sim --nranks` does.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) nranks: Option<u32>,
     /// The machine to tune for: a built-in topology (h100-nvlink,
     /// h100-nvls, h100-ib, emulated-h100) or a JSON file (docs/timing.md).

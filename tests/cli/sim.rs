@@ -50,3 +50,15 @@ fn sim_rejects_a_malformed_plan_with_exit_1() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing field `protocol`"));
 }
+
+/// No plan runs on 0 ranks: `--nranks 0` is a usage error for every
+/// command that takes it, before anything is compiled.
+#[test]
+fn no_command_takes_zero_ranks() {
+    for command in ["sim", "run", "tune"] {
+        let out = msclc(&[command, "examples/simple_allgather.mscl", "--nranks", "0"]);
+        assert_eq!(out.status.code(), Some(2), "{command}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("0 is not in 1..="), "{command}: {err}");
+    }
+}
