@@ -179,23 +179,18 @@ fn nothing_that_verifies_is_an_error_with_each_reason() {
     assert!(err.contains("error[E0606]"), "{err}");
     assert!(err.contains("tbg=2: deadlock"), "{err}");
     assert!(!dir.join("index.json").exists(), "nothing written");
-    let unknown = msclc(&[
-        "tune", MULTI_NODE, "--timing", "h100-ib", "--size", "1K:4K", "--vary", "tgb=1,2",
-    ]);
+    // Usage errors at once: a param the program does not declare, a value
+    // not of its type (as with -D).
+    let vary = |values| {
+        msclc(&[
+            "tune", MULTI_NODE, "--timing", "h100-ib", "--size", "1K:4K", "--vary", values,
+        ])
+    };
+    let unknown = vary("tgb=1,2");
     assert_eq!(unknown.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&unknown.stderr)
         .contains("--vary tgb: the program declares no param `tgb`"));
-    // A value of the wrong type is a usage error at once, as with -D.
-    let mistyped = msclc(&[
-        "tune",
-        MULTI_NODE,
-        "--timing",
-        "h100-ib",
-        "--size",
-        "1K:4K",
-        "--vary",
-        "tbg=1,abc",
-    ]);
+    let mistyped = vary("tbg=1,abc");
     assert_eq!(mistyped.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&mistyped.stderr)
         .contains("--vary tbg=abc: `abc` is not a value of param `tbg`, of type `int`"));

@@ -23,6 +23,17 @@ fn scratch(what: &str) -> PathBuf {
     dir
 }
 
+/// A copy of the quick-start program in `dir`, for a command to be given.
+fn copy_of_the_quick_start(dir: &Path) -> PathBuf {
+    let program = dir.join("prog.mscl");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/simple_allgather.mscl"),
+        &program,
+    )
+    .unwrap();
+    program
+}
+
 /// A plan of a few megabytes: the all-pairs AllReduce at 64 ranks.
 fn big_plan(out: &Path) -> Command {
     let mut cmd = msclc();
@@ -243,12 +254,7 @@ fn a_full_disk_leaves_the_old_file_and_says_so() {
 #[test]
 fn sim_outputs_naming_an_input_or_each_other_are_refused() {
     let dir = scratch("sim_same");
-    let program = dir.join("prog.mscl");
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/simple_allgather.mscl"),
-        &program,
-    )
-    .unwrap();
+    let program = copy_of_the_quick_start(&dir);
     let topology = dir.join("topo.json");
     let written = msclc()
         .args([
@@ -354,12 +360,7 @@ fn a_file_its_user_may_not_write_is_not_replaced() {
 #[test]
 fn output_naming_the_input_is_refused() {
     let dir = scratch("same");
-    let program = dir.join("prog.mscl");
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/simple_allgather.mscl"),
-        &program,
-    )
-    .unwrap();
+    let program = copy_of_the_quick_start(&dir);
     let before = std::fs::read(&program).unwrap();
     let link = dir.join("link.json");
     std::os::unix::fs::symlink(&program, &link).unwrap();
