@@ -182,8 +182,5 @@ fn ranks(ev: &Evaluator<'_>, arg: &Arg<i64>) -> Res<u32> {
 /// A message size as the plan writes it: the int's 64 bits (a negative
 /// one is written as its bit pattern, past 2^63).
 fn message_size(v: &Value) -> u64 {
-    match v {
-        Value::Big(size) => *size,
-        other => other.as_int() as u64,
-    }
+    v.wide_int().map_or(0, |size| size as u64)
 }
