@@ -93,7 +93,7 @@ fn ints_reach_the_largest_message_size_unwrapped() {
     );
     let c = driver::compile_source(Path::new("case.mscl"), program.clone(), &[]);
     match &c.result {
-        Ok(plan) => assert_eq!(plan.options.max_message_size, u64::MAX - 1),
+        Ok(plan) => assert_eq!(plan.options.max_message_size, (u64::MAX - 1).into()),
         Err(d) => panic!("{}", c.sources.render(d)),
     }
     // -D reads the same ints.

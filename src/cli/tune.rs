@@ -122,8 +122,8 @@ pub(crate) fn exec(args: &TuneArgs) -> ExitCode {
     for (seg, &(min, max)) in tuned.segments.iter().zip(&tuned.ranges) {
         match tune::compiled(&request, &tuned.defines(&args.define, seg)) {
             Ok(mut plan) => {
-                plan.options.min_message_size = min;
-                plan.options.max_message_size = max;
+                plan.options.min_message_size = min.into();
+                plan.options.max_message_size = max.into();
                 plans.push(plan);
             }
             Err(why) => {

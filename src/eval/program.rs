@@ -23,7 +23,7 @@ pub fn build_plan(
     let mut options = Options::default();
     let mut collective: Option<CollectiveVal> = None;
     let mut num_ranks: Option<(u32, Span)> = None;
-    let mut min_message_size_at = None;
+    let (mut min_message_size_at, mut max_message_size_at) = (None, None);
     for (key, vspan, v) in values {
         let vspan = *vspan;
         let positive = |what: &str, max: u64| ev.count(vspan, &format!("`{what}`"), v, max);
@@ -54,7 +54,8 @@ pub fn build_plan(
                 min_message_size_at = Some(vspan);
             }
             ("max_message_size", Value::Int(_) | Value::Big(_)) => {
-                options.max_message_size = message_size(v)
+                options.max_message_size = message_size(v);
+                max_message_size_at = Some(vspan);
             }
             (name, _) => {
                 let known: Vec<&str> = vocab::PROGRAM_OPTIONS.iter().map(|(n, _)| *n).collect();
@@ -105,6 +106,7 @@ pub fn build_plan(
         loops: crate::ir::LoopValues::new(),
         instances_made: false,
         min_message_size_at,
+        max_message_size_at,
     })
 }
 
@@ -181,6 +183,6 @@ fn ranks(ev: &Evaluator<'_>, arg: &Arg<i64>) -> Res<u32> {
 
 /// A message size as the plan writes it: the int's 64 bits (a negative
 /// one is written as its bit pattern, past 2^63).
-fn message_size(v: &Value) -> u64 {
-    v.wide_int().map_or(0, |size| size as u64)
+fn message_size(v: &Value) -> i128 {
+    v.wide_int().unwrap_or(0)
 }

@@ -165,8 +165,12 @@ pub struct Options {
     pub num_threads_per_block: u32,
     pub use_double_scratch_buffer: bool,
     pub buffer_alignment: u32,
-    pub min_message_size: u64,
-    pub max_message_size: u64,
+    /// The message sizes (bytes) the plan is for, as the program set them:
+    /// Python ints, written to the plan whole, a negative one too, as the
+    /// reference writes it. What the executor makes of them is
+    /// `passes::executor_limits::min_message_size_as_read` and its pair.
+    pub min_message_size: i128,
+    pub max_message_size: i128,
 }
 
 impl Default for Options {
@@ -182,7 +186,7 @@ impl Default for Options {
             use_double_scratch_buffer: false,
             buffer_alignment: 16,
             min_message_size: 0,
-            max_message_size: u64::MAX,
+            max_message_size: u64::MAX as i128,
         }
     }
 }
@@ -208,6 +212,8 @@ pub struct Plan {
     /// executor would read it as another number; `None` where the default
     /// stands and for plans read from JSON.
     pub min_message_size_at: Option<crate::diag::Span>,
+    /// Where the program sets `max_message_size`, likewise.
+    pub max_message_size_at: Option<crate::diag::Span>,
 }
 
 /// The loop values ops and channels were made in, kept as cheaply as the
@@ -533,6 +539,7 @@ mod tests {
             loops: Default::default(),
             instances_made: true,
             min_message_size_at: None,
+            max_message_size_at: None,
             ranks: vec![rank],
         };
         // Three copies of a source and a destination each, and the pipeline.

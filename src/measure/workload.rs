@@ -131,7 +131,7 @@ impl<'p> Workload<'p> {
         } else {
             input_bytes
         };
-        if checked < o.min_message_size || checked > o.max_message_size {
+        if !(o.min_message_size..=o.max_message_size).contains(&checked.into()) {
             return Err(format!(
                 "{checked} B is outside the plan's message sizes [{}, {}]",
                 o.min_message_size, o.max_message_size

@@ -10,7 +10,8 @@
 //! or channel, with the loop values then, and `msclc sim` lists them too.
 //! One warning per limit and program line: at 128 ranks the same line
 //! crosses a limit on every rank. One more bound is the plan's: the
-//! executor reads `min_message_size` into a 32-bit int.
+//! executor reads `min_message_size` into a 32-bit int, and a negative
+//! `max_message_size` as a number near 2^64.
 
 use crate::diag::{Code, Diagnostic, Span};
 use crate::ir::{ChannelKind, Op, OpName, Origin, Plan, RefTarget};
@@ -334,36 +335,65 @@ pub fn check(plan: &Plan) -> Vec<Crossing> {
 pub const MAX_MIN_MESSAGE_SIZE: u64 = i32::MAX as u64;
 
 /// What the executor takes a written `min_message_size` to be
-/// ([`MAX_MIN_MESSAGE_SIZE`]).
-pub fn min_message_size_as_read(written: u64) -> u64 {
+/// ([`MAX_MIN_MESSAGE_SIZE`]): a negative one too becomes a `size_t`.
+pub fn min_message_size_as_read(written: i128) -> u64 {
     written as u32 as i32 as i64 as u64
+}
+
+/// What the executor takes a written `max_message_size` to be: it reads a
+/// `uint64_t`, which keeps a negative number's 64-bit pattern.
+pub fn max_message_size_as_read(written: i128) -> u64 {
+    written as u64
 }
 
 /// A warning when the executor reads the plan's `min_message_size` as
 /// another number than the plan says: it then runs the plan at sizes the
 /// plan is not for, or at none.
 pub fn misread_min_message_size(plan: &Plan) -> Option<Diagnostic> {
-    let (written, max) = (plan.options.min_message_size, plan.options.max_message_size);
+    let written = plan.options.min_message_size;
     let read = min_message_size_as_read(written);
-    if read == written {
+    let max = max_message_size_as_read(plan.options.max_message_size);
+    if i128::from(read) == written {
         return None;
     }
     let effect = if read > max {
         format!("above max_message_size ({max}): the executor refuses the plan at every size")
-    } else if read > written {
+    } else if i128::from(read) > written {
         format!("so the executor refuses messages below {read} bytes, not below {written}")
     } else {
         format!("so the executor runs the plan for messages from {read} bytes, not {written}")
     };
-    let message = format!(
-        "min_message_size is {written}, more than the MSCCL++ executor reads: it keeps the option in a 32-bit int, which makes it {read}, {effect}"
-    );
+    let message = if written < 0 {
+        format!(
+            "min_message_size is {written}, which the MSCCL++ executor compares sizes with as the unsigned 64-bit {read}, {effect}"
+        )
+    } else {
+        format!(
+            "min_message_size is {written}, more than the MSCCL++ executor reads: it keeps the option in a 32-bit int, which makes it {read}, {effect}"
+        )
+    };
     let label = format!("the executor reads this as {read}");
     let warning = warning_at(plan.min_message_size_at, message, label);
+    Some(warning.with_note(format!(
+        "help: keep min_message_size between 0 and {MAX_MIN_MESSAGE_SIZE} (2 GiB less a byte); max_message_size is read whole"
+    )))
+}
+
+/// A warning when `max_message_size` is negative: the executor reads its
+/// 64-bit pattern, a size near 2^64, so the plan has no upper bound.
+pub fn misread_max_message_size(plan: &Plan) -> Option<Diagnostic> {
+    let written = plan.options.max_message_size;
+    if written >= 0 {
+        return None;
+    }
+    let read = max_message_size_as_read(written);
+    let message = format!(
+        "max_message_size is {written}, which the MSCCL++ executor reads as the unsigned 64-bit {read}: the plan runs at every size from min_message_size up"
+    );
+    let label = format!("the executor reads this as {read}");
     Some(
-        warning.with_note(format!(
-                "help: keep min_message_size at most {MAX_MIN_MESSAGE_SIZE} (2 GiB less a byte); max_message_size is read whole"
-            )),
+        warning_at(plan.max_message_size_at, message, label)
+            .with_note("help: give the largest message size the plan is for, in bytes (the default, 18446744073709551615, is every size)"),
     )
 }
 
@@ -429,6 +459,7 @@ pub fn miscounted_semaphores(plan: &Plan) -> Option<Diagnostic> {
 pub fn misread_values(plan: &Plan) -> impl Iterator<Item = Diagnostic> {
     misread_min_message_size(plan)
         .into_iter()
+        .chain(misread_max_message_size(plan))
         .chain(miscounted_semaphores(plan))
 }
 
@@ -461,11 +492,12 @@ mod tests {
     fn min_message_size_is_read_as_a_signed_32_bit_int() {
         for (written, read) in [
             (0, 0),
-            (MAX_MIN_MESSAGE_SIZE, MAX_MIN_MESSAGE_SIZE),
+            (MAX_MIN_MESSAGE_SIZE.into(), MAX_MIN_MESSAGE_SIZE),
             (1 << 31, 0xffff_ffff_8000_0000),
             (1 << 32, 0),
             ((1 << 32) + 5, 5),
-            (u64::MAX, u64::MAX),
+            (u64::MAX.into(), u64::MAX),
+            (-5, u64::MAX - 4),
         ] {
             assert_eq!(min_message_size_as_read(written), read, "{written}");
         }

@@ -65,10 +65,10 @@ fn a_min_message_size_past_2_gib_is_a_warning_with_what_the_executor_reads() {
         err.starts_with("warning[W0502]: min_message_size is 4294967296, more than the MSCCL++ executor reads: it keeps the option in a 32-bit int, which makes it 0, so the executor runs the plan for messages from 0 bytes"),
         "{err}"
     );
-    assert!(err.contains("large_messages_only.mscl:7:24"), "{err}");
+    assert!(err.contains("large_messages_only.mscl:8:24"), "{err}");
     assert!(err.contains("the executor reads this as 0"), "{err}");
     assert!(
-        err.contains("help: keep min_message_size at most 2147483647"),
+        err.contains("help: keep min_message_size between 0 and 2147483647"),
         "{err}"
     );
     let plan: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a plan");
@@ -87,6 +87,41 @@ fn a_min_message_size_past_2_gib_is_a_warning_with_what_the_executor_reads() {
     for fine in ["min_size=2147483647", "min_size=18446744073709551615"] {
         checks_quietly(program, fine);
     }
+}
+
+/// A negative message size is written as the reference writes it, -5, not
+/// as its 64-bit pattern, and read back from a plan the same; the warning
+/// says what the executor makes of each.
+#[test]
+fn negative_message_sizes_are_written_whole_and_warned_of() {
+    let program = "tests/cli/large_messages_only.mscl";
+    let sizes = ["-D", "min_size=-5", "-D", "max_size=-7"];
+    let out = msclc(&[&[program][..], &sizes].concat());
+    assert_eq!(out.status.code(), Some(0));
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a plan");
+    assert_eq!(plan["min_message_size"].as_i64(), Some(-5));
+    assert_eq!(plan["max_message_size"].as_i64(), Some(-7));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning[W0502]: min_message_size is -5, which the MSCCL++ executor compares sizes with as the unsigned 64-bit 18446744073709551611, above max_message_size (18446744073709551609): the executor refuses the plan at every size"),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning[W0502]: max_message_size is -7, which the MSCCL++ executor reads as the unsigned 64-bit 18446744073709551609"),
+        "{err}"
+    );
+    assert!(err.contains("large_messages_only.mscl:9:24"), "{err}");
+    // The plan read back keeps them, and says the same of them.
+    let dir = std::env::temp_dir().join(format!("msclc-negative-sizes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let written = dir.join("negative.json");
+    std::fs::write(&written, &out.stdout).unwrap();
+    let again = msclc(&["check", written.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(again.status.code(), Some(0), "{err}");
+    assert!(err.contains("min_message_size is -5"), "{err}");
+    assert!(err.contains("max_message_size is -7"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A pipeline unit of 4 GiB or more: the executor keeps `unit_size` in 32

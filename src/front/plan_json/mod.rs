@@ -187,6 +187,21 @@ impl<'a> At<'a> {
         }
     }
 
+    /// An integer of either JSON form: from `i64::MIN` to `u64::MAX`, as
+    /// the reference may write a message size.
+    fn wide_int(&self) -> Res<i128> {
+        match (self.value.as_i64(), self.value.as_u64()) {
+            (Some(v), _) => Ok(v.into()),
+            (_, Some(v)) => Ok(v.into()),
+            _ => self.fail(format!(
+                "expected an integer between {} and {}, found {}",
+                i64::MIN,
+                u64::MAX,
+                self.value
+            )),
+        }
+    }
+
     fn i64(&self) -> Res<i64> {
         match self.value.as_i64() {
             Some(v) => Ok(v),
@@ -297,8 +312,8 @@ fn plan(doc: &At, gpus: impl FnOnce() -> Res<Vec<RankPlan>>) -> Res<Plan> {
             Some(a) => a.u32()?,
             None => Options::default().buffer_alignment,
         },
-        min_message_size: doc.key("min_message_size")?.u64()?,
-        max_message_size: doc.key("max_message_size")?.u64()?,
+        min_message_size: doc.key("min_message_size")?.wide_int()?,
+        max_message_size: doc.key("max_message_size")?.wide_int()?,
         ..Options::default()
     };
     let ranks = gpus()?;
@@ -338,6 +353,7 @@ fn plan(doc: &At, gpus: impl FnOnce() -> Res<Vec<RankPlan>>) -> Res<Plan> {
         loops: Default::default(),
         instances_made: true,
         min_message_size_at: None,
+        max_message_size_at: None,
     })
 }
 
