@@ -53,6 +53,36 @@ pub fn read_text(input: impl std::io::Read, most: Option<u64>) -> std::io::Resul
     })
 }
 
+/// Whether the file at `path` holds a JSON object with each of `keys` at
+/// its top level: how msclc tells a file it wrote (a plan, tune's index)
+/// from a user's of the same name. Read as it streams by, never held
+/// whole: a plan may be gigabytes.
+pub fn holds_json_keys(path: &Path, keys: &[&str]) -> bool {
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+    struct Keys<'k>(&'k [&'k str]);
+    impl<'de> Visitor<'de> for Keys<'_> {
+        type Value = bool;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<bool, M::Error> {
+            let mut found = 0u64;
+            while let Some(key) = map.next_key::<String>()? {
+                if let Some(k) = self.0.iter().position(|&wanted| wanted == key) {
+                    found |= 1 << k;
+                }
+                map.next_value::<IgnoredAny>()?;
+            }
+            Ok(found.count_ones() as usize == self.0.len())
+        }
+    }
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut json = serde_json::Deserializer::from_reader(std::io::BufReader::new(file));
+    json.deserialize_map(Keys(keys)).unwrap_or(false)
+}
+
 /// Writes `contents` to `path`, whole or not at all.
 pub fn write(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     write_with(path, |out| out.write_all(contents))

@@ -73,7 +73,7 @@ pub struct Installed {
 /// Why `install` did nothing.
 pub enum Refused {
     /// `default/` holds files that are not plans: the user's, perhaps.
-    NotPlans {
+    NotOurs {
         dir: PathBuf,
         entries: Vec<PathBuf>,
     },
@@ -121,7 +121,7 @@ pub fn install_plans(
         let path = entry.path();
         let plan_file = entry.file_type().is_ok_and(|t| t.is_file())
             && path.extension().is_some_and(|x| x == "json")
-            && holds_a_plan(&path);
+            && crate::files::holds_json_keys(&path, crate::back::json::PLAN_KEYS);
         if plan_file {
             before.push(path);
         } else {
@@ -130,7 +130,7 @@ pub fn install_plans(
     }
     if !not_plans.is_empty() && !force {
         not_plans.sort();
-        return Err(Refused::NotPlans {
+        return Err(Refused::NotOurs {
             dir,
             entries: not_plans,
         });
@@ -160,35 +160,6 @@ pub fn install_plans(
         written,
         removed,
     })
-}
-
-/// Whether the file at `path` is an execution plan: a JSON object with a
-/// plan's `collective` and `gpus` (a `.json` of any other kind may be the
-/// user's). Read as it streams by, never held whole: a plan may be
-/// gigabytes.
-fn holds_a_plan(path: &Path) -> bool {
-    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
-    struct PlanKeys;
-    impl<'de> Visitor<'de> for PlanKeys {
-        type Value = bool;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("an execution plan")
-        }
-        fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<bool, M::Error> {
-            let (mut collective, mut gpus) = (false, false);
-            while let Some(key) = map.next_key::<String>()? {
-                collective |= key == "collective";
-                gpus |= key == "gpus";
-                map.next_value::<IgnoredAny>()?;
-            }
-            Ok(collective && gpus)
-        }
-    }
-    let Ok(file) = std::fs::File::open(path) else {
-        return false;
-    };
-    let mut json = serde_json::Deserializer::from_reader(std::io::BufReader::new(file));
-    json.deserialize_map(PlanKeys).unwrap_or(false)
 }
 
 fn compile(spec: &DefaultPlan) -> Result<Plan, String> {

@@ -321,3 +321,40 @@ fn the_programs_own_misread_min_message_size_drops_no_candidate() {
     );
     assert!(!err.contains("3000000000"), "{err}");
 }
+
+/// Tune replaces its own earlier results in `-o DIR`, never a user's file
+/// of a name it writes: that is refused before anything is written.
+#[test]
+fn tune_replaces_its_own_results_but_no_users_file() {
+    let dir = scratch("strangers");
+    let args = [
+        "examples/mscclpp/single_node/allreduce.mscl",
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "1M:2M",
+        "--vary",
+        "num_threads_per_block=512,1024",
+    ];
+    tune(&args, &dir);
+    let (_, index) = tune(&args, &dir);
+    let plan_file = index["plans"][0]["file"].as_str().unwrap().to_string();
+    for (file, mine) in [
+        ("index.json", "{\"mine\": 1}\n"),
+        ("busbw.svg", "<svg/>\n"),
+        (plan_file.as_str(), "{\"collective\": \"mine\"}\n"),
+    ] {
+        let path = dir.join(file);
+        let before = std::fs::read(&path).unwrap();
+        std::fs::write(&path, mine).unwrap();
+        let out = msclc(&[&["tune"], &args[..], &["-o", dir.to_str().unwrap()]].concat());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.starts_with("error[E0809]: "), "{err}");
+        assert!(err.contains("holds files that `msclc tune` did not write"), "{err}");
+        assert!(err.contains(&format!("/{file}\n")), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), mine, "{file} replaced");
+        std::fs::write(&path, before).unwrap();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -19,6 +19,10 @@ use serde_json::Value;
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
+/// Keys every plan has at its top level, which tell a plan from a user's
+/// other JSON files (`files::holds_json_keys`).
+pub const PLAN_KEYS: &[&str] = &["collective", "gpus"];
+
 /// The whole plan as a JSON value (for tests and small plans).
 pub fn plan_to_json(plan: &Plan) -> Value {
     let mut text = Vec::new();

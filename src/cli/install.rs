@@ -58,14 +58,14 @@ pub(crate) fn exec(args: &InstallArgs) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Err(Refused::NotPlans { dir, entries }) => {
+        Err(Refused::NotOurs { dir, entries }) => {
             // The names are the user's: escaped, as all input in messages.
             let list: Vec<String> = entries
                 .iter()
                 .map(|e| format!("  {}", msclc::diag::escaped(&e.display().to_string())))
                 .collect();
             fail(Diagnostic::plain(
-                Code::NotPlans,
+                Code::NotOurs,
                 format!(
                     "{} holds files that are not plans, which `msclc install` would remove:\n{}\nmove them elsewhere, or give --force to remove them",
                     dir.display(),

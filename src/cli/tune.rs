@@ -81,6 +81,13 @@ pub(crate) fn exec(args: &TuneArgs) -> ExitCode {
             format!("--within {}: a percentage from 0 to 100", args.within),
         ));
     }
+    // Said before the tuning, which may take minutes; of the plans' names
+    // once they are known.
+    if let Some(dir) = &args.output {
+        if let Err(refused) = refuse_strangers(dir, RESULTS.map(String::from).into_iter()) {
+            return refused;
+        }
+    }
     let bar = (!args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr())).then(|| {
         indicatif::ProgressBar::new(0).with_style(
             indicatif::ProgressStyle::with_template(
@@ -165,6 +172,10 @@ pub(crate) fn exec(args: &TuneArgs) -> ExitCode {
         sayln!("# no -o DIR: nothing written");
         return ExitCode::SUCCESS;
     };
+    let plan_files = (0..plans.len()).map(|k| report::file_name(&name, &tuned, k));
+    if let Err(refused) = refuse_strangers(dir, plan_files.chain(RESULTS.map(String::from))) {
+        return refused;
+    }
     match write(dir, &tuned, &plans, &name, &title, args) {
         Ok(files) => {
             sayln!("# wrote, in {}:", dir.display());
@@ -178,6 +189,37 @@ pub(crate) fn exec(args: &TuneArgs) -> ExitCode {
             format!("cannot write in {}: {e}", dir.display()),
         )),
     }
+}
+
+/// The files tune writes beside its plans.
+const RESULTS: [&str; 2] = ["index.json", "busbw.svg"];
+
+/// An E0809 error if any of `files` in `dir` is there but not one tune
+/// wrote: a user's own `index.json`, say. Tune replaces its own earlier
+/// results (a plan, its index, its picture), nothing else.
+fn refuse_strangers(dir: &Path, files: impl Iterator<Item = String>) -> Result<(), ExitCode> {
+    let ours = |path: &Path, file: &str| match file {
+        "index.json" => msclc::files::holds_json_keys(path, report::INDEX_KEYS),
+        "busbw.svg" => report::is_tunes_picture(path),
+        _ => msclc::files::holds_json_keys(path, msclc::back::json::PLAN_KEYS),
+    };
+    let strangers: Vec<String> = files
+        .map(|file| (dir.join(&file), file))
+        .filter(|(path, file)| std::fs::symlink_metadata(path).is_ok() && !ours(path, file))
+        // The names are the user's: escaped, as all input in messages.
+        .map(|(path, _)| format!("  {}", msclc::diag::escaped(&path.display().to_string())))
+        .collect();
+    if strangers.is_empty() {
+        return Ok(());
+    }
+    Err(fail(Diagnostic::plain(
+        Code::NotOurs,
+        format!(
+            "{} holds files that `msclc tune` did not write, which it would replace:\n{}\nmove them elsewhere, or give another -o DIR",
+            dir.display(),
+            strangers.join("\n")
+        ),
+    )))
 }
 
 /// Writes the plans, the index and the picture into `dir` (made if it is

@@ -96,7 +96,7 @@ codes! {
     Device "E0806": "no GPU, CUDA driver or NVRTC to run on";
     Topology "E0807": "a topology `--timing` cannot use";
     NoSize "E0808": "no message size `msclc run` can run the plan at";
-    NotPlans "E0809": "a plan folder holding files that are not plans";
+    NotOurs "E0809": "a folder holding files msclc did not write, which it would replace or remove";
     OutOfMemory "E0810": "more memory than the machine lets msclc have";
     // A bug in msclc.
     Internal "E0999": "an internal error (a bug in msclc: please report it)";

@@ -111,6 +111,21 @@ pub fn table(tuned: &Tuned, title: &str) -> String {
     out
 }
 
+/// Keys every index has at its top level, which tell it from a user's
+/// `index.json`.
+pub const INDEX_KEYS: &[&str] = &["program", "topology", "plans", "dropped"];
+
+/// What the picture says of itself in its first line, to be known again.
+const PICTURE_MARK: &str = "<!-- msclc tune: bus bandwidth -->";
+
+/// Whether the file at `path` is a picture tune wrote.
+pub fn is_tunes_picture(path: &std::path::Path) -> bool {
+    use std::io::Read;
+    let mut start = [0; PICTURE_MARK.len()];
+    std::fs::File::open(path).is_ok_and(|mut f| f.read_exact(&mut start).is_ok())
+        && start == PICTURE_MARK.as_bytes()
+}
+
 /// The index a runtime selector reads: each plan's file, message sizes
 /// and params, and what was predicted; the candidates dropped.
 pub fn index(tuned: &Tuned, files: &[String], about: Value) -> Value {
@@ -176,6 +191,7 @@ pub fn svg(tuned: &Tuned, title: &str) -> String {
     let x = |s: usize| left + width * s as f64 / n;
     let y = |bw: f64| top + height * (1.0 - bw / peak);
     let mut out = String::new();
+    let _ = writeln!(out, "{PICTURE_MARK}");
     let _ = writeln!(
         out,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="12">"#,
