@@ -47,8 +47,8 @@ const KNOWN_DIFFERENCES: &[(&str, &str)] = &[];
 fn choices(flag: &str) -> &'static [&'static str] {
     match flag {
         "num_threads_per_block" => &["256", "512", "1024"],
-        "min_message_size" => &["0", "1024", "4096"],
-        "max_message_size" => &["1048576", "1073741824", "18446744073709551615"],
+        "min_message_size" => &["0", "1024", "4096", "-5"],
+        "max_message_size" => &["1048576", "1073741824", "18446744073709551615", "-7"],
         "num_gpus" => &["2", "4", "8", "16"],
         "gpus_per_node" => &["2", "4", "8"],
         "instances" => &["1", "2", "3", "4", "8"],

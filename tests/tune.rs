@@ -351,9 +351,16 @@ fn tune_replaces_its_own_results_but_no_users_file() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{err}");
         assert!(err.starts_with("error[E0809]: "), "{err}");
-        assert!(err.contains("holds files that `msclc tune` did not write"), "{err}");
+        assert!(
+            err.contains("holds files that `msclc tune` did not write"),
+            "{err}"
+        );
         assert!(err.contains(&format!("/{file}\n")), "{err}");
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), mine, "{file} replaced");
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            mine,
+            "{file} replaced"
+        );
         std::fs::write(&path, before).unwrap();
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -234,5 +234,6 @@ fn words_of(bytes: &[u8]) -> Vec<u64> {
 /// Small enough for CPU threads: two chunks' worth of 16-byte units.
 pub(crate) fn small_size(plan: &Plan) -> u64 {
     let chunks = plan.ranks[0].input_chunks.max(plan.ranks[0].output_chunks) as u64;
-    (chunks * 64).max(plan.options.min_message_size.next_multiple_of(chunks * 16))
+    let min = u64::try_from(plan.options.min_message_size).unwrap_or(0);
+    (chunks * 64).max(min.next_multiple_of(chunks * 16))
 }
