@@ -41,6 +41,11 @@ fn main() {
             mutated_plans_never_panic,
         ),
         common::test(
+            "plans_that_name_what_is_not_there_are_errors_at_the_field",
+            Needs::Nothing,
+            plans_that_name_what_is_not_there_are_errors_at_the_field,
+        ),
+        common::test(
             "plans_are_written_as_serde_json_writes_them",
             Needs::Nothing,
             plans_are_written_as_serde_json_writes_them,
@@ -201,4 +206,201 @@ fn mutated_plans_never_panic() {
             );
         }
     }
+}
+
+/// The plan an example compiles to, as JSON.
+fn example_plan(path: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let c = msclc::driver::compile_source(&path, text, &[]);
+    let plan = c
+        .result
+        .unwrap_or_else(|d| panic!("{}: {}", path.display(), c.sources.render(&d)));
+    plan_to_json(&plan)
+}
+
+/// The first op (in rank, block, op order, pipelines' bodies after them)
+/// that has `key`.
+fn first_op_with<'v>(plan: &'v mut Value, key: &str) -> &'v mut Value {
+    fn find<'v>(ops: &'v mut Value, key: &str) -> Option<&'v mut Value> {
+        for op in ops.as_array_mut()? {
+            if op.get(key).is_some() {
+                return Some(op);
+            }
+            if op.get("ops").is_some() {
+                if let Some(inner) = find(&mut op["ops"], key) {
+                    return Some(inner);
+                }
+            }
+        }
+        None
+    }
+    let mut found = None;
+    for gpu in plan["gpus"].as_array_mut().unwrap() {
+        for tb in gpu["threadblocks"].as_array_mut().unwrap() {
+            if let Some(op) = find(&mut tb["ops"], key) {
+                found = Some(op);
+                break;
+            }
+        }
+        if found.is_some() {
+            break;
+        }
+    }
+    found.unwrap_or_else(|| panic!("no op with {key}"))
+}
+
+/// A plan from elsewhere (hand-written, another tool's) whose ids point
+/// past their tables, or whose shape no collective has, is an error with
+/// its place, not a plan that deadlocks in the simulator or writes past
+/// an array on the GPU; and the fields the executor reads with defaults
+/// may be left out.
+fn plans_that_name_what_is_not_there_are_errors_at_the_field() {
+    const SEMAPHORES: &str = "examples/mscclpp/unit_tests/semaphore.mscl";
+    const PIPELINE: &str = "examples/mscclpp/unit_tests/pipeline_test.mscl";
+    const BARRIERS: &str = "examples/mscclpp/unit_tests/barrier_test.mscl";
+    const SWITCH: &str = "examples/mscclpp/executor_tests/reduce_nvls.mscl";
+    const ALLGATHER: &str = "examples/simple_allgather.mscl";
+    type Mutation = fn(&mut Value);
+    let cases: &[(&str, Mutation, &str, &str)] = &[
+        (
+            SEMAPHORES,
+            |p| first_op_with(p, "semaphore_ids")["semaphore_ids"] = serde_json::json!([99]),
+            "semaphore 99 but the rank has",
+            ".semaphore_ids",
+        ),
+        (
+            SEMAPHORES,
+            |p| {
+                p["gpus"][0].as_object_mut().unwrap().remove("semaphores");
+            },
+            "semaphore 0 but the rank has 0",
+            ".semaphore_ids",
+        ),
+        (
+            ALLGATHER,
+            |p| first_op_with(p, "channel_ids")["channel_ids"] = serde_json::json!([9]),
+            "channel 9 but the thread block has 1",
+            ".channel_ids",
+        ),
+        (
+            ALLGATHER,
+            |p| p["gpus"][0]["channels"][0]["connected_to"] = serde_json::json!([9999]),
+            "connected to rank 9999, but the plan has 2 ranks",
+            "gpus[0].channels",
+        ),
+        (
+            BARRIERS,
+            |p| first_op_with(p, "barrier_id")["barrier_id"] = serde_json::json!(100),
+            "barrier id 100, but the rank has",
+            ".barrier_id",
+        ),
+        (
+            BARRIERS,
+            |p| first_op_with(p, "barrier_id")["num_threadblocks"] = serde_json::json!(0),
+            "0 thread blocks to meet at a barrier",
+            ".num_threadblocks",
+        ),
+        (
+            ALLGATHER,
+            |p| p["gpus"][0]["threadblocks"][0]["id"] = serde_json::json!(1),
+            "thread block ids must be 0, 1, 2, ... in order",
+            "gpus[0].threadblocks[0].id",
+        ),
+        (
+            ALLGATHER,
+            |p| p["gpus"] = serde_json::json!([]),
+            "at least one gpu",
+            "gpus",
+        ),
+        (
+            ALLGATHER,
+            |p| p["num_threads_per_block"] = serde_json::json!(1025),
+            "1025 threads per block",
+            "num_threads_per_block",
+        ),
+        (
+            ALLGATHER,
+            |p| p["buffer_alignment"] = serde_json::json!(0),
+            "0 bytes of alignment",
+            "buffer_alignment",
+        ),
+        (
+            PIPELINE,
+            |p| {
+                first_op_with(p, "iter_context")["iter_context"]["unit_size"] = serde_json::json!(0)
+            },
+            "a pipeline's unit is at least a byte",
+            ".unit_size",
+        ),
+        (
+            ALLGATHER,
+            |p| p["gpus"][1]["output_chunks"] = serde_json::json!(4),
+            "but rank 0 has 1 and 2",
+            "gpus[1].input_chunks",
+        ),
+        (
+            ALLGATHER,
+            |p| {
+                for g in p["gpus"].as_array_mut().unwrap() {
+                    g["output_chunks"] = serde_json::json!(3)
+                }
+            },
+            "the ranks times as many output chunks",
+            "gpus",
+        ),
+        (
+            ALLGATHER,
+            |p| first_op_with(p, "dst_buff")["dst_buff"][0]["size"] = serde_json::json!(2),
+            "buffer references are 1 and 2 chunks",
+            "ops[",
+        ),
+        (
+            SWITCH,
+            |p| {
+                let ch = p["gpus"][0]["channels"]
+                    .as_array_mut()
+                    .unwrap()
+                    .iter_mut()
+                    .find(|c| c["channel_type"] == "switch")
+                    .unwrap();
+                ch["rank_groups"][0]["ranks"][0] = ch["rank_groups"][0]["ranks"][1].clone();
+            },
+            "switch channel 0: rank",
+            "gpus[0].channels",
+        ),
+    ];
+    for (example, mutate, message, path) in cases {
+        let mut plan = example_plan(example);
+        mutate(&mut plan);
+        let text = plan.to_string();
+        let error = read_plan(&text).expect_err(message);
+        assert!(
+            error.message.contains(message),
+            "{example}: {error}, not {message}"
+        );
+        assert!(
+            error.path.contains(path),
+            "{example}: {error} at {}, not {path}",
+            error.path
+        );
+    }
+    // What the executor reads with defaults may be left out; a channel
+    // type "none" is none.
+    let mut plan = example_plan(ALLGATHER);
+    let top = plan.as_object_mut().unwrap();
+    for optional in [
+        "num_threads_per_block",
+        "reuse_resources",
+        "use_double_scratch_buffer",
+        "buffer_alignment",
+        "min_message_size",
+        "max_message_size",
+    ] {
+        top.remove(optional);
+    }
+    first_op_with(&mut plan, "name")["channel_type"] = serde_json::json!("none");
+    let read = read_plan(&plan.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(read.options.num_threads_per_block, 1024);
+    assert_eq!(read.options.max_message_size, u64::MAX.into());
 }

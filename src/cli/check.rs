@@ -1,6 +1,6 @@
 //! `msclc check`: every stage but the back end, for a program or a plan.
 
-use super::input::{is_plan, read_checked_plan};
+use super::input::{is_plan, read_checked_plan, refuse_plan};
 use super::options::{parse_define, LimitArgs, WarningArgs};
 use super::outcome::{report, wrong};
 use clap::Args;
@@ -27,6 +27,9 @@ pub(crate) struct CheckArgs {
 
 pub(crate) fn exec(args: &CheckArgs) -> ExitCode {
     if args.params {
+        if let Err(refused) = refuse_plan(&args.input, "check --params") {
+            return refused;
+        }
         return match driver::params::listing_json(&args.input) {
             Ok(json) => {
                 sayln!("{json}");

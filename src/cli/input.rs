@@ -12,6 +12,21 @@ pub(crate) fn is_plan(input: &std::path::Path) -> bool {
     input.extension().is_some_and(|e| e == "json")
 }
 
+/// An E0802 error where a command that works on a program's params
+/// (`tune`, `check --params`) is given a JSON plan, which has none.
+pub(crate) fn refuse_plan(input: &std::path::Path, command: &str) -> Result<(), ExitCode> {
+    if !is_plan(input) {
+        return Ok(());
+    }
+    Err(fail(Diagnostic::plain(
+        Code::Define,
+        format!(
+            "{command}: {} is a JSON plan, which has no params ({command} works on a program's params: give the .mscl program)",
+            input.display()
+        ),
+    )))
+}
+
 /// A JSON plan given where a program may be (`check`, `compile --emit
 /// cuda`): read, then checked as a compiled program is, for signals
 /// without waits and for the executor's limits (warnings, as `warnings`

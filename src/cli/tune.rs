@@ -71,6 +71,9 @@ fn parse_vary(s: &str) -> Result<(String, Vec<String>), String> {
 }
 
 pub(crate) fn exec(args: &TuneArgs) -> ExitCode {
+    if let Err(refused) = super::input::refuse_plan(&args.input, "tune") {
+        return refused;
+    }
     let topology = match msclc::timing::load_topology(&args.timing) {
         Ok(t) => t,
         Err(d) => return fail(d),

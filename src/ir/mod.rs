@@ -86,6 +86,10 @@ pub struct SwitchChannelDecl {
 /// and the executor keeps every block resident, so a larger id is a mistake.
 pub const MAX_THREAD_BLOCKS: u32 = 4096;
 
+/// The barrier counters the MSCCL++ executor has per GPU: a barrier id
+/// indexes them, unchecked.
+pub const EXECUTOR_BARRIERS: usize = 16;
+
 /// Where a plan element was made: the call, and the loop values then (an
 /// frame of `Plan::loops`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -171,6 +175,17 @@ pub struct Options {
     /// `passes::executor_limits::min_message_size_as_read` and its pair.
     pub min_message_size: i128,
     pub max_message_size: i128,
+}
+
+impl Options {
+    /// The message sizes (bytes) the plan runs at, from the first to the
+    /// second: as the program set them, a negative one as the executor
+    /// reads it, its 64-bit pattern (-1 is every size as a maximum, none as
+    /// a minimum).
+    pub fn message_sizes(&self) -> (u64, u64) {
+        let read = |size: i128| u64::try_from(size).unwrap_or(size as u64);
+        (read(self.min_message_size), read(self.max_message_size))
+    }
 }
 
 impl Default for Options {

@@ -131,10 +131,10 @@ impl<'p> Workload<'p> {
         } else {
             input_bytes
         };
-        if !(o.min_message_size..=o.max_message_size).contains(&checked.into()) {
+        let (min, max) = o.message_sizes();
+        if !(min..=max).contains(&checked) {
             return Err(format!(
-                "{checked} B is outside the plan's message sizes [{}, {}]",
-                o.min_message_size, o.max_message_size
+                "{checked} B is outside the plan's message sizes [{min}, {max}]"
             ));
         }
         if let Some(most) = most_pipeline_iterations(plan, chunk) {

@@ -32,7 +32,7 @@ pub const MAX_BUFFERS_PER_OP: usize = 10;
 pub const MAX_SEMAPHORES_PER_OP: usize = 16;
 /// Barrier ids a rank may use: the executor has this many barrier
 /// counters per GPU (`MAX_DEVICE_SYNCERS`), and indexes them unchecked.
-pub const MAX_BARRIERS_PER_RANK: usize = 16;
+pub const MAX_BARRIERS_PER_RANK: usize = crate::ir::EXECUTOR_BARRIERS;
 /// Bytes in a pipeline's unit: the executor keeps `unit_size` in 32 bits.
 pub const MAX_PIPELINE_UNIT_BYTES: usize = u32::MAX as usize;
 
@@ -281,7 +281,7 @@ pub fn check(plan: &Plan) -> Vec<Crossing> {
             for op in &ops {
                 if let Some((id, _)) = op.barrier {
                     barrier_ids = barrier_ids.max(id as usize + 1);
-                    if id as usize == MAX_BARRIERS_PER_RANK && first_past.is_none() {
+                    if id as usize >= MAX_BARRIERS_PER_RANK && first_past.is_none() {
                         first_past = Some((t, origin_of(op)));
                     }
                 }

@@ -166,6 +166,17 @@ fn check_and_emit_cuda_take_a_json_plan() {
             "{command:?}"
         );
     }
+    // Nor to list or vary (the plan is not read as a program's text).
+    let tune = ["tune", "--timing", "h100-nvlink", "--size", "1K:1M"];
+    for command in [&["check", "--params"][..], &tune] {
+        let defined = msclc(&[command, &[plan]].concat());
+        assert_eq!(defined.status.code(), Some(2), "{command:?}");
+        assert!(
+            String::from_utf8_lossy(&defined.stderr)
+                .contains("is a JSON plan, which has no params"),
+            "{command:?}"
+        );
+    }
     // A broken plan: one line that says what is wrong, not the JSON again.
     let broken = dir.join("broken.json");
     std::fs::write(

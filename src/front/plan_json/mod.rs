@@ -62,6 +62,7 @@ pub fn read_plan(text: &str) -> Res<Plan> {
         stream::Gpus::Ranks(ranks) => Ok(ranks),
         stream::Gpus::Failed(e) => Err(e),
     })?;
+    check_ranks(&plan)?;
     check_ranges(&plan)?;
     Ok(plan)
 }
@@ -84,6 +85,7 @@ fn read_plan_whole(text: &str) -> Res<Plan> {
         }
         Ok(ranks)
     })?;
+    check_ranks(&plan)?;
     check_ranges(&plan)?;
     Ok(plan)
 }
@@ -93,7 +95,7 @@ mod json;
 mod stream;
 mod validate;
 
-use validate::check_ranges;
+use validate::{check_ranges, check_ranks};
 
 /// A value and where it is in the document: its parent and the key or
 /// index that leads from there. The path is written out only for a
@@ -214,6 +216,28 @@ impl<'a> At<'a> {
         }
     }
 
+    /// The value of `key` read by `read`, or `default` where it is absent.
+    fn opt_or<T>(&self, key: &str, default: T, read: impl Fn(&At) -> Res<T>) -> Res<T> {
+        match self.opt(key) {
+            Some(at) => read(&at),
+            None => Ok(default),
+        }
+    }
+
+    /// A u32 within `range` (`what` says what it counts).
+    fn u32_in(&self, range: std::ops::RangeInclusive<u32>, what: &str) -> Res<u32> {
+        let v = self.u32()?;
+        if range.contains(&v) {
+            Ok(v)
+        } else {
+            self.fail(format!(
+                "{v} {what}; expected {} to {}",
+                range.start(),
+                range.end()
+            ))
+        }
+    }
+
     fn u32(&self) -> Res<u32> {
         let v = self.u64()?;
         u32::try_from(v).or_else(|_| self.fail(format!("{v} is too large")))
@@ -237,11 +261,12 @@ impl<'a> At<'a> {
         self.items()?.iter().map(At::u32).collect()
     }
 
-    /// A list of ids of `what`, each below `count`.
-    fn ids_below(&self, count: usize, what: &str) -> Res<Ids> {
+    /// A list of ids of `what`, each below `count`, the number `owner`
+    /// ("the rank", "the thread block") has.
+    fn ids_below(&self, count: usize, what: &str, owner: &str) -> Res<Ids> {
         let values: Ids = self.u32s()?;
         match values.iter().find(|v| **v as usize >= count) {
-            Some(bad) => self.fail(format!("{what} {bad} but the rank has {count}")),
+            Some(bad) => self.fail(format!("{what} {bad} but {owner} has {count}")),
             None => Ok(values),
         }
     }
@@ -287,6 +312,15 @@ const COLLECTIVES: [&str; 6] = [
     "test",
 ];
 
+/// A problem with the ranks as a whole (read as they stream by, `gpus` is
+/// no longer in the document's top level to point at).
+fn gpus_fail<T>(message: String) -> Res<T> {
+    Err(PlanError {
+        path: "gpus".into(),
+        message,
+    })
+}
+
 /// The plan, its ranks read by `gpus` where the top-level field `gpus` is
 /// read (so that problems come in document order).
 fn plan(doc: &At, gpus: impl FnOnce() -> Res<Vec<RankPlan>>) -> Res<Plan> {
@@ -303,20 +337,41 @@ fn plan(doc: &At, gpus: impl FnOnce() -> Res<Vec<RankPlan>>) -> Res<Plan> {
         "protocol",
         &[("Simple", Protocol::Simple), ("LL", Protocol::LL)],
     )?;
+    // The executor reads these with defaults (SEMANTICS.md §2.1).
+    let default = Options::default();
     let options = Options {
         protocol,
-        reuse_resources: doc.key("reuse_resources")?.bool()?,
-        use_double_scratch_buffer: doc.key("use_double_scratch_buffer")?.bool()?,
-        num_threads_per_block: doc.key("num_threads_per_block")?.u32()?,
-        buffer_alignment: match doc.opt("buffer_alignment") {
-            Some(a) => a.u32()?,
-            None => Options::default().buffer_alignment,
-        },
-        min_message_size: doc.key("min_message_size")?.wide_int()?,
-        max_message_size: doc.key("max_message_size")?.wide_int()?,
-        ..Options::default()
+        reuse_resources: doc.opt_or("reuse_resources", default.reuse_resources, |at| at.bool())?,
+        use_double_scratch_buffer: doc.opt_or(
+            "use_double_scratch_buffer",
+            default.use_double_scratch_buffer,
+            |at| at.bool(),
+        )?,
+        num_threads_per_block: doc.opt_or(
+            "num_threads_per_block",
+            default.num_threads_per_block,
+            |at| {
+                at.u32_in(
+                    1..=1024,
+                    "threads per block (the kernel is compiled for at most 1024)",
+                )
+            },
+        )?,
+        buffer_alignment: doc.opt_or("buffer_alignment", default.buffer_alignment, |at| {
+            at.u32_in(1..=u32::MAX, "bytes of alignment")
+        })?,
+        min_message_size: doc.opt_or("min_message_size", default.min_message_size, |at| {
+            at.wide_int()
+        })?,
+        max_message_size: doc.opt_or("max_message_size", default.max_message_size, |at| {
+            at.wide_int()
+        })?,
+        ..default
     };
     let ranks = gpus()?;
+    if ranks.is_empty() {
+        return gpus_fail("a plan runs on at least one gpu; this list is empty".into());
+    }
     let first = ranks.first();
     let collective = Collective {
         name: collective_name,
@@ -326,23 +381,33 @@ fn plan(doc: &At, gpus: impl FnOnce() -> Res<Vec<RankPlan>>) -> Res<Plan> {
         input_chunks: first.map_or(0, |r| r.input_chunks),
         output_chunks: first.map_or(0, |r| r.output_chunks),
     };
-    // What the collective's result is defined from (`Plan::expected_result`):
-    // an AllGather gathers each rank's input, an AllToAll splits it in one
-    // part per rank.
-    let (ins, n) = (collective.input_chunks, collective.num_ranks);
-    let splits = match *collective_name {
-        "allgather" => ins > 0,
-        "alltoall" => ins > 0 && ins.checked_rem(n) == Some(0),
-        _ => true,
+    // What the collective's result is defined from (`Plan::expected_result`),
+    // the buffers the reference's collectives make: an AllGather gathers
+    // each rank's input, an AllToAll splits it in one part per rank.
+    let (ins, outs, n) = (
+        u64::from(collective.input_chunks),
+        u64::from(collective.output_chunks),
+        u64::from(collective.num_ranks),
+    );
+    let (fits, shape) = match *collective_name {
+        "allgather" => (
+            ins > 0 && outs == ins * n,
+            "input chunks, and the ranks times as many output chunks",
+        ),
+        "reducescatter" => (
+            outs > 0 && ins == outs * n,
+            "output chunks, and the ranks times as many input chunks",
+        ),
+        "alltoall" => (
+            ins > 0 && ins % n == 0 && outs == ins,
+            "input chunks, a multiple of the ranks, and as many output chunks",
+        ),
+        "allreduce" | "sendrecv" => (outs == ins, "as many output chunks as input chunks"),
+        _ => (true, ""),
     };
-    if !splits {
-        return doc.key("gpus")?.fail(format!(
-            "an {name} plan's ranks need input chunks{}: the first has {ins}",
-            if *collective_name == "alltoall" {
-                format!(", a positive multiple of the {n} ranks")
-            } else {
-                String::new()
-            }
+    if !fits {
+        return gpus_fail(format!(
+            "an {name} plan's ranks have {shape}: the first has {ins} input and {outs} output chunks, of {n} ranks"
         ));
     }
     Ok(Plan {
@@ -435,21 +500,75 @@ fn rank(gpu: &At) -> Res<RankPlan> {
     let tbs_at = gpu.key("threadblocks")?;
     let tbs = tbs_at.items()?;
     r.threadblocks = vec![ThreadBlock::default(); tbs.len()];
-    for tb in &tbs {
+    let mut barriers = Barriers::default();
+    for (index, tb) in tbs.iter().enumerate() {
+        // The executor launches the k-th block of the list as block k but
+        // files its channels under its id: they must agree.
         let id = tb.key("id")?;
-        let index = id.u32()? as usize;
-        if index >= tbs.len() {
+        if id.u64()? != index as u64 {
             return id.fail(format!(
-                "thread block id {index} but the rank has {} thread blocks",
-                tbs.len()
+                "thread block ids must be 0, 1, 2, ... in order; this one should be {index}"
             ));
         }
-        r.threadblocks[index] = threadblock(tb, &r)?;
+        r.threadblocks[index] = threadblock(tb, &r, &mut barriers)?;
     }
+    barriers.check_ids()?;
     Ok(r)
 }
 
-fn threadblock(tb: &At, rank: &RankPlan) -> Res<ThreadBlock> {
+/// What a rank's barriers have said so far: the blocks each id gathers
+/// (one number per id: the executor's counter waits for that many), and
+/// the first id past the executor's 16 with where it is.
+#[derive(Default)]
+struct Barriers {
+    blocks: std::collections::HashMap<u32, u32>,
+    count: usize,
+    first_past: Option<(u32, PlanError)>,
+}
+
+impl Barriers {
+    fn read(&mut self, at: &At, rank: &RankPlan) -> Res<(u32, u32)> {
+        let id = at.key("barrier_id")?.u32()?;
+        let blocks_at = at.key("num_threadblocks")?;
+        let have = rank.threadblocks.len() as u32;
+        let blocks = blocks_at.u32_in(
+            1..=have.max(1),
+            "thread blocks to meet at a barrier, of the rank's",
+        )?;
+        match self.blocks.insert(id, blocks) {
+            Some(before) if before != blocks => {
+                return blocks_at.fail(format!(
+                    "barrier {id} gathers {before} thread blocks elsewhere on this rank: one barrier id counts one number of blocks"
+                ))
+            }
+            _ => {}
+        }
+        self.count += 1;
+        if id as usize >= EXECUTOR_BARRIERS && self.first_past.is_none() {
+            let place = at.key("barrier_id")?.fail::<()>(String::new()).unwrap_err();
+            self.first_past = Some((id, place));
+        }
+        Ok((id, blocks))
+    }
+
+    /// Ids past the executor's 16 are a warning (W0502) where a compiler
+    /// numbered that many sets of blocks, the rank's barriers in order;
+    /// past the number of the rank's barriers, an id is no such number.
+    fn check_ids(self) -> Res<()> {
+        match self.first_past {
+            Some((id, place)) if id as usize >= self.count => Err(PlanError {
+                message: format!(
+                    "barrier id {id}, but the rank has {} barrier(s): ids number the rank's sets of blocks that meet, from 0 (the executor has 16 barrier counters)",
+                    self.count
+                ),
+                ..place
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
+fn threadblock(tb: &At, rank: &RankPlan, barriers: &mut Barriers) -> Res<ThreadBlock> {
     let mut block = ThreadBlock::default();
     for ch in tb.key("channels")?.items()? {
         let kind = ch
@@ -461,23 +580,25 @@ fn threadblock(tb: &At, rank: &RankPlan) -> Res<ThreadBlock> {
             ChannelKind::Switch => rank.switch_channels.len(),
         };
         let what = format!("{} channel", kind.name());
-        let values = ch.key("channel_ids")?.ids_below(count, &what)?;
+        let values = ch.key("channel_ids")?.ids_below(count, &what, "the rank")?;
         block.channels.push((kind, values));
     }
     for refs in tb.key("remote_buffer_refs")?.items()? {
         let kind = refs
             .key("access_channel_type")?
             .one_of("channel type", &CHANNEL_KINDS)?;
-        let values = refs
-            .key("remote_buffer_ids")?
-            .ids_below(rank.remote_buffers.len(), "remote buffer")?;
+        let values = refs.key("remote_buffer_ids")?.ids_below(
+            rank.remote_buffers.len(),
+            "remote buffer",
+            "the rank",
+        )?;
         block.remote_refs.push((kind, values));
     }
     block.ops = tb
         .key("ops")?
         .items()?
         .iter()
-        .map(|op| read_op(op, rank, &block))
+        .map(|op| read_op(op, rank, &block, barriers))
         .collect::<Res<_>>()?;
     // Collected through a `Result`, the list grew by doubling: a plan of
     // millions of blocks keeps what it holds, not what it grew to.
@@ -485,16 +606,26 @@ fn threadblock(tb: &At, rank: &RankPlan) -> Res<ThreadBlock> {
     Ok(block)
 }
 
-fn read_op(at: &At, rank: &RankPlan, tb: &ThreadBlock) -> Res<Op> {
+fn read_op(at: &At, rank: &RankPlan, tb: &ThreadBlock, barriers: &mut Barriers) -> Res<Op> {
     let mut op = Op::new(
         at.key("name")?.one_of("operation", OpName::NAMES)?,
         Default::default(),
     );
     if let Some(c) = at.opt("channel_type") {
-        op.channel = Some(c.one_of("channel type", &CHANNEL_KINDS)?);
+        // "none", which the executor reads as no channel, is no kind.
+        if c.value.as_str() != Some("none") {
+            op.channel = Some(c.one_of("channel type", &CHANNEL_KINDS)?);
+        }
     }
     if let Some(ids) = at.opt("channel_ids") {
-        op.channel_ids = ids.u32s()?;
+        op.channel_ids = match op.channel {
+            Some(kind) => ids.ids_below(
+                tb.channel_ids(kind).len(),
+                &format!("{} channel", kind.name()),
+                "the thread block",
+            )?,
+            None => ids.u32s()?,
+        };
     }
     let channel = op.channel;
     for (key, list) in [("src_buff", &mut op.src), ("dst_buff", &mut op.dst)] {
@@ -504,6 +635,14 @@ fn read_op(at: &At, rank: &RankPlan, tb: &ThreadBlock) -> Res<Op> {
             for r in refs {
                 list.push(buf_ref(&r, channel, rank, tb)?);
             }
+        }
+    }
+    let mut sizes = op.src.iter().chain(&op.dst).map(|r| r.size);
+    if let Some(size) = sizes.next() {
+        if let Some(other) = sizes.find(|s| *s != size) {
+            return at.fail(format!(
+                "an op moves one size of data, and this one's buffer references are {size} and {other} chunks"
+            ));
         }
     }
     if op.name.needs_buffers() && (op.src.is_empty() || op.dst.is_empty()) {
@@ -535,11 +674,13 @@ fn read_op(at: &At, rank: &RankPlan, tb: &ThreadBlock) -> Res<Op> {
     if let Some(r) = at.opt("reduce_op") {
         op.reduce_op = Some(r.one_of("reduce op", &REDUCE_OPS)?);
     }
-    if let Some(id) = at.opt("barrier_id") {
-        op.barrier = Some((id.u32()?, at.key("num_threadblocks")?.u32()?));
+    if at.opt("barrier_id").is_some() {
+        op.barrier = Some(barriers.read(at, rank)?);
     }
     if let Some(ids) = at.opt("semaphore_ids") {
-        op.extra_mut().semaphore_ids = ids.u32s()?;
+        op.extra_mut().semaphore_ids = ids
+            .ids_below(rank.semaphores.len(), "semaphore", "the rank")?
+            .to_vec();
     }
     if let Some(offset) = at.opt("buffer_offset") {
         let chunk = at.key("dst_chunk")?;
@@ -555,15 +696,22 @@ fn read_op(at: &At, rank: &RankPlan, tb: &ThreadBlock) -> Res<Op> {
         });
     }
     if let Some(context) = at.opt("iter_context") {
+        let unit_at = context.key("unit_size")?;
+        let unit_size = unit_at.u64()?;
+        if unit_size == 0 {
+            return unit_at.fail("a pipeline's unit is at least a byte");
+        }
         op.extra_mut().iter = Some(IterContext {
-            unit_size: context.key("unit_size")?.u64()?,
-            num_chunks: context.key("num_chunks")?.u32()?,
+            unit_size,
+            num_chunks: context
+                .key("num_chunks")?
+                .u32_in(1..=u32::MAX, "chunks in a pipeline's body")?,
         });
         op.extra_mut().body = at
             .key("ops")?
             .items()?
             .iter()
-            .map(|inner| read_op(inner, rank, tb))
+            .map(|inner| read_op(inner, rank, tb, barriers))
             .collect::<Res<_>>()?;
     }
     Ok(op)

@@ -1,8 +1,60 @@
-//! What reading cannot see field by field: every buffer reference of a
-//! plan read lies within the buffer it names.
+//! What reading cannot see field by field, since a rank is read before the
+//! plan's rank count is known: every peer a rank names is in the plan, the
+//! ranks agree on their buffers' chunks, and every buffer reference lies
+//! within the buffer it names.
 
 use super::{PlanError, Res};
 use crate::ir::*;
+
+/// Every peer of a channel is a rank of the plan, a switch channel's group
+/// holds its own rank once and every member once, and every rank has the
+/// first one's input and output chunks (the collective's buffers: the
+/// executor sizes every rank's chunks from one message size).
+pub(super) fn check_ranks(plan: &Plan) -> Res<()> {
+    let n = plan.ranks.len();
+    let (ins, outs) = (plan.collective.input_chunks, plan.collective.output_chunks);
+    for (g, rank) in plan.ranks.iter().enumerate() {
+        let fail = |field: &str, message: String| {
+            Err(PlanError {
+                path: format!("gpus[{g}].{field}"),
+                message,
+            })
+        };
+        for (kind, peers) in [("memory", &rank.memory_peers), ("port", &rank.port_peers)] {
+            if let Some(p) = peers.iter().find(|p| **p as usize >= n) {
+                return fail(
+                    "channels",
+                    format!("a {kind} channel connected to rank {p}, but the plan has {n} ranks"),
+                );
+            }
+        }
+        for (c, decl) in rank.switch_channels.iter().enumerate() {
+            let mut members = decl.ranks.to_vec();
+            members.sort_unstable();
+            let twice = members.windows(2).find(|w| w[0] == w[1]).map(|w| w[0]);
+            let problem = if let Some(m) = members.iter().find(|m| **m as usize >= n) {
+                format!("rank {m} is not in the plan, which has {n} ranks")
+            } else if let Some(m) = twice {
+                format!("rank {m} is in the group twice")
+            } else if members.binary_search(&(g as u32)).is_err() {
+                format!("the group leaves out rank {g}, whose channel it is")
+            } else {
+                continue;
+            };
+            return fail("channels", format!("switch channel {c}: {problem}"));
+        }
+        if (rank.input_chunks, rank.output_chunks) != (ins, outs) {
+            return fail(
+                "input_chunks",
+                format!(
+                    "{} input and {} output chunks, but rank 0 has {ins} and {outs}: every rank's buffers are the collective's",
+                    rank.input_chunks, rank.output_chunks
+                ),
+            );
+        }
+    }
+    Ok(())
+}
 
 /// Every buffer reference lies within the buffer it names (the executor
 /// does not check; SEMANTICS.md §5.7), on this rank, a peer or every member
