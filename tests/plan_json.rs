@@ -309,6 +309,17 @@ fn plans_that_name_what_is_not_there_are_errors_at_the_field() {
         ),
         (
             ALLGATHER,
+            |p| {
+                first_op_with(p, "channel_ids")
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("channel_type");
+            },
+            "op names the memory or port channels it uses",
+            "ops[",
+        ),
+        (
+            ALLGATHER,
             |p| p["gpus"] = serde_json::json!([]),
             "at least one gpu",
             "gpus",

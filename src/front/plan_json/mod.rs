@@ -627,6 +627,15 @@ fn read_op(at: &At, rank: &RankPlan, tb: &ThreadBlock, barriers: &mut Barriers) 
             None => ids.u32s()?,
         };
     }
+    // A signal or wait without a channel the executor passes over, while
+    // its peer waits for it: no compiler writes one.
+    let syncs = op.name.is_signal() || op.name.is_wait() || op.name == OpName::Flush;
+    if syncs && (op.channel.is_none() || op.channel == Some(ChannelKind::Switch)) {
+        return at.fail(format!(
+            "a `{}` op names the memory or port channels it uses (channel_type and channel_ids)",
+            op.name.json()
+        ));
+    }
     let channel = op.channel;
     for (key, list) in [("src_buff", &mut op.src), ("dst_buff", &mut op.dst)] {
         if let Some(refs) = at.opt(key) {
