@@ -22,6 +22,10 @@ pub enum LexErrorKind {
     IntegerTooLarge,
     /// A string literal with no closing quote, or a bad escape.
     BadString,
+    /// A bracket opened inside more than `nesting::MAX_NESTING` others:
+    /// parentheses make no node of the tree to count, but the formatter
+    /// indents a line per bracket open.
+    TooDeep,
 }
 
 /// A lexer error with its byte span.
@@ -245,10 +249,27 @@ pub fn lex(src: &str) -> impl Iterator<Item = Result<(usize, Token<'_>, usize), 
     } else {
         0
     };
+    let mut open = 0usize;
     Token::lexer(&src[skipped..])
         .spanned()
         .map(move |(tok, span)| match tok {
-            Ok(t) => Ok((skipped + span.start, t, skipped + span.end)),
+            Ok(t) => {
+                match t {
+                    Token::LParen | Token::LBracket | Token::LBrace => open += 1,
+                    Token::RParen | Token::RBracket | Token::RBrace => {
+                        open = open.saturating_sub(1)
+                    }
+                    _ => {}
+                }
+                if open > super::nesting::MAX_NESTING {
+                    return Err(LexError {
+                        kind: LexErrorKind::TooDeep,
+                        start: skipped + span.start,
+                        end: skipped + span.end,
+                    });
+                }
+                Ok((skipped + span.start, t, skipped + span.end))
+            }
             Err(kind) => Err(LexError {
                 kind,
                 start: skipped + span.start,

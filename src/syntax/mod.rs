@@ -141,6 +141,7 @@ fn describe_parse_error(
                     "bad escape",
                 )
                 .with_note("help: the escapes are \\n, \\t, \\\\ and \\\""),
+                LexErrorKind::TooDeep => nesting::too_deep(span),
             }
         }
     }

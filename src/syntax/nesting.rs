@@ -15,7 +15,7 @@ pub fn check(stmts: &[Stmt]) -> Result<(), Diagnostic> {
     block(stmts, 0)
 }
 
-fn too_deep(span: Span) -> Diagnostic {
+pub(super) fn too_deep(span: Span) -> Diagnostic {
     Diagnostic::error(
         Code::Nesting,
         span,
@@ -185,7 +185,9 @@ mod tests {
             ",)".repeat(1500)
         );
         let deep_pattern = format!("let {}a{} = 1\n", "(".repeat(1500), ",)".repeat(1500));
-        for src in [deep_sum, deep_ifs, deep_type, deep_pattern] {
+        // Parentheses make no node, but the formatter indents per bracket.
+        let deep_parens = format!("let x = {}1{}\n", "(".repeat(1500), ")".repeat(1500));
+        for src in [deep_sum, deep_ifs, deep_type, deep_pattern, deep_parens] {
             let message = nesting_error(&src).expect("refused");
             assert!(
                 message.contains("nested more than 1000 levels"),
@@ -194,5 +196,7 @@ mod tests {
         }
         let fine = format!("let x = {}\n", vec!["1"; 500].join(" + "));
         assert!(crate::syntax::parse(0, &fine).is_ok());
+        let parens = format!("let x = {}1{}\n", "(".repeat(1000), ")".repeat(1000));
+        assert!(crate::syntax::parse(0, &parens).is_ok());
     }
 }
