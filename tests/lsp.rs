@@ -295,8 +295,30 @@ fn an_editor_gets_diagnostics_hover_definitions_and_completions() {
         .collect::<Vec<_>>()));
     assert_eq!(names, vec!["num_gpus", "program \"ring\""]);
 
+    // While the text does not parse, the last analysis that did is read
+    // across the edit since: the places after it moved down three lines,
+    // and the edit's own text has no answer from an analysis of other text.
+    let typing = PROGRAM.replace(
+        "    let ch = memory_channel(peer, r)\n",
+        "    let ch = memory_channel(peer, r)\n\n\n    ch.\n",
+    );
+    editor.change(&uri, 6, &typing);
+    let def = editor.at("textDocument/definition", &uri, 14, 16);
+    assert_eq!(def["range"]["start"], json!({"line": 7, "character": 8}));
+    let refs = editor.at("textDocument/references", &uri, 7, 9);
+    let lines: Vec<i64> = refs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["range"]["start"]["line"].as_i64().unwrap())
+        .collect();
+    assert_eq!(lines, vec![7, 8, 14]);
+    let hover = editor.at("textDocument/hover", &uri, 14, 5);
+    assert_eq!(hover["range"]["start"], json!({"line": 14, "character": 4}));
+    assert_eq!(editor.at("textDocument/hover", &uri, 11, 5), Value::Null);
+
     // Formatting: one edit that gives `msclc fmt`'s text.
-    editor.change(&uri, 6, &PROGRAM.replace("    let peer", "let   peer"));
+    editor.change(&uri, 7, &PROGRAM.replace("    let peer", "let   peer"));
     let edits = editor.request(
         "textDocument/formatting",
         json!({"textDocument": {"uri": uri}, "options": {"tabSize": 4, "insertSpaces": true}}),

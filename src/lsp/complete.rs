@@ -15,9 +15,9 @@ use lsp_types::*;
 
 /// The completions at `position`.
 pub fn items(doc: &Document, position: Position) -> Vec<CompletionItem> {
-    let offset = Lines::new(&doc.text).offset(position);
-    let before = &doc.text[..offset];
-    let (_, analysis) = doc.readable();
+    let before = &doc.text[..Lines::new(&doc.text).offset(position)];
+    let read = doc.readable();
+    let analysis = read.analysis;
     // The part of a name already typed is the client's to filter by.
     let start = before.trim_end_matches(is_name_char);
     if let Some(receiver) = start.strip_suffix('.') {
@@ -37,7 +37,9 @@ pub fn items(doc: &Document, position: Position) -> Vec<CompletionItem> {
             ));
         }
     }
-    let offset = offset as u32;
+    // Scope where the analysis had this place (at the edit's start, for
+    // what is being typed).
+    let offset = read.offset_near(position);
     let index = &analysis.index;
     let mut seen = std::collections::HashSet::new();
     // Innermost first: a name shadows the same name further out.

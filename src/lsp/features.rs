@@ -2,7 +2,7 @@
 //! find references, the outline (document symbols) and formatting.
 
 use super::position::Lines;
-use super::{file_uri, range_of, Document};
+use super::{file_uri, Document};
 use crate::check::index::{Def, DefKind, Target};
 use crate::diag::Span;
 use crate::driver::Analysis;
@@ -10,10 +10,20 @@ use crate::syntax::ast::{Pattern, StmtKind};
 use crate::vocab::{self, Receiver};
 use lsp_types::*;
 
-/// The byte offset of `position` in the text requests read.
-fn offset_in(doc: &Document, position: Position) -> (u32, &Analysis) {
-    let (text, analysis) = doc.readable();
-    (Lines::new(text).offset(position) as u32, analysis)
+/// Where the body of the function written in `text` opens: its first `{`
+/// outside parentheses and brackets.
+fn body_brace(text: &str) -> Option<usize> {
+    use crate::syntax::lexer::{lex, Token};
+    let mut open = 0usize;
+    for (start, token, _) in lex(text).map_while(Result::ok) {
+        match token {
+            Token::LParen | Token::LBracket => open += 1,
+            Token::RParen | Token::RBracket => open = open.saturating_sub(1),
+            Token::LBrace if open == 0 => return Some(start),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The text of `span` in its file.
@@ -28,7 +38,8 @@ fn text_of(analysis: &Analysis, span: Span) -> &str {
 /// What the name or expression under the cursor is: its definition, type,
 /// or, for a builtin, its signature and documentation.
 pub fn hover(doc: &Document, position: Position) -> Option<Hover> {
-    let (offset, analysis) = offset_in(doc, position);
+    let read = doc.readable();
+    let (offset, analysis) = (read.offset(position)?, read.analysis);
     let index = &analysis.index;
     let (text, span) = if let Some(d) = index.def_of(0, offset) {
         let def = &index.defs[d];
@@ -53,7 +64,7 @@ pub fn hover(doc: &Document, position: Position) -> Option<Hover> {
             kind: MarkupKind::Markdown,
             value: text,
         }),
-        range: Some(range_of(analysis, span)),
+        range: Some(read.range(span)?),
     })
 }
 
@@ -90,10 +101,12 @@ fn describe_def(doc: &Document, analysis: &Analysis, def: &Def) -> String {
         DefKind::LoopVariable => format!("```mscl\n{name}: {ty}\n```\na loop variable"),
         DefKind::FunctionParam => format!("```mscl\n{name}: {ty}\n```\na function parameter"),
         DefKind::Function => {
-            // The signature as written: from `fn` to the body's brace.
+            // The signature as written: from `fn` to the body's brace, the
+            // first outside the parameters' brackets (a default may be a
+            // map, a string may hold a brace).
             let whole = function_span(analysis, def).map(|s| text_of(analysis, s));
             let signature = whole
-                .and_then(|w| w.split('{').next())
+                .and_then(|w| Some(&w[..body_brace(w)?]))
                 .map_or(format!("fn {name}(..) -> {ty}"), |s| s.trim().to_string());
             format!("```mscl\n{signature}\n```")
         }
@@ -151,12 +164,13 @@ fn receiver_name(receiver: Receiver) -> &'static str {
 /// Where the name under the cursor is defined: a variable, param or
 /// function, or the file an `import` names.
 pub fn definition(doc: &Document, position: Position) -> Option<Location> {
-    let (offset, analysis) = offset_in(doc, position);
+    let read = doc.readable();
+    let (offset, analysis) = (read.offset(position)?, read.analysis);
     if let Some(d) = analysis.index.def_of(0, offset) {
         let span = analysis.index.defs[d].span;
         return Some(Location::new(
             file_uri(analysis, span.file, &doc.uri),
-            range_of(analysis, span),
+            read.range(span)?,
         ));
     }
     // An import's path: the start of the file it names.
@@ -175,7 +189,8 @@ pub fn definition(doc: &Document, position: Position) -> Option<Location> {
 
 /// Every use of the name under the cursor (and its definition, if asked).
 pub fn references(doc: &Document, position: Position, declaration: bool) -> Option<Vec<Location>> {
-    let (offset, analysis) = offset_in(doc, position);
+    let read = doc.readable();
+    let (offset, analysis) = (read.offset(position)?, read.analysis);
     let d = analysis.index.def_of(0, offset)?;
     let def_span = analysis.index.defs[d].span;
     let spans = declaration
@@ -184,11 +199,11 @@ pub fn references(doc: &Document, position: Position, declaration: bool) -> Opti
         .chain(analysis.index.uses_of(d));
     Some(
         spans
-            .map(|span| {
-                Location::new(
+            .filter_map(|span| {
+                Some(Location::new(
                     file_uri(analysis, span.file, &doc.uri),
-                    range_of(analysis, span),
-                )
+                    read.range(span)?,
+                ))
             })
             .collect(),
     )
@@ -196,22 +211,24 @@ pub fn references(doc: &Document, position: Position, declaration: bool) -> Opti
 
 /// The outline: the program block, params, functions and top-level lets.
 pub fn symbols(doc: &Document) -> Vec<DocumentSymbol> {
-    let (_, analysis) = doc.readable();
+    let read = doc.readable();
+    let analysis = read.analysis;
     let Some(program) = &analysis.program else {
         return Vec::new();
     };
+    // A symbol the edit since the analysis reaches into is left out.
     let symbol = |name: String, detail: Option<String>, kind, whole: Span, at: Span| {
         #[allow(deprecated)] // `deprecated` is a required field of the type
-        DocumentSymbol {
+        Some(DocumentSymbol {
             name,
             detail,
             kind,
             tags: None,
             deprecated: None,
-            range: range_of(analysis, whole),
-            selection_range: range_of(analysis, at),
+            range: read.range(whole)?,
+            selection_range: read.range(at)?,
             children: None,
-        }
+        })
     };
     let mut out = Vec::new();
     for stmt in &program.stmts {
@@ -251,7 +268,7 @@ pub fn symbols(doc: &Document) -> Vec<DocumentSymbol> {
             _ => {}
         }
     }
-    out
+    out.into_iter().flatten().collect()
 }
 
 fn pattern_names(p: &Pattern) -> Vec<&crate::syntax::ast::Ident> {
@@ -271,4 +288,28 @@ pub fn formatting(doc: &Document) -> Option<Vec<TextEdit>> {
     }
     let whole = Lines::new(&doc.text).range(0, doc.text.len());
     Some(vec![TextEdit::new(whole, formatted)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::body_brace;
+
+    /// A function's signature ends at its body's brace, not at a brace of
+    /// a default argument or in a string.
+    #[test]
+    fn the_body_brace_is_the_first_outside_the_parameters() {
+        for (text, signature) in [
+            ("fn f() {}", "fn f() "),
+            (
+                "fn lookup(k: int, m: map[int, int] = {0: 1}) -> int { return m[k] }",
+                "fn lookup(k: int, m: map[int, int] = {0: 1}) -> int ",
+            ),
+            (
+                "fn tag(s: str = \"{x}\", n: int = 0) -> str {\n}",
+                "fn tag(s: str = \"{x}\", n: int = 0) -> str ",
+            ),
+        ] {
+            assert_eq!(body_brace(text).map(|at| &text[..at]), Some(signature));
+        }
+    }
 }

@@ -12,6 +12,7 @@
 mod complete;
 mod features;
 mod position;
+mod readable;
 mod transport;
 
 use crate::diag::{Diagnostic, Severity};
@@ -285,13 +286,14 @@ pub(crate) struct Document {
 }
 
 impl Document {
-    /// The analysis requests read, and the text it is of: the current one
-    /// when it parses, else the last that did.
-    pub(crate) fn readable(&self) -> (&str, &Analysis) {
-        match (&self.analysis.program, &self.fallback) {
+    /// The analysis requests read, for the text now: of the current text
+    /// when it parses, else of the last that did.
+    pub(crate) fn readable(&self) -> readable::Readable<'_> {
+        let (then, analysis) = match (&self.analysis.program, &self.fallback) {
             (None, Some((text, analysis))) => (text, analysis),
             _ => (&self.text, &self.analysis),
-        }
+        };
+        readable::Readable::new(analysis, then, &self.text)
     }
 }
 
