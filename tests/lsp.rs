@@ -395,6 +395,17 @@ fn imported_files_get_their_diagnostics_and_definitions() {
     let lib = std::fs::read_to_string(dir.join("lib.mscl")).unwrap();
     editor.open(&lib_uri, &lib.replace("return true", "return 1"));
     assert_eq!(editor.diagnostics(&lib_uri), Vec::<Value>::new());
+    // Open, the library's list is its own analysis's: the main file's
+    // (of the file on disk) neither replaces it nor, closed, clears it.
+    editor.change(&uri, 2, &main);
+    assert_eq!(editor.diagnostics(&lib_uri), Vec::<Value>::new());
+    editor.change(&lib_uri, 2, &lib);
+    assert_eq!(editor.diagnostics(&lib_uri).len(), 1);
+    editor.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": uri}}),
+    );
+    assert_eq!(editor.diagnostics(&lib_uri).len(), 1);
     editor.stop();
 }
 

@@ -385,9 +385,12 @@ impl Server {
                     return Vec::new();
                 };
                 match self.documents.remove(p.text_document.uri.as_str()) {
+                    // Its own list, and its imports' that are not open
+                    // (an open file's list is its own analysis's).
                     Some(doc) => doc
                         .published
                         .into_iter()
+                        .filter(|uri| !self.documents.contains_key(uri.as_str()))
                         .map(|uri| publish(uri, Vec::new()))
                         .collect(),
                     None => Vec::new(),
@@ -430,7 +433,16 @@ impl Server {
             Some(old) => (old.published, None),
             None => (Vec::new(), None),
         };
-        let (by_file, published) = diagnostics_by_file(&analysis, &uri);
+        let mut by_file = diagnostics_by_file(&analysis, &uri);
+        // An imported file open in the editor has its own analysis, which
+        // alone publishes (and clears) its list.
+        let open_elsewhere = |u: &Uri| *u != uri && self.documents.contains_key(u.as_str());
+        by_file.retain(|(u, _)| !open_elsewhere(u));
+        let previous: Vec<Uri> = previous
+            .into_iter()
+            .filter(|u| !open_elsewhere(u))
+            .collect();
+        let published: Vec<Uri> = by_file.iter().map(|(u, _)| u.clone()).collect();
         let mut out: Vec<Notification> = Vec::new();
         for gone in previous.into_iter().filter(|u| !published.contains(u)) {
             out.push(publish(gone, Vec::new()));
@@ -469,10 +481,7 @@ fn publish(uri: Uri, diagnostics: Vec<lsp_types::Diagnostic>) -> Notification {
 /// itself always (an empty list clears it), and each import with some.
 /// Diagnostics with no place (a bad param setting) go at the document's
 /// start.
-fn diagnostics_by_file(
-    analysis: &Analysis,
-    uri: &Uri,
-) -> (Vec<(Uri, Vec<lsp_types::Diagnostic>)>, Vec<Uri>) {
+fn diagnostics_by_file(analysis: &Analysis, uri: &Uri) -> Vec<(Uri, Vec<lsp_types::Diagnostic>)> {
     let mut by_file: Vec<(Uri, Vec<lsp_types::Diagnostic>)> = vec![(uri.clone(), Vec::new())];
     for d in &analysis.diagnostics {
         let (file, range) = match d.primary.as_ref() {
@@ -486,8 +495,7 @@ fn diagnostics_by_file(
             None => by_file.push((file_uri, vec![converted])),
         }
     }
-    let published = by_file.iter().map(|(u, _)| u.clone()).collect();
-    (by_file, published)
+    by_file
 }
 
 fn convert(analysis: &Analysis, d: &Diagnostic, range: Range, uri: &Uri) -> lsp_types::Diagnostic {
