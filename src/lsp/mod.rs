@@ -17,7 +17,7 @@ mod transport;
 
 use crate::diag::{Diagnostic, Severity};
 use crate::driver::{self, Analysis};
-use lsp_server::{Message, Notification, Request, Response};
+use lsp_server::{ErrorCode, Message, Notification, Request, Response};
 use lsp_types::notification::{self as notif, Notification as _};
 use lsp_types::request::{self as req, Request as _};
 use lsp_types::*;
@@ -81,7 +81,12 @@ impl<W: std::io::Write> Session<W> {
             match next {
                 Err(RecvTimeoutError::Timeout) => self.analyse_pending()?,
                 Err(RecvTimeoutError::Disconnected) | Ok(Incoming::End) => return Ok(true),
-                Ok(Incoming::Malformed(why)) => self.parse_error(&why)?,
+                Ok(Incoming::Malformed(why)) => {
+                    self.error_reply(serde_json::Value::Null, ErrorCode::ParseError, &why)?
+                }
+                Ok(Incoming::Invalid { id, why }) => {
+                    self.error_reply(id, ErrorCode::InvalidRequest, &why)?
+                }
                 Ok(Incoming::Message(Message::Request(request))) => self.request(request)?,
                 Ok(Incoming::Message(Message::Notification(n))) => {
                     if n.method == notif::Exit::METHOD {
@@ -99,11 +104,18 @@ impl<W: std::io::Write> Session<W> {
     }
 
     /// JSON-RPC's answer to what it cannot read: an error with no id.
-    fn parse_error(&mut self, why: &str) -> Result<(), String> {
+    /// An error answer to a message that could not be read as a request
+    /// (written here: `lsp_server` has no id for it).
+    fn error_reply(
+        &mut self,
+        id: serde_json::Value,
+        code: lsp_server::ErrorCode,
+        why: &str,
+    ) -> Result<(), String> {
         let body = serde_json::json!({
             "jsonrpc": "2.0",
-            "id": null,
-            "error": {"code": lsp_server::ErrorCode::ParseError as i32, "message": why},
+            "id": id,
+            "error": {"code": code as i32, "message": why},
         })
         .to_string();
         write!(self.output, "Content-Length: {}\r\n\r\n{body}", body.len())

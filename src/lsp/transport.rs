@@ -20,6 +20,12 @@ pub enum Incoming {
     Message(Message),
     /// A message that could not be read, and why; the stream goes on.
     Malformed(String),
+    /// JSON that is no JSON-RPC message (no method, an id of another
+    /// type than an integer or a string), with its id where it has one.
+    Invalid {
+        id: serde_json::Value,
+        why: String,
+    },
     /// The editor closed the stream.
     End,
 }
@@ -39,7 +45,7 @@ pub fn read(input: &mut impl BufRead) -> Incoming {
         };
         // Headers end with an empty line; CRLF is the protocol's, a bare LF
         // is taken too.
-        let line = line.trim_end_matches(['\r', '\n']);
+        let line = resynchronized(line.trim_end_matches(['\r', '\n']));
         if line.is_empty() {
             if !saw_header {
                 continue;
@@ -83,9 +89,44 @@ pub fn read(input: &mut impl BufRead) -> Incoming {
     let Ok(text) = String::from_utf8(body) else {
         return Incoming::Malformed("a message that is not UTF-8".into());
     };
-    match serde_json::from_str::<Message>(&text) {
+    let value: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(value) => value,
+        Err(e) => return Incoming::Malformed(format!("a message that is not JSON: {e}")),
+    };
+    // An id the protocol does not allow would read as a notification,
+    // which is never answered: the editor would wait for ever.
+    let id = value.get("id").cloned();
+    let id_allowed = id
+        .as_ref()
+        .is_none_or(|id| id.is_string() || id.as_i64().is_some_and(|n| i32::try_from(n).is_ok()));
+    let echoed = match &id {
+        Some(id) if id.is_string() || id.is_number() => id.clone(),
+        _ => serde_json::Value::Null,
+    };
+    if !id_allowed {
+        return Incoming::Invalid {
+            id: echoed,
+            why: "a request id is a 32-bit integer or a string".into(),
+        };
+    }
+    match serde_json::from_value::<Message>(value) {
         Ok(message) => Incoming::Message(message),
-        Err(e) => Incoming::Malformed(format!("a message that is not JSON-RPC: {e}")),
+        Err(e) => Incoming::Invalid {
+            id: echoed,
+            why: format!("not a JSON-RPC request, response or notification: {e}"),
+        },
+    }
+}
+
+/// A header line, or what of it follows the leftovers of a message whose
+/// Content-Length fell short of its body (`..."}Content-Length: 52`): the
+/// rest of that body is dropped, so that the next message is read whole,
+/// not run into its predecessor's tail for the rest of the session.
+fn resynchronized(line: &str) -> &str {
+    const HEADER: &str = "content-length:";
+    match line.to_ascii_lowercase().rfind(HEADER) {
+        Some(at) => &line[at..],
+        None => line,
     }
 }
 
@@ -129,6 +170,7 @@ mod tests {
                     out.push(format!("message {}", serde_json::to_string(&m).unwrap()))
                 }
                 Incoming::Malformed(why) => out.push(format!("malformed: {why}")),
+                Incoming::Invalid { id, why } => out.push(format!("invalid {id}: {why}")),
             }
         }
     }
@@ -146,10 +188,12 @@ mod tests {
         stream.extend(b"Content-Length: 3\r\n\r\n\xff\xfe\xfd");
         stream.extend(b"Content-Length: twelve\r\n\r\n");
         stream.extend(b"Content-Type: x\r\n\r\n");
+        // A length short of its body: the rest runs into the next header.
+        stream.extend(format!("Content-Length: 10\r\n\r\n{exit}{}", framed(exit)).as_bytes());
         stream.extend(b"Content-Length: 3000000000\r\n\r\nshort");
         let got = all(&stream);
         assert!(
-            got[0].starts_with("malformed: a message that is not JSON-RPC"),
+            got[0].starts_with("malformed: a message that is not JSON"),
             "{got:?}"
         );
         assert_eq!(got[1], r#"message {"method":"exit"}"#);
@@ -159,8 +203,44 @@ mod tests {
             "{got:?}"
         );
         assert_eq!(got[4], "malformed: a message without Content-Length");
+        assert!(got[5].starts_with("malformed: a message that is not JSON"));
+        assert_eq!(got[6], r#"message {"method":"exit"}"#, "{got:?}");
         // 3 GB announced, 5 bytes sent: the stream ends, nothing allocated.
-        assert_eq!(got.len(), 5, "{got:?}");
+        assert_eq!(got.len(), 7, "{got:?}");
+    }
+
+    /// JSON that is not a message is an invalid request, answered with
+    /// its id where it has one; an id past 32 bits or a fraction too,
+    /// rather than a notification never answered.
+    #[test]
+    fn json_that_is_no_message_is_invalid_with_its_id() {
+        let mut stream = Vec::new();
+        for body in [
+            "{}",
+            "42",
+            r#"{"jsonrpc":"2.0","id":77,"method":5}"#,
+            r#"{"jsonrpc":"2.0","id":2147483648,"method":"shutdown"}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"shutdown"}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"shutdown"}"#,
+        ] {
+            stream.extend(framed(body).as_bytes());
+        }
+        let got = all(&stream);
+        let ids: Vec<&str> = got
+            .iter()
+            .map(|g| {
+                g.strip_prefix("invalid ")
+                    .unwrap()
+                    .split(':')
+                    .next()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(
+            ids,
+            ["null", "null", "77", "2147483648", "1.5", "null"],
+            "{got:?}"
+        );
     }
 
     #[test]
