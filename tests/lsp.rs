@@ -406,6 +406,23 @@ fn imported_files_get_their_diagnostics_and_definitions() {
         json!({"textDocument": {"uri": uri}}),
     );
     assert_eq!(editor.diagnostics(&lib_uri).len(), 1);
+    // The standard library is built in, no file to open: no location in it.
+    let std_user = format!("file://{}", dir.join("std_user.mscl").display());
+    editor.open(
+        &std_user,
+        "import \"std/peers\"\nfn f() -> list[int] {\n    return ring_peers(0, 4)\n}\n",
+    );
+    assert_eq!(editor.diagnostics(&std_user), Vec::<Value>::new());
+    for (line, character) in [(2, 12), (0, 10)] {
+        let def = editor.at("textDocument/definition", &std_user, line, character);
+        assert_eq!(def, Value::Null, "{line}:{character}");
+    }
+    let refs = editor.at("textDocument/references", &std_user, 2, 12);
+    assert!(
+        refs.as_array()
+            .is_none_or(|r| r.iter().all(|l| l["uri"] == std_user)),
+        "{refs}"
+    );
     editor.stop();
 }
 

@@ -20,6 +20,13 @@ const STDLIB: &[(&str, &str)] = &[
     ("sync", include_str!("../../stdlib/sync.mscl")),
 ];
 
+/// Whether `name`, a source's name, is a module of the standard library:
+/// text built into the binary, no file anyone can open.
+pub fn is_builtin_module(name: &str) -> bool {
+    name.strip_prefix("std/")
+        .is_some_and(|module| STDLIB.iter().any(|(m, _)| *m == module))
+}
+
 pub struct Compilation {
     pub sources: SourceMap,
     /// The plan, or why compilation stopped.

@@ -162,14 +162,15 @@ fn receiver_name(receiver: Receiver) -> &'static str {
 }
 
 /// Where the name under the cursor is defined: a variable, param or
-/// function, or the file an `import` names.
+/// function, or the file an `import` names (none in the standard library,
+/// which is built in, no file to open).
 pub fn definition(doc: &Document, position: Position) -> Option<Location> {
     let read = doc.readable();
     let (offset, analysis) = (read.offset(position)?, read.analysis);
     if let Some(d) = analysis.index.def_of(0, offset) {
         let span = analysis.index.defs[d].span;
         return Some(Location::new(
-            file_uri(analysis, span.file, &doc.uri),
+            file_uri(analysis, span.file, &doc.uri)?,
             read.range(span)?,
         ));
     }
@@ -179,6 +180,9 @@ pub fn definition(doc: &Document, position: Position) -> Option<Location> {
         StmtKind::Import { path, path_span }
             if path_span.start <= offset && offset <= path_span.end =>
         {
+            if crate::driver::is_builtin_module(path) {
+                return None;
+            }
             let base = doc.path.parent()?;
             let target = super::uri_of(&base.join(path))?;
             Some(Location::new(target, Range::default()))
@@ -201,7 +205,7 @@ pub fn references(doc: &Document, position: Position, declaration: bool) -> Opti
         spans
             .filter_map(|span| {
                 Some(Location::new(
-                    file_uri(analysis, span.file, &doc.uri),
+                    file_uri(analysis, span.file, &doc.uri)?,
                     read.range(span)?,
                 ))
             })

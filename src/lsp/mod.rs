@@ -496,11 +496,15 @@ fn publish(uri: Uri, diagnostics: Vec<lsp_types::Diagnostic>) -> Notification {
 fn diagnostics_by_file(analysis: &Analysis, uri: &Uri) -> Vec<(Uri, Vec<lsp_types::Diagnostic>)> {
     let mut by_file: Vec<(Uri, Vec<lsp_types::Diagnostic>)> = vec![(uri.clone(), Vec::new())];
     for d in &analysis.diagnostics {
-        let (file, range) = match d.primary.as_ref() {
-            Some(label) => (label.span.file, range_of(analysis, label.span)),
-            None => (0, Range::default()),
-        };
-        let file_uri = file_uri(analysis, file, uri);
+        // A place in the standard library, which the editor cannot open,
+        // goes at the document's start, as no place does.
+        let place = d.primary.as_ref().and_then(|label| {
+            Some((
+                file_uri(analysis, label.span.file, uri)?,
+                range_of(analysis, label.span),
+            ))
+        });
+        let (file_uri, range) = place.unwrap_or((uri.clone(), Range::default()));
         let converted = convert(analysis, d, range, uri);
         match by_file.iter_mut().find(|(u, _)| *u == file_uri) {
             Some((_, list)) => list.push(converted),
@@ -524,12 +528,14 @@ fn convert(analysis: &Analysis, d: &Diagnostic, range: Range, uri: &Uri) -> lsp_
     let related: Vec<DiagnosticRelatedInformation> = d
         .secondary
         .iter()
-        .map(|l| DiagnosticRelatedInformation {
-            location: Location::new(
-                file_uri(analysis, l.span.file, uri),
-                range_of(analysis, l.span),
-            ),
-            message: l.message.clone(),
+        .filter_map(|l| {
+            Some(DiagnosticRelatedInformation {
+                location: Location::new(
+                    file_uri(analysis, l.span.file, uri)?,
+                    range_of(analysis, l.span),
+                ),
+                message: l.message.clone(),
+            })
         })
         .collect();
     lsp_types::Diagnostic {
@@ -561,19 +567,23 @@ pub(crate) fn range_of(analysis: &Analysis, span: crate::diag::Span) -> Range {
 }
 
 /// The URI of file `file` of an analysis: the document's own for the main
-/// file, the imported file's path for the others.
-pub(crate) fn file_uri(analysis: &Analysis, file: u32, uri: &Uri) -> Uri {
+/// file, the imported file's path for the others; none for a module of
+/// the standard library, which is no file.
+pub(crate) fn file_uri(analysis: &Analysis, file: u32, uri: &Uri) -> Option<Uri> {
     if file == 0 {
-        return uri.clone();
+        return Some(uri.clone());
     }
     let name = analysis.sources.name(file).unwrap_or_default();
+    if driver::is_builtin_module(&name) {
+        return None;
+    }
     let imported = PathBuf::from(&name);
     let full = if imported.is_absolute() {
         imported
     } else {
         std::env::current_dir().unwrap_or_default().join(imported)
     };
-    uri_of(&full).unwrap_or_else(|| uri.clone())
+    uri_of(&full)
 }
 
 /// The file a `file://` URI names (another scheme: a name for messages).
