@@ -207,17 +207,23 @@ impl Writer {
     /// matter.
     fn gap(&mut self, gap: &str, next: Option<Class>) {
         let mut rest = gap;
-        while let Some(at) = rest.find(['\n', '/']) {
-            if rest.as_bytes()[at] == b'\n' {
-                self.newline();
-                rest = &rest[at + 1..];
-            } else {
-                // A `/` in a gap starts a `//` comment, which runs to the end
-                // of its line.
-                let end = rest[at..].find('\n').map_or(rest.len(), |n| at + n);
-                self.comment(&rest[at..end], next);
-                rest = &rest[end..];
+        while let Some(at) = rest.find(['\n', '\r', '/']) {
+            match rest.as_bytes()[at] {
+                // A line ends in \n, \r\n or a lone \r (as the lexer ends a
+                // comment there).
+                b'\n' => self.newline(),
+                b'\r' if rest.as_bytes().get(at + 1) != Some(&b'\n') => self.newline(),
+                b'\r' => {}
+                _ => {
+                    // A `/` in a gap starts a `//` comment, which runs to
+                    // the end of its line.
+                    let end = rest[at..].find(['\n', '\r']).map_or(rest.len(), |n| at + n);
+                    self.comment(&rest[at..end], next);
+                    rest = &rest[end..];
+                    continue;
+                }
             }
+            rest = &rest[at + 1..];
         }
     }
 

@@ -416,6 +416,26 @@ fn crlf_files_keep_their_line_ends() {
     );
 }
 
+/// A file whose lines end in a lone CR (classic Mac OS) reads as its
+/// lines, a comment ending at its CR, not running to the end of the file;
+/// laid out, it ends its lines in LF.
+#[test]
+fn lone_cr_files_read_line_by_line_and_format_to_lf() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/simple_allgather.mscl");
+    let lf = read(&path);
+    let cr = lf.replace('\n', "\r");
+    let c = msclc::driver::compile_source(&path, cr.clone(), &[]);
+    let (Ok(from_cr), Ok(from_lf)) = (c.result, msclc::driver::compile(&path, &[]).result) else {
+        panic!("a lone-CR file compiles");
+    };
+    assert_eq!(
+        msclc::back::json::plan_to_json(&from_cr),
+        msclc::back::json::plan_to_json(&from_lf)
+    );
+    let out = msclc::format::format_source(0, &cr).expect("formats");
+    assert_eq!(out, formatted(&path, &lf));
+}
+
 /// In place means a file: a pipe or a device named to `msclc fmt` is
 /// refused before it is read (a pipe given back its text would wait for
 /// a reader), with the way to format standard input.

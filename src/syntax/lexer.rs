@@ -70,7 +70,8 @@ fn parse_string<'s>(lex: &mut logos::Lexer<'s, Token<'s>>) -> Result<String, Lex
 /// A token of .mscl source.
 #[derive(Logos, Debug, Clone, PartialEq)]
 #[logos(skip r"[ \t\r\n\f]+")]
-#[logos(skip(r"//[^\n]*", allow_greedy = true))]
+// A comment ends at a line break: \n, \r\n or a lone \r.
+#[logos(skip(r"//[^\r\n]*", allow_greedy = true))]
 #[logos(error = LexErrorKind)]
 pub enum Token<'src> {
     #[token("param")]
