@@ -50,7 +50,7 @@ impl<'d> Readable<'d> {
         let then = if now < self.same_start {
             now
         } else if now >= self.now.len() - self.same_end {
-            now - self.now.len() + self.then_len
+            now + self.then_len - self.now.len()
         } else {
             return None;
         };
@@ -75,7 +75,7 @@ impl<'d> Readable<'d> {
             if then < self.same_start {
                 Some(then)
             } else if then >= self.then_len - self.same_end {
-                Some(then - self.then_len + self.now.len())
+                Some(then + self.now.len() - self.then_len)
             } else {
                 None
             }
