@@ -88,7 +88,8 @@ pub(crate) fn print_warnings(c: &driver::Compilation, how: &WarningArgs) {
 pub(crate) struct LimitArgs {
     /// Stop with an error when the program emits more ops than this (a
     /// runaway loop ends soon). The default admits every example at 256
-    /// ranks four times over, and allreduce at 1,024 ranks.
+    /// ranks four times over, and allreduce at 1,024 ranks. A larger N
+    /// lets the program take as many steps (loop iterations, calls) too.
     #[arg(long, value_name = "N", default_value_t = msclc::eval::MAX_OPS)]
     pub(crate) max_ops: u64,
     /// Evaluate the program on N threads, each recording the ops of a
@@ -103,6 +104,9 @@ impl LimitArgs {
     pub(crate) fn limits(&self) -> driver::Limits {
         driver::Limits {
             max_ops: self.max_ops,
+            // A program let emit more ops may take as many steps: its
+            // loops are what emit them.
+            max_iterations: self.max_ops.max(msclc::eval::MAX_ITERATIONS),
             threads: self.threads.map(|n| n as usize),
             ..driver::Limits::command()
         }
@@ -123,5 +127,29 @@ impl From<DtypeArg> for msclc::ir::Dtype {
             DtypeArg::Float16 => msclc::ir::Dtype::Float16,
             DtypeArg::Bfloat16 => msclc::ir::Dtype::Bfloat16,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LimitArgs;
+    use msclc::eval::{MAX_ITERATIONS, MAX_OPS};
+
+    /// `--max-ops N` past the default lets the program take N steps too
+    /// (allreduce at 2,048 ranks needs more of both); below it, the step
+    /// budget stays the default.
+    #[test]
+    fn max_ops_raises_the_step_budget_with_it() {
+        let limits = |max_ops| {
+            LimitArgs {
+                max_ops,
+                threads: None,
+            }
+            .limits()
+        };
+        assert_eq!(limits(MAX_OPS).max_iterations, MAX_ITERATIONS);
+        assert_eq!(limits(1 << 28).max_iterations, 1 << 28);
+        assert_eq!(limits(1000).max_iterations, MAX_ITERATIONS);
+        assert_eq!(limits(1000).max_ops, 1000);
     }
 }

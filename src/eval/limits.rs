@@ -117,7 +117,7 @@ impl Evaluator<'_> {
     pub(super) fn too_long(&self, span: Span, label: &str) -> Diagnostic {
         self.error(Code::Limit, span, "this program runs too long", label)
             .with_note(format!(
-                "help: the program took {} steps (loop iterations, function calls, and a step per {ELEMENTS_PER_STEP} elements or {BYTES_PER_STEP} bytes of large values copied); check its loops' bounds and its recursion",
+                "help: the program took {} steps (loop iterations, function calls, and a step per {ELEMENTS_PER_STEP} elements or {BYTES_PER_STEP} bytes of large values copied); check its loops' bounds and its recursion (a program this large on purpose: --max-ops N raises the steps to N too)",
                 self.limits.max_iterations
             ))
     }
