@@ -194,6 +194,13 @@ fn nothing_that_verifies_is_an_error_with_each_reason() {
     assert_eq!(mistyped.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&mistyped.stderr)
         .contains("--vary tbg=abc: `abc` is not a value of param `tbg`, of type `int`"));
+    // The same param varied twice: which values would count is not clear.
+    let twice = msclc(&[
+        "tune", MULTI_NODE, "--timing", "h100-ib", "--size", "1K:4K", "--vary", "tbg=1", "--vary",
+        "tbg=2,4",
+    ]);
+    assert_eq!(twice.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&twice.stderr).contains("--vary tbg is given twice"));
     // A program that does not parse: its diagnostic at its line.
     let bad = dir.join("bad.mscl");
     std::fs::write(&bad, "param x int\n").unwrap();

@@ -36,7 +36,12 @@ impl Space {
         vary: &[(String, Vec<String>)],
         fixed: &[(String, String)],
     ) -> Result<Space, String> {
-        for (name, values) in vary {
+        for (k, (name, values)) in vary.iter().enumerate() {
+            if vary[..k].iter().any(|(earlier, _)| earlier == name) {
+                return Err(format!(
+                    "--vary {name} is given twice: give each param's values in one --vary {name}=V1,V2,.."
+                ));
+            }
             let Some(param) = declared.iter().find(|p| p.name == name) else {
                 let names: Vec<&str> = declared.iter().map(|p| p.name).collect();
                 return Err(format!(
