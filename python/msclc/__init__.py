@@ -20,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sysconfig
 import tempfile
@@ -90,13 +91,24 @@ def binary() -> str:
 
 def compile(source: Source, output: Optional[Source] = None, **params) -> str:
     """The MSCCL++ JSON execution plan of ``source``, as text; written to
-    ``output`` too when given (atomically, as ``msclc -o`` does)."""
-    args = _defines(params)
-    if output is not None:
-        args += ["-o", os.fspath(output)]
-    out = _run(["compile"], source, args)
-    if output is not None:
-        return Path(output).read_text()
+    ``output`` too when given (whole or not at all, as ``msclc -o``
+    writes)."""
+    target = None if output is None else Path(os.fspath(output))
+    if target is not None and (target.is_file() or not target.exists()):
+        # A file: the command writes it, as `msclc -o` does.
+        args = _defines(params) + ["-o", _not_an_option(str(target))]
+        _run(["compile"], source, args)
+        try:
+            return target.read_text(encoding="utf-8")
+        except OSError as e:
+            raise MsclcError(f"msclc wrote no plan to {target}: {e}", 2, []) from None
+    out = _run(["compile"], source, _defines(params))
+    if not out.stdout:
+        raise MsclcError("msclc printed no plan", 2, [])
+    if target is not None:
+        # A device or a pipe (`/dev/null`): written into as it is.
+        with open(target, "w", encoding="utf-8") as f:
+            f.write(out.stdout)
     return out.stdout
 
 
@@ -105,15 +117,18 @@ def params(source: Source) -> List[Dict]:
     ``name``, ``type`` (``int``, ``bool``, ``str``, ``protocol``, ...) and
     ``default`` (as written in the program)."""
     out = _run(["check"], source, ["--params"])
-    return json.loads(out.stdout)
+    return _json(out.stdout)
 
 
 def version() -> str:
     """The version of the msclc command, as ``msclc --version`` says it."""
-    out = subprocess.run([binary(), "--version"], capture_output=True, text=True)
+    out = _command([binary(), "--version"])
     if out.returncode != 0:
         raise MsclcError(out.stderr.rstrip("\n"), out.returncode, [])
-    return out.stdout.split()[-1]
+    words = out.stdout.split()
+    if not words:
+        raise MsclcError(f"{binary()} --version printed nothing", 2, [])
+    return words[-1]
 
 
 def check(source: Source, **params) -> List[Diagnostic]:
@@ -139,7 +154,7 @@ def sim(
     if buffers is not None:
         args += ["--buffers", buffers]
     out = _run(["sim"], source, args, wrong_is_result=True)
-    return json.loads(out.stdout)
+    return _json(out.stdout)
 
 
 def timing(
@@ -200,6 +215,8 @@ def tune(
         args += _defines(params)
         for name, values in (vary or {}).items():
             texts = [_define_text(v) for v in values]
+            if any("," in t for t in texts):
+                raise ValueError(f"vary[{name!r}]: a value holds a comma, which --vary reads as two")
             args += ["--vary", f"{name}={','.join(texts)}"]
         if max_candidates is not None:
             args += ["--max-candidates", str(max_candidates)]
@@ -207,56 +224,126 @@ def tune(
             args += ["--within", str(within)]
         if nranks is not None:
             args += ["--nranks", str(nranks)]
+        args[args.index("-o") + 1] = _not_an_option(folder)
         _run(["tune"], source, args)
-        with open(os.path.join(folder, "index.json")) as f:
-            return json.load(f)
+        try:
+            with open(os.path.join(folder, "index.json"), encoding="utf-8") as f:
+                return _json(f.read())
+        except OSError as e:
+            raise MsclcError(f"msclc tune wrote no index in {folder}: {e}", 2, []) from None
 
 
 def _define_text(value) -> str:
-    """A Python value as ``-D`` writes it."""
+    """A Python value as ``-D`` writes it: a bool, an int or a string (a
+    named constant by its name); anything else is no param's value."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    return str(value)
+    if isinstance(value, (int, str)):
+        return str(value)
+    raise TypeError(f"{value!r}: a param is set to an int, a bool or a string")
 
 
 def _defines(params: Dict) -> List[str]:
     args = []
     for name, value in params.items():
+        if not name.isidentifier():
+            raise TypeError(f"{name!r} is not a param's name")
         args += ["-D", f"{name}={_define_text(value)}"]
     return args
+
+
+def _not_an_option(path: str) -> str:
+    """``path`` as the command reads it as a path: one that starts with
+    ``-`` would be read as an option."""
+    return os.path.join(".", path) if path.startswith("-") else path
+
+
+def _json(text: str):
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise MsclcError(f"msclc printed no JSON where it should: {e}", 2, []) from None
+
+
+def _command(argv: List[str]) -> subprocess.CompletedProcess:
+    """Runs ``argv``, its text UTF-8 whatever the locale. A Ctrl-C (or
+    SIGTERM) while it runs reaches the command first, which removes the
+    files it was writing and ends; then it reaches the caller."""
+    try:
+        child = subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            encoding="utf-8",
+            errors="replace",
+        )
+    except OSError as e:
+        raise MsclcError(f"cannot run {argv[0]}: {e}", 2, []) from None
+    try:
+        stdout, stderr = child.communicate()
+    except BaseException:
+        child.send_signal(signal.SIGINT)
+        try:
+            child.communicate(timeout=10)
+        except BaseException:
+            child.kill()
+            child.wait()
+        raise
+    return subprocess.CompletedProcess(argv, child.returncode, stdout, stderr)
 
 
 def _run(command: List[str], source: Source, args: List[str], wrong_is_result: bool = False):
     """Runs ``msclc COMMAND SOURCE ARGS``; raises :class:`MsclcError` on a
     failure (for ``sim``, exit code 1 is a verdict and returns)."""
-    with tempfile.TemporaryDirectory(prefix="msclc-") as scratch:
-        path = _source_path(source, scratch)
-        out = subprocess.run(
-            [binary()] + command + [path] + args,
-            capture_output=True,
-            text=True,
-        )
+    with _source_file(source) as (path, shown):
+        out = _command([binary()] + command + [_not_an_option(path)] + args)
+        if shown != path:
+            # Program text is shown as such, not as the file it was put in.
+            out.stderr = out.stderr.replace(path, shown)
     if out.returncode == 0 or (wrong_is_result and out.returncode == 1 and out.stdout):
         return out
+    if out.returncode == 0:
+        raise MsclcError("msclc printed nothing", 2, [])
     raise MsclcError(out.stderr.rstrip("\n"), out.returncode, _diagnostics(out.stderr))
 
 
 def _is_path(source: Source) -> bool:
-    """Whether ``source`` names a file (else it is a program's text)."""
+    """Whether ``source`` names a file (else it is a program's text: a
+    program has a line break or a block's braces, a path neither)."""
     if isinstance(source, os.PathLike):
         return True
-    return "\n" not in source and ("program" not in source or os.path.exists(source))
+    return not any(c in source for c in "\n{}")
 
 
-def _source_path(source: Source, scratch: str) -> str:
-    """A file to hand the command: the path given, or the program text
-    written to a file in ``scratch``."""
-    if _is_path(source):
-        return os.fspath(source)
-    path = os.path.join(scratch, "program.mscl")
-    with open(path, "w") as f:
-        f.write(source)
-    return path
+class _source_file:
+    """A file to hand the command, and how to show it: the path given, or
+    the program text written to a hidden file in the current directory
+    (where its imports are found), shown as ``<program text>`` and
+    removed after."""
+
+    def __init__(self, source: Source):
+        self.source = source
+        self.written: Optional[str] = None
+
+    def __enter__(self):
+        if _is_path(self.source):
+            path = os.fspath(self.source)
+            return path, path
+        try:
+            fd, self.written = tempfile.mkstemp(prefix=".msclc-", suffix=".mscl", dir=".")
+        except OSError:
+            # A folder that cannot be written: imports are not found.
+            fd, self.written = tempfile.mkstemp(prefix="msclc-", suffix=".mscl")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(self.source)
+        return self.written, "<program text>"
+
+    def __exit__(self, *_):
+        if self.written is not None:
+            try:
+                os.unlink(self.written)
+            except OSError:
+                pass
 
 
 _HEADER = re.compile(r"^(error|warning)\[([EW]\d{4})\]: (.*)$")
@@ -283,4 +370,7 @@ def _diagnostics(text: str) -> List[Diagnostic]:
         note = _NOTE.match(line)
         if note:
             found[-1].notes.append(note.group(1))
+        elif found[-1].notes and line.startswith("  ") and line.strip():
+            # A note of several lines (a list under it) goes on.
+            found[-1].notes[-1] += "\n" + line.strip()
     return found

@@ -22,6 +22,7 @@ but msclc.
 import hashlib
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import Any, Dict, Optional
 
@@ -175,18 +176,19 @@ def _default_cache_dir() -> Path:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    """Writes ``path`` whole or not at all: ranks compiling at once each
-    write their own temporary file, and the first rename wins."""
-    tmp = path.with_name(f"{path.name}.tmp.{os.getpid()}")
+    """Writes ``path`` whole or not at all: each caller (ranks compiling
+    at once, threads of one) writes a temporary file of its own, and each
+    rename puts a whole plan in place."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with open(tmp, "w") as f:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def _source_bytes(source: Source) -> bytes:

@@ -5,6 +5,7 @@ in a fresh virtual environment): python -m unittest discover -s python/tests
 """
 
 import json
+import os
 import subprocess
 import tempfile
 import unittest
@@ -59,8 +60,51 @@ class Compile(unittest.TestCase):
         self.assertIn("error[E0", str(error))
         (d,) = [d for d in error.diagnostics if d.severity == "error"]
         self.assertEqual((d.line, d.column), (4, 9))
-        self.assertTrue(d.file.endswith("program.mscl"))
+        self.assertEqual(d.file, "<program text>")
+        self.assertIn("<program text>:4:9", str(error))
         self.assertIn("y", d.message)
+
+    def test_program_text_imports_from_the_current_directory(self):
+        text = 'import "lib.mscl"\nprogram "p" {\n    collective = allgather(2, chunk_factor: 1, inplace: false)\n}\nassert(two() == 2, "")\n'
+        before = os.getcwd()
+        with tempfile.TemporaryDirectory() as d:
+            Path(d, "lib.mscl").write_text("fn two() -> int {\n    return 2\n}\n")
+            os.chdir(d)
+            try:
+                self.assertIn('"collective":"allgather"', msclc.compile(text))
+                self.assertEqual(os.listdir(d), ["lib.mscl"], "the text's file is removed")
+            finally:
+                os.chdir(before)
+
+    def test_a_path_starting_with_a_dash_is_a_path(self):
+        program = (ROOT / "examples/simple_allgather.mscl").read_text()
+        before = os.getcwd()
+        with tempfile.TemporaryDirectory() as d:
+            Path(d, "-h").write_text(program)
+            os.chdir(d)
+            try:
+                plan = msclc.compile("-h", output="-plan.json")
+                self.assertEqual(Path(d, "-plan.json").read_text(), plan)
+                self.assertEqual(plan, msclc.compile(ROOT / "examples/simple_allgather.mscl"))
+                with self.assertRaises(msclc.MsclcError) as raised:
+                    msclc.compile("my_program.mscl")
+                self.assertEqual(raised.exception.exit_code, 2, "a missing file, not text")
+            finally:
+                os.chdir(before)
+
+    def test_a_param_of_no_param_type_is_refused(self):
+        path = ROOT / "examples/simple_allgather.mscl"
+        for value in [None, 4.5, [1, 2]]:
+            with self.assertRaises(TypeError, msg=repr(value)):
+                msclc.compile(path, num_gpus=value)
+        with self.assertRaises(TypeError):
+            msclc.compile(path, **{"name=x": "y"})
+
+    def test_a_note_of_several_lines_is_kept_whole(self):
+        with self.assertRaises(msclc.MsclcError) as raised:
+            msclc.compile(ROOT / "examples/simple_allgather.mscl", nope=1)
+        (note,) = raised.exception.diagnostics[0].notes
+        self.assertIn("num_gpus: int", note)
 
 
 class Check(unittest.TestCase):
