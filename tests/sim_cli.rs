@@ -212,6 +212,40 @@ fn a_plan_too_large_for_the_memory_budget_is_refused_up_front() {
     assert!(fits.status.success());
 }
 
+/// A `--max-memory` above what the machine lets msclc have is no promise:
+/// the plan is refused up front, not killed for memory part way through.
+/// (The machine here: an address-space limit of 2 GB.)
+#[test]
+fn max_memory_past_the_machine_is_refused_up_front() {
+    let dir = std::env::temp_dir().join(format!("msclc-sim-machine-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // An allgather of 4,096 ranks and no ops: its output cells, the ranks
+    // squared, are about 1.5 GiB to simulate.
+    let ranks = 4096;
+    let gpus: Vec<serde_json::Value> = (0..ranks)
+        .map(|id| serde_json::json!({"id": id, "input_chunks": 1, "output_chunks": ranks, "scratch_chunks": 0, "channels": [], "remote_buffers": [], "semaphores": [], "threadblocks": []}))
+        .collect();
+    let plan = serde_json::json!({"name": "wide", "collective": "allgather", "protocol": "Simple", "inplace": true, "gpus": gpus});
+    let path = dir.join("wide.json");
+    std::fs::write(&path, plan.to_string()).unwrap();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 2000000; exec {} sim {} --max-memory 100G",
+            env!("CARGO_BIN_EXE_msclc"),
+            path.display()
+        ))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("more than this machine lets msclc have now"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The estimate `--max-memory` is held against bounds what the simulation
 /// takes, measured (`memory_peak` of `--json`: the most heap it held at
 /// once), for every example at its defaults and for shapes that grow

@@ -32,6 +32,7 @@ pub(crate) struct SimArgs {
     /// Refuse (exit code 2) a plan whose simulation is estimated to take
     /// more memory than this (K, M, G suffixes); by default 8G, or three
     /// quarters of the memory this process may have, whichever is less.
+    /// More than the process may have is refused whatever this says.
     #[arg(long, value_name = "BYTES", value_parser = msclc::runner::parse_size)]
     pub(crate) max_memory: Option<u64>,
     /// Executions to run back to back: semaphores and unconsumed signals
@@ -132,6 +133,18 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
     let max_memory = args
         .max_memory
         .unwrap_or_else(msclc::sim::default_memory_limit);
+    // A --max-memory above what the machine has now is no promise it can
+    // keep: the process would be killed for memory part way through.
+    let machine = msclc::memory::available().filter(|have| needs > *have);
+    if let Some(have) = machine.filter(|have| *have < max_memory) {
+        let size = msclc::units::human_bytes;
+        return fail(Diagnostic::plain(Code::Memory, format!(
+            "simulating this plan ({} ranks) would take about {}, more than this machine lets msclc have now ({}), whatever --max-memory says: simulate the program at fewer ranks, or on a machine with more memory",
+            plan.ranks.len(),
+            size(needs),
+            size(have)
+        )));
+    }
     if needs > max_memory {
         let size = msclc::units::human_bytes;
         return fail(Diagnostic::plain(Code::Memory, format!(
