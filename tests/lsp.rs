@@ -183,6 +183,16 @@ fn hover_text(hover: &Value) -> String {
         .to_string()
 }
 
+/// The lines where each of a list of locations starts.
+fn start_lines(locations: &Value) -> Vec<i64> {
+    locations
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["range"]["start"]["line"].as_i64().unwrap())
+        .collect()
+}
+
 fn labels(items: &Value) -> Vec<String> {
     items
         .as_array()
@@ -242,13 +252,7 @@ fn an_editor_gets_diagnostics_hover_definitions_and_completions() {
     let def = editor.at("textDocument/definition", &uri, 11, 16);
     assert_eq!(def["uri"], uri);
     assert_eq!(def["range"]["start"], json!({"line": 7, "character": 8}));
-    let refs = editor.at("textDocument/references", &uri, 7, 9);
-    let lines: Vec<i64> = refs
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| l["range"]["start"]["line"].as_i64().unwrap())
-        .collect();
+    let lines = start_lines(&editor.at("textDocument/references", &uri, 7, 9));
     assert_eq!(lines, vec![7, 8, 11]);
 
     // Completion while typing: the text does not parse, the last analysis
@@ -305,13 +309,7 @@ fn an_editor_gets_diagnostics_hover_definitions_and_completions() {
     editor.change(&uri, 6, &typing);
     let def = editor.at("textDocument/definition", &uri, 14, 16);
     assert_eq!(def["range"]["start"], json!({"line": 7, "character": 8}));
-    let refs = editor.at("textDocument/references", &uri, 7, 9);
-    let lines: Vec<i64> = refs
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| l["range"]["start"]["line"].as_i64().unwrap())
-        .collect();
+    let lines = start_lines(&editor.at("textDocument/references", &uri, 7, 9));
     assert_eq!(lines, vec![7, 8, 14]);
     let hover = editor.at("textDocument/hover", &uri, 14, 5);
     assert_eq!(hover["range"]["start"], json!({"line": 14, "character": 4}));
