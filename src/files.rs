@@ -11,7 +11,9 @@
 //! again), and then takes its name. A kill, a full disk or a file-size
 //! limit at any moment leaves the old file or the new one, never a
 //! fragment. A symbolic link is written through: the file
-//! it names gets the new contents, the link stays a link. A device, a pipe
+//! it names gets the new contents, the link stays a link. A file of
+//! several names (hard links) is copied into from the whole temporary
+//! file, so that every name has the new text. A device, a pipe
 //! or a socket (`-o /dev/null`, `-o /dev/stdout`) is written into as it
 //! is: it keeps no contents to lose, and a file renamed over it would take
 //! its place.
@@ -145,6 +147,13 @@ fn replace(
         if durable {
             file.sync_all()?;
         }
+        if old.as_ref().is_some_and(hard_linked) {
+            // A file of several names (hard links) keeps them all: the new
+            // text is copied into it from the whole temporary file, which
+            // a crash part way leaves beside it.
+            std::fs::copy(&temp, &target)?;
+            return std::fs::remove_file(&temp);
+        }
         put_in_place(&temp, &target, old.is_some_and(|m| m.is_file()))
     })();
     if result.is_err() {
@@ -154,6 +163,21 @@ fn replace(
         PENDING[slot].store(std::ptr::null_mut(), Ordering::Release);
     }
     result
+}
+
+/// Whether a file has more names than one: a rename over one of them
+/// would leave the others with the old text.
+fn hard_linked(meta: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        meta.is_file() && meta.nlink() > 1
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        false
+    }
 }
 
 /// Gives the file `temp` the name `target` in one step for any reader

@@ -455,3 +455,36 @@ fn output_to_a_pipe_or_a_device_goes_into_it() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A file of several names (hard links) is rewritten under all of them:
+/// `fmt` in place and `-o` over a plan leave no name with the old text,
+/// and nothing beside them.
+#[test]
+fn a_hard_linked_file_is_rewritten_under_every_name() {
+    let dir = scratch("linked");
+    let program = copy_of_the_quick_start(&dir);
+    let text = std::fs::read_to_string(&program).unwrap();
+    std::fs::write(&program, text.replacen("let ", "let   ", 1)).unwrap();
+    let other = dir.join("other-name.mscl");
+    std::fs::hard_link(&program, &other).unwrap();
+    let out = msclc().arg("fmt").arg(&program).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(std::fs::read_to_string(&other).unwrap(), text);
+    let plan = dir.join("plan.json");
+    std::fs::write(&plan, "old").unwrap();
+    std::fs::hard_link(&plan, dir.join("plan-too.json")).unwrap();
+    let out = msclc().arg(&program).arg("-o").arg(&plan).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let written = std::fs::read(dir.join("plan-too.json")).unwrap();
+    assert!(written.starts_with(b"{\"buffer_alignment\""));
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["other-name.mscl", "plan-too.json", "plan.json", "prog.mscl"]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
