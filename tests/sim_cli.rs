@@ -107,6 +107,32 @@ fn a_race_in_a_json_plan_names_the_ops_json_paths() {
     );
 }
 
+/// A wait that names one channel twice takes two signals from it, as the
+/// executor's two lanes do: with one sent for it, a deadlock that says so.
+#[test]
+fn a_wait_naming_a_channel_twice_needs_two_signals() {
+    let dir = std::env::temp_dir().join(format!("msclc-sim-twice-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let base =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/plans/simple_allgather.json");
+    let mut plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(base).unwrap()).unwrap();
+    let wait = &mut plan["gpus"][0]["threadblocks"][0]["ops"][8];
+    assert_eq!(wait["name"], "wait");
+    wait["channel_ids"] = serde_json::json!([0, 0]);
+    let path = dir.join("wait_twice.json");
+    std::fs::write(&path, plan.to_string()).unwrap();
+    let (out, stdout, _) = sim(&[path.to_str().unwrap()]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("stuck at op 8 (wait): ")
+            && stdout
+                .contains("signal(s) from rank 1 on memory channel 0, which it waits on 2 times"),
+        "{stdout}"
+    );
+}
+
 /// Checked in both buffer modes, an in-place plan says it works in-place
 /// only, and the run fails.
 #[test]

@@ -75,10 +75,15 @@ impl<'p> Sim<'p> {
     pub(super) fn ready(&self, t: usize, op: &Op) -> bool {
         let th = &self.threads[t];
         match op.name {
-            OpName::Wait | OpName::RelaxedWait => self
-                .endpoints(th, op)
-                .iter()
-                .all(|e| self.signals.waiting_at(*e) > 0),
+            // A channel named k times is waited on k times, one lane
+            // each (as the executor's threads do): it needs k signals.
+            OpName::Wait | OpName::RelaxedWait => {
+                let ends = self.endpoints(th, op);
+                ends.iter().all(|e| {
+                    let times = ends.iter().filter(|x| *x == e).count();
+                    self.signals.waiting_at(*e) >= times
+                })
+            }
             // A semaphore named k times (fused acquires) is taken k times,
             // one lane each: it needs k passes.
             OpName::SemAcquire => {

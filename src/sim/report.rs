@@ -134,16 +134,31 @@ impl Sim<'_> {
         let th = &self.threads[t];
         match op.name {
             OpName::Wait | OpName::RelaxedWait => {
-                let starving: Vec<Endpoint> = self
-                    .endpoints(th, op)
-                    .into_iter()
-                    .filter(|e| self.signals.waiting_at(*e) == 0)
+                // The channels short of the signals the op takes (a channel
+                // named k times, k).
+                let ends = self.endpoints(th, op);
+                let mut starving: Vec<Endpoint> = ends
+                    .iter()
+                    .copied()
+                    .filter(|e| {
+                        self.signals.waiting_at(*e) < ends.iter().filter(|x| *x == e).count()
+                    })
                     .collect();
+                starving.dedup();
                 let text: Vec<String> = starving
                     .iter()
                     .map(|e| {
                         let peer = self.peer_of(*e);
+                        let (have, want) = (
+                            self.signals.waiting_at(*e),
+                            ends.iter().filter(|x| *x == e).count(),
+                        );
                         match self.signals.pair(*e) {
+                            Some(_) if want > 1 => format!(
+                                "{have} signal(s) from rank {peer} on {} channel {}, which it waits on {want} times",
+                                e.1.name(),
+                                e.2
+                            ),
                             Some(_) => format!(
                                 "no signal from rank {peer} on {} channel {}",
                                 e.1.name(),
@@ -267,10 +282,11 @@ impl Sim<'_> {
             let (rank, kind, _) = *e;
             let peer = self.peer_of(*e);
             let to_peer = |o: &Endpoint| o.0 == rank && o.1 == kind && self.peer_of(*o) == peer;
+            // Signals on a channel the op waits on too are not elsewhere.
             let mut signalled: Vec<u32> = self
                 .signals
                 .waiting_on(rank)
-                .filter(|(o, _)| to_peer(o))
+                .filter(|(o, _)| to_peer(o) && !starving.contains(o))
                 .map(|(o, _)| o.2)
                 .collect();
             if signalled.is_empty() {
