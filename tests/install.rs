@@ -268,6 +268,37 @@ fn a_tuned_set_installs_in_place_of_the_plans_there() {
     .unwrap();
     let out = install_from(&cache, &tuned);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a file name in"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not the name of a .json plan in"));
+    // A program listed (it compiles, but is no plan), an entry with no
+    // file, a file listed twice, an index that is no file: each refused,
+    // nothing installed.
+    let first = listed[0].clone();
+    std::fs::copy("examples/simple_allgather.mscl", tuned.join("prog.mscl")).unwrap();
+    for (index, says) in [
+        (
+            r#"{"plans": [{"file": "prog.mscl"}]}"#.to_string(),
+            "is not the name of a .json plan",
+        ),
+        (
+            format!(r#"{{"plans": [{{"file": "{first}"}}, {{"params": {{}}}}]}}"#),
+            "plans[1] has no `file`",
+        ),
+        (
+            format!(r#"{{"plans": [{{"file": "{first}"}}, {{"file": "{first}"}}]}}"#),
+            "is listed twice",
+        ),
+    ] {
+        std::fs::write(tuned.join("index.json"), &index).unwrap();
+        let out = install_from(&cache, &tuned);
+        assert_eq!(out.status.code(), Some(2), "{index}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{index}: {err}");
+    }
+    std::fs::remove_file(tuned.join("index.json")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", tuned.join("index.json")).unwrap();
+    let out = install_from(&cache, &tuned);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("it is not a file"));
+    assert!(!cache.join("default/prog.mscl").exists());
     std::fs::remove_dir_all(&cache).ok();
 }

@@ -370,5 +370,14 @@ fn tune_replaces_its_own_results_but_no_users_file() {
         );
         std::fs::write(&path, before).unwrap();
     }
+    // A link to tune's own index elsewhere is not written through.
+    let elsewhere = scratch("strangers-elsewhere");
+    std::fs::rename(dir.join("index.json"), elsewhere.join("index.json")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.join("index.json"), dir.join("index.json")).unwrap();
+    let before = std::fs::read(elsewhere.join("index.json")).unwrap();
+    let out = msclc(&[&["tune"], &args[..], &["-o", dir.to_str().unwrap()]].concat());
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read(elsewhere.join("index.json")).unwrap(), before);
+    let _ = std::fs::remove_dir_all(&elsewhere);
     let _ = std::fs::remove_dir_all(&dir);
 }

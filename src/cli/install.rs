@@ -77,41 +77,75 @@ pub(crate) fn exec(args: &InstallArgs) -> ExitCode {
     }
 }
 
+/// `path` opened, where it is a file (through links): not a device or a
+/// pipe that never ends.
+fn regular_file(path: &Path) -> std::io::Result<std::fs::File> {
+    let file = std::fs::File::open(path)?;
+    if file.metadata()?.is_file() {
+        Ok(file)
+    } else {
+        Err(std::io::Error::other("it is not a file"))
+    }
+}
+
 /// The plans of a tuned set: each file `from/index.json` lists, whole and
 /// a plan (read as `msclc sim` reads one).
 fn tuned_plans(from: &Path) -> Result<Vec<(String, Vec<u8>)>, Diagnostic> {
     let index_path = from.join("index.json");
     let unusable = |why: String| Diagnostic::plain(Code::Unreadable, why);
-    let text = std::fs::read_to_string(&index_path).map_err(|e| {
-        unusable(format!(
-            "cannot read {}: {e} (--from takes the folder `msclc tune -o DIR` wrote)",
-            index_path.display()
-        ))
-    })?;
+    // An index is small: a file of more is none (and `/dev/zero` ends).
+    const MOST_INDEX_BYTES: u64 = 64 << 20;
+    let text = regular_file(&index_path)
+        .and_then(|file| msclc::files::read_text(file, Some(MOST_INDEX_BYTES)))
+        .map_err(|e| {
+            unusable(format!(
+                "cannot read {}: {e} (--from takes the folder `msclc tune -o DIR` wrote)",
+                index_path.display()
+            ))
+        })?;
     let index: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| unusable(format!("{} is not JSON: {e}", index_path.display())))?;
-    let files: Vec<&str> = index["plans"]
+    let listed = index["plans"]
         .as_array()
-        .map(|plans| plans.iter().filter_map(|p| p["file"].as_str()).collect())
+        .map(Vec::as_slice)
         .unwrap_or_default();
-    if files.is_empty() {
+    if listed.is_empty() {
         return Err(unusable(format!(
             "{} lists no plans (`plans`, each with its `file`)",
             index_path.display()
         )));
     }
-    let mut plans = Vec::new();
-    for file in files {
-        // A name, not a path: the index cannot reach out of its folder.
-        if Path::new(file).file_name().and_then(|f| f.to_str()) != Some(file) {
+    let mut plans: Vec<(String, Vec<u8>)> = Vec::new();
+    for (k, entry) in listed.iter().enumerate() {
+        // Each entry a plan file of its own: one left out or listed twice
+        // would leave part of the tuned sizes without a plan.
+        let Some(file) = entry["file"].as_str() else {
             return Err(unusable(format!(
-                "{}: `{}` is not a file name in {}",
+                "{}: plans[{k}] has no `file` naming its plan",
+                index_path.display()
+            )));
+        };
+        // A name, not a path: the index cannot reach out of its folder.
+        if Path::new(file).file_name().and_then(|f| f.to_str()) != Some(file)
+            || !file.ends_with(".json")
+        {
+            return Err(unusable(format!(
+                "{}: `{}` is not the name of a .json plan in {}",
                 index_path.display(),
                 msclc::diag::escaped(file),
                 from.display()
             )));
         }
+        if plans.iter().any(|(seen, _)| seen == file) {
+            return Err(unusable(format!(
+                "{}: `{}` is listed twice",
+                index_path.display(),
+                msclc::diag::escaped(file)
+            )));
+        }
         let path = from.join(file);
+        regular_file(&path)
+            .map_err(|e| unusable(format!("cannot read {}: {e}", path.display())))?;
         let limits = msclc::driver::Limits::command();
         super::input::load_plan(&path, &[], super::input::Compile::Plain, limits)
             .map_err(|_| unusable(format!("{} is not a plan msclc can read", path.display())))?;

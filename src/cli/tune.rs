@@ -198,10 +198,14 @@ pub(crate) fn exec(args: &TuneArgs) -> ExitCode {
 const RESULTS: [&str; 2] = ["index.json", "busbw.svg"];
 
 /// An E0809 error if any of `files` in `dir` is there but not one tune
-/// wrote: a user's own `index.json`, say. Tune replaces its own earlier
-/// results (a plan, its index, its picture), nothing else.
+/// wrote: a user's own `index.json`, say, or a link to a file elsewhere.
+/// Tune replaces its own earlier results (a plan, its index, its
+/// picture), nothing else.
 fn refuse_strangers(dir: &Path, files: impl Iterator<Item = String>) -> Result<(), ExitCode> {
+    // A link is not tune's to write through: the file it names is
+    // outside what tune was given.
     let ours = |path: &Path, file: &str| match file {
+        _ if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) => false,
         "index.json" => msclc::files::holds_json_keys(path, report::INDEX_KEYS),
         "busbw.svg" => report::is_tunes_picture(path),
         _ => msclc::files::holds_json_keys(path, msclc::back::json::PLAN_KEYS),
