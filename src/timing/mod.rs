@@ -36,8 +36,15 @@ pub fn load_topology(spec: &str) -> Result<topology::Topology, Diagnostic> {
             topology::BUILT_IN.join(", ")
         )));
     }
-    let text =
-        std::fs::read_to_string(path).map_err(|e| unusable(format!("cannot read it: {e}")))?;
+    // A topology is a few hundred bytes: a file of more is none, and a
+    // device (`/dev/zero`) is no file.
+    const MOST_TOPOLOGY_BYTES: u64 = 1 << 20;
+    let text = std::fs::File::open(path)
+        .and_then(|file| match file.metadata()?.is_file() {
+            true => crate::files::read_text(file, Some(MOST_TOPOLOGY_BYTES)),
+            false => Err(std::io::Error::other("it is not a file")),
+        })
+        .map_err(|e| unusable(format!("cannot read it: {e}")))?;
     let name = path
         .file_stem()
         .map_or(spec.to_string(), |s| s.to_string_lossy().into_owned());

@@ -323,8 +323,16 @@ pub fn from_json(name: &str, text: &str) -> Result<Topology, String> {
         "multimem",
     ])?;
     let l = &base.latency;
+    // Every collective takes a launch at least: with none, a plan of
+    // synchronization only would take no time, and no bandwidth be had.
+    let launch = lat.at_least_zero("launch", l.launch)?;
+    if launch <= 0.0 {
+        return Err(
+            "`latency_us.launch` must be more than 0 (every collective takes a launch)".into(),
+        );
+    }
     let latency = Latency {
-        launch: lat.at_least_zero("launch", l.launch)?,
+        launch,
         launch_interval: lat.added_later("launch_interval", l.launch_interval)?,
         op: lat.at_least_zero("op", l.op)?,
         memory: lat.added_later("memory", l.memory)?,
@@ -366,6 +374,10 @@ fn section(top: &Map<String, Value>, key: &str) -> Result<Map<String, Value>, St
         None => Ok(Map::new()),
     }
 }
+
+/// The bandwidths (GB/s) and latencies (µs) the model computes with:
+/// within these, a time stays a normal number.
+const MODELLED: std::ops::RangeInclusive<f64> = 1e-6..=1e9;
 
 /// The fields of one JSON object, each with the value a base gives it;
 /// without a base, the absent ones are noted as missing.
@@ -423,16 +435,29 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// A bandwidth (GB/s): more than 0, and within what a time computed
+    /// from it can hold (a bandwidth of 1e-310 made an op's time overflow
+    /// to nothing, 0 made it infinite).
     fn positive(&mut self, key: &str, base: f64) -> Result<f64, String> {
         match self.number(key)? {
             Some(x) if x <= 0.0 => Err(format!("`{key}` must be more than 0")),
+            Some(x) if !(MODELLED.contains(&x)) => Err(format!(
+                "`{key}` is {x:e}; the model takes {:e} to {:e}",
+                MODELLED.start(),
+                MODELLED.end()
+            )),
             other => Ok(other.unwrap_or(base)),
         }
     }
 
+    /// A latency (µs): 0 or more, and within what a time can hold.
     fn at_least_zero(&mut self, key: &str, base: f64) -> Result<f64, String> {
         match self.number(key)? {
             Some(x) if x < 0.0 => Err(format!("`{key}` cannot be negative")),
+            Some(x) if x > *MODELLED.end() => Err(format!(
+                "`{key}` is {x:e}; the model takes at most {:e}",
+                MODELLED.end()
+            )),
             other => Ok(other.unwrap_or(base)),
         }
     }

@@ -150,7 +150,22 @@ pub(crate) fn bad_topologies_are_diagnostics() {
             r#"{"base": "h100-ib", "latency_us": {"proxy": -1}}"#,
             "`proxy` cannot be negative",
         ),
+        // Values a time cannot be computed from: an op of a bandwidth of
+        // 1e-310 took no time, a plan of latency 0 no time at all.
+        (
+            r#"{"base": "h100-nvlink", "bandwidth_gbps": {"block": 1e-310}}"#,
+            "`block` is 1e-310; the model takes 1e-6 to 1e9",
+        ),
+        (
+            r#"{"base": "h100-nvlink", "latency_us": {"op": 1e308}}"#,
+            "`op` is 1e308; the model takes at most 1e9",
+        ),
+        (
+            r#"{"base": "h100-nvlink", "latency_us": {"launch": 0}}"#,
+            "`latency_us.launch` must be more than 0",
+        ),
         ("{", "not JSON"),
+        ("", "not JSON"),
     ] {
         let path = write_topology(&dir, "bad", json);
         let out = msclc(&["sim", ALLREDUCE, "--timing", &path]);
@@ -161,6 +176,9 @@ pub(crate) fn bad_topologies_are_diagnostics() {
             "{json}: {err}"
         );
     }
+    let out = msclc(&["sim", ALLREDUCE, "--timing", "/dev/zero"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot read it: it is not a file"), "{err}");
     let out = msclc(&["sim", ALLREDUCE, "--timing", "h200-nvlink"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
