@@ -381,3 +381,38 @@ fn tune_replaces_its_own_results_but_no_users_file() {
     let _ = std::fs::remove_dir_all(&elsewhere);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Candidates are compared at the size asked, though each is timed at it
+/// rounded down to its own chunks (1000 B: 512 for one, 896 for another):
+/// the gain over the defaults is what the two bus bandwidths say.
+#[test]
+fn candidates_are_compared_at_the_size_asked() {
+    let out = msclc(&[
+        "tune",
+        "tests/tune/allgather_two_ways.mscl",
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "1000:4000",
+        "-q",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split_whitespace().collect())
+        .filter(|f: &Vec<&str>| f.len() >= 7)
+        .collect();
+    assert_eq!(rows.len(), 3, "{text}");
+    for f in rows {
+        let n = f.len();
+        let busbw: f64 = f[n - 3].parse().unwrap();
+        let defaults: f64 = f[n - 2].parse().unwrap();
+        let gain: f64 = f[n - 1].trim_end_matches('%').parse().unwrap();
+        // Both printed to 0.01 GB/s: the gain they allow, and 1% more.
+        let low = 100.0 * ((busbw - 0.005) / (defaults + 0.005) - 1.0) - 1.0;
+        let high = 100.0 * ((busbw + 0.005) / (defaults - 0.005) - 1.0) + 1.0;
+        assert!((low..=high).contains(&gain), "{f:?}: {text}");
+    }
+}

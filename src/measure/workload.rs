@@ -126,10 +126,12 @@ impl<'p> Workload<'p> {
         }
         let (input_bytes, output_bytes) = (chunk * ins, chunk * outs);
         let o = &plan.options;
+        // The executor checks the message it is given, before any rounding
+        // to chunks: the size asked, in the buffer it checks.
         let checked = if plan.collective.name == "allgather" {
-            output_bytes
+            size * outs / most
         } else {
-            input_bytes
+            size * ins / most
         };
         let (min, max) = o.message_sizes();
         if !(min..=max).contains(&checked) {

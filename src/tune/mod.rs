@@ -72,6 +72,16 @@ impl Tried {
     }
 }
 
+/// The time of prediction `p` taken to size `asked`, at the bandwidth it
+/// reached: what candidates are compared by. A plan runs a size in whole
+/// chunks of its alignment, so each candidate is timed at the asked size
+/// rounded down to its own chunks (1000 B: 512 for one, 896 for another);
+/// compared as they are, the one that rounds further down would look
+/// faster for moving less.
+pub fn time_at(p: &timing::Predicted, asked: u64) -> f64 {
+    p.time_us * asked as f64 / p.size.max(1) as f64
+}
+
 /// The outcome of a tuning.
 pub struct Tuned {
     pub space: Space,
@@ -133,7 +143,7 @@ pub fn tune(req: &Request) -> Result<Tuned, (SourceMap, Vec<Diagnostic>)> {
         .iter()
         .map(|t| {
             (0..sizes.len())
-                .map(|s| t.at(s).map(|p| p.time_us))
+                .map(|s| t.at(s).map(|p| time_at(&p, sizes[s])))
                 .collect()
         })
         .collect();

@@ -79,7 +79,10 @@ pub fn table(tuned: &Tuned, title: &str) -> String {
             (Ok(_), None) => ("-".to_string(), String::new()),
             (Ok(_), Some(b)) => (
                 format!("{:.2}", b.busbw_gbps),
-                format!("{:+.0}%", 100.0 * (b.time_us / p.time_us - 1.0)),
+                format!(
+                    "{:+.0}%",
+                    100.0 * (super::time_at(&b, size) / super::time_at(&p, size) - 1.0)
+                ),
             ),
         };
         let _ = writeln!(
