@@ -201,6 +201,34 @@ fn nothing_that_verifies_is_an_error_with_each_reason() {
     ]);
     assert_eq!(twice.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&twice.stderr).contains("--vary tbg is given twice"));
+    // More candidates than the notes show: how many more is said.
+    let many = msclc(&[
+        "tune",
+        "tests/tune/allgather_two_ways.mscl",
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "1",
+        "--vary",
+        "tbs=1,2,3,4,5,6",
+    ]);
+    assert_eq!(many.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&many.stderr).contains("and 4 more candidates, not shown"));
+    // -o naming a file: said before tuning.
+    let file = dir.join("a-file");
+    std::fs::write(&file, "mine").unwrap();
+    let onto = msclc(&[
+        "tune",
+        MULTI_NODE,
+        "--timing",
+        "h100-ib",
+        "--size",
+        "1K:4K",
+        "-o",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(onto.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&onto.stderr).contains("a file, not a folder"));
     // A program that does not parse: its diagnostic at its line.
     let bad = dir.join("bad.mscl");
     std::fs::write(&bad, "param x int\n").unwrap();

@@ -87,6 +87,15 @@ pub(crate) fn exec(args: &TuneArgs) -> ExitCode {
     // Said before the tuning, which may take minutes; of the plans' names
     // once they are known.
     if let Some(dir) = &args.output {
+        if dir.exists() && !dir.is_dir() {
+            return fail(Diagnostic::plain(
+                Code::Unreadable,
+                format!(
+                    "-o {}: a file, not a folder (tune writes its plans, index and picture in a folder)",
+                    dir.display()
+                ),
+            ));
+        }
         if let Err(refused) = refuse_strangers(dir, RESULTS.map(String::from).into_iter()) {
             return refused;
         }

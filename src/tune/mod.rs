@@ -157,9 +157,16 @@ pub fn tune(req: &Request) -> Result<Tuned, (SourceMap, Vec<Diagnostic>)> {
                     sizes[s]
                 ),
             );
-            for t in tried.iter().take(8) {
+            const SHOWN: usize = 8;
+            for t in tried.iter().take(SHOWN) {
                 let why = t.why_not(s).unwrap_or("");
                 d = d.with_note(format!("{}: {why}", space.describe(&t.candidate)));
+            }
+            if tried.len() > SHOWN {
+                d = d.with_note(format!(
+                    "and {} more candidates, not shown (sim one with -D to see why)",
+                    tried.len() - SHOWN
+                ));
             }
             fail(d.with_note(
             "help: fix the program for one candidate (msclc sim -D ...), or vary other values"
