@@ -16,6 +16,7 @@ current directory). Keyword parameters set the program's ``param``s, as
 (``protocol="LL"``) by name.
 """
 
+import contextlib
 import json
 import os
 import re
@@ -315,35 +316,30 @@ def _is_path(source: Source) -> bool:
     return not any(c in source for c in "\n{}")
 
 
-class _source_file:
+@contextlib.contextmanager
+def _source_file(source: Source):
     """A file to hand the command, and how to show it: the path given, or
     the program text written to a hidden file in the current directory
     (where its imports are found), shown as ``<program text>`` and
     removed after."""
-
-    def __init__(self, source: Source):
-        self.source = source
-        self.written: Optional[str] = None
-
-    def __enter__(self):
-        if _is_path(self.source):
-            path = os.fspath(self.source)
-            return path, path
-        try:
-            fd, self.written = tempfile.mkstemp(prefix=".msclc-", suffix=".mscl", dir=".")
-        except OSError:
-            # A folder that cannot be written: imports are not found.
-            fd, self.written = tempfile.mkstemp(prefix="msclc-", suffix=".mscl")
+    if _is_path(source):
+        path = os.fspath(source)
+        yield path, path
+        return
+    try:
+        fd, written = tempfile.mkstemp(prefix=".msclc-", suffix=".mscl", dir=".")
+    except OSError:
+        # A folder that cannot be written: imports are not found.
+        fd, written = tempfile.mkstemp(prefix="msclc-", suffix=".mscl")
+    try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(self.source)
-        return self.written, "<program text>"
-
-    def __exit__(self, *_):
-        if self.written is not None:
-            try:
-                os.unlink(self.written)
-            except OSError:
-                pass
+            f.write(source)
+        yield written, "<program text>"
+    finally:
+        try:
+            os.unlink(written)
+        except OSError:
+            pass
 
 
 _HEADER = re.compile(r"^(error|warning)\[([EW]\d{4})\]: (.*)$")

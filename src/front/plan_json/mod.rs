@@ -523,7 +523,7 @@ fn rank(gpu: &At) -> Res<RankPlan> {
 struct Barriers {
     blocks: std::collections::HashMap<u32, u32>,
     count: usize,
-    first_past: Option<(u32, PlanError)>,
+    first_past: Option<(u32, String)>,
 }
 
 impl Barriers {
@@ -545,8 +545,7 @@ impl Barriers {
         }
         self.count += 1;
         if id as usize >= EXECUTOR_BARRIERS && self.first_past.is_none() {
-            let place = at.key("barrier_id")?.fail::<()>(String::new()).unwrap_err();
-            self.first_past = Some((id, place));
+            self.first_past = Some((id, at.key("barrier_id")?.path()));
         }
         Ok((id, blocks))
     }
@@ -556,12 +555,12 @@ impl Barriers {
     /// past the number of the rank's barriers, an id is no such number.
     fn check_ids(self) -> Res<()> {
         match self.first_past {
-            Some((id, place)) if id as usize >= self.count => Err(PlanError {
+            Some((id, path)) if id as usize >= self.count => Err(PlanError {
+                path,
                 message: format!(
                     "barrier id {id}, but the rank has {} barrier(s): ids number the rank's sets of blocks that meet, from 0 (the executor has 16 barrier counters)",
                     self.count
                 ),
-                ..place
             }),
             _ => Ok(()),
         }
