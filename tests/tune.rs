@@ -444,3 +444,20 @@ fn candidates_are_compared_at_the_size_asked() {
         assert!((low..=high).contains(&gain), "{f:?}: {text}");
     }
 }
+
+/// The index says the rank count `--nranks` asked for: the chosen params
+/// alone compile to the program's default count.
+#[test]
+fn the_index_keeps_the_rank_count_asked() {
+    let dir = scratch("nranks");
+    let program = "tests/tune/allgather_two_ways.mscl";
+    let common = [program, "--timing", "h100-nvlink", "--size", "1K:2K"];
+    let (_, index) = tune(&[&common[..], &["--nranks", "4"]].concat(), &dir);
+    assert_eq!(index["nranks"], 4, "{index}");
+    let file = index["plans"][0]["file"].as_str().unwrap();
+    let plan: Value = serde_json::from_slice(&std::fs::read(dir.join(file)).unwrap()).unwrap();
+    assert_eq!(plan["gpus"].as_array().map(Vec::len), Some(4));
+    let (_, index) = tune(&common, &dir);
+    assert_eq!(index["nranks"], Value::Null, "{index}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -263,6 +263,9 @@ fn write(
         "topology": args.timing,
         "dtype": msclc::ir::Dtype::from(args.dtype).nccl_name(),
         "span": [args.size.0, args.size.1],
+        // As --nranks asked: the plans' rank count, which the fixed and
+        // chosen params alone may not give (null where it was not asked).
+        "nranks": args.nranks,
         "fixed": args.define.iter().map(|(n, v)| (n.clone(), serde_json::Value::String(v.clone()))).collect::<serde_json::Map<_, _>>(),
         "sizes": tuned.sizes,
     });
