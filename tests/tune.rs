@@ -181,11 +181,11 @@ fn nothing_that_verifies_is_an_error_with_each_reason() {
     assert!(!dir.join("index.json").exists(), "nothing written");
     // Usage errors at once: a param the program does not declare, a value
     // not of its type (as with -D).
-    let vary = |values| {
-        msclc(&[
-            "tune", MULTI_NODE, "--timing", "h100-ib", "--size", "1K:4K", "--vary", values,
-        ])
+    let usage = |extra: &[&str]| {
+        let tune = ["tune", MULTI_NODE, "--timing", "h100-ib", "--size", "1K:4K"];
+        msclc(&[&tune[..], extra].concat())
     };
+    let vary = |values| usage(&["--vary", values]);
     let unknown = vary("tgb=1,2");
     assert_eq!(unknown.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&unknown.stderr)
@@ -195,10 +195,7 @@ fn nothing_that_verifies_is_an_error_with_each_reason() {
     assert!(String::from_utf8_lossy(&mistyped.stderr)
         .contains("--vary tbg=abc: `abc` is not a value of param `tbg`, of type `int`"));
     // The same param varied twice: which values would count is not clear.
-    let twice = msclc(&[
-        "tune", MULTI_NODE, "--timing", "h100-ib", "--size", "1K:4K", "--vary", "tbg=1", "--vary",
-        "tbg=2,4",
-    ]);
+    let twice = usage(&["--vary", "tbg=1", "--vary", "tbg=2,4"]);
     assert_eq!(twice.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&twice.stderr).contains("--vary tbg is given twice"));
     // More candidates than the notes show: how many more is said.
@@ -217,16 +214,7 @@ fn nothing_that_verifies_is_an_error_with_each_reason() {
     // -o naming a file: said before tuning.
     let file = dir.join("a-file");
     std::fs::write(&file, "mine").unwrap();
-    let onto = msclc(&[
-        "tune",
-        MULTI_NODE,
-        "--timing",
-        "h100-ib",
-        "--size",
-        "1K:4K",
-        "-o",
-        file.to_str().unwrap(),
-    ]);
+    let onto = usage(&["-o", file.to_str().unwrap()]);
     assert_eq!(onto.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&onto.stderr).contains("a file, not a folder"));
     // A program that does not parse: its diagnostic at its line.
