@@ -92,9 +92,11 @@ fn read_plan_whole(text: &str) -> Res<Plan> {
 
 mod json;
 
+mod barriers;
 mod stream;
 mod validate;
 
+use barriers::Barriers;
 use validate::{check_ranges, check_ranks};
 
 /// A value and where it is in the document: its parent and the key or
@@ -514,57 +516,6 @@ fn rank(gpu: &At) -> Res<RankPlan> {
     }
     barriers.check_ids()?;
     Ok(r)
-}
-
-/// What a rank's barriers have said so far: the blocks each id gathers
-/// (one number per id: the executor's counter waits for that many), and
-/// the first id past the executor's 16 with where it is.
-#[derive(Default)]
-struct Barriers {
-    blocks: std::collections::HashMap<u32, u32>,
-    count: usize,
-    first_past: Option<(u32, String)>,
-}
-
-impl Barriers {
-    fn read(&mut self, at: &At, rank: &RankPlan) -> Res<(u32, u32)> {
-        let id = at.key("barrier_id")?.u32()?;
-        let blocks_at = at.key("num_threadblocks")?;
-        let have = rank.threadblocks.len() as u32;
-        let blocks = blocks_at.u32_in(
-            1..=have.max(1),
-            "thread blocks to meet at a barrier, of the rank's",
-        )?;
-        match self.blocks.insert(id, blocks) {
-            Some(before) if before != blocks => {
-                return blocks_at.fail(format!(
-                    "barrier {id} gathers {before} thread blocks elsewhere on this rank: one barrier id counts one number of blocks"
-                ))
-            }
-            _ => {}
-        }
-        self.count += 1;
-        if id as usize >= EXECUTOR_BARRIERS && self.first_past.is_none() {
-            self.first_past = Some((id, at.key("barrier_id")?.path()));
-        }
-        Ok((id, blocks))
-    }
-
-    /// Ids past the executor's 16 are a warning (W0502) where a compiler
-    /// numbered that many sets of blocks, the rank's barriers in order;
-    /// past the number of the rank's barriers, an id is no such number.
-    fn check_ids(self) -> Res<()> {
-        match self.first_past {
-            Some((id, path)) if id as usize >= self.count => Err(PlanError {
-                path,
-                message: format!(
-                    "barrier id {id}, but the rank has {} barrier(s): ids number the rank's sets of blocks that meet, from 0 (the executor has 16 barrier counters)",
-                    self.count
-                ),
-            }),
-            _ => Ok(()),
-        }
-    }
 }
 
 fn threadblock(tb: &At, rank: &RankPlan, barriers: &mut Barriers) -> Res<ThreadBlock> {
