@@ -421,8 +421,8 @@ impl Plan {
 }
 
 /// Where a result chunk's data comes from: one rank's input chunk (the
-/// collectives that only move data), or the sum of one input chunk over
-/// every rank (kept as that, not as a list: a list per chunk is cubic in
+/// collectives that only move data), or one input chunk of every rank
+/// reduced (by the plan's [`Plan::reduce_op`]; kept as that, not as a list: a list per chunk is cubic in
 /// the ranks for an AllReduce).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ChunkSources {
@@ -431,7 +431,7 @@ pub enum ChunkSources {
 }
 
 impl ChunkSources {
-    /// The (rank, input chunk) pairs summed, in rank order, of `ranks` ranks.
+    /// The (rank, input chunk) pairs reduced, in rank order, of `ranks` ranks.
     pub fn pairs(self, ranks: u32) -> impl Iterator<Item = (u32, u32)> {
         let (range, fixed) = match self {
             ChunkSources::One { rank, chunk } => (rank..rank + 1, chunk),
@@ -440,12 +440,27 @@ impl ChunkSources {
         range.map(move |r| (r, fixed))
     }
 
-    pub fn is_sum(self) -> bool {
+    pub fn is_reduction(self) -> bool {
         matches!(self, ChunkSources::EveryRank { .. })
     }
 }
 
 impl Plan {
+    /// The reduction the collective's result is held to: that of the
+    /// plan's first reducing op (a sum where none reduces). A plan that
+    /// mixes reductions is wrong whichever is chosen.
+    pub fn reduce_op(&self) -> ReduceOp {
+        fn find(ops: &[Op]) -> Option<ReduceOp> {
+            ops.iter()
+                .find_map(|op| op.reduce_op.or_else(|| find(op.body())))
+        }
+        self.ranks
+            .iter()
+            .flat_map(|r| &r.threadblocks)
+            .find_map(|tb| find(&tb.ops))
+            .unwrap_or(ReduceOp::Sum)
+    }
+
     /// The collective's definition for `rank`: for each of its output chunks,
     /// the input chunks it must hold afterwards. `None` for the test and
     /// custom collectives, which define nothing.

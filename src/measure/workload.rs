@@ -3,7 +3,7 @@
 //! the input every rank starts from, and the check of every rank's result
 //! against the collective's definition.
 
-use crate::ir::{BufRef, BufferKind, Dtype, Op, Plan, RefTarget};
+use crate::ir::{BufRef, BufferKind, Dtype, Op, Plan, ReduceOp, RefTarget};
 
 /// The most iterations a pipeline may run: the executor counts them in 16
 /// bits (SEMANTICS.md §3.5), so more wrap around and move the wrong bytes;
@@ -278,22 +278,25 @@ impl<'p> Workload<'p> {
             Dtype::Float16 => 1.0 / 1024.0,
             Dtype::Bfloat16 => 1.0 / 128.0,
         };
+        let reduce_op = self.plan.reduce_op();
         let mut wrong = 0;
         for (k, sources) in result {
             for e in 0..per_chunk {
                 let at = ((k as u64 * per_chunk + e) * size) as usize;
                 let got = self.decode(&out[at..at + size as usize]);
-                let want: f64 = sources
-                    .pairs(ranks)
-                    .map(|(s, c)| {
-                        let v = fill_value(s, c as u64 * per_chunk + e, seed);
-                        f64::from(self.round(v))
-                    })
-                    .sum();
-                let ok = if sources.is_sum() {
-                    (f64::from(got) - want).abs() <= eps * n * (1.0 + want.abs())
-                } else {
-                    f64::from(got) == want
+                let mut values = sources.pairs(ranks).map(|(s, c)| {
+                    let v = fill_value(s, c as u64 * per_chunk + e, seed);
+                    f64::from(self.round(v))
+                });
+                let ok = match (sources.is_reduction(), reduce_op) {
+                    (true, ReduceOp::Sum) => {
+                        let want: f64 = values.sum();
+                        (f64::from(got) - want).abs() <= eps * n * (1.0 + want.abs())
+                    }
+                    // One of the values, exactly: min and max round nothing.
+                    (true, ReduceOp::Min) => values.reduce(f64::min) == Some(f64::from(got)),
+                    (true, ReduceOp::Max) => values.reduce(f64::max) == Some(f64::from(got)),
+                    (false, _) => values.next() == Some(f64::from(got)),
                 };
                 if !ok {
                     wrong += 1;
@@ -315,10 +318,11 @@ impl<'p> Workload<'p> {
 
     /// The collective's definition as the GPU checks it (the prelude's
     /// `mscl_check`): per output chunk of every rank, four u32s: the rank,
-    /// the chunk, the rank its data comes from ([`EVERY_RANK`]: the sum
-    /// over all) and that rank's input chunk. `None` when the collective
+    /// the chunk, the rank its data comes from ([`every_rank`]: the chunk
+    /// of all reduced) and that rank's input chunk. `None` when the collective
     /// defines no result.
     pub fn check_entries(&self) -> Option<Vec<u32>> {
+        let reduce_op = self.plan.reduce_op();
         let mut entries = Vec::new();
         for rank in 0..self.plan.ranks.len() as u32 {
             let result = match self.senders {
@@ -328,7 +332,7 @@ impl<'p> Workload<'p> {
             for (k, sources) in result {
                 let (from, chunk) = match sources {
                     crate::ir::ChunkSources::One { rank, chunk } => (rank, chunk),
-                    crate::ir::ChunkSources::EveryRank { chunk } => (EVERY_RANK, chunk),
+                    crate::ir::ChunkSources::EveryRank { chunk } => (every_rank(reduce_op), chunk),
                 };
                 entries.extend([rank, k, from, chunk]);
             }
@@ -354,8 +358,16 @@ impl<'p> Workload<'p> {
     }
 }
 
-/// In a check entry: the output is the sum of this chunk over every rank.
-pub const EVERY_RANK: u32 = u32::MAX;
+/// In a check entry, for the rank its data comes from: the output is this
+/// chunk of every rank reduced by `op` (the prelude's `mscl_check` reads
+/// the same three words).
+pub fn every_rank(op: ReduceOp) -> u32 {
+    match op {
+        ReduceOp::Sum => u32::MAX,
+        ReduceOp::Min => u32::MAX - 1,
+        ReduceOp::Max => u32::MAX - 2,
+    }
+}
 
 /// Wrong elements whose positions the GPU's check keeps
 /// (`MSCL_FIRST_WRONG`).

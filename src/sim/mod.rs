@@ -407,10 +407,11 @@ struct Sim<'p> {
     progress: Option<indicatif::ProgressBar>,
     /// The first execution's events, when the timing model asked for them.
     record: Option<Box<record::Recorder<'p>>>,
-    /// The first wrong result a user read, held while the run goes on: a
-    /// deadlock found later is what the executor shows of such a plan (it
-    /// hangs, and no result comes back), so it is the verdict.
-    wrong: Option<Verdict>,
+    /// The first wrong result a user read, and its execution, held while
+    /// the run goes on: a deadlock found later is what the executor shows
+    /// of such a plan (it hangs, and no result comes back), so it is the
+    /// verdict.
+    wrong: Option<(u32, Verdict)>,
 }
 
 impl<'p> Sim<'p> {
@@ -460,7 +461,7 @@ impl<'p> Sim<'p> {
             barriers: HashMap::default(),
             ops_run: 0,
             user_clocks: vec![Clocks::zero(); plan.ranks.len()],
-            reduce_op: first_reduce_op(plan),
+            reduce_op: plan.reduce_op(),
             proxies,
             port_transfer: None,
             checked: HashMap::default(),
@@ -603,17 +604,4 @@ pub(super) fn parts_per_chunk(plan: &Plan, chunk: Option<u64>) -> u32 {
         }
     }
     parts as u32
-}
-
-/// The reduce operation of the plan's first reduction (sum if none).
-fn first_reduce_op(plan: &Plan) -> ReduceOp {
-    fn find(ops: &[Op]) -> Option<ReduceOp> {
-        ops.iter()
-            .find_map(|op| op.reduce_op.or_else(|| find(op.body())))
-    }
-    plan.ranks
-        .iter()
-        .flat_map(|r| &r.threadblocks)
-        .find_map(|tb| find(&tb.ops))
-        .unwrap_or(ReduceOp::Sum)
 }

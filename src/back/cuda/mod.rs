@@ -19,8 +19,9 @@
 //! array. Where the executor diverges from the intent (`[BUG]` in
 //! SEMANTICS.md), the code follows the intent, as the simulator does: `get`
 //! copies remote to local at their own offsets, fused puts read each source
-//! from its own buffer, and the double-scratch half applies to every scratch
-//! access.
+//! from its own buffer, the double-scratch half applies to every scratch
+//! access, and reductions use the op's `reduce_op` (min, max) where the
+//! executor always sums.
 
 mod layout;
 pub mod report;
@@ -29,7 +30,7 @@ pub use layout::SyncLayout;
 
 use crate::diag::{Code, Diagnostic};
 use crate::ir::{
-    BufRef, BufferKind, ChannelKind, ChannelPairs, Op, OpName, Plan, RankPlan, RefTarget,
+    BufRef, BufferKind, ChannelKind, ChannelPairs, Op, OpName, Plan, RankPlan, ReduceOp, RefTarget,
     ThreadBlock,
 };
 use std::collections::HashMap;
@@ -401,7 +402,8 @@ impl<'p> BlockWriter<'p> {
                 self.line(
                     depth,
                     &format!(
-                        "mscl_reduce<mscl_T, {}, {}>({}, {}, {bytes});",
+                        "mscl_reduce<{}, {}, {}>({}, {}, {bytes});",
+                        reduction(op),
                         srcs.len(),
                         dsts.len(),
                         ptrs("mscl_ptrs", &dsts),
@@ -420,7 +422,8 @@ impl<'p> BlockWriter<'p> {
                 self.line(
                     depth,
                     &format!(
-                        "mscl_reduce_packets<mscl_T, {}, {}>(a, {}, {}, {}, {}, {}, {at});",
+                        "mscl_reduce_packets<{}, {}, {}>(a, {}, {}, {}, {}, {}, {at});",
+                        reduction(op),
                         pkts.len(),
                         outs.len(),
                         dst.one_data(),
@@ -668,6 +671,17 @@ impl<'p> BlockWriter<'p> {
 
 fn is_port(op: &Op) -> bool {
     op.channel == Some(ChannelKind::Port)
+}
+
+/// The prelude's reduction for an op's `reduce_op` (a sum when it names
+/// none), over the run's element type: the code follows the plan's intent,
+/// where today's executor always sums (W0503).
+fn reduction(op: &Op) -> &'static str {
+    match op.reduce_op.unwrap_or(ReduceOp::Sum) {
+        ReduceOp::Sum => "mscl_sum<mscl_T>",
+        ReduceOp::Min => "mscl_min<mscl_T>",
+        ReduceOp::Max => "mscl_max<mscl_T>",
+    }
 }
 
 fn channel_kind(op: &Op) -> Res<ChannelKind> {

@@ -244,19 +244,21 @@ MSCL_DEV u32 mscl_float_to_f16(float f) {
   return sign | ((r - 0x38000000u) >> 13);
 }
 
-// Per element type: the scalar element E, adding two of them, and adding
-// two 32-bit words of packed elements.
+// Per element type: the scalar element E, adding two of them, adding two
+// 32-bit words of packed elements, and an element's value.
 template <typename T> struct mscl_elem;
 
 template <> struct mscl_elem<mscl_f32> {
   typedef u32 E;
   static MSCL_DEV u32 add(u32 a, u32 b) { return mscl_bits(mscl_float(a) + mscl_float(b)); }
   static MSCL_DEV u32 add_word(u32 a, u32 b) { return add(a, b); }
+  static MSCL_DEV float value(u32 a) { return mscl_float(a); }
 };
 
 #ifdef MSCL_HOST
 template <> struct mscl_elem<mscl_f16> {
   typedef u16 E;
+  static MSCL_DEV float value(u16 a) { return mscl_f16_to_float(a); }
   static MSCL_DEV u16 add(u16 a, u16 b) {
     return (u16)mscl_float_to_f16(mscl_f16_to_float(a) + mscl_f16_to_float(b));
   }
@@ -266,6 +268,7 @@ template <> struct mscl_elem<mscl_f16> {
 };
 template <> struct mscl_elem<mscl_bf16> {
   typedef u16 E;
+  static MSCL_DEV float value(u16 a) { return mscl_float((u32)a << 16); }
   static MSCL_DEV u16 add(u16 a, u16 b) {
     u32 s = mscl_bits(mscl_float((u32)a << 16) + mscl_float((u32)b << 16));
     if ((s & 0x7fffffffu) > 0x7f800000u) return (u16)((s >> 16) | 0x40u);  // NaN stays NaN
@@ -278,6 +281,7 @@ template <> struct mscl_elem<mscl_bf16> {
 #else
 template <> struct mscl_elem<mscl_f16> {
   typedef u16 E;
+  static MSCL_DEV float value(u16 a) { return mscl_f16_to_float(a); }
   static MSCL_DEV u16 add(u16 a, u16 b) {
     u16 d;
     asm("add.rn.f16 %0, %1, %2;" : "=h"(d) : "h"(a), "h"(b));
@@ -292,6 +296,7 @@ template <> struct mscl_elem<mscl_f16> {
 template <> struct mscl_elem<mscl_bf16> {
   // a * 1.0 + b: fma.bf16(x2) runs on sm_80 and later.
   typedef u16 E;
+  static MSCL_DEV float value(u16 a) { return mscl_float((u32)a << 16); }
   static MSCL_DEV u16 add(u16 a, u16 b) {
     u16 d;
     asm("fma.rn.bf16 %0, %1, %2, %3;" : "=h"(d) : "h"(a), "h"((u16)0x3f80u), "h"(b));
@@ -305,13 +310,34 @@ template <> struct mscl_elem<mscl_bf16> {
 };
 #endif
 
-template <typename T> MSCL_DEV mscl_v16 mscl_add16(mscl_v16 a, mscl_v16 b) {
-  typedef mscl_elem<T> A;
-  return {A::add_word(a.x, b.x), A::add_word(a.y, b.y), A::add_word(a.z, b.z), A::add_word(a.w, b.w)};
+// The reductions an op names (its `reduce_op`), each over elements of T:
+// `of` combines two elements, `of_words` two 32-bit words of packed ones.
+// Min and max compare the elements' values and keep one of the two as it
+// is, so they are exact in every type.
+template <typename T> struct mscl_sum {
+  typedef typename mscl_elem<T>::E E;
+  static MSCL_DEV E of(E a, E b) { return mscl_elem<T>::add(a, b); }
+  static MSCL_DEV u32 of_words(u32 a, u32 b) { return mscl_elem<T>::add_word(a, b); }
+};
+template <typename T, bool LARGER> struct mscl_pick {
+  typedef typename mscl_elem<T>::E E;
+  static MSCL_DEV E of(E a, E b) {
+    const float x = mscl_elem<T>::value(a), y = mscl_elem<T>::value(b);
+    return (LARGER ? y > x : y < x) ? b : a;
+  }
+  static MSCL_DEV u32 of_words(u32 a, u32 b) {
+    if (sizeof(E) == 4) return (u32)of((E)a, (E)b);
+    return (u32)of((E)(a & 0xffff), (E)(b & 0xffff)) | ((u32)of((E)(a >> 16), (E)(b >> 16)) << 16);
+  }
+};
+template <typename T> struct mscl_min : mscl_pick<T, false> {};
+template <typename T> struct mscl_max : mscl_pick<T, true> {};
+
+template <typename R> MSCL_DEV mscl_v16 mscl_reduce16(mscl_v16 a, mscl_v16 b) {
+  return {R::of_words(a.x, b.x), R::of_words(a.y, b.y), R::of_words(a.z, b.z), R::of_words(a.w, b.w)};
 }
-template <typename T> MSCL_DEV mscl_v8 mscl_add8(mscl_v8 a, mscl_v8 b) {
-  typedef mscl_elem<T> A;
-  return {A::add_word(a.x, b.x), A::add_word(a.y, b.y)};
+template <typename R> MSCL_DEV mscl_v8 mscl_reduce8(mscl_v8 a, mscl_v8 b) {
+  return {R::of_words(a.x, b.x), R::of_words(a.y, b.y)};
 }
 
 // ---- 16-byte global loads and stores --------------------------------------------
@@ -388,22 +414,23 @@ MSCL_MOVER void mscl_copy(char* __restrict__ dst, const char* __restrict__ src, 
   mscl_copy_units<char>(d, s, 16 * (u64)n, bytes - head);
 }
 
-// dst[k] = ((src[0] + src[1]) + src[2]) + ... for every k < ND, in elements
+// dst[k] = ((src[0] + src[1]) + src[2]) + ... for every k < ND, where `+`
+// is the reduction R (mscl_sum<T>, mscl_min<T>, mscl_max<T>) over elements
 // of T: vectors where all pointers agree modulo 16, single elements before
 // and after (and everywhere when they do not).
-template <typename T, int NS, int ND>
+template <typename R, int NS, int ND>
 MSCL_DEV void mscl_reduce_elems(const mscl_ptrs<ND>& d, const mscl_cptrs<NS>& s, u64 from, u64 to) {
-  typedef typename mscl_elem<T>::E E;
+  typedef typename R::E E;
   for (u64 i = from / sizeof(E) + MSCL_TID; i < to / sizeof(E); i += MSCL_NT) {
     E acc = ((const E*)s.p[0])[i];
 #pragma unroll
-    for (int k = 1; k < NS; k++) acc = mscl_elem<T>::add(acc, ((const E*)s.p[k])[i]);
+    for (int k = 1; k < NS; k++) acc = R::of(acc, ((const E*)s.p[k])[i]);
 #pragma unroll
     for (int k = 0; k < ND; k++) ((E*)d.p[k])[i] = acc;
   }
 }
 
-template <typename T, int NS, int ND>
+template <typename R, int NS, int ND>
 MSCL_MOVER void mscl_reduce(mscl_ptrs<ND> d, mscl_cptrs<NS> s, u64 bytes) {
   u64 mixed = 0;
 #pragma unroll
@@ -411,7 +438,7 @@ MSCL_MOVER void mscl_reduce(mscl_ptrs<ND> d, mscl_cptrs<NS> s, u64 bytes) {
 #pragma unroll
   for (int k = 0; k < ND; k++) mixed |= (u64)d.p[k] ^ (u64)s.p[0];
   const u64 head = mscl_head((u64)s.p[0], mixed, bytes);
-  mscl_reduce_elems<T, NS, ND>(d, s, 0, head);
+  mscl_reduce_elems<R, NS, ND>(d, s, 0, head);
   if (head == bytes) return;
   const u32 n = (u32)((bytes - head) / 16), tid = MSCL_TID, nt = MSCL_NT;
   u32 i = tid;
@@ -421,8 +448,8 @@ MSCL_MOVER void mscl_reduce(mscl_ptrs<ND> d, mscl_cptrs<NS> s, u64 bytes) {
 #pragma unroll
     for (int k = 1; k < NS; k++) {
       mscl_v16 b0 = mscl_ld16(s.p[k] + o0), b1 = mscl_ld16(s.p[k] + o1);
-      a0 = mscl_add16<T>(a0, b0);
-      a1 = mscl_add16<T>(a1, b1);
+      a0 = mscl_reduce16<R>(a0, b0);
+      a1 = mscl_reduce16<R>(a1, b1);
     }
 #pragma unroll
     for (int k = 0; k < ND; k++) {
@@ -434,11 +461,11 @@ MSCL_MOVER void mscl_reduce(mscl_ptrs<ND> d, mscl_cptrs<NS> s, u64 bytes) {
     const u64 o = head + 16 * (u64)i;
     mscl_v16 acc = mscl_ld16(s.p[0] + o);
 #pragma unroll
-    for (int k = 1; k < NS; k++) acc = mscl_add16<T>(acc, mscl_ld16(s.p[k] + o));
+    for (int k = 1; k < NS; k++) acc = mscl_reduce16<R>(acc, mscl_ld16(s.p[k] + o));
 #pragma unroll
     for (int k = 0; k < ND; k++) mscl_st16(d.p[k] + o, acc);
   }
-  mscl_reduce_elems<T, NS, ND>(d, s, head + 16 * (u64)n, bytes);
+  mscl_reduce_elems<R, NS, ND>(d, s, head + 16 * (u64)n, bytes);
 }
 
 // ---- LL16 packets: 16 bytes = {data_lo, flag, data_hi, flag}, 8 payload bytes --
@@ -533,7 +560,7 @@ MSCL_MOVER void mscl_unpack_packets(const MsclArgs& a, char* dst, const char* sr
 
 // acc = pkt[0] + pkt[1] + ... + raw; raw result to `dst`, packets of it to `out`
 // (the repkt family: re, res, rec and recs packets).
-template <typename T, int NP, int NO>
+template <typename R, int NP, int NO>
 MSCL_MOVER void mscl_reduce_packets(const MsclArgs& a, char* dst, mscl_ptrs<NO> out, const char* raw,
                                     mscl_cptrs<NP> pkt, u64 bytes, u64 at) {
   u64 packets = 0;
@@ -545,8 +572,8 @@ MSCL_MOVER void mscl_reduce_packets(const MsclArgs& a, char* dst, mscl_ptrs<NO> 
   for (u32 j = MSCL_TID; j < bytes / 8; j += MSCL_NT) {
     mscl_v8 acc = mscl_load_packet(a, pkt.p[0], j, at);
 #pragma unroll
-    for (int k = 1; k < NP; k++) acc = mscl_add8<T>(acc, mscl_load_packet(a, pkt.p[k], j, at));
-    acc = mscl_add8<T>(acc, ((const mscl_v8*)raw)[j]);
+    for (int k = 1; k < NP; k++) acc = mscl_reduce8<R>(acc, mscl_load_packet(a, pkt.p[k], j, at));
+    acc = mscl_reduce8<R>(acc, ((const mscl_v8*)raw)[j]);
     ((mscl_v8*)dst)[j] = acc;
 #pragma unroll
     for (int k = 0; k < NO; k++) mscl_store_packet(out.p[k] + 16 * (u64)j, acc, a.flag);
@@ -682,7 +709,8 @@ MSCL_DEV void mscl_fill_part(const MsclFill& f, u64 part, u64 parts) {
 
 // Checks every rank's output against the collective's definition, given
 // as entries of four u32: the rank, its output chunk, the rank it comes
-// from (0xffffffff: the sum over every rank) and that rank's input chunk.
+// from (0xffffffff: the sum over every rank; 0xfffffffe their min,
+// 0xfffffffd their max) and that rank's input chunk.
 // `found` gets per rank the count of wrong elements, then how many were
 // wrong in all, then the first MSCL_FIRST_WRONG positions, each
 // rank << 40 | element of its output.
@@ -711,6 +739,14 @@ MSCL_DEV void mscl_check_part(const MsclCheck& c, u64 part, u64 parts) {
       for (u32 s = 0; s < c.ranks; s++) want += mscl_fill_value(s, in, c.seed);
       const double diff = got > want ? got - want : want - got;
       ok = diff <= V::eps() * c.ranks * (1.0 + (want < 0 ? -want : want));
+    } else if (from >= 0xfffffffdu) {
+      // Min or max: one of the values, exactly.
+      double want = mscl_fill_value(0, in, c.seed);
+      for (u32 s = 1; s < c.ranks; s++) {
+        const double v = mscl_fill_value(s, in, c.seed);
+        if (from == 0xfffffffeu ? v < want : v > want) want = v;
+      }
+      ok = got == want;
     } else {
       ok = got == (double)mscl_fill_value(from, in, c.seed);
     }
