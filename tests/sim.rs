@@ -69,6 +69,11 @@ fn main() {
             a_semaphore_a_launch_runs_down_is_reported,
         ),
         common::test(
+            "a_wrong_result_is_the_verdict_where_later_executions_were_not_started",
+            Needs::Nothing,
+            a_wrong_result_is_the_verdict_where_later_executions_were_not_started,
+        ),
+        common::test(
             "a_port_put_packets_sends_packets_already_made",
             Needs::Nothing,
             a_port_put_packets_sends_packets_already_made,
@@ -472,6 +477,43 @@ fn reductions_are_checked_for_the_plans_operation() {
             )
         }
         other => panic!("{other:?}"),
+    }
+}
+
+/// Rank 1 never copies its own chunk into its output. Rank 0 ends its
+/// first execution first and begins the second, whose handshake waits for
+/// rank 1; rank 1's result is wrong, and the simulator starts no execution
+/// after it. Rank 0 then waits for a peer that is never launched: no hang
+/// of the plan's (the executor would launch it), and the verdict is the
+/// wrong result, as with one execution.
+fn a_wrong_result_is_the_verdict_where_later_executions_were_not_started() {
+    let plan = compile(
+        r#"
+program "ag" { collective = allgather(2, chunk_factor: 1, inplace: false) }
+let c01 = memory_channel(1, 0)
+let c10 = memory_channel(0, 1)
+rank(0).copy(rank(0).output[0], rank(0).input[0], tb: 0)
+c01.signal(tb: 0, relaxed: true)
+c10.signal(tb: 0, relaxed: true)
+c01.wait(tb: 0, relaxed: true, data_sync: after)
+c10.wait(tb: 0, relaxed: true, data_sync: after)
+c01.put(rank(1).output[0], rank(0).input[0], tb: 0)
+c10.put(rank(0).output[1], rank(1).input[0], tb: 0)
+c01.signal(tb: 0, data_sync: before)
+c10.signal(tb: 0, data_sync: before)
+c01.wait(tb: 0, data_sync: after)
+c10.wait(tb: 0, data_sync: after)
+"#,
+    );
+    for executions in [1, 2, 3] {
+        match simulate(&plan, executions).verdict {
+            Verdict::WrongResult(what) => assert!(
+                what.text
+                    .contains("rank 1 output chunk 1 was never written"),
+                "{executions} executions: {what:?}"
+            ),
+            other => panic!("{executions} executions: {other:?}"),
+        }
     }
 }
 

@@ -35,10 +35,23 @@ impl<'p> Sim<'p> {
                 }
             }
             if all_done {
-                return self.wrong.take().unwrap_or(Verdict::Verified);
+                return self.wrong.take().map_or(Verdict::Verified, |(_, v)| v);
             }
             if !progress {
-                return Verdict::Deadlock(self.blocked_threads());
+                return match self.wrong.take() {
+                    // No rank starts an execution past a wrong result: a
+                    // rank that began one before waits for peers that
+                    // never will, which is no hang of the plan's.
+                    Some((execution, wrong))
+                        if self
+                            .threads
+                            .iter()
+                            .all(|th| th.done || th.execution > execution) =>
+                    {
+                        wrong
+                    }
+                    _ => Verdict::Deadlock(self.blocked_threads()),
+                };
             }
         }
     }
@@ -157,7 +170,7 @@ impl<'p> Sim<'p> {
     fn read_result(&mut self, rank: u32, execution: u32, clock: &Clocks) -> Option<Verdict> {
         match self.user_reads_result(rank, execution, clock)? {
             wrong @ Verdict::WrongResult(_) => {
-                self.wrong.get_or_insert(wrong);
+                self.wrong.get_or_insert((execution, wrong));
                 None
             }
             other => Some(other),
