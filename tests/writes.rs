@@ -379,6 +379,56 @@ fn output_naming_the_input_is_refused() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A file the program imports is the user's as much as the program: no
+/// output of `msclc` or `msclc sim` replaces it, by its own name or another.
+#[test]
+fn output_naming_an_imported_file_is_refused() {
+    let dir = scratch("imported");
+    let helpers = dir.join("helpers.mscl");
+    let helper_text = "fn first(r: int) -> chunk {\n    return rank(r).input[0]\n}\n";
+    std::fs::write(&helpers, helper_text).unwrap();
+    let program = dir.join("main.mscl");
+    std::fs::write(
+        &program,
+        r#"import "helpers.mscl"
+program "copy" { collective = allgather(1, chunk_factor: 1, inplace: false) }
+rank(0).copy(rank(0).output[0], first(0), tb: 0)
+"#,
+    )
+    .unwrap();
+    let link = dir.join("link.mscl");
+    std::os::unix::fs::symlink(&helpers, &link).unwrap();
+    for output in [&helpers, &link] {
+        let compiled = msclc()
+            .arg(&program)
+            .arg("-o")
+            .arg(output)
+            .output()
+            .unwrap();
+        let simulated = msclc()
+            .args(["sim", "--timing", "h100-nvlink", "--size", "1K", "--svg"])
+            .arg(output)
+            .arg(&program)
+            .output()
+            .unwrap();
+        for out in [compiled, simulated] {
+            assert_eq!(out.status.code(), Some(2), "{out:?}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("is a file the program imports"), "{err}");
+        }
+    }
+    assert_eq!(std::fs::read_to_string(&helpers).unwrap(), helper_text);
+    // Beside it, the same commands write.
+    let out = msclc()
+        .arg(&program)
+        .arg("-o")
+        .arg(dir.join("plan.json"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `-o` naming a pipe or a device writes into it, as a shell's `>` does:
 /// `-o /dev/null` discards the plan, `-o /dev/stdout` hands it on, and
 /// neither is replaced by a file (renamed over `/dev/null`, a plan took

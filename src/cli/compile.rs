@@ -1,7 +1,7 @@
 //! `msclc FILE` and `msclc compile FILE`: a program (or a JSON plan) to
 //! an MSCCL++ JSON execution plan or CUDA source.
 
-use super::input::{is_plan, read_checked_plan};
+use super::input::{is_plan, read_checked_plan, Compile};
 use super::options::{parse_define, DtypeArg, LimitArgs, WarningArgs};
 use super::outcome::{fail, fail_in, report, wrong};
 use clap::Args;
@@ -103,7 +103,7 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
         return fail(d);
     }
     let (plan, mut timings, sources) = if is_plan(input) {
-        match read_checked_plan(input, &args.define, &args.warnings) {
+        match read_checked_plan(input, &args.define, Compile::Plain, &args.warnings) {
             Ok(plan) => (plan, driver::Timings::default(), None),
             Err(code) => return code,
         }
@@ -122,6 +122,9 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
             Err(diags) => return report(&c.sources, &diags),
         }
     };
+    if let Err(d) = super::input::outputs_spare_imports(&outputs, sources.as_ref()) {
+        return fail(d);
+    }
     let cuda = match args.emit {
         Emit::Json => None,
         Emit::Cuda | Emit::Cubin => {

@@ -28,16 +28,17 @@ pub(crate) fn refuse_plan(input: &std::path::Path, command: &str) -> Result<(), 
 }
 
 /// A JSON plan given where a program may be (`check`, `compile --emit
-/// cuda`): read, then checked as a compiled program is, for signals
+/// cuda`, `run`): read, then checked as a compiled program is, for signals
 /// without waits and for the executor's limits (warnings, as `warnings`
 /// says).
 pub(crate) fn read_checked_plan(
     input: &std::path::Path,
     defines: &[(String, String)],
+    how: Compile,
     warnings: &WarningArgs,
 ) -> Result<msclc::ir::Plan, ExitCode> {
     let limits = driver::Limits::command();
-    let (plan, _) = load_plan(input, defines, Compile::Plain, limits)?;
+    let (plan, _) = load_plan(input, defines, how, limits)?;
     let balance = match msclc::passes::pairing::check(&plan) {
         Ok(balance) => balance,
         Err(d) => return Err(fail_in(None, input, d)),
@@ -126,6 +127,42 @@ pub(crate) fn load_plan(
         }
         Err(diags) => Err(report(&compiled.sources, diags)),
     }
+}
+
+/// Refuses outputs (each with the option that names it) of which one is a
+/// file a compiled program imported: known once it compiled, and as much
+/// the user's as the program itself (`distinct_outputs` checked that).
+pub(crate) fn outputs_spare_imports(
+    outputs: &[(&str, &std::path::Path)],
+    sources: Option<&msclc::diag::SourceMap>,
+) -> Result<(), Diagnostic> {
+    let Some(sources) = sources else {
+        return Ok(());
+    };
+    let imported = sources
+        .names()
+        .skip(1)
+        .filter(|name| !msclc::driver::is_builtin_module(name));
+    for name in imported {
+        if let Some((flag, output)) = outputs
+            .iter()
+            .find(|(_, output)| msclc::files::same_file(output, std::path::Path::new(name)))
+        {
+            let also = if output.display().to_string() == name {
+                String::new()
+            } else {
+                format!(" (as {name})")
+            };
+            return Err(Diagnostic::plain(
+                Code::Options,
+                format!(
+                    "{flag} {} is a file the program imports{also}: writing there would overwrite it; name another output file",
+                    output.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Refuses outputs (each with the option that names it) of which one is

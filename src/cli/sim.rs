@@ -129,6 +129,9 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
         }
         Err(code) => return code,
     };
+    if let Err(d) = super::input::outputs_spare_imports(&outputs, sources) {
+        return fail(d);
+    }
     let needs = msclc::sim::memory_estimate(&plan);
     let max_memory = args
         .max_memory

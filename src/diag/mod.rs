@@ -230,6 +230,15 @@ impl SourceMap {
             .collect()
     }
 
+    /// The names of every file, in the order they were added: the paths of
+    /// the program and of the files it imports, and the names of standard
+    /// library modules (`std/sync`).
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        (0..)
+            .map_while(|file| self.files.get(file).ok())
+            .map(|f| f.name().as_str())
+    }
+
     /// The name `file` was added under (its path), if there is one.
     pub fn name(&self, file: u32) -> Option<String> {
         use codespan_reporting::files::Files;
