@@ -1,6 +1,6 @@
 //! `msclc check`: every stage but the back end, for a program or a plan.
 
-use super::input::{is_plan, read_checked_plan, refuse_plan};
+use super::input::{is_plan, read_checked_plan, refuse_plan, Compile};
 use super::options::{parse_define, LimitArgs, WarningArgs};
 use super::outcome::{report, wrong};
 use clap::Args;
@@ -39,7 +39,7 @@ pub(crate) fn exec(args: &CheckArgs) -> ExitCode {
         };
     }
     if is_plan(&args.input) {
-        return match read_checked_plan(&args.input, &args.define, &args.warnings) {
+        return match read_checked_plan(&args.input, &args.define, Compile::Plain, &args.warnings) {
             Ok(_) => ExitCode::SUCCESS,
             Err(code) => code,
         };

@@ -1,7 +1,8 @@
 //! `msclc run`: a program or plan compiled to CUDA, built with NVRTC and
 //! run on this machine's GPU, each result checked, an nccl-tests table.
 
-use super::input::{load_plan, Compile};
+use super::input::{is_plan, load_plan, read_checked_plan, Compile};
+use super::options::WarningArgs;
 use super::options::{parse_define, DtypeArg, LimitArgs};
 use super::outcome::{fail, fail_in, report, wrong};
 use super::streams;
@@ -62,7 +63,15 @@ pub(crate) fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
 /// `msclc run`: the plan on this machine's GPU.
 pub(crate) fn exec(args: &RunArgs) -> ExitCode {
     let how = args.nranks.map_or(Compile::Plain, Compile::ForRanks);
-    let (plan, compiled) = match load_plan(&args.input, &args.define, how, args.limits.limits()) {
+    // A plan is checked as `check` checks it: what it will not pair is
+    // refused before a GPU spins on it.
+    let loaded = if is_plan(&args.input) {
+        read_checked_plan(&args.input, &args.define, how, &WarningArgs::default())
+            .map(|plan| (plan, None))
+    } else {
+        load_plan(&args.input, &args.define, how, args.limits.limits())
+    };
+    let (plan, compiled) = match loaded {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };

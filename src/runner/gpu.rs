@@ -100,6 +100,8 @@ pub fn run(plan: &Plan, opts: &RunOptions, out: &mut dyn std::io::Write) -> Resu
             ),
         )));
     }
+    // An op with no CUDA form is the plan's, whatever the GPU.
+    let source = cuda::generate(plan)?;
     // SAFETY: only tries to open the library.
     if !unsafe { sys::is_culib_present() } {
         return Err("no NVIDIA driver found (libcuda.so): `msclc run` needs a GPU; `msclc sim` checks a plan on the CPU".into());
@@ -118,7 +120,6 @@ pub fn run(plan: &Plan, opts: &RunOptions, out: &mut dyn std::io::Write) -> Resu
         .compute_capability()
         .map_err(driver_error("cannot read the compute capability"))?;
     let arch = format!("sm_{major}{minor}");
-    let source = cuda::generate(plan)?;
     let compiled = nvrtc::compile(
         &source,
         &arch,

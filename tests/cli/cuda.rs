@@ -119,6 +119,45 @@ fn run_says_when_no_param_sets_the_rank_count() {
     assert!(err.contains("a plan for 2 ranks"), "{err}");
 }
 
+/// What a plan cannot run as anywhere is said before a GPU is looked for:
+/// a JSON plan whose signals and waits do not pair is refused by `run` as
+/// `check` refuses it (E0308), and a switch reduce with no CUDA form is
+/// E0605 under `run` as under `--emit cuda`, not "no GPU".
+#[test]
+fn run_refuses_what_no_gpu_could_run_before_looking_for_one() {
+    let dir = std::env::temp_dir().join(format!("msclc-run-checks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan = dir.join("unpaired.json");
+    assert!(msclc(&[
+        "examples/simple_allgather.mscl",
+        "-o",
+        plan.to_str().unwrap()
+    ])
+    .status
+    .success());
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    // Rank 1 no longer signals: rank 0 would wait for ever.
+    let ops = json["gpus"][1]["threadblocks"][0]["ops"]
+        .as_array_mut()
+        .unwrap();
+    let signal = ops.iter().position(|op| op["name"] == "signal").unwrap();
+    ops.remove(signal);
+    std::fs::write(&plan, json.to_string()).unwrap();
+    for command in [&["check"][..], &["run", "--size", "1K:1K"]] {
+        let out = msclc(&[command, &[plan.to_str().unwrap()]].concat());
+        assert_eq!(out.status.code(), Some(1), "{command:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("error[E0308]"), "{command:?}: {err}");
+    }
+    let switch_reduce = "examples/mscclpp/unit_tests/switch_reduce_test.mscl";
+    let out = msclc(&["run", switch_reduce, "--size", "1K:1K"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("error[E0605]"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `--pretty` indents JSON; with `--emit cuda` it is a usage error.
 #[test]
 fn pretty_cuda_is_a_usage_error() {
