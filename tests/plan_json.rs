@@ -345,6 +345,16 @@ fn plans_that_name_what_is_not_there_are_errors_at_the_field() {
             ".unit_size",
         ),
         (
+            PIPELINE,
+            |p| {
+                let pipeline = first_op_with(p, "iter_context");
+                let inner = pipeline.clone();
+                pipeline["ops"] = serde_json::json!([inner]);
+            },
+            "a pipeline inside a pipeline",
+            ".ops[0]",
+        ),
+        (
             ALLGATHER,
             |p| p["gpus"][1]["output_chunks"] = serde_json::json!(4),
             "but rank 0 has 1 and 2",

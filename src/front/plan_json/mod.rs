@@ -670,7 +670,15 @@ fn read_op(at: &At, rank: &RankPlan, tb: &ThreadBlock, barriers: &mut Barriers) 
             .key("ops")?
             .items()?
             .iter()
-            .map(|inner| read_op(inner, rank, tb, barriers))
+            .map(|inner| {
+                let inner_op = read_op(inner, rank, tb, barriers)?;
+                if inner_op.name == OpName::Pipeline || inner_op.iter_context().is_some() {
+                    return inner.fail(
+                        "a pipeline inside a pipeline: the executor runs one level (give the inner pipeline's ops to the outer one, or put them after it)",
+                    );
+                }
+                Ok(inner_op)
+            })
             .collect::<Res<_>>()?;
     }
     Ok(op)
