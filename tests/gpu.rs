@@ -109,15 +109,26 @@ fn a_deadlocking_plan_stops_with_a_report_on_the_gpu() {
     let Ok(mut plan) = msclc::driver::compile(&path, &[]).result else {
         panic!("the quick start compiles");
     };
-    // Rank 1 never signals: rank 0's waits starve.
-    for tb in &mut plan.ranks[1].threadblocks {
-        tb.ops.retain(|op| {
-            !matches!(
-                op.name,
-                msclc::ir::OpName::Signal | msclc::ir::OpName::RelaxedSignal
-            )
-        });
+    // Each rank waits for the other's first signal before it sends its
+    // own: signals and waits still pair (`run` refuses a plan whose do
+    // not, E0308), and both ranks starve.
+    for tb in plan.ranks.iter_mut().flat_map(|r| &mut r.threadblocks) {
+        let is = |name| move |op: &msclc::ir::Op| op.name == name;
+        let signal = tb
+            .ops
+            .iter()
+            .position(is(msclc::ir::OpName::RelaxedSignal))
+            .expect("a handshake");
+        let signal = tb.ops.remove(signal);
+        let wait = tb
+            .ops
+            .iter()
+            .position(is(msclc::ir::OpName::RelaxedWait))
+            .expect("a handshake");
+        tb.ops.insert(wait + 1, signal);
     }
+    let verdict = msclc::sim::simulate(&plan, 2).verdict;
+    assert!(matches!(verdict, Verdict::Deadlock(_)), "{verdict:?}");
     let file = std::env::temp_dir().join(format!("msclc-gpu-deadlock-{}.json", std::process::id()));
     let mut json = Vec::new();
     msclc::back::json::write_plan(&plan, false, &mut json).expect("writes");
@@ -139,7 +150,8 @@ fn a_deadlocking_plan_stops_with_a_report_on_the_gpu() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("the kernel stopped waiting: rank 0 thread block 0"),
+        stderr.contains("the kernel stopped waiting: rank 0 thread block 0")
+            || stderr.contains("the kernel stopped waiting: rank 1 thread block 0"),
         "{stderr}"
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
