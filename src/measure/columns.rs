@@ -36,10 +36,11 @@ pub fn column_units() -> String {
     )
 }
 
-/// The redop column of a collective.
-pub fn redop(collective: &str) -> &'static str {
-    if matches!(collective, "allreduce" | "reducescatter") {
-        "sum"
+/// The redop column of a plan: its reduction (sum, min, max) for the
+/// collectives that reduce, as nccl-tests prints it; `none` for the rest.
+pub fn redop(plan: &crate::ir::Plan) -> &'static str {
+    if matches!(plan.collective.name, "allreduce" | "reducescatter") {
+        plan.reduce_op().name()
     } else {
         "none"
     }

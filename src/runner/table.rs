@@ -49,7 +49,7 @@ impl Table {
             } else {
                 "out-of-place"
             },
-            redop: redop(c.name),
+            redop: redop(plan),
             bus_bandwidths: Vec::new(),
             wrong: 0,
         }

@@ -118,7 +118,7 @@ pub fn render(
             Ok(p) => {
                 bus.push(p.busbw);
                 let w = &p.workload;
-                let line = table::columns(w, table::redop(c.name), p.end_us, p.algbw, p.busbw);
+                let line = table::columns(w, table::redop(plan), p.end_us, p.algbw, p.busbw);
                 let _ = writeln!(out, "{line}");
             }
             Err(s) => {

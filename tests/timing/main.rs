@@ -181,6 +181,25 @@ fn table_has_the_nccl_tests_columns() {
         assert!((row.busbw - row.algbw * 1.75).abs() <= 0.02 + row.busbw * 0.005);
     }
     assert!(text.contains("# Avg bus bandwidth    : "), "{text}");
+    let redops = |text: &str| -> Vec<String> {
+        let data = text.lines().filter(|l| !l.starts_with('#'));
+        data.filter_map(|l| Some(l.split_whitespace().nth(3)?.to_string()))
+            .filter(|f| f.chars().all(|c| c.is_ascii_lowercase()))
+            .collect()
+    };
+    assert_eq!(redops(&text), vec!["sum"; r.len()]);
+    // The redop column is the plan's reduction, as nccl-tests prints it.
+    let dir = scratch("redop");
+    let max = dir.join("allreduce_max.mscl");
+    let program = std::fs::read_to_string(ALLREDUCE).unwrap();
+    let reduce = "[rank(peer).input[index]], tb: tb)";
+    assert!(program.contains(reduce));
+    let by_max = program.replace(reduce, "[rank(peer).input[index]], tb: tb, reduce_op: max)");
+    std::fs::write(&max, by_max).unwrap();
+    let max = max.to_str().unwrap();
+    let args = ["sim", max, "--timing", "h100-nvlink", "--size", "1K:2K"];
+    assert_eq!(redops(&stdout_of(&args)), vec!["max"; 2]);
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// `# critical path at 1 KiB: 4.70 us = launch 2.00 + data 0.70 (1 ops) +
