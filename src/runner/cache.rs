@@ -45,10 +45,27 @@ pub fn path(dir: &Path, key: &str) -> PathBuf {
 }
 
 /// The cached cubin for `key`, if there is a readable one that looks like
-/// a cubin (non-empty, ELF magic); anything else is a miss.
+/// a whole cubin ([`whole_elf`]); anything else is a miss, compiled again.
 pub fn read(dir: &Path, key: &str) -> Option<Vec<u8>> {
     let bytes = std::fs::read(path(dir, key)).ok()?;
-    bytes.starts_with(ELF_MAGIC).then_some(bytes)
+    whole_elf(&bytes).then_some(bytes)
+}
+
+/// Whether `bytes` are a 64-bit little-endian ELF file whose program and
+/// section header tables lie within it: an entry cut short or overwritten
+/// (a full disk, another program) is not handed to the driver as a cubin.
+fn whole_elf(bytes: &[u8]) -> bool {
+    const HEADER: usize = 64;
+    if bytes.len() < HEADER || !bytes.starts_with(ELF_MAGIC) || bytes[4] != 2 || bytes[5] != 1 {
+        return false;
+    }
+    let u16_at = |at: usize| u64::from(u16::from_le_bytes([bytes[at], bytes[at + 1]]));
+    let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+    let table_end = |offset: u64, entry: u64, count: u64| offset.checked_add(entry * count);
+    let programs = table_end(u64_at(0x20), u16_at(0x36), u16_at(0x38));
+    let sections = table_end(u64_at(0x28), u16_at(0x3a), u16_at(0x3c));
+    let len = bytes.len() as u64;
+    programs.is_some_and(|end| end <= len) && sections.is_some_and(|end| end <= len)
 }
 
 /// Stores `cubin` as the entry for `key`, creating `dir` if need be:
@@ -167,6 +184,17 @@ mod tests {
         );
     }
 
+    /// An ELF file of a header and one section header, as the cache keeps.
+    fn small_elf() -> Vec<u8> {
+        let mut elf = vec![0u8; 128];
+        elf[..4].copy_from_slice(ELF_MAGIC);
+        (elf[4], elf[5]) = (2, 1);
+        elf[0x28..0x30].copy_from_slice(&64u64.to_le_bytes());
+        elf[0x3a..0x3c].copy_from_slice(&64u16.to_le_bytes());
+        elf[0x3c..0x3e].copy_from_slice(&1u16.to_le_bytes());
+        elf
+    }
+
     #[test]
     fn default_dir_precedence() {
         let v = |s: &str| Some(OsString::from(s));
@@ -210,7 +238,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let k = key("s", &[], (1, 0), "sm_90");
         assert_eq!(read(&dir, &k), None, "missing folder is a miss");
-        let cubin = b"\x7fELF and the rest".to_vec();
+        let cubin = small_elf();
         write(&dir, &k, &cubin).unwrap();
         assert_eq!(read(&dir, &k), Some(cubin.clone()));
         // No temporary file is left behind.
@@ -223,6 +251,16 @@ mod tests {
         assert_eq!(read(&dir, &k), None, "empty file is a miss");
         std::fs::write(path(&dir, &k), b"garbage").unwrap();
         assert_eq!(read(&dir, &k), None, "non-ELF file is a miss");
+        std::fs::write(path(&dir, &k), &cubin[..100]).unwrap();
+        assert_eq!(read(&dir, &k), None, "a cubin cut short is a miss");
+        let mut overwritten = cubin.clone();
+        overwritten[0x28..0x30].copy_from_slice(&u64::MAX.to_le_bytes());
+        std::fs::write(path(&dir, &k), overwritten).unwrap();
+        assert_eq!(
+            read(&dir, &k),
+            None,
+            "the magic and then anything is a miss"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

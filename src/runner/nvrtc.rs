@@ -147,7 +147,9 @@ pub fn library() -> Result<PathBuf, String> {
 }
 
 fn find() -> Result<Api, String> {
-    if let Ok(path) = std::env::var("MSCLC_NVRTC") {
+    // Empty is unset, as for the cache's variables (an empty path would
+    // open msclc itself).
+    if let Some(path) = std::env::var_os("MSCLC_NVRTC").filter(|p| !p.is_empty()) {
         return Api::open(Path::new(&path));
     }
     let names: Vec<String> = MAJORS.iter().map(|m| format!("libnvrtc.so.{m}")).collect();
