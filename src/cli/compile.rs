@@ -37,9 +37,9 @@ pub(crate) struct CompileArgs {
     /// H200), sm_100 (B200), ...
     #[arg(long, value_name = "SM", required_if_eq("emit", "cubin"), value_parser = parse_arch)]
     pub(crate) arch: Option<String>,
-    /// The element type a cubin is compiled for.
-    #[arg(long, value_enum, default_value = "float32")]
-    pub(crate) dtype: DtypeArg,
+    /// The element type a cubin is compiled for (float32 when not given).
+    #[arg(long, value_enum)]
+    pub(crate) dtype: Option<DtypeArg>,
     /// Compile the cubin afresh and keep no copy: skip the cubin cache
     /// ($MSCLC_CACHE_DIR, else $XDG_CACHE_HOME/msclc, else ~/.cache/msclc).
     #[arg(long)]
@@ -92,10 +92,12 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
             "a cubin is binary: name the file to write with -o (msclc FILE --emit cubin --arch sm_90 -o kernel.cubin)",
         ));
     }
-    if args.emit != Emit::Cubin && (args.arch.is_some() || args.no_cache) {
+    // The CUDA source is the same for every element type: NVRTC is told
+    // which when it compiles the cubin.
+    if args.emit != Emit::Cubin && (args.arch.is_some() || args.dtype.is_some() || args.no_cache) {
         return fail(Diagnostic::plain(
             Code::Options,
-            "--arch and --no-cache are for --emit cubin",
+            "--arch, --dtype and --no-cache are for --emit cubin (CUDA source serves every element type)",
         ));
     }
     let outputs: Vec<_> = output.iter().map(|o| ("-o", *o)).collect();
@@ -142,7 +144,8 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
                 msclc::runner::cache::default_dir()
             };
             let source = String::from_utf8_lossy(source);
-            let dtype = msclc::back::cuda::dtype_define(args.dtype.into());
+            let dtype =
+                msclc::back::cuda::dtype_define(args.dtype.unwrap_or(DtypeArg::Float32).into());
             match timings.time("nvrtc", || {
                 msclc::runner::nvrtc::compile(&source, arch, &[dtype], cache.as_deref())
             }) {

@@ -29,10 +29,10 @@ pub(crate) struct RunArgs {
     #[arg(long, value_enum, default_value = "float32")]
     pub(crate) dtype: DtypeArg,
     /// Timed launches per size.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub(crate) iters: u32,
     /// Untimed launches before them.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
     pub(crate) warmup: u32,
     /// Capture each size's timed launches in one CUDA graph and time its
     /// launch: the time per launch without the host's cost of issuing it
@@ -52,12 +52,14 @@ pub(crate) struct RunArgs {
     pub(crate) limits: LimitArgs,
 }
 
+/// A wait's budget: from a millisecond (the kernel counts it in
+/// nanoseconds, and a budget of none gives up at once) to 1e9 seconds.
 pub(crate) fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
     s.parse::<f64>()
         .ok()
-        .filter(|v| v.is_finite() && *v > 0.0 && *v < 1e9)
+        .filter(|v| v.is_finite() && (0.001..1e9).contains(v))
         .map(std::time::Duration::from_secs_f64)
-        .ok_or_else(|| format!("`{s}` is not a positive number of seconds"))
+        .ok_or_else(|| format!("`{s}` is not a number of seconds from 0.001 to 1e9"))
 }
 
 /// `msclc run`: the plan on this machine's GPU.

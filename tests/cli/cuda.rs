@@ -260,6 +260,37 @@ fn sizes_that_cannot_run_are_usage_errors() {
     }
 }
 
+/// Options that could only be ignored or misread are usage errors: no
+/// timed launch, a wait budget under a millisecond (the kernel would give
+/// up at once), an element type for CUDA source or a JSON plan (only a
+/// cubin is compiled for one).
+#[test]
+fn options_that_would_be_ignored_or_misread_are_usage_errors() {
+    let ag = "examples/simple_allgather.mscl";
+    for (args, why) in [
+        (vec!["run", ag, "--iters", "0"], "0 is not in 1..=1000000"),
+        (
+            vec!["run", ag, "--warmup", "2000000"],
+            "2000000 is not in 0..=1000000",
+        ),
+        (vec!["run", ag, "--timeout", "1e-12"], "from 0.001 to 1e9"),
+        (
+            vec![ag, "--dtype", "float16"],
+            "--dtype and --no-cache are for --emit cubin",
+        ),
+        (
+            vec![ag, "--emit", "cuda", "--dtype", "bfloat16"],
+            "are for --emit cubin",
+        ),
+    ] {
+        let out = msclc(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(why), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
 /// `msclc run --help` gives the exit codes docs/errors.md gives: 2, not 1,
 /// when there is no GPU to run on; and offers the CUDA-graph timing
 /// docs/cuda.md describes.
