@@ -72,6 +72,35 @@ fn widest_reference(plan: &Plan, chunk: u64, ranks: &[RankBuffers]) -> u64 {
     widest
 }
 
+/// Why `plan`'s reductions would cut elements of `dtype`, if they would: a
+/// reduction adds whole elements, and a thread-block group starts its
+/// parts at multiples of the plan's `buffer_alignment`, a pipeline its
+/// iterations at multiples of its `unit_size` (copies move bytes, and may
+/// start anywhere). The GPU traps on such an access, and the executor
+/// reads the elements misaligned too.
+fn reductions_cut_elements(plan: &Plan, dtype: Dtype) -> Option<String> {
+    let element = dtype.bytes();
+    let align = u64::from(plan.options.buffer_alignment);
+    let (name, bytes) = (dtype.nccl_name(), element);
+    for tb in plan.ranks.iter().flat_map(|r| &r.threadblocks) {
+        for op in &tb.ops {
+            let reduces = |op: &Op| op.reduce_op.is_some() || op.name.is_reduction();
+            if op.tbg.is_some_and(|g| g.size > 1) && reduces(op) && align % element != 0 {
+                return Some(format!(
+                    "a reduction split over a thread-block group starts its parts at multiples of the buffer_alignment, {align} B, which cuts {name} elements ({bytes} B): give the plan a buffer_alignment that is a multiple of {bytes}"
+                ));
+            }
+            let unit = op.iter_context().map_or(element, |i| i.unit_size);
+            if unit % element != 0 && op.body().iter().any(reduces) {
+                return Some(format!(
+                    "a pipeline with a reduction runs in units of {unit} B, which cut {name} elements ({bytes} B): give it a unit_size that is a multiple of {bytes}"
+                ));
+            }
+        }
+    }
+    None
+}
+
 /// Where one rank's buffers sit: one user allocation holding input and
 /// output (overlapping for in-place collectives), and its scratch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,6 +145,9 @@ impl<'p> Workload<'p> {
         if !plan.moves_data() {
             // Synchronization only: nothing to size, a time per launch.
             return Ok(Workload::synchronization_only(plan, dtype, senders));
+        }
+        if let Some(why) = reductions_cut_elements(plan, dtype) {
+            return Err(why);
         }
         let chunk = size / most / align * align;
         if chunk == 0 {

@@ -291,6 +291,25 @@ fn options_that_would_be_ignored_or_misread_are_usage_errors() {
     }
 }
 
+/// A reduction adds whole elements: one split over a thread-block group
+/// at a `buffer_alignment` that cuts the run's elements cannot run (the GPU
+/// traps on the misaligned access), and `run` says so before a GPU is
+/// looked for; the same plan runs in an element type the alignment fits.
+#[test]
+fn reductions_that_would_cut_elements_cannot_run() {
+    let program = "tests/cli/reduce_parts_cut_elements.mscl";
+    for dtype in ["float32", "float16"] {
+        let out = msclc(&["run", program, "--size", "64:128", "--dtype", dtype]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        let why = "starts its parts at multiples of the buffer_alignment, 2 B";
+        let fits = dtype == "float16";
+        assert_eq!(!err.contains(why), fits, "{dtype}: {err}");
+        if !fits {
+            assert_eq!(out.status.code(), Some(2), "{dtype}: {err}");
+        }
+    }
+}
+
 /// `msclc run --help` gives the exit codes docs/errors.md gives: 2, not 1,
 /// when there is no GPU to run on; and offers the CUDA-graph timing
 /// docs/cuda.md describes.
