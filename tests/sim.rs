@@ -69,9 +69,9 @@ fn main() {
             a_semaphore_a_launch_runs_down_is_reported,
         ),
         common::test(
-            "a_wrong_result_is_the_verdict_where_later_executions_were_not_started",
+            "a_wrong_result_says_what_the_chunk_holds_and_hides_behind_no_stopped_execution",
             Needs::Nothing,
-            a_wrong_result_is_the_verdict_where_later_executions_were_not_started,
+            a_wrong_result_says_what_the_chunk_holds_and_hides_behind_no_stopped_execution,
         ),
         common::test(
             "a_port_put_packets_sends_packets_already_made",
@@ -486,7 +486,7 @@ fn reductions_are_checked_for_the_plans_operation() {
 /// after it. Rank 0 then waits for a peer that is never launched: no hang
 /// of the plan's (the executor would launch it), and the verdict is the
 /// wrong result, as with one execution.
-fn a_wrong_result_is_the_verdict_where_later_executions_were_not_started() {
+fn a_wrong_result_says_what_the_chunk_holds_and_hides_behind_no_stopped_execution() {
     let plan = compile(
         r#"
 program "ag" { collective = allgather(2, chunk_factor: 1, inplace: false) }
@@ -514,6 +514,23 @@ c10.wait(tb: 0, data_sync: after)
             ),
             other => panic!("{executions} executions: {other:?}"),
         }
+    }
+    // A chunk written from scratch nothing filled was written: it holds
+    // nothing, and the op that wrote it is named.
+    let plan = compile(
+        r#"
+program "ag" { collective = allgather(1, chunk_factor: 1, inplace: false) }
+let s = scratch(0, 1)
+rank(0).copy(rank(0).output[0], s[0], tb: 0)
+"#,
+    );
+    match simulate(&plan, 2).verdict {
+        Verdict::WrongResult(what) => {
+            let holds = "output chunk 0 holds no rank's data: it was written from a chunk nothing had written";
+            assert!(what.text.contains(holds), "{what:?}");
+            assert!(what.last_write.is_some(), "{what:?}");
+        }
+        other => panic!("{other:?}"),
     }
 }
 

@@ -71,8 +71,15 @@ impl Sim<'_> {
                 let cell = self.memory.entry(loc).or_default();
                 cell.reads.push(access);
                 let value = cell.value.clone();
+                let written = cell.last_write.is_some_and(|w| !self.is_user(w.thread()));
                 let problem = match (value, want) {
                     (_, None) => None,
+                    // Written, but with what nothing wrote (a chunk of
+                    // scratch no op filled, say).
+                    (None, Some(_)) if written => Some(
+                        "holds no rank's data: it was written from a chunk nothing had written"
+                            .to_string(),
+                    ),
                     (None, Some(_)) => Some("was never written".to_string()),
                     (Some(v), Some(want)) => self.difference(&v, want, execution),
                 };
