@@ -197,6 +197,10 @@ fn json_reports_carry_the_verdict_problems_and_locations() {
     let run = &report["runs"][0];
     assert_eq!(run["verdict"], "race");
     assert_eq!(run["problems"][0]["code"], "E0603");
+    // Every problem has every field, null or empty where there is nothing.
+    let fields: Vec<&String> = run["problems"][0].as_object().unwrap().keys().collect();
+    let every = ["code", "hint", "kind", "locations", "message", "related"];
+    assert_eq!(fields, every, "{run}");
     let locations = run["problems"][0]["locations"].as_array().unwrap();
     assert_eq!(locations.len(), 2);
     assert_eq!(locations[0]["json_path"], "gpus[1].threadblocks[1].ops[0]");

@@ -165,11 +165,15 @@ fn problems(report: &Report, sources: Option<&SourceMap>) -> Vec<Value> {
     let at = |op: &OpAt| location(op, sources);
     match &report.verdict {
         Verdict::Verified => Vec::new(),
+        // Every problem has the same fields: `hint` null and `related`
+        // empty where there is nothing more to say.
         Verdict::WrongResult(w) => vec![json!({
             "kind": "wrong result",
             "code": Code::WrongResult.id(),
             "message": w.text,
+            "hint": null,
             "locations": w.last_write.iter().map(at).collect::<Vec<_>>(),
+            "related": [],
         })],
         Verdict::Deadlock(stuck) => stuck
             .iter()
@@ -183,20 +187,22 @@ fn problems(report: &Report, sources: Option<&SourceMap>) -> Vec<Value> {
                     })
                     .collect();
                 json!({
-                        "kind": "deadlock",
-                "code": Code::Deadlock.id(),
-                        "message": s.text,
-                        "hint": s.hint,
-                        "locations": s.op.iter().map(at).collect::<Vec<_>>(),
-                        "related": related,
-                    })
+                    "kind": "deadlock",
+                    "code": Code::Deadlock.id(),
+                    "message": s.text,
+                    "hint": s.hint,
+                    "locations": s.op.iter().map(at).collect::<Vec<_>>(),
+                    "related": related,
+                })
             })
             .collect(),
         Verdict::Race(race) => vec![json!({
             "kind": "race",
             "code": Code::DataRace.id(),
             "message": format!("data race on {}: {}; {}", race.location, race.first, race.second),
+            "hint": null,
             "locations": race.ops.iter().flatten().map(at).collect::<Vec<_>>(),
+            "related": [],
         })],
     }
 }
