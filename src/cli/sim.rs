@@ -103,7 +103,7 @@ pub(crate) fn parse_target(s: &str) -> Result<&'static msclc::sim::Target, Strin
 
 /// `msclc sim`: simulate a .mscl program or a JSON plan.
 pub(crate) fn exec(args: &SimArgs) -> ExitCode {
-    use msclc::sim::output::{details, json_report, verdict_line, Run};
+    use msclc::sim::output::{details, json_report, verdict_heading, verdict_line, Run};
     let t = &args.timing;
     let outputs: Vec<(&str, &Path)> = [("--trace", &t.trace), ("--svg", &t.svg)]
         .into_iter()
@@ -226,16 +226,18 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
     }
     let several = runs.len() > 1;
     for run in &runs {
-        let line = verdict_line(&plan, &run.report);
+        let details = match args.quiet {
+            true => String::new(),
+            false => details(&run.report, sources),
+        };
+        let line = verdict_heading(&verdict_line(&plan, &run.report), &details);
         if several {
             let declared = if run.declared { " (declared)" } else { "" };
             sayln!("{}{declared}: {line}", run.buffers);
         } else {
             sayln!("{line}");
         }
-        if !args.quiet {
-            say!("{}", details(&run.report, sources));
-        }
+        say!("{details}");
     }
     if let [first, second] = &runs[..] {
         if verified(first) != verified(second) {

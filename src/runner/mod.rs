@@ -171,11 +171,10 @@ fn at_fault(
     sources: Option<&crate::diag::SourceMap>,
     how: &str,
 ) -> String {
-    format!(
-        "msclc sim{how} finds the plan at fault: {}\n{}",
-        crate::sim::output::verdict_line(plan, report),
-        crate::sim::output::details(report, sources)
-    )
+    use crate::sim::output::{details, verdict_heading, verdict_line};
+    let details = details(report, sources);
+    let line = verdict_heading(&verdict_line(plan, report), &details);
+    format!("msclc sim{how} finds the plan at fault: {line}\n{details}")
 }
 
 /// Parses a byte count: `1024`, `1K`, `4M`, `1G` (powers of 1024).

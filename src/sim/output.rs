@@ -39,8 +39,17 @@ pub fn verdict_line(plan: &Plan, report: &Report) -> String {
             None => format!("verified: {summary}"),
         },
         Verdict::WrongResult(w) => format!("wrong result: {}", w.text),
-        Verdict::Deadlock(_) => format!("deadlock: no thread block can go on ({summary}):"),
-        Verdict::Race(race) => format!("data race on {}:", race.location),
+        Verdict::Deadlock(_) => format!("deadlock: no thread block can go on ({summary})"),
+        Verdict::Race(race) => format!("data race on {}", race.location),
+    }
+}
+
+/// The verdict line, with a colon where `details` follow it.
+pub fn verdict_heading(line: &str, details: &str) -> String {
+    if details.is_empty() {
+        line.to_string()
+    } else {
+        format!("{line}:")
     }
 }
 

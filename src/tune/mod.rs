@@ -224,9 +224,7 @@ fn evaluate(
     let plan = compiled(req, &defines)?;
     let (report, run) = sim::simulate_recorded(&plan, &VERIFY);
     if report.verdict != Verdict::Verified {
-        return Err(sim::output::verdict_line(&plan, &report)
-            .trim_end_matches(':')
-            .to_string());
+        return Err(sim::output::verdict_line(&plan, &report));
     }
     // The executor cannot make a memory channel between nodes.
     if let Some(w) = timing::node_memory_channels(&plan, req.topology) {
