@@ -280,9 +280,9 @@ fn max_memory_past_the_machine_is_refused_up_front() {
 /// takes, measured (`memory_peak` of `--json`: the most heap it held at
 /// once), for every example at its defaults and for shapes that grow
 /// faster than their ops: every example with `num_gpus` at 16 ranks (64
-/// in a release build), a chunk reduced into itself 20 times, and
-/// an in-place allgather plan with no ops, whose output cells grow as the
-/// ranks squared.
+/// in a release build), a chunk reduced into itself 20 times, an in-place
+/// allgather plan with no ops, whose output cells grow as the ranks
+/// squared, and 16,384 chunks reduced 20 times each.
 #[test]
 fn the_memory_estimate_bounds_the_measured_peak() {
     let dir = std::env::temp_dir().join(format!("msclc-sim-peak-{}", std::process::id()));
@@ -304,10 +304,24 @@ fn the_memory_estimate_bounds_the_measured_peak() {
     plan["gpus"] = gpus.into();
     let allgather = dir.join("allgather.json");
     std::fs::write(&allgather, plan.to_string()).unwrap();
+    // 16,384 chunks of output, each reduced with the input 20 times: a
+    // node per value reduced (the estimate once counted their operands
+    // alone, and fell short by a third).
+    let chunks = 16384;
+    let whole = |kind: &str| serde_json::json!({"type": kind, "index": 0, "size": chunks});
+    let reduce_op = serde_json::json!({"name": "re", "reduce_op": "sum", "dst_buff": [whole("o")], "src_buff": [whole("o"), whole("i")]});
+    let ops: Vec<serde_json::Value> = (0..20)
+        .flat_map(|_| [reduce_op.clone(), serde_json::json!({"name": "nop"})])
+        .collect();
+    plan["collective"] = "test".into();
+    plan["gpus"] = serde_json::json!([{"id": 0, "input_chunks": chunks, "output_chunks": chunks, "scratch_chunks": 0, "channels": [], "remote_buffers": [], "semaphores": [], "threadblocks": [{"id": 0, "channels": [], "remote_buffer_refs": [], "ops": ops}]}]);
+    let reduced = dir.join("reduced.json");
+    std::fs::write(&reduced, plan.to_string()).unwrap();
 
     let mut cases: Vec<Vec<String>> = vec![
         vec![reduce.display().to_string()],
         vec![allgather.display().to_string()],
+        vec![reduced.display().to_string()],
     ];
     let scales: &[&str] = if cfg!(debug_assertions) {
         &["16"]
@@ -332,7 +346,7 @@ fn the_memory_estimate_bounds_the_measured_peak() {
         // scale it does not fit) has nothing to measure; the shapes made
         // here must run.
         if stdout.is_empty() {
-            assert!(k >= 2, "{case:?}: {stderr}");
+            assert!(k >= 3, "{case:?}: {stderr}");
             continue;
         }
         let report: serde_json::Value = serde_json::from_str(&stdout)

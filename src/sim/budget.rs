@@ -82,6 +82,7 @@ pub fn memory_estimate(plan: &Plan) -> u64 {
             let mut publishing = 0u64;
             let mut read_elements = 0u64;
             let mut reduce_operands = 0u64;
+            let mut reduced = 0u64;
             let mut signals = 0u64;
             let mut barrier = 0u64;
             walk(&tb.ops, 1, &mut |op, times| {
@@ -105,6 +106,8 @@ pub fn memory_estimate(plan: &Plan) -> u64 {
                 fan_in += times * packets;
                 if op.reduce_op.is_some() || op.name.is_reduction() {
                     reduce_operands += times * sources * switch_members;
+                    let results: u64 = op.dst.iter().map(elements).sum();
+                    reduced += times * results.max(1);
                 }
                 if publishes(op.name) {
                     publishing += times;
@@ -142,8 +145,11 @@ pub fn memory_estimate(plan: &Plan) -> u64 {
             total += EXECUTIONS * signals * (size_of::<Clocks>() as u64 + 8);
             // Reads logged, and reduced values.
             total += read_elements * 2 * size_of::<Access>() as u64;
-            // A reduction's value is a node over its operands.
+            // A reduction's value is a node over its operands, alive as
+            // long as a cell (or a later sum over it) holds it: each
+            // execution makes its own nodes.
             total += reduce_operands * (size_of::<Contents>() as u64 + 8);
+            total += EXECUTIONS * reduced * (super::value::NODE_BYTES + ALLOC);
         }
         heard.push(rank_heard.min(width));
         // Cells, one value each.

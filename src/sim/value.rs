@@ -51,6 +51,11 @@ struct Node {
 
 const MAX_DEPTH: u32 = 64;
 
+/// The bytes of one reduction's node, besides its operands: the `Rc`'s
+/// counts and the `Node` (what `budget.rs` counts per value reduced).
+pub(super) const NODE_BYTES: u64 =
+    (2 * std::mem::size_of::<usize>() + std::mem::size_of::<Node>()) as u64;
+
 impl Items {
     fn depth(&self) -> u32 {
         match self {
