@@ -259,17 +259,19 @@ pub fn predict_report(
             chunk_bytes: largest.workload.chunk as f64,
         },
     );
+    let cannot_write = |path: &Path, e: std::io::Error| {
+        Diagnostic::plain(
+            Code::Unreadable,
+            format!("cannot write {}: {e}", path.display()),
+        )
+    };
     let write = |path: &Path, contents: String| {
-        crate::files::write(path, contents.as_bytes()).map_err(|e| {
-            Diagnostic::plain(
-                Code::Unreadable,
-                format!("cannot write {}: {e}", path.display()),
-            )
-        })
+        crate::files::write(path, contents.as_bytes()).map_err(|e| cannot_write(path, e))
     };
     let size = crate::units::human_bytes(largest.workload.size());
     if let Some(path) = req.trace {
-        write(path, trace::chrome_trace(&timeline))?;
+        crate::files::write_with(path, |out| trace::write_chrome_trace(&timeline, out))
+            .map_err(|e| cannot_write(path, e))?;
         text.push_str(&format!(
             "# timeline at {size}: {} (trace events)\n",
             path.display()

@@ -16,17 +16,19 @@
 //! they fall.
 
 use serde_json::{json, Value};
+use std::io::Write;
 
 use super::timeline::{FlowKind, Slice, SliceKind, Timeline};
 
-/// The timeline in Chrome's trace-event JSON object format.
-pub fn chrome_trace(t: &Timeline) -> String {
-    let mut events = Vec::with_capacity(
-        2 * t.tracks.len() + t.slices.len() + 2 * t.flows.len() + t.stuck.len() + 8,
-    );
-    metadata(t, &mut events);
+/// The timeline in Chrome's trace-event JSON object format, written to
+/// `out` an event at a time: a trace of millions of ops is never held
+/// whole (as JSON values it took twenty times its bytes).
+pub fn write_chrome_trace(t: &Timeline, out: &mut dyn Write) -> std::io::Result<()> {
+    let mut events = Events { out, first: true };
+    events.out.write_all(b"{\"traceEvents\":[")?;
+    metadata(t, &mut events)?;
     for s in &t.slices {
-        events.push(complete(t, s));
+        events.push(complete(t, s))?;
     }
     for (id, f) in t.flows.iter().enumerate() {
         let (from, to) = (&t.slices[f.from], &t.slices[f.to]);
@@ -38,7 +40,7 @@ pub fn chrome_trace(t: &Timeline) -> String {
         events.push(json!({
             "ph": "s", "id": id, "name": flow_name(f.kind), "cat": flow_name(f.kind),
             "pid": pid, "tid": tid, "ts": inside(from, from.end_us),
-        }));
+        }))?;
         let (pid, tid) = ids(t, to.track);
         // `bp: "e"`: bind to the enclosing slice, not to the next one that
         // starts (the default, which would be the op after the wait).
@@ -48,27 +50,43 @@ pub fn chrome_trace(t: &Timeline) -> String {
             "ph": "f", "bp": "e", "id": id, "name": flow_name(f.kind),
             "cat": flow_name(f.kind), "pid": pid, "tid": tid,
             "ts": inside(to, to.start_us + to.waited_us),
-        }));
+        }))?;
     }
     for st in &t.stuck {
         let (pid, tid) = ids(t, st.track);
         events.push(json!({
             "ph": "i", "s": "t", "name": format!("stuck at {}", st.name), "cat": "deadlock",
             "pid": pid, "tid": tid, "ts": st.since_us, "args": { "op": st.op },
-        }));
+        }))?;
     }
-    json!({
-        "traceEvents": events,
-        "displayTimeUnit": "ns",
-        "otherData": {
-            "title": t.title,
-            "topology": t.topology,
-            "size_bytes": t.size_bytes,
-            "end_us": t.end_us,
-            "deadlock": !t.stuck.is_empty(),
-        },
-    })
-    .to_string()
+    let rest = json!({
+        "title": t.title,
+        "topology": t.topology,
+        "size_bytes": t.size_bytes,
+        "end_us": t.end_us,
+        "deadlock": !t.stuck.is_empty(),
+    });
+    let out = events.out;
+    out.write_all(b"],\"displayTimeUnit\":\"ns\",\"otherData\":")?;
+    serde_json::to_writer(&mut *out, &rest)?;
+    out.write_all(b"}\n")
+}
+
+/// The `traceEvents` list as it is written: each event after a comma but
+/// the first.
+struct Events<'o> {
+    out: &'o mut dyn Write,
+    first: bool,
+}
+
+impl Events<'_> {
+    fn push(&mut self, event: Value) -> std::io::Result<()> {
+        if !std::mem::take(&mut self.first) {
+            self.out.write_all(b",")?;
+        }
+        serde_json::to_writer(&mut *self.out, &event)?;
+        Ok(())
+    }
 }
 
 /// The trace's pid and tid for a track: rank + 1 and block + 1. Perfetto
@@ -85,7 +103,7 @@ fn ids(t: &Timeline, track: usize) -> (u64, u64) {
 /// Perfetto rejects negative ones and needs none (google/perfetto issue
 /// 2048). Perfetto reads only the names; the sort indices are catapult's,
 /// and the pid/tid order already matches them for Perfetto.
-fn metadata(t: &Timeline, events: &mut Vec<Value>) {
+fn metadata(t: &Timeline, events: &mut Events) -> std::io::Result<()> {
     let mut ranks: Vec<u32> = t.tracks.iter().map(|k| k.rank).collect();
     ranks.sort_unstable();
     ranks.dedup();
@@ -94,23 +112,24 @@ fn metadata(t: &Timeline, events: &mut Vec<Value>) {
         events.push(json!({
             "ph": "M", "name": "process_name", "pid": pid,
             "args": { "name": format!("rank {rank}") },
-        }));
+        }))?;
         events.push(json!({
             "ph": "M", "name": "process_sort_index", "pid": pid,
             "args": { "sort_index": rank },
-        }));
+        }))?;
     }
     for (i, k) in t.tracks.iter().enumerate() {
         let (pid, tid) = ids(t, i);
         events.push(json!({
             "ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
             "args": { "name": format!("tb {}", k.tb) },
-        }));
+        }))?;
         events.push(json!({
             "ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid,
             "args": { "sort_index": k.tb },
-        }));
+        }))?;
     }
+    Ok(())
 }
 
 fn complete(t: &Timeline, s: &Slice) -> Value {
@@ -232,7 +251,9 @@ pub(super) mod tests {
     }
 
     fn parsed(t: &Timeline) -> (Value, Vec<Value>) {
-        let doc: Value = serde_json::from_str(&chrome_trace(t)).expect("valid JSON");
+        let mut text = Vec::new();
+        write_chrome_trace(t, &mut text).expect("written");
+        let doc: Value = serde_json::from_slice(&text).expect("valid JSON");
         let events = doc["traceEvents"].as_array().expect("traceEvents").clone();
         (doc, events)
     }
