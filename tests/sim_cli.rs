@@ -17,6 +17,27 @@ fn sim(args: &[&str]) -> (Output, String, String) {
     (out, stdout, stderr)
 }
 
+/// A plan is a plan whatever the case of its `.json` and with the
+/// byte-order mark some editors write (the executor's reader skips it).
+#[test]
+fn a_plan_named_in_capitals_or_with_a_byte_order_mark_is_read() {
+    let dir = std::env::temp_dir().join(format!("msclc-sim-bom-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/plans/simple_allgather.json"),
+    )
+    .unwrap();
+    let plan = dir.join("PLAN.JSON");
+    std::fs::write(&plan, format!("\u{feff}{text}")).unwrap();
+    let (out, stdout, stderr) = sim(&[plan.to_str().unwrap()]);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(
+        stdout.starts_with("verified: allgather on 2 ranks"),
+        "{stdout}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// A SendRecv need not send to the next rank: any pairing where each rank
 /// receives one other rank's whole input is right, and the pairing found
 /// is reported.

@@ -7,9 +7,12 @@ use msclc::diag::{Code, Diagnostic};
 use msclc::driver;
 use std::process::ExitCode;
 
-/// Whether `input` is a JSON execution plan rather than a program.
+/// Whether `input` is a JSON execution plan rather than a program: named
+/// `.json`, in any case (`PLAN.JSON`).
 pub(crate) fn is_plan(input: &std::path::Path) -> bool {
-    input.extension().is_some_and(|e| e == "json")
+    input
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"))
 }
 
 /// An E0802 error where a command that works on a program's params

@@ -46,6 +46,9 @@ type Res<T> = Result<T, PlanError>;
 /// error anywhere before any other problem, the top-level fields in order,
 /// then the first rank's problem.
 pub fn read_plan(text: &str) -> Res<Plan> {
+    // A byte-order mark some editors write, which the executor's JSON
+    // reader skips.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let not_json = |e: serde_json::Error| PlanError {
         path: String::new(),
         message: format!("not JSON: {e}"),
