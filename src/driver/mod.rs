@@ -191,20 +191,64 @@ pub fn compile_for_ranks(
         }
     };
     let mut fits = Vec::new();
+    // A param -D sets that would decide the rank count: the two options
+    // disagree, which the user settles.
+    let mut set_apart = None;
+    // The params whose compile at `nranks` failed: where one alone did, or
+    // the one whose default is the rank count now, what stopped it (a
+    // budget, a limit) is why the program does not run on that many ranks.
+    let mut failed = Vec::new();
     for param in params::declared(&stmts) {
         let name = param.name.to_string();
-        if param.ty != "int" || defines.iter().any(|(d, _)| *d == name) {
+        if param.ty != "int" {
             continue;
         }
-        let mut with = defines.to_vec();
+        let set = defines.iter().find(|(d, _)| *d == name);
+        let mut with: Vec<(String, String)> = defines
+            .iter()
+            .filter(|(d, _)| *d != name)
+            .cloned()
+            .collect();
         with.push((name.clone(), nranks.to_string()));
         let c = compile_with(path, &with, limits);
-        if matches!(&c.result, Ok(plan) if plan.ranks.len() == nranks as usize) {
-            fits.push((name, c));
+        match (&c.result, set) {
+            (Ok(plan), Some((_, value))) if plan.ranks.len() == nranks as usize => {
+                set_apart.get_or_insert(format!("-D {name}={value}"));
+            }
+            (Ok(plan), None) if plan.ranks.len() == nranks as usize => fits.push((name, c)),
+            (Err(_), None) => {
+                // The param set to the rank count now is likely the one
+                // that decides it: its failure goes first.
+                let deciding = param.default_text(&sources) == has.to_string();
+                failed.insert(if deciding { 0 } else { failed.len() }, (name, deciding, c));
+            }
+            _ => {}
         }
+    }
+    if let Some(define) = set_apart {
+        let message = format!(
+            "--nranks {nranks} and {define} disagree: that param decides the rank count ({has} as set); leave out one of the two"
+        );
+        return Compilation {
+            sources: first.sources,
+            result: Err(vec![Diagnostic::plain(Code::Options, message)]),
+            timings: first.timings,
+            warnings: Vec::new(),
+        };
     }
     if fits.len() == 1 {
         return fits.pop().map(|(_, c)| c).unwrap_or(first);
+    }
+    let one_reason = matches!(&failed[..], [_] | [(_, true, _), ..]);
+    if fits.is_empty() && one_reason {
+        let (name, _, mut c) = failed.swap_remove(0);
+        let note = format!("with {name} = {nranks}, for --nranks {nranks}");
+        if let Err(diags) = &mut c.result {
+            for d in diags.iter_mut() {
+                *d = d.clone().with_note(note.clone());
+            }
+        }
+        return c;
     }
     let message = if fits.is_empty() {
         format!(

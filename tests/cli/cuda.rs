@@ -117,6 +117,24 @@ fn run_says_when_no_param_sets_the_rank_count() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("a plan for 2 ranks"), "{err}");
+    // -D setting the param --nranks would set: the two disagree.
+    let allreduce = "examples/mscclpp/single_node/allreduce.mscl";
+    let out = msclc(&["sim", allreduce, "-D", "num_gpus=4", "--nranks", "8"]);
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--nranks 8 and -D num_gpus=4 disagree"),
+        "{err}"
+    );
+    // What stops the program at that many ranks is said, not hidden.
+    let out = msclc(&["sim", allreduce, "--nranks", "300", "--max-ops", "100000"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("error[E0401]: too many ops")
+            && err.contains("with num_gpus = 300, for --nranks 300"),
+        "{err}"
+    );
 }
 
 /// What a plan cannot run as anywhere is said before a GPU is looked for:
