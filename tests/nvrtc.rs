@@ -280,5 +280,20 @@ fn emit_cubin_builds_with_nvrtc_12_and_13_without_a_gpu() {
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr)
         .contains("a cubin is binary: name the file to write with -o"));
+    // An architecture past what this NVRTC knows is said so, not blamed
+    // on the generated source.
+    let unknown = std::process::Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["examples/simple_allgather.mscl", "--emit", "cubin"])
+        .args(["--arch", "sm_990", "--no-cache", "-o"])
+        .arg(dir.join("unknown.cubin"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&unknown.stderr);
+    assert_eq!(unknown.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("does not know the architecture sm_990"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -65,13 +65,23 @@ pub(crate) enum Emit {
 fn parse_arch(text: &str) -> Result<String, String> {
     let digits = text.strip_prefix("sm_").unwrap_or("");
     let number = digits.trim_end_matches(['a', 'f']);
-    if number.len() >= 2 && number.chars().all(|c| c.is_ascii_digit()) {
-        Ok(text.to_string())
-    } else {
-        Err(format!(
+    let well_formed =
+        number.len() >= 2 && !number.starts_with('0') && number.chars().all(|c| c.is_ascii_digit());
+    match number.parse::<u32>() {
+        Ok(sm) if well_formed => {
+            msclc::back::cuda::arch_supports(sm, msclc::ir::Dtype::Float32)?;
+            Ok(text.to_string())
+        }
+        _ => Err(format!(
             "`{text}` is not a GPU architecture: sm_80, sm_90, sm_100, ..."
-        ))
+        )),
     }
+}
+
+/// The number of an architecture `parse_arch` accepted (90 for sm_90a).
+fn arch_number(arch: &str) -> u32 {
+    let digits = arch.trim_start_matches("sm_").trim_end_matches(['a', 'f']);
+    digits.parse().unwrap_or(u32::MAX)
 }
 
 pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
@@ -138,6 +148,10 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
     };
     let image = match (&cuda, args.emit, &args.arch) {
         (Some(source), Emit::Cubin, Some(arch)) => {
+            let dtype = args.dtype.unwrap_or(DtypeArg::Float32).into();
+            if let Err(why) = msclc::back::cuda::arch_supports(arch_number(arch), dtype) {
+                return fail(Diagnostic::plain(Code::Options, why));
+            }
             let cache = if args.no_cache {
                 None
             } else {

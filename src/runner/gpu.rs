@@ -120,6 +120,13 @@ pub fn run(plan: &Plan, opts: &RunOptions, out: &mut dyn std::io::Write) -> Resu
         .compute_capability()
         .map_err(driver_error("cannot read the compute capability"))?;
     let arch = format!("sm_{major}{minor}");
+    let sm = u32::try_from(major * 10 + minor).unwrap_or(0);
+    if let Err(why) = cuda::arch_supports(sm, opts.dtype) {
+        return Err(RunError::Problem(crate::diag::Diagnostic::plain(
+            crate::diag::Code::Device,
+            format!("GPU 0, {name}: {why}"),
+        )));
+    }
     let compiled = nvrtc::compile(
         &source,
         &arch,

@@ -341,6 +341,17 @@ fn compile_cubin(source: &str, options: &[String]) -> Result<Vec<u8>, String> {
         } else {
             "(no log)".to_string()
         };
+        if log.contains("invalid value for --gpu-architecture") {
+            let (major, minor) = api.version()?;
+            let arch = options.iter().find_map(|o| {
+                let o = o.to_str().ok()?;
+                o.strip_prefix("--gpu-architecture=")
+            });
+            return Err(format!(
+                "NVRTC {major}.{minor} does not know the architecture {}: a newer NVRTC may (msclc looks for it as MSCLC_NVRTC, on the loader's path and in CUDA's folders), or check the name (sm_80, sm_90, sm_100, ...)",
+                arch.unwrap_or("asked for")
+            ));
+        }
         return Err(format!("NVRTC rejected the generated source:\n{log}"));
     }
     let mut size = 0usize;

@@ -281,7 +281,7 @@ fn sizes_that_cannot_run_are_usage_errors() {
 /// Options that could only be ignored or misread are usage errors: no
 /// timed launch, a wait budget under a millisecond (the kernel would give
 /// up at once), an element type for CUDA source or a JSON plan (only a
-/// cubin is compiled for one).
+/// cubin is compiled for one), an architecture the kernels cannot use.
 #[test]
 fn options_that_would_be_ignored_or_misread_are_usage_errors() {
     let ag = "examples/simple_allgather.mscl";
@@ -299,6 +299,17 @@ fn options_that_would_be_ignored_or_misread_are_usage_errors() {
         (
             vec![ag, "--emit", "cuda", "--dtype", "bfloat16"],
             "are for --emit cubin",
+        ),
+        // What the kernels cannot be built for, before NVRTC is looked for.
+        (
+            vec![ag, "--emit", "cubin", "--arch", "sm_60", "-o", "k.cubin"],
+            "they need sm_70 or later",
+        ),
+        (
+            vec![
+                ag, "--emit", "cubin", "--arch", "sm_75", "--dtype", "bfloat16", "-o", "k.cubin",
+            ],
+            "bfloat16 kernels need sm_80 or later",
         ),
     ] {
         let out = msclc(&args);
