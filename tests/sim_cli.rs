@@ -498,6 +498,11 @@ fn executions_run_back_to_back_until_a_semaphore_runs_out() {
         stderr.contains("`msclc sim --executions 5` simulates that many launches"),
         "{stderr}"
     );
+    // At the program line of the acquire that takes more than it gives.
+    assert!(
+        stderr.contains("semaphore_runs_down.mscl:6:1") && stderr.contains("acquired here first"),
+        "{stderr}"
+    );
     let (out, stdout, _) = sim(&[file, "--executions", "4"]);
     assert!(out.status.success(), "{stdout}");
     assert!(

@@ -11,24 +11,43 @@ pub fn check_limits(plan: &Plan) -> Vec<Diagnostic> {
         .map(|c| c.diagnostic(plan))
         .collect();
     warnings.extend(crate::passes::executor_limits::misread_values(plan));
-    let mut bug = |message: &str| {
-        warnings.push(Diagnostic::plain(Code::ExecutorBug, message).as_warning());
-    };
-    let mut flush = false;
-    let mut reduce_op = false;
-    let mut get_offsets = false;
-    let mut packet_in_pipeline = false;
-    let mut unhalved_scratch = false;
+    // Each bug once, at the first op that meets it (a plan read from JSON
+    // has no program lines: the warning is then plain).
+    let mut flush = None;
+    let mut reduce_op = None;
+    let mut get_offsets = None;
+    let mut packet_in_pipeline = None;
+    let mut unhalved_scratch = None;
     for rank in &plan.ranks {
         for tb in &rank.threadblocks {
             for (op, in_pipeline) in tb.ops_with_bodies() {
-                unhalved_scratch |=
-                    plan.options.use_double_scratch_buffer && skips_double_scratch(op);
-                packet_in_pipeline |= in_pipeline && op.name.json().contains("pkt");
-                flush |= op.name == OpName::Flush;
-                reduce_op |= op.reduce_op.is_some_and(|o| o != ReduceOp::Sum);
-                get_offsets |= op.name == OpName::Get
-                    && op.src.iter().zip(&op.dst).any(|(s, d)| s.index != d.index);
+                fn first_if<'p>(slot: &mut Option<&'p Op>, op: &'p Op, meets: bool) {
+                    if meets && slot.is_none() {
+                        *slot = Some(op);
+                    }
+                }
+                first_if(
+                    &mut unhalved_scratch,
+                    op,
+                    plan.options.use_double_scratch_buffer && skips_double_scratch(op),
+                );
+                first_if(
+                    &mut packet_in_pipeline,
+                    op,
+                    in_pipeline && op.name.json().contains("pkt"),
+                );
+                first_if(&mut flush, op, op.name == OpName::Flush);
+                first_if(
+                    &mut reduce_op,
+                    op,
+                    op.reduce_op.is_some_and(|o| o != ReduceOp::Sum),
+                );
+                first_if(
+                    &mut get_offsets,
+                    op,
+                    op.name == OpName::Get
+                        && op.src.iter().zip(&op.dst).any(|(s, d)| s.index != d.index),
+                );
             }
         }
     }
@@ -39,22 +58,21 @@ pub fn check_limits(plan: &Plan) -> Vec<Diagnostic> {
         .iter()
         .any(|r| r.input_chunks == 0 || r.output_chunks == 0)
     {
-        bug("the plan's input or output has no chunks: today's executor divides by both chunk counts when it checks a call's sizes, and stops the process with a division by zero (SIGFPE) at every call; simulated as intended");
+        warnings.push(Diagnostic::plain(Code::ExecutorBug, "the plan's input or output has no chunks: today's executor divides by both chunk counts when it checks a call's sizes, and stops the process with a division by zero (SIGFPE) at every call; simulated as intended").as_warning());
     }
-    if unhalved_scratch {
-        bug("with a double scratch buffer, today's executor does not move Simple-protocol remote scratch, port transfers or switch ops to the second half; simulated as intended");
-    }
-    if packet_in_pipeline {
-        bug("packet ops inside a pipeline ignore the iteration offset on today's executor; simulated as intended");
-    }
-    if flush {
-        bug("the plan uses `flush`, which does nothing on today's executor; simulated as intended");
-    }
-    if reduce_op {
-        bug("the plan reduces with min or max; today's executor always sums");
-    }
-    if get_offsets {
-        bug("a `get` with different source and destination offsets; today's executor swaps them");
+    for (first, message) in [
+        (unhalved_scratch, "with a double scratch buffer, today's executor does not move Simple-protocol remote scratch, port transfers or switch ops to the second half; simulated as intended"),
+        (packet_in_pipeline, "packet ops inside a pipeline ignore the iteration offset on today's executor; simulated as intended"),
+        (flush, "the plan uses `flush`, which does nothing on today's executor; simulated as intended"),
+        (reduce_op, "the plan reduces with min or max; today's executor always sums"),
+        (get_offsets, "a `get` with different source and destination offsets; today's executor swaps them"),
+    ] {
+        if let Some(op) = first {
+            warnings.push(
+                Diagnostic::error(Code::ExecutorBug, op.span, message, "the first such op")
+                    .as_warning(),
+            );
+        }
     }
     warnings
 }

@@ -240,9 +240,27 @@ impl<'p> Sim<'p> {
                          the executor never resets a semaphore, so in later launches acquires pass without waiting for the releases meant for them"
                     ), None)
                 };
-                let warning =
-                    crate::diag::Diagnostic::plain(crate::diag::Code::SemaphoreBalance, message)
-                        .as_warning();
+                // At the rank's first op that takes (or gives) more than
+                // its share: the program line, where there is one.
+                let (name, label) = if per_launch < 0 {
+                    (OpName::SemAcquire, "acquired here first")
+                } else {
+                    (OpName::SemRelease, "released here first")
+                };
+                let first = self.plan.ranks[rank as usize]
+                    .threadblocks
+                    .iter()
+                    .flat_map(|tb| tb.ops_with_bodies())
+                    .map(|(op, _)| op)
+                    .find(|op| {
+                        op.name == name && op.semaphore_ids().iter().any(|s| ids.contains(s))
+                    });
+                let code = crate::diag::Code::SemaphoreBalance;
+                let warning = match first {
+                    Some(op) => crate::diag::Diagnostic::error(code, op.span, message, label),
+                    None => crate::diag::Diagnostic::plain(code, message),
+                }
+                .as_warning();
                 match waits.filter(|&n| n <= i64::from(super::MAX_EXECUTIONS)) {
                     Some(n) => warning.with_note(format!(
                         "`msclc sim --executions {n}` simulates that many launches"
