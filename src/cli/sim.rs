@@ -277,6 +277,15 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
             explain: t.explain,
             title: &title,
         };
+        // A plan that hangs only in a later launch (a semaphore run
+        // down) still has the time of its first, which is what is timed.
+        let later_deadlock = run.stuck.is_empty()
+            && matches!(runs[0].report.verdict, msclc::sim::Verdict::Deadlock(_));
+        if later_deadlock {
+            sayln!(
+                "# the plan deadlocks in a later execution: the times below are those of its first"
+            );
+        }
         match msclc::timing::predict_report(&plan, run, &request) {
             Ok(text) => say!("{text}"),
             Err(d) => return fail(d),

@@ -133,6 +133,31 @@ pub(crate) fn a_deadlock_has_a_timeline_up_to_where_it_stopped() {
     assert!(stuck
         .iter()
         .all(|e| e["name"].as_str().unwrap().contains("wait")));
+    // A plan that hangs only in a later launch (a semaphore each launch
+    // runs down) is timed on its first, and the table says so.
+    let later = dir.join("later.mscl");
+    std::fs::write(
+        &later,
+        "program \"sem\" {\n    collective = test_collective(1, input_size: 1, output_size: 1)\n}\nsemaphore(0, initial_value: 1).acquire(tb: 0)\nrank(0).copy(rank(0).output[0], rank(0).input[0], tb: 0)\n",
+    )
+    .unwrap();
+    let out = msclc(&[
+        "sim",
+        later.to_str().unwrap(),
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "1M",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(
+            "# the plan deadlocks in a later execution: the times below are those of its first"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("\n     1048576 "), "a row for 1 MiB: {text}");
 }
 
 pub(crate) fn the_picture_has_a_bar_per_op() {
