@@ -109,6 +109,14 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
         .into_iter()
         .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
         .collect();
+    // `-` is standard output elsewhere (`-o -`); here that carries the
+    // verdict and the table, and a file named `-` is no one's intent.
+    if let Some((flag, _)) = outputs.iter().find(|(_, p)| p.as_os_str() == "-") {
+        return fail(Diagnostic::plain(
+            Code::Options,
+            format!("{flag} -: the timeline goes to a file (standard output has the verdict and the table); name one"),
+        ));
+    }
     let topology_file = t.timing.as_deref().map(Path::new);
     let inputs: Vec<&Path> = std::iter::once(args.input.as_path())
         .chain(topology_file)

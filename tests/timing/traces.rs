@@ -133,6 +133,21 @@ pub(crate) fn a_deadlock_has_a_timeline_up_to_where_it_stopped() {
     assert!(stuck
         .iter()
         .all(|e| e["name"].as_str().unwrap().contains("wait")));
+    // `-` names no file here: standard output has the verdict and table.
+    for flag in ["--trace", "--svg"] {
+        let out = msclc(&[
+            "sim",
+            program.to_str().unwrap(),
+            "--timing",
+            "h100-nvlink",
+            flag,
+            "-",
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("the timeline goes to a file"), "{err}");
+    }
+    assert!(!std::path::Path::new("-").exists(), "no file named -");
     // A plan that hangs only in a later launch (a semaphore each launch
     // runs down) is timed on its first, and the table says so.
     let later = dir.join("later.mscl");
