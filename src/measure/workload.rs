@@ -160,11 +160,13 @@ impl<'p> Workload<'p> {
         let o = &plan.options;
         // The executor checks the message it is given, before any rounding
         // to chunks: the size asked, in the buffer it checks.
-        let checked = if plan.collective.name == "allgather" {
-            size * outs / most
+        // (In 128 bits: at most `size`, but the product may pass 64.)
+        let part = if plan.collective.name == "allgather" {
+            outs
         } else {
-            size * ins / most
+            ins
         };
+        let checked = (u128::from(size) * u128::from(part) / u128::from(most)) as u64;
         let (min, max) = o.message_sizes();
         if !(min..=max).contains(&checked) {
             return Err(format!(

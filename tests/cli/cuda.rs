@@ -276,6 +276,16 @@ fn sizes_that_cannot_run_are_usage_errors() {
             assert!(out.stdout.is_empty(), "{command:?}");
         }
     }
+    // Near 2^64 bytes: the size the executor checks is worked out without
+    // overflow (a debug build stopped there), and is past the plan's.
+    let size = "17179869183G:17179869183G";
+    let out = msclc(&["run", "examples/simple_allgather.mscl", "--size", size]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("18446744072635809792 B is outside the plan's message sizes"),
+        "{err}"
+    );
 }
 
 /// Options that could only be ignored or misread are usage errors: no
