@@ -6,11 +6,17 @@
 #   bash benches/compile.sh            # all cases
 #   bash benches/compile.sh 8 64       # only these rank counts
 #
-# Needs GNU time (/usr/bin/time) for peak memory.
+# Needs GNU time (/usr/bin/time) for peak memory. MSCLC names a msclc
+# already built (elsewhere than target/, or on a machine without cargo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet
-bin=target/release/msclc
+if [ -z "${MSCLC:-}" ]; then
+  cargo build --release --quiet
+  # Where cargo put it, CARGO_TARGET_DIR included.
+  bin=$(cargo metadata --format-version 1 --no-deps |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/release/msclc
+fi
+bin=${MSCLC:-$bin}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 ranks=("$@")

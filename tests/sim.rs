@@ -27,7 +27,7 @@ fn main() {
             Needs::Conformance,
             mutants_of_every_correct_plan_are_caught,
         )
-        .ignored(),
+        .ignored("about a minute: cargo test --release --test sim -- --ignored"),
         common::test(
             "reductions_are_checked_for_the_plans_operation",
             Needs::Nothing,

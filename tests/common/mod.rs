@@ -283,7 +283,7 @@ pub struct Test {
     name: &'static str,
     needs: Needs,
     body: fn(),
-    ignored: bool,
+    ignored: Option<&'static str>,
 }
 
 #[allow(dead_code)]
@@ -292,16 +292,17 @@ pub fn test(name: &'static str, needs: Needs, body: fn()) -> Test {
         name,
         needs,
         body,
-        ignored: false,
+        ignored: None,
     }
 }
 
 #[allow(dead_code)]
 impl Test {
-    /// As `#[ignore]`: runs only with `--ignored` or `--include-ignored`.
-    pub fn ignored(self) -> Test {
+    /// As `#[ignore = "why"]`: runs only with `--ignored` or
+    /// `--include-ignored`, and says `why` where it does not run.
+    pub fn ignored(self, why: &'static str) -> Test {
         Test {
-            ignored: true,
+            ignored: Some(why),
             ..self
         }
     }
@@ -321,11 +322,15 @@ impl Test {
 /// prints shows.
 #[allow(dead_code)]
 pub fn run(tests: Vec<Test>) -> ! {
-    let trials = tests.into_iter().map(trial).collect();
-    libtest_mimic::run(&libtest_mimic::Arguments::from_args(), trials).exit()
+    let args = libtest_mimic::Arguments::from_args();
+    let asked = args.ignored || args.include_ignored;
+    let trials = tests.into_iter().map(|t| trial(t, asked)).collect();
+    libtest_mimic::run(&args, trials).exit()
 }
 
-fn trial(test: Test) -> libtest_mimic::Trial {
+/// `test` as a trial; an ignored one runs where `asked` (`--ignored`,
+/// `--include-ignored`), and elsewhere is reported ignored with its reason.
+fn trial(test: Test, asked: bool) -> libtest_mimic::Trial {
     use libtest_mimic::{Completion, Failed, Trial};
     let Test {
         name,
@@ -333,7 +338,11 @@ fn trial(test: Test) -> libtest_mimic::Trial {
         body,
         ignored,
     } = test;
+    let only_if_asked = ignored.filter(|_| !asked);
     Trial::ignorable_test(name, move || {
+        if let Some(why) = only_if_asked {
+            return Ok(Completion::ignored_with(why));
+        }
         if let Some(why) = needs.missing() {
             return match needs.required_here() {
                 Some(rule) => Err(format!("{rule}: {why}").into()),
@@ -359,7 +368,7 @@ fn trial(test: Test) -> libtest_mimic::Trial {
         })?;
         Ok(Completion::Completed)
     })
-    .with_ignored_flag(ignored)
+    .with_ignored_flag(ignored.is_some() && asked)
 }
 
 /// Where two plans (ours, the reference's) first differ: the JSON path
