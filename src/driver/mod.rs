@@ -194,9 +194,9 @@ pub fn compile_for_ranks(
     // A param -D sets that would decide the rank count: the two options
     // disagree, which the user settles.
     let mut set_apart = None;
-    // The params whose compile at `nranks` failed: where one alone did, or
-    // the one whose default is the rank count now, what stopped it (a
-    // budget, a limit) is why the program does not run on that many ranks.
+    // The params whose compile at `nranks` failed: where the one whose
+    // default is the rank count now did, what stopped it (a budget, a
+    // limit) is why the program does not run on that many ranks.
     let mut failed = Vec::new();
     for param in params::declared(&stmts) {
         let name = param.name.to_string();
@@ -225,7 +225,9 @@ pub fn compile_for_ranks(
             _ => {}
         }
     }
-    if let Some(define) = set_apart {
+    // (Only where no other param fits: one may give N ranks while keeping
+    // the -D, as a param whose default follows the one set.)
+    if let (true, Some(define)) = (fits.is_empty(), set_apart) {
         let message = format!(
             "--nranks {nranks} and {define} disagree: that param decides the rank count ({has} as set); leave out one of the two"
         );
@@ -239,8 +241,9 @@ pub fn compile_for_ranks(
     if fits.len() == 1 {
         return fits.pop().map(|(_, c)| c).unwrap_or(first);
     }
-    let one_reason = matches!(&failed[..], [_] | [(_, true, _), ..]);
-    if fits.is_empty() && one_reason {
+    // Only the param set to the rank count now: another's failure at N
+    // (a peer index, say) says nothing of the rank count.
+    if fits.is_empty() && matches!(&failed[..], [(_, true, _), ..]) {
         let (name, _, mut c) = failed.swap_remove(0);
         let note = format!("with {name} = {nranks}, for --nranks {nranks}");
         if let Err(diags) = &mut c.result {

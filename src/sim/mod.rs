@@ -408,8 +408,11 @@ struct Sim<'p> {
     /// The first execution's events, when the timing model asked for them.
     record: Option<Box<record::Recorder<'p>>>,
     /// The first wrong result a user read, and its execution, held while
-    /// the run goes on: a deadlock found later is what the executor shows
-    /// of such a plan (it hangs, and no result comes back), so it is the
+    /// the run goes on: a deadlock found later among the executions begun
+    /// is what the executor shows of such a plan (it hangs, and no result
+    /// comes back), so it is the verdict. No execution starts after the
+    /// wrong one, so blocks stuck only in later ones (waiting for peers
+    /// never launched, or for each other) leave the wrong result the
     /// verdict.
     wrong: Option<(u32, Verdict)>,
 }

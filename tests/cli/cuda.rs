@@ -126,6 +126,34 @@ fn run_says_when_no_param_sets_the_rank_count() {
         err.contains("--nranks 8 and -D num_gpus=4 disagree"),
         "{err}"
     );
+    // A param whose default follows the one -D sets fits, and is used.
+    let dir = std::env::temp_dir().join(format!("msclc-nranks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let follows = dir.join("follows.mscl");
+    std::fs::write(&follows, "param num_gpus: int = 2\nparam world_size: int = num_gpus\nprogram \"x\" {\n    collective = allgather(world_size, chunk_factor: 1, inplace: true)\n}\nfor r in 0..world_size {\n    rank(r).copy(rank(r).output[r], rank(r).input[0], tb: 0)\n}\n").unwrap();
+    let out = msclc(&[
+        "sim",
+        follows.to_str().unwrap(),
+        "-D",
+        "num_gpus=2",
+        "--nranks",
+        "4",
+        "--json",
+    ]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(report["ranks"], 4, "{report}");
+    // A param that fails at N but does not decide the rank count (a peer
+    // index) is not blamed: no single param gives N.
+    let peer = dir.join("peer.mscl");
+    std::fs::write(&peer, "param nodes: int = 1\nparam peer: int = 1\nprogram \"x\" {\n    collective = allgather(2 * nodes, chunk_factor: 1, inplace: true)\n}\nlet channel = memory_channel(peer, 0)\nchannel.signal(tb: 0, relaxed: true)\nmemory_channel(0, peer).wait(tb: 0, relaxed: true)\n").unwrap();
+    let out = msclc(&["sim", peer.to_str().unwrap(), "--nranks", "4"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("E0804") && !err.contains("with peer = 4"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
     // What stops the program at that many ranks is said, not hidden.
     let out = msclc(&["sim", allreduce, "--nranks", "300", "--max-ops", "100000"]);
     assert_eq!(out.status.code(), Some(1));
@@ -347,6 +375,40 @@ fn reductions_that_would_cut_elements_cannot_run() {
             assert_eq!(out.status.code(), Some(2), "{dtype}: {err}");
         }
     }
+    // The same reduction in a pipeline's body: its parts are cut alike.
+    let dir = std::env::temp_dir().join(format!("msclc-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan = dir.join("cut.json");
+    assert!(msclc(&[program, "-o", plan.to_str().unwrap()])
+        .status
+        .success());
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    let mut wrapped = 0;
+    for tb in json["gpus"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .flat_map(|g| g["threadblocks"].as_array_mut().unwrap().iter_mut())
+    {
+        let ops = tb["ops"].as_array_mut().unwrap();
+        if let Some(at) = ops.iter().position(|op| op.get("tbg_info").is_some()) {
+            let body: Vec<serde_json::Value> = ops.drain(at..at + 1).collect();
+            let pipeline = serde_json::json!({"name": "pipeline", "iter_context": {"unit_size": 1 << 20, "num_chunks": 1}, "ops": body});
+            ops.insert(at, pipeline);
+            wrapped += 1;
+        }
+    }
+    assert!(wrapped > 0);
+    std::fs::write(&plan, json.to_string()).unwrap();
+    let out = msclc(&["run", plan.to_str().unwrap(), "--size", "64:128"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("starts its parts at multiples of the buffer_alignment, 2 B"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// `msclc run --help` gives the exit codes docs/errors.md gives: 2, not 1,
