@@ -63,8 +63,7 @@ pub(crate) enum Emit {
 
 /// `sm_90`, `sm_100a`: what NVRTC's `--gpu-architecture` takes for a cubin.
 fn parse_arch(text: &str) -> Result<String, String> {
-    let digits = text.strip_prefix("sm_").unwrap_or("");
-    let number = digits.trim_end_matches(['a', 'f']);
+    let number = arch_digits(text);
     let well_formed =
         number.len() >= 2 && !number.starts_with('0') && number.chars().all(|c| c.is_ascii_digit());
     match number.parse::<u32>() {
@@ -78,10 +77,15 @@ fn parse_arch(text: &str) -> Result<String, String> {
     }
 }
 
+/// The digits of an architecture's name (`90` of `sm_90a`).
+fn arch_digits(arch: &str) -> &str {
+    let digits = arch.strip_prefix("sm_").unwrap_or("");
+    digits.trim_end_matches(['a', 'f'])
+}
+
 /// The number of an architecture `parse_arch` accepted (90 for sm_90a).
 fn arch_number(arch: &str) -> u32 {
-    let digits = arch.trim_start_matches("sm_").trim_end_matches(['a', 'f']);
-    digits.parse().unwrap_or(u32::MAX)
+    arch_digits(arch).parse().unwrap_or(u32::MAX)
 }
 
 pub(crate) fn exec(args: &CompileArgs) -> ExitCode {

@@ -259,6 +259,12 @@ impl Op {
         self.extra().iter
     }
 
+    /// Whether the op combines values: a reducing kind, or one that names
+    /// a reduce op.
+    pub fn reduces(&self) -> bool {
+        self.reduce_op.is_some() || self.name.is_reduction()
+    }
+
     /// The ops of a `pipeline` (none for any other op).
     pub fn body(&self) -> &[Op] {
         &self.extra().body

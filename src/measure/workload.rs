@@ -82,11 +82,10 @@ fn reductions_cut_elements(plan: &Plan, dtype: Dtype) -> Option<String> {
     let element = dtype.bytes();
     let align = u64::from(plan.options.buffer_alignment);
     let (name, bytes) = (dtype.nccl_name(), element);
-    let reduces = |op: &Op| op.reduce_op.is_some() || op.name.is_reduction();
     for tb in plan.ranks.iter().flat_map(|r| &r.threadblocks) {
         // A group's parts, in a pipeline's body too.
         for (op, _) in tb.ops_with_bodies() {
-            if op.tbg.is_some_and(|g| g.size > 1) && reduces(op) && align % element != 0 {
+            if op.tbg.is_some_and(|g| g.size > 1) && op.reduces() && align % element != 0 {
                 return Some(format!(
                     "a reduction split over a thread-block group starts its parts at multiples of the buffer_alignment, {align} B, which cuts {name} elements ({bytes} B): give the plan a buffer_alignment that is a multiple of {bytes}"
                 ));
@@ -94,7 +93,7 @@ fn reductions_cut_elements(plan: &Plan, dtype: Dtype) -> Option<String> {
         }
         for op in &tb.ops {
             let unit = op.iter_context().map_or(element, |i| i.unit_size);
-            if unit % element != 0 && op.body().iter().any(reduces) {
+            if unit % element != 0 && op.body().iter().any(Op::reduces) {
                 return Some(format!(
                     "a pipeline with a reduction runs in units of {unit} B, which cut {name} elements ({bytes} B): give it a unit_size that is a multiple of {bytes}"
                 ));

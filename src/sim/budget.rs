@@ -104,7 +104,7 @@ pub fn memory_estimate(plan: &Plan) -> u64 {
                 barrier = barrier.max(op.barrier.map_or(0, |(_, n)| u64::from(n)));
                 let packets = if is_packet_read(op.name) { sources } else { 0 };
                 fan_in += times * packets;
-                if op.reduce_op.is_some() || op.name.is_reduction() {
+                if op.reduces() {
                     reduce_operands += times * sources * switch_members;
                     let results: u64 = op.dst.iter().map(elements).sum();
                     reduced += times * results.max(1);
