@@ -25,8 +25,10 @@
 
 mod layout;
 pub mod report;
+mod target;
 
 pub use layout::SyncLayout;
+pub use target::{arch_supports, dtype_define};
 
 use crate::diag::{Code, Diagnostic};
 use crate::ir::{
@@ -41,34 +43,6 @@ pub const PRELUDE: &str = include_str!("prelude.cu");
 
 /// The kernel every generated file defines.
 pub const KERNEL: &str = "msclc_kernel";
-
-/// The prelude's tag of each element type reductions add in, chosen at
-/// compile time with `-DMSCL_DTYPE=TAG` (float32 when not chosen).
-pub fn dtype_define(dtype: crate::ir::Dtype) -> String {
-    let tag = match dtype {
-        crate::ir::Dtype::Float32 => "mscl_f32",
-        crate::ir::Dtype::Float16 => "mscl_f16",
-        crate::ir::Dtype::Bfloat16 => "mscl_bf16",
-    };
-    format!("-DMSCL_DTYPE={tag}")
-}
-
-/// Whether the kernels build for architecture `sm` (70 for sm_70) in
-/// `dtype`: from sm_70 (their loads and stores with acquire and release
-/// order), and from sm_80 in bfloat16 (its packed arithmetic); else why not.
-pub fn arch_supports(sm: u32, dtype: crate::ir::Dtype) -> Result<(), String> {
-    if sm < 70 {
-        return Err(format!(
-            "sm_{sm} is older than msclc's kernels run on: they need sm_70 or later (acquire and release loads and stores)"
-        ));
-    }
-    if sm < 80 && dtype == crate::ir::Dtype::Bfloat16 {
-        return Err(format!(
-            "bfloat16 kernels need sm_80 or later (packed bfloat16 arithmetic), and sm_{sm} is older: use float16 or float32 there"
-        ));
-    }
-    Ok(())
-}
 
 /// Why `op` has no CUDA form (`Code::NoCudaForm`), at its program line
 /// (a JSON plan's ops have none: the caller drops the label).
