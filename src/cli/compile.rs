@@ -152,7 +152,7 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
     };
     let image = match (&cuda, args.emit, &args.arch) {
         (Some(source), Emit::Cubin, Some(arch)) => {
-            let dtype = args.dtype.unwrap_or(DtypeArg::Float32).into();
+            let dtype: msclc::ir::Dtype = args.dtype.unwrap_or(DtypeArg::Float32).into();
             if let Err(why) = msclc::back::cuda::arch_supports(arch_number(arch), dtype) {
                 return fail(Diagnostic::plain(Code::Options, why));
             }
@@ -162,10 +162,9 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
                 msclc::runner::cache::default_dir()
             };
             let source = String::from_utf8_lossy(source);
-            let dtype =
-                msclc::back::cuda::dtype_define(args.dtype.unwrap_or(DtypeArg::Float32).into());
+            let define = msclc::back::cuda::dtype_define(dtype);
             match timings.time("nvrtc", || {
-                msclc::runner::nvrtc::compile(&source, arch, &[dtype], cache.as_deref())
+                msclc::runner::nvrtc::compile(&source, arch, &[define], cache.as_deref())
             }) {
                 Ok(compiled) => Some(compiled.cubin),
                 Err(why) => return fail(Diagnostic::plain(Code::Device, why)),

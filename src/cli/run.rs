@@ -2,8 +2,7 @@
 //! run on this machine's GPU, each result checked, an nccl-tests table.
 
 use super::input::{is_plan, load_plan, read_checked_plan, Compile};
-use super::options::WarningArgs;
-use super::options::{parse_define, DtypeArg, LimitArgs};
+use super::options::{parse_define, DtypeArg, LimitArgs, WarningArgs};
 use super::outcome::{fail, fail_in, report, wrong};
 use super::streams;
 use clap::Args;

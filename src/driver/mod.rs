@@ -194,10 +194,11 @@ pub fn compile_for_ranks(
     // A param -D sets that would decide the rank count: the two options
     // disagree, which the user settles.
     let mut set_apart = None;
-    // The params whose compile at `nranks` failed: where the one whose
-    // default is the rank count now did, what stopped it (a budget, a
-    // limit) is why the program does not run on that many ranks.
-    let mut failed = Vec::new();
+    // The compile at `nranks` of the param whose default is the rank
+    // count now, where it failed: what stopped it (a budget, a limit) is
+    // why the program does not run on that many ranks. (Another param's
+    // failure at N, a peer index say, says nothing of the rank count.)
+    let mut deciding_failed = None;
     for param in params::declared(&stmts) {
         let name = param.name.to_string();
         if param.ty != "int" {
@@ -216,11 +217,8 @@ pub fn compile_for_ranks(
                 set_apart.get_or_insert(format!("-D {name}={value}"));
             }
             (Ok(plan), None) if plan.ranks.len() == nranks as usize => fits.push((name, c)),
-            (Err(_), None) => {
-                // The param set to the rank count now is likely the one
-                // that decides it: its failure goes first.
-                let deciding = param.default_text(&sources) == has.to_string();
-                failed.insert(if deciding { 0 } else { failed.len() }, (name, deciding, c));
+            (Err(_), None) if param.default_text(&sources) == has.to_string() => {
+                deciding_failed.get_or_insert((name, c));
             }
             _ => {}
         }
@@ -241,14 +239,11 @@ pub fn compile_for_ranks(
     if fits.len() == 1 {
         return fits.pop().map(|(_, c)| c).unwrap_or(first);
     }
-    // Only the param set to the rank count now: another's failure at N
-    // (a peer index, say) says nothing of the rank count.
-    if fits.is_empty() && matches!(&failed[..], [(_, true, _), ..]) {
-        let (name, _, mut c) = failed.swap_remove(0);
+    if let (true, Some((name, mut c))) = (fits.is_empty(), deciding_failed) {
         let note = format!("with {name} = {nranks}, for --nranks {nranks}");
         if let Err(diags) = &mut c.result {
             for d in diags.iter_mut() {
-                *d = d.clone().with_note(note.clone());
+                d.notes.push(note.clone());
             }
         }
         return c;

@@ -21,33 +21,28 @@ pub fn check_limits(plan: &Plan) -> Vec<Diagnostic> {
     for rank in &plan.ranks {
         for tb in &rank.threadblocks {
             for (op, in_pipeline) in tb.ops_with_bodies() {
-                fn first_if<'p>(slot: &mut Option<&'p Op>, op: &'p Op, meets: bool) {
-                    if meets && slot.is_none() {
-                        *slot = Some(op);
+                let get_offsets_swapped = op.name == OpName::Get
+                    && op.src.iter().zip(&op.dst).any(|(s, d)| s.index != d.index);
+                for (first, meets) in [
+                    (
+                        &mut unhalved_scratch,
+                        plan.options.use_double_scratch_buffer && skips_double_scratch(op),
+                    ),
+                    (
+                        &mut packet_in_pipeline,
+                        in_pipeline && op.name.json().contains("pkt"),
+                    ),
+                    (&mut flush, op.name == OpName::Flush),
+                    (
+                        &mut reduce_op,
+                        op.reduce_op.is_some_and(|o| o != ReduceOp::Sum),
+                    ),
+                    (&mut get_offsets, get_offsets_swapped),
+                ] {
+                    if meets {
+                        first.get_or_insert(op);
                     }
                 }
-                first_if(
-                    &mut unhalved_scratch,
-                    op,
-                    plan.options.use_double_scratch_buffer && skips_double_scratch(op),
-                );
-                first_if(
-                    &mut packet_in_pipeline,
-                    op,
-                    in_pipeline && op.name.json().contains("pkt"),
-                );
-                first_if(&mut flush, op, op.name == OpName::Flush);
-                first_if(
-                    &mut reduce_op,
-                    op,
-                    op.reduce_op.is_some_and(|o| o != ReduceOp::Sum),
-                );
-                first_if(
-                    &mut get_offsets,
-                    op,
-                    op.name == OpName::Get
-                        && op.src.iter().zip(&op.dst).any(|(s, d)| s.index != d.index),
-                );
             }
         }
     }
