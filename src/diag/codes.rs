@@ -95,7 +95,7 @@ codes! {
     Memory "E0805": "a simulation larger than `--max-memory`";
     Device "E0806": "no GPU, CUDA driver or NVRTC to run on";
     Topology "E0807": "a topology `--timing` cannot use";
-    NoSize "E0808": "no message size `msclc run` can run the plan at";
+    NoSize "E0808": "no message size `msclc run` or `sim --timing` can run the plan at";
     NotOurs "E0809": "a folder holding files msclc did not write, which it would replace or remove";
     OutOfMemory "E0810": "more memory than the machine lets msclc have";
     // A bug in msclc.

@@ -6,7 +6,18 @@
 pub mod columns;
 pub mod workload;
 
+use crate::diag::{Code, Diagnostic};
 use crate::ir::Plan;
+
+/// E0808: no size of `--size MIN:MAX` runs the plan, the largest tried,
+/// `size`, for the reason `why` (the smaller ones for the same or a like
+/// one).
+pub fn no_size_runs(min: u64, max: u64, size: u64, why: &str) -> Diagnostic {
+    Diagnostic::plain(
+        Code::NoSize,
+        format!("no size of --size {min}:{max} runs this plan: at {size} B, {why}"),
+    )
+}
 
 /// The message sizes of a `--size MIN:MAX` range: from MIN (at least one
 /// byte) doubling up to MAX, as nccl-tests' `-b MIN -e MAX -f 2`; the

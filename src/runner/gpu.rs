@@ -92,12 +92,11 @@ pub fn run(plan: &Plan, opts: &RunOptions, out: &mut dyn std::io::Write) -> Resu
         .last()
         .filter(|_| workloads.iter().all(|(_, w)| w.is_err()))
     {
-        return Err(RunError::Problem(crate::diag::Diagnostic::plain(
-            crate::diag::Code::NoSize,
-            format!(
-                "no size of --size {}:{} runs this plan: at {size} B, {why}",
-                opts.min_size, opts.max_size
-            ),
+        return Err(RunError::Problem(crate::measure::no_size_runs(
+            opts.min_size,
+            opts.max_size,
+            *size,
+            why,
         )));
     }
     // An op with no CUDA form is the plan's, whatever the GPU.

@@ -229,6 +229,15 @@ pub fn predict_report(
     let executions = Executions::new(plan, run, req);
     let (preps, rows) = predict_rows(plan, run, &executions, req);
     let deadlocked = !run.stuck.is_empty();
+    // Said as `msclc run` says it: a table of skipped sizes alone is no
+    // prediction.
+    if let Some(Err(last)) = rows
+        .last()
+        .filter(|_| !deadlocked && rows.iter().all(|r| r.is_err()))
+    {
+        let (min, max) = req.sizes;
+        return Err(crate::measure::no_size_runs(min, max, last.size, &last.why));
+    }
     let mut text = if deadlocked {
         "# no predicted time: the plan deadlocks (the timeline shows where its blocks stopped)\n"
             .to_string()

@@ -39,6 +39,11 @@ fn main() {
             a_plan_of_synchronization_only_gets_one_row,
         ),
         test(
+            "no_size_of_the_range_is_an_error",
+            Needs::Nothing,
+            no_size_of_the_range_is_an_error,
+        ),
+        test(
             "a_pipeline_runs_the_iterations_of_its_size",
             Needs::Nothing,
             a_pipeline_runs_the_iterations_of_its_size,
@@ -326,9 +331,31 @@ fn a_plan_of_synchronization_only_gets_one_row() {
     assert!(r[0].time > 0.0 && r[0].algbw == 0.0, "{text}");
 }
 
-/// A memory channel between ranks 0 and 8 of a topology of eight GPUs a
-/// node crosses nodes, where only port channels connect: W0505 at the
-/// line that made it, still timed, exit code 0. Four GPUs a node (a file)
+/// A `--size` range of which no size runs the plan is an error, E0808 as
+/// `msclc run` gives it (exit code 2), after the verdict: not a table of
+/// skipped sizes and an average bandwidth of 0.
+fn no_size_of_the_range_is_an_error() {
+    let out = msclc(&[
+        "sim",
+        "examples/simple_allgather.mscl",
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "8:16",
+    ]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(stdout.starts_with("verified:"), "{stdout}");
+    assert!(!stdout.contains("Avg bus bandwidth"), "{stdout}");
+    assert!(
+        stderr.contains("error[E0808]: no size of --size 8:16 runs this plan: at 16 B, 16 B is below the smallest size this plan runs at, 32 B"),
+        "{stderr}"
+    );
+}
+
 /// A pipeline runs as many iterations as the executor runs at each size,
 /// `ceil(num_chunks * chunk / unit_size)`: the pipelined AllReduce (1 MiB
 /// units, two chunks per buffer) takes the same time as the same program
@@ -400,6 +427,9 @@ fn a_pipeline_runs_the_iterations_of_its_size() {
     );
 }
 
+/// A memory channel between ranks 0 and 8 of a topology of eight GPUs a
+/// node crosses nodes, where only port channels connect: W0505 at the
+/// line that made it, still timed, exit code 0. Four GPUs a node (a file)
 /// warns about ranks 0 and 5 too; sixteen a node, nothing.
 fn a_memory_channel_between_nodes_is_a_warning() {
     let dir = scratch("node-channel");
