@@ -102,3 +102,12 @@ mod tests {
         assert_eq!(super::g_str(0.0), "0");
     }
 }
+
+/// `n` of a thing, the noun in the plural but for one: "1 rank", "8 ranks".
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}

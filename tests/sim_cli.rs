@@ -187,7 +187,7 @@ fn residency_on_a_target_gpu_is_a_warning_on_stderr() {
     assert!(out.status.success());
     assert_eq!(
         stdout,
-        "verified: test on 1 ranks, 2 executions, 400 ops run\n"
+        "verified: test on 1 rank, 2 executions, 400 ops run\n"
     );
     assert!(
         stderr.contains("rank 0 has 200 thread blocks of 1024 threads; the H100 holds 132"),
@@ -491,7 +491,7 @@ fn executions_run_back_to_back_until_a_semaphore_runs_out() {
     let (out, stdout, stderr) = sim(&[file]);
     assert!(out.status.success(), "{stdout}{stderr}");
     assert!(
-        stdout.starts_with("verified: test on 1 ranks, 2 executions"),
+        stdout.starts_with("verified: test on 1 rank, 2 executions"),
         "{stdout}"
     );
     assert!(
@@ -506,7 +506,7 @@ fn executions_run_back_to_back_until_a_semaphore_runs_out() {
     let (out, stdout, _) = sim(&[file, "--executions", "4"]);
     assert!(out.status.success(), "{stdout}");
     assert!(
-        stdout.starts_with("verified: test on 1 ranks, 4 executions"),
+        stdout.starts_with("verified: test on 1 rank, 4 executions"),
         "{stdout}"
     );
     let (out, stdout, _) = sim(&[file, "--executions", "5"]);

@@ -155,10 +155,10 @@ pub(crate) fn exec(args: &TuneArgs) -> ExitCode {
     }
     let name = plans.first().map_or("plan".to_string(), |p| p.name.clone());
     let title = format!(
-        "{} on {}, {} ranks, {}, {} to {}",
+        "{} on {}, {}, {}, {} to {}",
         args.input.display(),
         topology.name,
-        plans.first().map_or(0, |p| p.ranks.len()),
+        msclc::units::count(plans.first().map_or(0, |p| p.ranks.len() as u64), "rank"),
         msclc::ir::Dtype::from(args.dtype).nccl_name(),
         msclc::units::short_bytes(args.size.0),
         msclc::units::short_bytes(args.size.1)

@@ -276,7 +276,10 @@ pub fn call_builtin(
                         Code::OutOfRange,
                         a.rank_list.span,
                         format!("rank {r} out of range"),
-                        format!("the program has {n} ranks"),
+                        format!(
+                            "the program has {}",
+                            crate::units::count(u64::from(n), "rank")
+                        ),
                     ));
                 }
                 if !seen.insert(r) {

@@ -88,7 +88,10 @@ pub fn build_plan(
                 Code::Program,
                 nspan,
                 "num_ranks differs from the collective's rank count",
-                format!("the collective has {} ranks", c.num_ranks),
+                format!(
+                    "the collective has {}",
+                    crate::units::count(u64::from(c.num_ranks), "rank")
+                ),
             ))
         }
         _ => c.num_ranks,

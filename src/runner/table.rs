@@ -32,10 +32,10 @@ impl Table {
         let c = &plan.collective;
         let intro = vec![
             format!(
-                "# msclc run: plan {} ({}, {} ranks), type {}, warmup iters: {} iters: {}",
+                "# msclc run: plan {} ({}, {}), type {}, warmup iters: {} iters: {}",
                 crate::diag::escaped(&plan.name),
                 c.name,
-                plan.ranks.len(),
+                crate::units::count(plan.ranks.len() as u64, "rank"),
                 opts.dtype.nccl_name(),
                 opts.warmup,
                 opts.iters

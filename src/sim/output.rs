@@ -6,6 +6,7 @@
 use super::{describe_sendrecv, OpAt, Report, Verdict};
 use crate::diag::{Code, Diagnostic, SourceMap};
 use crate::ir::Plan;
+use crate::units::count;
 use serde_json::{json, Value};
 
 /// One simulation of a plan, in one buffer mode.
@@ -27,11 +28,11 @@ const STUCK_SHOWN: usize = 4;
 /// The verdict in one line.
 pub fn verdict_line(plan: &Plan, report: &Report) -> String {
     let summary = format!(
-        "{} on {} ranks, {} executions, {} ops run",
+        "{} on {}, {}, {} run",
         plan.collective.name,
-        plan.ranks.len(),
-        report.executions,
-        report.ops_run
+        count(plan.ranks.len() as u64, "rank"),
+        count(u64::from(report.executions), "execution"),
+        count(report.ops_run, "op")
     );
     match &report.verdict {
         Verdict::Verified => match &report.sendrecv_sources {

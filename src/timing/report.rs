@@ -97,12 +97,12 @@ pub fn render(
     let c = &plan.collective;
     let _ = writeln!(
         out,
-        "# predicted on {} ({}): plan {} ({}, {} ranks), type {}",
+        "# predicted on {} ({}): plan {} ({}, {}), type {}",
         top.name,
         describe(top),
         plan.name,
         c.name,
-        plan.ranks.len(),
+        crate::units::count(plan.ranks.len() as u64, "rank"),
         dtype.nccl_name()
     );
     let _ = writeln!(
