@@ -449,3 +449,28 @@ fn the_index_keeps_the_rank_count_asked() {
     assert_eq!(index["nranks"], Value::Null, "{index}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--max-candidates 0` asks for nothing to be tried: refused as a bad
+/// option (exit code 2) before anything is compiled, not taken as one.
+#[test]
+fn no_candidates_at_all_is_refused() {
+    let dir = scratch("none");
+    let out = msclc(&[
+        "tune",
+        MULTI_NODE,
+        "--timing",
+        "h100-ib",
+        "--size",
+        "1K:4K",
+        "--max-candidates",
+        "0",
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--max-candidates"), "{stderr}");
+    assert!(stderr.contains("0 is not in 1.."), "{stderr}");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing written");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -43,8 +43,8 @@ pub(crate) struct TuneArgs {
     pub(crate) output: Option<PathBuf>,
     /// Candidates to try at most: past it, the defaults, each single
     /// change from them, and the rest drawn at random.
-    #[arg(long, value_name = "N", default_value_t = 256)]
-    pub(crate) max_candidates: usize,
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_candidates: u64,
     /// A candidate within PCT percent of the fastest at a size counts as
     /// fastest there: fewer plans, each at most that much slower.
     #[arg(long, value_name = "PCT", default_value_t = 0.0)]
@@ -122,7 +122,7 @@ pub(crate) fn exec(args: &TuneArgs) -> ExitCode {
         topology: &topology,
         dtype: args.dtype.into(),
         span: args.size,
-        max_candidates: args.max_candidates,
+        max_candidates: usize::try_from(args.max_candidates).unwrap_or(usize::MAX),
         within: args.within / 100.0,
         limits: args.limits.limits(),
         progress: &progress,
