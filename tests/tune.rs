@@ -471,6 +471,10 @@ fn no_candidates_at_all_is_refused() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--max-candidates"), "{stderr}");
     assert!(stderr.contains("0 is not in 1.."), "{stderr}");
-    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing written");
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "nothing written"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
