@@ -63,6 +63,11 @@ fn main() {
             a_plan_that_hangs_in_a_later_launch_is_explained_by_the_simulator_run_as_long,
         ),
         common::test(
+            "parameters_past_16_bits_compute_right",
+            Needs::Cxx,
+            parameters_past_16_bits_compute_right,
+        ),
+        common::test(
             "odd_alignments_and_unit_sizes_compute_right",
             Needs::Cxx,
             odd_alignments_and_unit_sizes_compute_right,
@@ -544,6 +549,26 @@ fn set_unit_size(plan: &mut Plan, unit: u64) {
         }
     }
     assert!(found, "the plan has a pipeline");
+}
+
+/// The parameter table is stored in the narrowest type that holds its
+/// entries: a plan whose puts move 70,000 chunks has a table of 4-byte
+/// entries, read back whole (no 2-byte entry holds 70,000).
+fn parameters_past_16_bits_compute_right() {
+    let cxx = plain_compiler();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cuda_host/wide_params.mscl");
+    let (plan, _) = compile(&path);
+    let source = cuda::generate(&plan).expect("a CUDA form");
+    assert!(source.contains("#define MSCL_PARAM u32\n"), "{source}");
+    let tmp = temp_dir("wide");
+    let outcome = HostKernel::build(&cxx, &plan, &tmp, false).run(small_size(&plan), 2, BUDGET_NS);
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(outcome.gave_up.is_none(), "{:?}", outcome.gave_up);
+    assert!(
+        outcome.wrong.iter().all(|w| *w == 0),
+        "wrong elements {:?}",
+        outcome.wrong
+    );
 }
 
 /// A plan name is user text: it must not reach the generated source as

@@ -9,7 +9,11 @@ fn emit_cuda_writes_one_function_per_block_shape_and_a_table_row_per_block() {
     let text = String::from_utf8(out.stdout).expect("utf-8");
     assert!(text.contains("#define MSCL_NRANKS 2"));
     // The two ranks' blocks differ only in their numbers: one shape.
-    assert!(text.contains("void mscl_shape0(const MsclArgs& a, const u64* P)"));
+    assert!(text.contains("void mscl_shape0(const MsclArgs& a, mscl_row P)"));
+    // Its parameters (buffer and chunk numbers, sync words) are small: the
+    // table is of 2-byte entries.
+    assert!(text.contains("#define MSCL_PARAM u16\n"), "{text}");
+    assert!(text.contains("MSCL_TABLE mscl_param mscl_params[] = {"));
     assert!(!text.contains("void mscl_shape1("));
     assert!(
         text.contains("mscl_block_shape[] = {\n  0, 0,\n};"),

@@ -87,13 +87,20 @@ pub fn generate(plan: &Plan) -> Res<String> {
         }
     }
     let mut out = String::with_capacity(PRELUDE.len() + 64 * 1024);
-    header(&mut out, plan, &layout, shapes.code.len());
+    let largest = blocks.iter().flat_map(|(_, p)| p).copied().max();
+    header(
+        &mut out,
+        plan,
+        &layout,
+        shapes.code.len(),
+        param_type(largest.unwrap_or(0)),
+    );
     out.push_str(PRELUDE);
     for (i, code) in shapes.code.iter().enumerate() {
         let users = blocks.iter().filter(|(s, _)| *s == i).count();
         let _ = writeln!(
             out,
-            "\n// shape {i}: {users} thread block(s)\nMSCL_SHAPE void mscl_shape{i}(const MsclArgs& a, const u64* P) {{\n  const u64 B = a.chunk;\n  (void)B;\n  (void)P;\n{code}}}"
+            "\n// shape {i}: {users} thread block(s)\nMSCL_SHAPE void mscl_shape{i}(const MsclArgs& a, mscl_row P) {{\n  const u64 B = a.chunk;\n  (void)B;\n  (void)P;\n{code}}}"
         );
     }
     tables(&mut out, &blocks);
@@ -137,7 +144,19 @@ fn comment_text(text: &str) -> String {
     out
 }
 
-fn header(out: &mut String, p: &Plan, layout: &SyncLayout, shapes: usize) {
+/// The narrowest unsigned type of the prelude that holds `largest`: the
+/// parameter table's entries (`mscl_row` says why).
+fn param_type(largest: u64) -> &'static str {
+    if largest <= u64::from(u16::MAX) {
+        "u16"
+    } else if largest <= u64::from(u32::MAX) {
+        "u32"
+    } else {
+        "u64"
+    }
+}
+
+fn header(out: &mut String, p: &Plan, layout: &SyncLayout, shapes: usize, param: &str) {
     let blocks: usize = p.ranks.iter().map(|r| r.threadblocks.len()).sum();
     let _ = writeln!(
         out,
@@ -145,7 +164,7 @@ fn header(out: &mut String, p: &Plan, layout: &SyncLayout, shapes: usize) {
          // {blocks} thread blocks of {shapes} shape(s).\n\
          // Do not edit: regenerate with `msclc FILE --emit cuda`.\n\
          #define MSCL_NRANKS {}\n#define MSCL_NBLOCKS {blocks}\n#define MSCL_NTHREADS {}\n\
-         #define MSCL_SYNC_WORDS {}\n#define MSCL_REPORT {}\n#define MSCL_ALIGN {}ull\n",
+         #define MSCL_SYNC_WORDS {}\n#define MSCL_REPORT {}\n#define MSCL_ALIGN {}ull\n#define MSCL_PARAM {param}\n",
         comment_text(&p.name),
         p.collective.name,
         p.ranks.len(),
@@ -187,14 +206,14 @@ fn tables(out: &mut String, blocks: &[(usize, Vec<u64>)]) {
             at
         }),
     );
-    out.push_str("MSCL_TABLE u64 mscl_params[] = {");
+    out.push_str("MSCL_TABLE mscl_param mscl_params[] = {");
     list(out, &mut blocks.iter().flat_map(|(_, p)| p.iter().copied()));
 }
 
 fn entry_point(out: &mut String, shapes: usize) {
     out.push_str(
         "\n// ---- entry point: block b of the grid runs the b-th block of the plan ----\n\n\
-         #ifndef MSCL_HOST\nstatic __device__\n#endif\nvoid mscl_run_block(const MsclArgs& a, u32 block) {\n  const u64* P = mscl_params + mscl_block_params[block];\n  switch (mscl_block_shape[block]) {\n",
+         #ifndef MSCL_HOST\nstatic __device__\n#endif\nvoid mscl_run_block(const MsclArgs& a, u32 block) {\n  const mscl_row P = {mscl_params + mscl_block_params[block]};\n  switch (mscl_block_shape[block]) {\n",
     );
     for s in 0..shapes {
         let _ = writeln!(out, "    case {s}: mscl_shape{s}(a, P); break;");
