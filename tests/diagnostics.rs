@@ -185,6 +185,29 @@ fn the_hint_for_a_misspelt_name_is_the_same_every_time() {
     }
 }
 
+/// A function that declares a result and can end without a `return`
+/// (here when `x` is not positive) is refused at its closing brace: its
+/// call would give no value where the checker promised one.
+#[test]
+fn a_function_can_end_without_its_result() {
+    expect(
+        &with_header("fn f(x: int) -> int {\n    if x > 0 { return 1 }\n@}\nlet r = rank(f(0))\n"),
+        Code::TypeMismatch,
+    );
+    expect(
+        &with_header("fn g() -> bool {@}\nif g() { }\n"),
+        Code::TypeMismatch,
+    );
+    // Both branches of an `if` returning is every path.
+    let both = with_header("fn f(x: int) -> int {\n    if x > 0 { return 1 } else { return 0 }\n}\nlet r = rank(f(0))\n");
+    let c = driver::compile_source(Path::new("case.mscl"), both, &[]);
+    assert!(
+        c.result.is_ok(),
+        "{}",
+        c.sources.render(c.result.as_ref().err().unwrap())
+    );
+}
+
 #[test]
 fn unknown_function() {
     expect(&with_header("@memory_chanel(1, 0)"), Code::UnknownName);

@@ -248,9 +248,29 @@ impl Checker {
         for (p, t) in f.params.iter().zip(params) {
             self.bind(&p.name, t, DefKind::FunctionParam);
         }
-        let outer = self.returns.replace(ret);
+        let outer = self.returns.replace(ret.clone());
         self.block(&f.body, f.span.end);
         self.returns = outer;
+        if ret != Type::Unit && !stmts::always_return(&f.body) {
+            // At the closing brace, where the call would fall out.
+            let end = Span::new(
+                f.span.file,
+                f.span.end.saturating_sub(1) as usize,
+                f.span.end as usize,
+            );
+            self.err(
+                Diagnostic::error(
+                    Code::TypeMismatch,
+                    end,
+                    format!("`{}` can end without returning its `{ret}`", f.name.name),
+                    "reached without a `return`",
+                )
+                .with_note(format!(
+                    "help: `{}` declares `-> {ret}`: end every path with `return` (an `if` that returns needs an `else` that returns too; a loop may run no time)",
+                    f.name.name
+                )),
+            );
+        }
         self.scopes.truncate(1);
         self.scopes.extend(saved);
     }

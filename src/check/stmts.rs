@@ -311,3 +311,16 @@ impl Checker {
         }
     }
 }
+
+/// Whether running `stmts` always ends in a `return`: one of them is a
+/// `return`, or an `if` both of whose branches always return. A loop may
+/// run no time, so none counts.
+pub(super) fn always_return(stmts: &[Stmt]) -> bool {
+    stmts.iter().any(|s| match &s.kind {
+        StmtKind::Return(_) => true,
+        StmtKind::If {
+            then, otherwise, ..
+        } => always_return(then) && always_return(otherwise),
+        _ => false,
+    })
+}
