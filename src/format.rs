@@ -111,7 +111,8 @@ impl Class {
     fn of(token: &Token<'_>) -> Class {
         use Token::*;
         match token {
-            Ident(_) | Int(_) | Str(_) | True | False => Class::Operand,
+            // (A fraction or an unclosed string is never a token.)
+            Ident(_) | Int(_) | Str(_) | True | False | Fraction | UnclosedString => Class::Operand,
             Param | Program | Import | Fn | Let | Return | For | In | Where | If | Else => {
                 Class::Keyword
             }

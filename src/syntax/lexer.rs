@@ -20,8 +20,14 @@ pub enum LexErrorKind {
     UnexpectedChar,
     /// An integer literal too large for 64 bits.
     IntegerTooLarge,
-    /// A string literal with no closing quote, or a bad escape.
+    /// Digits that are no integer literal (`0x`, `12abc`, `0b101`): why.
+    BadInt(&'static str),
+    /// A number with a fractional part: the language has none.
+    Fraction,
+    /// A string literal with a bad escape.
     BadString,
+    /// A string literal with no closing quote on its line.
+    UnclosedString,
     /// A bracket opened inside more than `nesting::MAX_NESTING` others:
     /// parentheses make no node of the tree to count, but the formatter
     /// indents a line per bracket open.
@@ -36,14 +42,31 @@ pub struct LexError {
     pub end: usize,
 }
 
+/// An integer literal: the token takes every letter and digit after the
+/// first digit, so that `12abc` or `0x` is one malformed literal, not a
+/// number and then a name.
 fn parse_int<'s>(lex: &mut logos::Lexer<'s, Token<'s>>) -> Result<u64, LexErrorKind> {
     let text: String = lex.slice().chars().filter(|c| *c != '_').collect();
-    let value = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => text.parse::<u64>(),
+    let (digits, radix) = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some("") => return Err(LexErrorKind::BadInt("hex digits must follow `0x`")),
+        Some(hex) if !hex.chars().all(|c| c.is_ascii_hexdigit()) => {
+            return Err(LexErrorKind::BadInt("after `0x` come hex digits only: 0-9 and a-f"))
+        }
+        Some(hex) => (hex, 16),
+        None if ["0b", "0B", "0o", "0O"].iter().any(|p| text.starts_with(p)) => {
+            return Err(LexErrorKind::BadInt(
+                "no binary or octal literals: write the number in decimal, or in hex after `0x`",
+            ))
+        }
+        None if !text.chars().all(|c| c.is_ascii_digit()) => {
+            return Err(LexErrorKind::BadInt(
+                "a number runs into letters: a name cannot start with a digit; put a space or an operator between them",
+            ))
+        }
+        None => (text.as_str(), 10),
     };
     // Up to u64::MAX, the largest int (max_message_size defaults to it).
-    value.map_err(|_| LexErrorKind::IntegerTooLarge)
+    u64::from_str_radix(digits, radix).map_err(|_| LexErrorKind::IntegerTooLarge)
 }
 
 fn parse_string<'s>(lex: &mut logos::Lexer<'s, Token<'s>>) -> Result<String, LexErrorKind> {
@@ -65,6 +88,11 @@ fn parse_string<'s>(lex: &mut logos::Lexer<'s, Token<'s>>) -> Result<String, Lex
         }
     }
     Ok(out)
+}
+
+/// The callback of a pattern that is always an error.
+fn refuse(kind: LexErrorKind) -> Result<(), LexErrorKind> {
+    Err(kind)
 }
 
 /// A token of .mscl source.
@@ -105,10 +133,17 @@ pub enum Token<'src> {
 
     #[regex(r"[A-Za-z_][A-Za-z0-9_]*", |lex| lex.slice())]
     Ident(&'src str),
-    #[regex(r"[0-9][0-9_]*|0[xX][0-9a-fA-F_]+", parse_int)]
+    #[regex(r"[0-9][0-9A-Za-z_]*", parse_int)]
     Int(u64),
+    /// `2.5`: never a token, always an error (`Fraction`).
+    #[regex(r"[0-9][0-9_]*\.[0-9][0-9A-Za-z_]*", |_| refuse(LexErrorKind::Fraction))]
+    Fraction,
     #[regex(r#""([^"\\\n]|\\.)*""#, parse_string)]
     Str(String),
+    /// A string cut by the end of its line: never a token, always an
+    /// error (`UnclosedString`); a closed string is the longer match.
+    #[regex(r#""([^"\\\r\n]|\\.)*"#, |_| refuse(LexErrorKind::UnclosedString))]
+    UnclosedString,
 
     #[token("(")]
     LParen,
@@ -237,7 +272,7 @@ fn token_text(token: &Token<'_>) -> &'static str {
         AndAnd => "&&",
         OrOr => "||",
         Bang => "!",
-        Ident(_) | Int(_) | Str(_) => "",
+        Ident(_) | Int(_) | Str(_) | Fraction | UnclosedString => "",
     }
 }
 
@@ -332,6 +367,44 @@ mod tests {
         assert_eq!(
             (err.kind, err.start, err.end),
             (LexErrorKind::UnexpectedChar, 0, 1)
+        );
+    }
+
+    /// A literal that is no integer is one error over all of it: `0x` was
+    /// the integer 0 and then the name `x` (`let x = 0x` compiled), `12abc`
+    /// the integer 12 and then an unknown name `abc`.
+    #[test]
+    fn malformed_numbers_are_one_error_each() {
+        let first_error = |src: &str| {
+            let e = lex(src).find_map(Result::err).expect("an error");
+            (e.kind, e.start, e.end)
+        };
+        for (src, len) in [
+            ("0x", 2),
+            ("0xZZ", 4),
+            ("12abc", 5),
+            ("0b101", 5),
+            ("1e5", 3),
+        ] {
+            let (kind, start, end) = first_error(src);
+            assert!(matches!(kind, LexErrorKind::BadInt(_)), "{src}: {kind:?}");
+            assert_eq!((start, end), (0, len), "{src}");
+        }
+        assert_eq!(first_error("0..2.5"), (LexErrorKind::Fraction, 3, 6));
+        assert_eq!(
+            first_error("x = \"ab\ny"),
+            (LexErrorKind::UnclosedString, 4, 7)
+        );
+        // Ranges, hex with underscores and names with digits still lex.
+        assert_eq!(
+            kinds("0..2 0x1_F a1"),
+            vec![
+                Token::Int(0),
+                Token::DotDot,
+                Token::Int(2),
+                Token::Int(31),
+                Token::Ident("a1")
+            ]
         );
     }
 }

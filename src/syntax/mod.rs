@@ -119,14 +119,7 @@ fn describe_parse_error(
             let span = Span::new(file, error.start, error.end);
             match error.kind {
                 LexErrorKind::UnexpectedChar => {
-                    let ch = src.get(error.start..error.end).unwrap_or("?");
-                    Diagnostic::error(
-                        Code::Syntax,
-                        span,
-                        format!("unexpected character `{ch}`"),
-                        "no token starts with this character",
-                    )
-                    .with_note("help: comments start with `//`; strings use double quotes")
+                    unexpected_char(src.get(error.start..error.end).unwrap_or("?"), span)
                 }
                 LexErrorKind::IntegerTooLarge => Diagnostic::error(
                     Code::Literal,
@@ -134,6 +127,29 @@ fn describe_parse_error(
                     "integer literal too large",
                     "does not fit in 64 bits",
                 ),
+                LexErrorKind::BadInt(why) => {
+                    let text = src.get(error.start..error.end).unwrap_or("?");
+                    Diagnostic::error(
+                        Code::Literal,
+                        span,
+                        format!("malformed integer literal `{text}`"),
+                        why,
+                    )
+                }
+                LexErrorKind::Fraction => Diagnostic::error(
+                    Code::Literal,
+                    span,
+                    "a number with a fractional part",
+                    "not an integer",
+                )
+                .with_note("help: .mscl has integers only: count sizes, indices and ranges in whole chunks, elements or bytes"),
+                LexErrorKind::UnclosedString => Diagnostic::error(
+                    Code::Literal,
+                    span,
+                    "unterminated string",
+                    "no closing `\"` on this line",
+                )
+                .with_note("help: close the string with `\"` before the end of its line (`\\n` writes a line break into it)"),
                 LexErrorKind::BadString => Diagnostic::error(
                     Code::Literal,
                     span,
@@ -145,6 +161,36 @@ fn describe_parse_error(
             }
         }
     }
+}
+
+/// A character that starts no token, named so that an invisible one can
+/// be found: `é` (U+00E9).
+fn unexpected_char(ch: &str, span: Span) -> Diagnostic {
+    let c = ch.chars().next().unwrap_or('?');
+    let invisible = c.is_whitespace()
+        || c.is_control()
+        || matches!(c, '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}');
+    let named = if c.is_ascii_graphic() {
+        format!("`{c}`")
+    } else if invisible {
+        format!("U+{:04X}", c as u32)
+    } else {
+        format!("`{c}` (U+{:04X})", c as u32)
+    };
+    let help = if invisible {
+        "help: an invisible or non-breaking space: delete it, or type a plain space"
+    } else if !c.is_ascii() {
+        "help: names are ASCII letters, digits and `_`; other text goes in a string (\"...\") or a comment (//)"
+    } else {
+        "help: comments start with `//`; strings use double quotes"
+    };
+    Diagnostic::error(
+        Code::Syntax,
+        span,
+        format!("unexpected character {named}"),
+        "no token starts with this character",
+    )
+    .with_note(help)
 }
 
 #[cfg(test)]
