@@ -81,6 +81,15 @@ pub fn float_str(value: f64, width: usize) -> String {
     }
 }
 
+/// `n` of a thing, the noun in the plural but for one: "1 rank", "8 ranks".
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::float_str;
@@ -100,14 +109,5 @@ mod tests {
         assert_eq!(super::g_str(62.5), "62.5");
         assert_eq!(super::g_str(0.123456789), "0.123457");
         assert_eq!(super::g_str(0.0), "0");
-    }
-}
-
-/// `n` of a thing, the noun in the plural but for one: "1 rank", "8 ranks".
-pub fn count(n: u64, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
     }
 }

@@ -208,6 +208,18 @@ fn a_function_can_end_without_its_result() {
     );
 }
 
+/// A lone carriage return ends a line (as the lexer reads it): a
+/// diagnostic after one says its line, and shows that line alone.
+#[test]
+fn lines_broken_by_lone_carriage_returns_are_lines() {
+    let text = HEADER.replace('\n', "\r") + "let a = 1\rlet b = nope\r";
+    let c = driver::compile_source(Path::new("case.mscl"), text, &[]);
+    let diags = c.result.as_ref().expect_err("an unknown name");
+    let rendered = c.sources.render(diags);
+    assert!(rendered.contains("case.mscl:5:9"), "{rendered}");
+    assert!(rendered.contains("5 │ let b = nope\n"), "{rendered}");
+}
+
 #[test]
 fn unknown_function() {
     expect(&with_header("@memory_chanel(1, 0)"), Code::UnknownName);

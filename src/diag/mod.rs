@@ -2,10 +2,10 @@
 //! codespan-reporting only at the edge (the driver).
 
 use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label as CsLabel};
-use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::{self, Config};
 
 mod codes;
+pub mod lines;
 pub mod shown;
 
 /// Text taken from the input (a plan's strings, a `-D` value, an assertion's
@@ -207,26 +207,38 @@ impl std::ops::DerefMut for Diagnostic {
 /// The sources a compilation read: the main file and everything it imported.
 #[derive(Default)]
 pub struct SourceMap {
-    files: SimpleFiles<String, String>,
+    files: Vec<SourceFile>,
+}
+
+/// A file of a `SourceMap`, with the table of where its lines start.
+struct SourceFile {
+    name: String,
+    source: String,
+    lines: lines::LineStarts,
 }
 
 impl SourceMap {
     pub fn add(&mut self, name: String, source: String) -> u32 {
-        self.files.add(name, source) as u32
+        let lines = lines::LineStarts::new(&source);
+        self.files.push(SourceFile {
+            name,
+            source,
+            lines,
+        });
+        self.files.len() as u32 - 1
     }
 
     pub fn source(&self, file: u32) -> &str {
         self.files
             .get(file as usize)
-            .map(|f| f.source().as_str())
-            .unwrap_or("")
+            .map_or("", |f| f.source.as_str())
     }
 
     /// Every file's name and text, in the order they were added.
     pub fn texts(&self) -> Vec<(String, String)> {
-        (0..)
-            .map_while(|file| self.files.get(file).ok())
-            .map(|f| (f.name().clone(), f.source().clone()))
+        self.files
+            .iter()
+            .map(|f| (f.name.clone(), f.source.clone()))
             .collect()
     }
 
@@ -234,15 +246,12 @@ impl SourceMap {
     /// the program and of the files it imports, and the names of standard
     /// library modules (`std/sync`).
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        (0..)
-            .map_while(|file| self.files.get(file).ok())
-            .map(|f| f.name().as_str())
+        self.files.iter().map(|f| f.name.as_str())
     }
 
     /// The name `file` was added under (its path), if there is one.
     pub fn name(&self, file: u32) -> Option<String> {
-        use codespan_reporting::files::Files;
-        self.files.name(file as usize).ok()
+        self.files.get(file as usize).map(|f| f.name.clone())
     }
 
     /// The line (from 0) of byte `offset` of `file`, and the byte where
@@ -250,20 +259,17 @@ impl SourceMap {
     /// made once, not found by reading the text again (an editor asks it
     /// of every name of a file).
     pub fn line_of(&self, file: u32, offset: usize) -> (usize, usize) {
-        use codespan_reporting::files::Files;
-        let file = file as usize;
-        let line = self.files.line_index(file, offset).unwrap_or(0);
-        let start = self.files.line_range(file, line).map_or(0, |r| r.start);
-        (line, start)
+        self.files
+            .get(file as usize)
+            .map_or((0, 0), |f| f.lines.line_of(offset))
     }
 
-    /// The file name, line and column (1-based) where `span` starts.
+    /// The file name, line and column (1-based) where `span` starts: the
+    /// column counts characters.
     pub fn location(&self, span: Span) -> Option<(String, usize, usize)> {
-        use codespan_reporting::files::Files;
-        let file = span.file as usize;
-        let name = self.files.name(file).ok()?;
-        let at = self.files.location(file, span.start as usize).ok()?;
-        Some((name, at.line_number, at.column_number))
+        let f = self.files.get(span.file as usize)?;
+        let (line, column) = lines::line_and_column(&f.source, &f.lines, span.start as usize);
+        Some((f.name.clone(), line + 1, column + 1))
     }
 
     /// Renders diagnostics as text, the way the terminal shows them (without colour).
@@ -291,7 +297,7 @@ impl SourceMap {
         // Only the files the labels point into are shown; the others stay
         // empty (their names are kept: ids index the list).
         let mut files = shown::ShownFiles::default();
-        for (id, file) in (0..).map_while(|id| Some((id, self.files.get(id).ok()?))) {
+        for (id, file) in self.files.iter().enumerate() {
             let anchors: Vec<usize> = labels
                 .iter()
                 .filter(|(l, _)| l.span.file as usize == id)
@@ -300,9 +306,9 @@ impl SourceMap {
             let text = if anchors.is_empty() {
                 ""
             } else {
-                file.source()
+                file.source.as_str()
             };
-            files.add(file.name(), text, &anchors);
+            files.add(&file.name, text, &anchors);
         }
         let mut cs = base
             .with_code(d.code.id())

@@ -29,21 +29,24 @@ fn hidden(c: char) -> bool {
         || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
-/// `text` with hidden characters as `?`s of the same byte length.
+/// `text` with hidden characters as `?`s of the same byte length; a line
+/// break's carriage return as a line break the terminal shows: a lone one
+/// as `\n` (it ends a line), one before `\n` as a space.
 fn visible(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.chars().any(hidden) {
         return text.into();
     }
-    text.chars()
-        .map(|c| {
-            if hidden(c) {
-                "?".repeat(c.len_utf8())
-            } else {
-                c.to_string()
-            }
-        })
-        .collect::<String>()
-        .into()
+    let mut chars = text.chars().peekable();
+    let mut out = String::with_capacity(text.len());
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' if chars.peek() == Some(&'\n') => out.push(' '),
+            '\r' => out.push('\n'),
+            c if hidden(c) => out.push_str(&"?".repeat(c.len_utf8())),
+            c => out.push(c),
+        }
+    }
+    out.into()
 }
 
 /// A message, label or note as shown: hidden characters escaped, clipped
@@ -106,8 +109,10 @@ impl Source {
             {
                 continue;
             }
-            let start = original[..a].rfind('\n').map_or(0, |i| i + 1);
-            let end = original[a..].find('\n').map_or(original.len(), |i| a + i);
+            let start = original[..a].rfind(['\n', '\r']).map_or(0, |i| i + 1);
+            let end = original[a..]
+                .find(['\n', '\r'])
+                .map_or(original.len(), |i| a + i);
             if end - start <= MAX_SHOWN_LINE {
                 continue;
             }
@@ -256,13 +261,11 @@ impl<'a> files::Files<'a> for ShownFiles<'_> {
     fn location(&'a self, id: usize, byte_index: usize) -> Result<files::Location, files::Error> {
         let f = self.file(id)?;
         let o = f.source.original(byte_index).min(f.original.len());
-        let line_start = f.original[..o].rfind('\n').map_or(0, |i| i + 1);
+        let lines = super::lines::LineStarts::new(f.original);
+        let (line, column) = super::lines::line_and_column(f.original, &lines, o);
         Ok(files::Location {
-            line_number: f.original[..o].matches('\n').count() + 1,
-            column_number: f.original[line_start..floor_char(f.original, o)]
-                .chars()
-                .count()
-                + 1,
+            line_number: line + 1,
+            column_number: column + 1,
         })
     }
 }

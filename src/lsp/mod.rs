@@ -691,7 +691,7 @@ mod tests {
     /// characters, CRLF, a last line without its line end.
     #[test]
     fn ranges_from_the_line_table_are_those_of_the_text() {
-        let text = "// é😀\r\nprogram \"t\" {\n\n  collective = allgather(2, chunk_factor: 1, inplace: true)\n} // ü";
+        let text = "// é😀\r\nprogram \"t\" {\n\n  collective = allgather(2, chunk_factor: 1, inplace: true)\r} // ü\rlet x = 1";
         let analysis = driver::analyze(
             Path::new("t.mscl"),
             text.to_string(),

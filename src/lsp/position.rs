@@ -2,38 +2,37 @@
 //! in UTF-16 code units (the protocol's default encoding); the compiler's
 //! spans are byte offsets.
 
+use crate::diag::lines::LineStarts;
 use lsp_types::{Position, Range};
 
-/// Where each line of a text starts.
+/// Where each line of a text starts (`\n`, `\r\n` and a lone `\r` end
+/// one, as LSP counts them).
 pub struct Lines<'a> {
     text: &'a str,
-    starts: Vec<usize>,
+    starts: LineStarts,
 }
 
 impl<'a> Lines<'a> {
     pub fn new(text: &'a str) -> Lines<'a> {
-        let starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
-        Lines { text, starts }
+        Lines {
+            text,
+            starts: LineStarts::new(text),
+        }
     }
 
     /// The position of byte `offset` (clamped to the text).
     pub fn position(&self, offset: usize) -> Position {
         let offset = offset.min(self.text.len());
-        let line = self.starts.partition_point(|s| *s <= offset) - 1;
-        position_on_line(self.text, (line, self.starts[line]), offset)
+        position_on_line(self.text, self.starts.line_of(offset), offset)
     }
 
     /// The byte offset of `position` (clamped to its line and the text).
     pub fn offset(&self, position: Position) -> usize {
-        let Some(start) = self.starts.get(position.line as usize).copied() else {
+        let line = position.line as usize;
+        let Some(start) = self.starts.start(line) else {
             return self.text.len();
         };
-        let end = self
-            .starts
-            .get(position.line as usize + 1)
-            .map_or(self.text.len(), |next| next - 1);
+        let end = self.starts.end(self.text, line);
         let mut units = 0;
         for (i, c) in self.text[start..end].char_indices() {
             if units >= position.character as usize {
@@ -71,5 +70,17 @@ mod tests {
         assert_eq!(lines.offset(Position::new(1, 2)), 7);
         assert_eq!(lines.offset(Position::new(1, 99)), 8);
         assert_eq!(lines.offset(Position::new(9, 0)), text.len());
+    }
+
+    /// A lone `\r` ends a line, as `\n` and `\r\n` do; a line's
+    /// characters stop before its break.
+    #[test]
+    fn every_line_break_counts() {
+        let text = "ab\rcd\r\nef";
+        let lines = Lines::new(text);
+        assert_eq!(lines.position(3), Position::new(1, 0));
+        assert_eq!(lines.position(7), Position::new(2, 0));
+        assert_eq!(lines.offset(Position::new(1, 99)), 5);
+        assert_eq!(lines.range(0, text.len()).end, Position::new(2, 2));
     }
 }
