@@ -220,6 +220,16 @@ fn lines_broken_by_lone_carriage_returns_are_lines() {
     assert!(rendered.contains("5 │ let b = nope\n"), "{rendered}");
 }
 
+/// Two parameters of one name: the second is refused (the body could
+/// read only one of them, and a call could not name both).
+#[test]
+fn function_parameter_declared_twice() {
+    expect(
+        &with_header("fn f(a: int, @a: int) -> int { return a }\nlet r = f(1, 2)\n"),
+        Code::Misplaced,
+    );
+}
+
 #[test]
 fn unknown_function() {
     expect(&with_header("@memory_chanel(1, 0)"), Code::UnknownName);

@@ -207,6 +207,20 @@ impl Checker {
             );
             return;
         }
+        for (i, p) in f.params.iter().enumerate() {
+            if let Some(first) = f.params[..i].iter().find(|q| q.name.name == p.name.name) {
+                self.err(
+                    Diagnostic::error(
+                        Code::Misplaced,
+                        p.name.span,
+                        format!("parameter `{}` declared twice", p.name.name),
+                        "second declaration",
+                    )
+                    .with_secondary(first.name.span, "first declaration")
+                    .with_note("help: a call names its arguments by parameter: rename one"),
+                );
+            }
+        }
         let params: Vec<Type> = f.params.iter().map(|p| self.resolve(&p.ty)).collect();
         let ret = f.ret.as_ref().map_or(Type::Unit, |t| self.resolve(t));
         let id = self.define(
