@@ -166,14 +166,18 @@ pub(crate) fn value_of(ty: &str, raw: &str) -> Option<Value> {
 /// An int as a literal reads (up to u64::MAX:
 /// `-D max_message_size=18446744073709551615`), or a negative one.
 fn parse_int(raw: &str) -> Option<i128> {
-    if raw.starts_with('-') {
-        return raw.parse::<i64>().ok().map(i128::from);
-    }
-    let v = match raw.strip_prefix("0x") {
-        Some(hex) => u64::from_str_radix(hex, 16).ok()?,
-        None => raw.parse::<u64>().ok()?,
+    let (negative, literal) = match raw.strip_prefix('-') {
+        Some(literal) => (true, literal),
+        None => (false, raw),
     };
-    Some(v.into())
+    if !literal.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let v = i128::from(crate::syntax::lexer::int_literal(literal).ok()?);
+    match negative {
+        true => (-v >= i128::from(i64::MIN)).then_some(-v),
+        false => Some(v),
+    }
 }
 
 /// The named constants a param of type `ty` may be set to (none for
@@ -194,4 +198,37 @@ fn constants_of(ty: &str) -> Vec<&'static str> {
 fn constants_note(ty: &str) -> Option<String> {
     let names = constants_of(ty);
     (!names.is_empty()).then(|| format!("a {ty} is one of: {}", names.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_int;
+
+    /// `-D` reads an int as the language reads a literal (`1_024`, `0x10`),
+    /// with a sign where negative; anything else is no int.
+    #[test]
+    fn a_define_reads_an_int_as_a_literal() {
+        for (raw, value) in [
+            ("1_024", 1024),
+            ("0x10", 16),
+            ("-3", -3),
+            ("-0x10", -16),
+            ("18446744073709551615", i128::from(u64::MAX)),
+            ("-9223372036854775808", i128::from(i64::MIN)),
+        ] {
+            assert_eq!(parse_int(raw), Some(value), "{raw}");
+        }
+        for raw in [
+            "abc",
+            "1e3",
+            "0x",
+            " 4",
+            "+4",
+            "_1",
+            "-9223372036854775809",
+            "--1",
+        ] {
+            assert_eq!(parse_int(raw), None, "{raw}");
+        }
+    }
 }

@@ -46,7 +46,13 @@ pub struct LexError {
 /// first digit, so that `12abc` or `0x` is one malformed literal, not a
 /// number and then a name.
 fn parse_int<'s>(lex: &mut logos::Lexer<'s, Token<'s>>) -> Result<u64, LexErrorKind> {
-    let text: String = lex.slice().chars().filter(|c| *c != '_').collect();
+    int_literal(lex.slice())
+}
+
+/// The value of an integer literal's text (`1_024`, `0x10`), or why it is
+/// none: the lexer's reading, and `-D`'s.
+pub fn int_literal(text: &str) -> Result<u64, LexErrorKind> {
+    let text: String = text.chars().filter(|c| *c != '_').collect();
     let (digits, radix) = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
         Some("") => return Err(LexErrorKind::BadInt("hex digits must follow `0x`")),
         Some(hex) if !hex.chars().all(|c| c.is_ascii_hexdigit()) => {
