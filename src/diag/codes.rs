@@ -79,6 +79,7 @@ codes! {
     NodeMemoryChannel "W0505": "a memory channel between nodes of the topology";
     SemaphoreBalance "W0506": "a semaphore a launch does not leave as it found it";
     UnknownOp "W0507": "an op the MSCCL++ executor does not run";
+    EmptySizeRange "W0508": "a message size range that holds no size";
     // What running the plan finds.
     WrongResult "E0601": "a wrong result";
     Deadlock "E0602": "a deadlock";

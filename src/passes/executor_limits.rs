@@ -460,7 +460,28 @@ pub fn misread_values(plan: &Plan) -> impl Iterator<Item = Diagnostic> {
     misread_min_message_size(plan)
         .into_iter()
         .chain(misread_max_message_size(plan))
+        .chain(empty_size_range(plan))
         .chain(miscounted_semaphores(plan))
+}
+
+/// A W0508 warning when the executor would pick the plan for no message
+/// size: the `min_message_size` it reads above the `max_message_size` it
+/// reads (the two swapped, most often).
+pub fn empty_size_range(plan: &Plan) -> Option<Diagnostic> {
+    let (min, max) = (plan.options.min_message_size, plan.options.max_message_size);
+    let (min_read, max_read) = (min_message_size_as_read(min), max_message_size_as_read(max));
+    if min_read <= max_read {
+        return None;
+    }
+    let message = format!(
+        "min_message_size {min} is above max_message_size {max}: the MSCCL++ executor picks this plan for no message size"
+    );
+    let label = format!("above max_message_size, {max}");
+    let warning = match plan.min_message_size_at {
+        Some(span) => Diagnostic::warning(Code::EmptySizeRange, span, message, label),
+        None => Diagnostic::plain(Code::EmptySizeRange, message).as_warning(),
+    };
+    Some(warning.with_note("help: the plan runs at sizes from min_message_size to max_message_size: make min the smaller (swapped?)"))
 }
 
 /// A W0502 warning at `span` with `label`, or, for a plan read from JSON
