@@ -230,6 +230,16 @@ fn function_parameter_declared_twice() {
     );
 }
 
+/// A barrier that lists a block twice would wait for two arrivals of it,
+/// and hang: refused at the list.
+#[test]
+fn a_barrier_listing_a_block_twice() {
+    expect(
+        &with_header("rank(0).copy(rank(0).output[0], rank(0).input[0], tb: 0)\nrank(0).barrier(tb_list: @[0, 1, 0])\n"),
+        Code::ThreadBlock,
+    );
+}
+
 #[test]
 fn unknown_function() {
     expect(&with_header("@memory_chanel(1, 0)"), Code::UnknownName);
