@@ -174,15 +174,45 @@ fn the_hint_for_a_misspelt_name_is_the_same_every_time() {
         };
         c.sources.render(diags)
     };
-    // `to1` is two edits from `s1`, `r1` and `ta11`.
-    let globals = "let s1 = 1\nlet ta11 = 2\nlet r1 = 3\nlet x = to1 + 1\n";
-    let inner = "let s1 = 1\nlet r1 = 3\nfor i in 0..2 { let ta11 = i\n let x = to1 }\n";
+    // `tower1` is two edits from `sower3`, `power2` and `towerxy1`.
+    let globals = "let sower3 = 1\nlet towerxy1 = 2\nlet power2 = 3\nlet x = tower1 + 1\n";
+    let inner =
+        "let sower3 = 1\nlet power2 = 3\nfor i in 0..2 { let towerxy1 = i\n let x = tower1 }\n";
     for _ in 0..16 {
         let seen = hint(globals);
-        assert!(seen.contains("did you mean `r1`?"), "{seen}");
+        assert!(seen.contains("did you mean `power2`?"), "{seen}");
         let seen = hint(inner);
-        assert!(seen.contains("did you mean `ta11`?"), "{seen}");
+        assert!(seen.contains("did you mean `towerxy1`?"), "{seen}");
     }
+}
+
+/// A name of a few letters is taken for a look-alike one edit away only
+/// (`x` is no misspelling of the constant `LL`); a name bound out of
+/// sight (a `let` further down, or in a block that ended) is pointed at,
+/// not taken for a misspelling.
+#[test]
+fn a_name_out_of_sight_is_pointed_at_and_short_names_are_not_guessed() {
+    let render = |body: &str| {
+        let c = driver::compile_source(Path::new("case.mscl"), with_header(body), &[]);
+        let Err(diags) = &c.result else {
+            panic!("expected an unknown name in:\n{body}");
+        };
+        c.sources.render(diags)
+    };
+    let seen = render("let q = zz + 1\n");
+    assert!(!seen.contains("did you mean"), "{seen}");
+    let seen = render("let y = x + 1\nlet x = 1\n");
+    assert!(seen.contains("`x` is not in sight here"), "{seen}");
+    assert!(
+        seen.contains("5 │ let x = 1\n  │     - `x` is bound here"),
+        "{seen}"
+    );
+    assert!(!seen.contains("did you mean"), "{seen}");
+    let seen = render("if true { let a = 1 } else { }\nlet b = a\n");
+    assert!(
+        seen.contains("`a` is bound here, out of sight of the use"),
+        "{seen}"
+    );
 }
 
 /// A function that declares a result and can end without a `return`

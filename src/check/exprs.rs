@@ -53,6 +53,7 @@ impl Checker {
                     if let Some(s) = hint {
                         d = d.with_note(format!("help: did you mean `{s}`?"));
                     }
+                    self.unseen.push((self.errors.len(), n.clone()));
                     self.err(d)
                 }
             },
@@ -230,11 +231,14 @@ impl Checker {
         let constants = vocab::CONSTANTS
             .iter()
             .map(|(c, _)| (self.scopes.len(), *c));
+        // A name of a few letters is one edit from its look-alikes: two
+        // would take any short name for any other (`x` for `LL`).
+        let most = if n.chars().count() <= 4 { 1 } else { 2 };
         in_scope
             .chain(constants)
-            .filter(|(_, c)| c.len().abs_diff(n.len()) <= 2 && *c != n)
+            .filter(|(_, c)| c.len().abs_diff(n.len()) <= most && *c != n)
             .map(|(depth, c)| (edit_distance(c, n), depth, c))
-            .filter(|(distance, ..)| *distance <= 2)
+            .filter(|(distance, ..)| *distance <= most)
             .min()
             .map(|(.., c)| c.to_string())
     }

@@ -79,6 +79,12 @@ struct Checker {
     /// Where each param was declared: `-D` sets a param by its name, so
     /// a name declares one.
     params: HashMap<String, Span>,
+    /// Where each name a `let` or a loop binds was first bound, and the
+    /// errors of names not in sight where used (by index): a name bound
+    /// elsewhere (later, or in a block that ended) is said to be, not
+    /// taken for a misspelling.
+    bound: HashMap<String, Span>,
+    unseen: Vec<(usize, String)>,
 }
 
 pub fn check(program: &Program) -> Result<Checked, Vec<Diagnostic>> {
@@ -107,6 +113,8 @@ fn run(
         errors: Vec::new(),
         checked: Checked::default(),
         params: HashMap::new(),
+        bound: HashMap::new(),
+        unseen: Vec::new(),
     };
     for f in program.functions() {
         c.declare_fn(f);
@@ -118,6 +126,7 @@ fn run(
     for f in fns {
         c.fn_body(&f);
     }
+    c.point_at_names_out_of_sight();
     let result = if c.errors.is_empty() {
         Ok(std::mem::take(&mut c.checked))
     } else {
@@ -312,6 +321,9 @@ impl Checker {
     }
 
     fn bind(&mut self, name: &Ident, ty: Type, kind: DefKind) {
+        if matches!(kind, DefKind::Let | DefKind::LoopVariable) {
+            self.bound.entry(name.name.clone()).or_insert(name.span);
+        }
         let end = self.scopes.last().map_or(u32::MAX, |s| s.end);
         let def = self.define(name, kind, ty.clone(), (name.span.start, end));
         if let Some(s) = self.scopes.last_mut() {
@@ -327,6 +339,30 @@ impl Checker {
 
     fn binding(&self, name: &str) -> Option<&Binding> {
         self.scopes.iter().rev().find_map(|s| s.names.get(name))
+    }
+
+    /// The errors of names used out of sight of their binding in the same
+    /// file (a `let` further down, or in a block that ended), pointed at
+    /// the binding instead of at a name spelt alike.
+    fn point_at_names_out_of_sight(&mut self) {
+        for (i, name) in std::mem::take(&mut self.unseen) {
+            let Some(&at) = self.bound.get(&name) else {
+                continue;
+            };
+            let d = &mut self.errors[i];
+            if d.span().is_none_or(|used| used.file != at.file) {
+                continue;
+            }
+            d.notes.retain(|n| !n.starts_with("help: did you mean"));
+            d.message = format!("`{name}` is not in sight here");
+            if let Some(label) = &mut d.primary {
+                label.message = "used out of sight of its binding".into();
+            }
+            let d = std::mem::replace(d, Diagnostic::plain(Code::UnknownName, ""));
+            self.errors[i] = d
+                .with_secondary(at, format!("`{name}` is bound here, out of sight of the use"))
+                .with_note("help: a name is seen after its `let`, in the block that holds it (a loop's variables, in its body): move the `let` before the use, or out of its block");
+        }
     }
 }
 
