@@ -270,6 +270,33 @@ fn a_barrier_listing_a_block_twice() {
     );
 }
 
+/// Mistakes the grammar's "expected one of" would leave to guesswork are
+/// said as what they are, at the place to fix.
+#[test]
+fn common_slips_are_named() {
+    let said = |body: &str, message: &str| {
+        expect(&with_header(body), Code::Syntax);
+        let c = driver::compile_source(
+            Path::new("case.mscl"),
+            with_header(body).replacen('@', "", 1),
+            &[],
+        );
+        let rendered = c.sources.render(c.result.as_ref().expect_err("an error"));
+        assert!(rendered.contains(message), "{rendered}");
+    };
+    said(
+        "param n: int@\nparam m: int = 2\n",
+        "a param needs a default value",
+    );
+    said("@while true { }\n", "there is no `while` loop");
+    said("let b = 1 < 2 @< 3\n", "comparisons do not chain");
+    said("@/* note */\n", "there are no `/* */` comments");
+    expect(
+        "program @{\n    collective = allgather(2, chunk_factor: 1, inplace: true)\n}\n",
+        Code::Syntax,
+    );
+}
+
 #[test]
 fn unknown_function() {
     expect(&with_header("@memory_chanel(1, 0)"), Code::UnknownName);

@@ -2,6 +2,7 @@
 //! generated from `grammar/mscl.lalrpop`.
 
 pub mod ast;
+mod hints;
 pub mod lexer;
 pub mod nesting;
 
@@ -66,6 +67,15 @@ fn parse_error_to_diagnostic(
         return d.with_note(
             "help: an `if` used as a value needs an `else` branch: `if c { a } else { b }`",
         );
+    }
+    if let ParseError::UnrecognizedToken {
+        token: (l, tok, _),
+        expected,
+    } = &err
+    {
+        if let Some(better) = hints::likely_meaning(file, src, *l, tok, expected) {
+            return better;
+        }
     }
     d
 }
