@@ -327,6 +327,75 @@ fn an_editor_gets_diagnostics_hover_definitions_and_completions() {
     editor.stop();
 }
 
+/// While a line is typed: completion after `.` reads the receiver's
+/// binding in sight of the cursor (not one of the same name elsewhere), and
+/// nothing inside a comment or a string; a name's range that ends where
+/// the typing starts stays the name's; a file of lone carriage returns
+/// has its lines (its diagnostics and formatting are of them).
+#[test]
+fn typing_reads_the_scope_at_the_cursor() {
+    let (_, uri) = temp_uri("typing");
+    let mut editor = Editor::start(json!({}));
+    let head =
+        "program \"p\" {\n    collective = allgather(2, chunk_factor: 1, inplace: true)\n}\n";
+    let loops = "for g in 0..2 {\n    let c = memory_channel(1 - g, g)\n    c.signal(tb: 0)\n    c.wait(tb: 0)\n}\nfor g in 0..2 {\n    let c = port_channel(1 - g, g)\n    c.signal(tb: 1)\n    c.wait(tb: 1)\n}\n";
+    editor.open(&uri, &format!("{head}{loops}"));
+    assert_eq!(editor.diagnostics(&uri), Vec::<Value>::new());
+    let typing = loops.replacen("    c.wait(tb: 0)\n", "    c.wait(tb: 0)\n    c.\n", 1);
+    editor.change(&uri, 2, &format!("{head}{typing}"));
+    let methods = labels(&editor.at("textDocument/completion", &uri, 7, 6));
+    assert!(methods.contains(&"put_packets".to_string()), "{methods:?}");
+    assert!(
+        !methods.contains(&"flush".to_string()),
+        "a memory channel: {methods:?}"
+    );
+    for inside in ["    // c.", "    let s = \"c."] {
+        let typing = loops.replacen(
+            "    c.wait(tb: 0)\n",
+            &format!("    c.wait(tb: 0)\n{inside}\n"),
+            1,
+        );
+        editor.change(&uri, 3, &format!("{head}{typing}"));
+        let column = inside.len() as u32;
+        let items = editor.at("textDocument/completion", &uri, 7, column);
+        assert_eq!(labels(&items), Vec::<String>::new(), "{inside}");
+    }
+    // `c.signal` becomes `c.signal.(`: `signal` is still `signal`, without the dot.
+    editor.change(
+        &uri,
+        4,
+        &format!(
+            "{head}{}",
+            loops.replacen("    c.signal(tb: 0)", "    c.signal.(tb: 0)", 1)
+        ),
+    );
+    let hover = editor.at("textDocument/hover", &uri, 5, 8);
+    assert_eq!(
+        hover["range"]["end"],
+        json!({"line": 5, "character": 12}),
+        "{hover}"
+    );
+
+    let lone_cr = format!("{head}let  a = nope\n").replace('\n', "\r");
+    editor.change(&uri, 5, &lone_cr);
+    let diagnostics = editor.diagnostics(&uri);
+    assert_eq!(
+        diagnostics[0]["range"]["start"],
+        json!({"line": 3, "character": 9}),
+        "{diagnostics:?}"
+    );
+    let edits = editor.request(
+        "textDocument/formatting",
+        json!({"textDocument": {"uri": uri}, "options": {"tabSize": 4, "insertSpaces": true}}),
+    );
+    assert_eq!(
+        edits[0]["range"]["end"],
+        json!({"line": 4, "character": 0}),
+        "{edits}"
+    );
+    editor.stop();
+}
+
 /// Warnings come with their related places; params from the settings
 /// change what the program evaluates to.
 #[test]

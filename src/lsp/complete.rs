@@ -16,19 +16,25 @@ use lsp_types::*;
 /// The completions at `position`.
 pub fn items(doc: &Document, position: Position) -> Vec<CompletionItem> {
     let before = &doc.text[..Lines::new(&doc.text).offset(position)];
+    if in_comment_or_string(before) {
+        return Vec::new();
+    }
     let read = doc.readable();
     let analysis = read.analysis;
+    // Scope where the analysis had this place (at the edit's start, for
+    // what is being typed).
+    let offset = read.offset_near(position);
     // The part of a name already typed is the client's to filter by.
     let start = before.trim_end_matches(is_name_char);
     if let Some(receiver) = start.strip_suffix('.') {
-        return match type_of(receiver, analysis) {
+        return match type_of(receiver, analysis, offset) {
             Some(ty) => members(&ty),
             None => Vec::new(),
         };
     }
     let mut out = Vec::new();
     if let Some(callee) = open_call(start) {
-        for name in params_of(callee, analysis) {
+        for name in params_of(callee, analysis, offset) {
             out.push(item(
                 format!("{name}:"),
                 CompletionItemKind::PROPERTY,
@@ -37,9 +43,6 @@ pub fn items(doc: &Document, position: Position) -> Vec<CompletionItem> {
             ));
         }
     }
-    // Scope where the analysis had this place (at the edit's start, for
-    // what is being typed).
-    let offset = read.offset_near(position);
     let index = &analysis.index;
     let mut seen = std::collections::HashSet::new();
     // Innermost first: a name shadows the same name further out.
@@ -100,6 +103,25 @@ fn item(
     }
 }
 
+/// Whether the end of `before` (the text before the cursor) is inside a
+/// comment or a string of its line, where nothing is completed.
+fn in_comment_or_string(before: &str) -> bool {
+    let line = before.rsplit(['\n', '\r']).next().unwrap_or("");
+    let mut chars = line.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if in_string => {
+                chars.next();
+            }
+            '"' => in_string = !in_string,
+            '/' if !in_string && chars.peek() == Some(&'/') => return true,
+            _ => {}
+        }
+    }
+    in_string
+}
+
 fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
 }
@@ -143,15 +165,15 @@ fn members(ty: &Type) -> Vec<CompletionItem> {
 
 /// The static type of the expression that `text` ends with, as far as the
 /// text and the last analysis tell: a name, a call, an index, a field.
-fn type_of(text: &str, analysis: &Analysis) -> Option<Type> {
+fn type_of(text: &str, analysis: &Analysis, at: u32) -> Option<Type> {
     let text = text.trim_end();
     if let Some(inner) = text.strip_suffix(')') {
         let open = unclosed(inner, '(', ')')?;
-        return return_type(&inner[..open], analysis);
+        return return_type(&inner[..open], analysis, at);
     }
     if let Some(inner) = text.strip_suffix(']') {
         let open = unclosed(inner, '[', ']')?;
-        return match type_of(&inner[..open], analysis)? {
+        return match type_of(&inner[..open], analysis, at)? {
             Type::List(elem) => Some(*elem),
             Type::Map(_, value) => Some(*value),
             Type::Buffer => Some(Type::Chunk),
@@ -165,11 +187,11 @@ fn type_of(text: &str, analysis: &Analysis) -> Option<Type> {
     }
     let before = &text[..name_start];
     if let Some(receiver) = before.strip_suffix('.') {
-        let on = type_of(receiver, analysis)?;
+        let on = type_of(receiver, analysis, at)?;
         return vocab::Field::of(name)?.type_on(&on);
     }
-    // The innermost definition of the name before this point.
-    let at = text.len() as u32;
+    // The innermost definition of the name in sight of the cursor, at
+    // `at` in the text analysed (not in the text now, which may differ).
     let index = &analysis.index;
     index
         .visible_at(0, at)
@@ -186,10 +208,10 @@ enum Callee {
     Function(String),
 }
 
-fn callee(callee: &str, analysis: &Analysis) -> Option<Callee> {
+fn callee(callee: &str, analysis: &Analysis, at: u32) -> Option<Callee> {
     let name = callee_name(callee);
     let receiver = match callee[..callee.len() - name.len()].strip_suffix('.') {
-        Some(on) => Receiver::of(&type_of(on, analysis)?)?,
+        Some(on) => Receiver::of(&type_of(on, analysis, at)?)?,
         None => Receiver::Free,
     };
     match vocab::signature(receiver, name) {
@@ -199,8 +221,8 @@ fn callee(callee: &str, analysis: &Analysis) -> Option<Callee> {
 }
 
 /// The result type of calling what `callee` names.
-fn return_type(text: &str, analysis: &Analysis) -> Option<Type> {
-    match callee(text, analysis)? {
+fn return_type(text: &str, analysis: &Analysis, at: u32) -> Option<Type> {
+    match callee(text, analysis, at)? {
         Callee::Builtin(sig) => Some(sig.ret),
         Callee::Function(name) => analysis
             .index
@@ -212,8 +234,8 @@ fn return_type(text: &str, analysis: &Analysis) -> Option<Type> {
 }
 
 /// The parameter names of what `callee` calls.
-fn params_of(text: &str, analysis: &Analysis) -> Vec<String> {
-    match callee(text, analysis) {
+fn params_of(text: &str, analysis: &Analysis, at: u32) -> Vec<String> {
+    match callee(text, analysis, at) {
         Some(Callee::Builtin(sig)) => sig.params.iter().map(|p| p.name.to_string()).collect(),
         // A function of the program: the parameters of its definition.
         Some(Callee::Function(name)) => analysis

@@ -74,9 +74,11 @@ impl<'d> Readable<'d> {
         if span.file != 0 {
             return Some(super::range_of(self.analysis, span));
         }
-        let carried = |then: u32| {
+        // A span's end is exclusive: one that ends where the edit starts
+        // stays before it (a name just typed after, `x.`, is not its).
+        let carried = |then: u32, end: bool| {
             let then = then as usize;
-            if then < self.same_start {
+            if then < self.same_start || (end && then == self.same_start) {
                 Some(then)
             } else if then >= self.then_len - self.same_end {
                 Some(then + self.now.len() - self.then_len)
@@ -84,7 +86,7 @@ impl<'d> Readable<'d> {
                 None
             }
         };
-        let (start, end) = (carried(span.start)?, carried(span.end)?);
+        let (start, end) = (carried(span.start, false)?, carried(span.end, true)?);
         Some(self.lines.range(start, end))
     }
 }
