@@ -216,8 +216,11 @@ impl Checker {
             );
             return;
         }
-        for (i, p) in f.params.iter().enumerate() {
-            if let Some(first) = f.params[..i].iter().find(|q| q.name.name == p.name.name) {
+        // By name, not pair by pair: a generated function may have
+        // hundreds of thousands of parameters.
+        let mut first_of: HashMap<&str, Span> = HashMap::with_capacity(f.params.len());
+        for p in &f.params {
+            if let Some(&first) = first_of.get(p.name.name.as_str()) {
                 self.err(
                     Diagnostic::error(
                         Code::Misplaced,
@@ -225,9 +228,11 @@ impl Checker {
                         format!("parameter `{}` declared twice", p.name.name),
                         "second declaration",
                     )
-                    .with_secondary(first.name.span, "first declaration")
+                    .with_secondary(first, "first declaration")
                     .with_note("help: a call names its arguments by parameter: rename one"),
                 );
+            } else {
+                first_of.insert(&p.name.name, p.name.span);
             }
         }
         let params: Vec<Type> = f.params.iter().map(|p| self.resolve(&p.ty)).collect();
