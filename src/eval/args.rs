@@ -228,7 +228,7 @@ pub fn too_large(name: &str, value: &Value, span: Span) -> Diagnostic {
         Code::OutOfRange,
         span,
         format!("`{name}` is {}, too large here", value.brief()),
-        format!("the largest `{name}` is {}", i64::MAX),
+        format!("only message sizes go above {}", i64::MAX),
     )
 }
 
