@@ -468,6 +468,17 @@ fn imported_files_get_their_diagnostics_and_definitions() {
     assert_eq!(editor.diagnostics(&lib_uri), Vec::<Value>::new());
     editor.change(&lib_uri, 2, &lib);
     assert_eq!(editor.diagnostics(&lib_uri).len(), 1);
+    // The main file reads the library as the editor has it, saved or not,
+    // and is checked again when it changes: `next` renamed, unsaved.
+    editor.change(&lib_uri, 3, &lib.replace("fn next(", "fn next2("));
+    let in_main = editor.diagnostics(&uri);
+    assert_eq!(in_main.len(), 1, "{in_main:?}");
+    assert!(
+        in_main[0]["message"].as_str().unwrap().contains("`next`"),
+        "{in_main:?}"
+    );
+    editor.change(&lib_uri, 4, &lib);
+    assert_eq!(editor.diagnostics(&uri), Vec::<Value>::new());
     editor.notify(
         "textDocument/didClose",
         json!({"textDocument": {"uri": uri}}),

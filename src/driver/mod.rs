@@ -396,8 +396,20 @@ pub fn analyze(
     defines: &[(String, String)],
     limits: Limits,
 ) -> Analysis {
+    analyze_with(path, text, defines, limits, &read_import)
+}
+
+/// `analyze`, with the imported files' texts as `read` gives them (an
+/// editor's, for the files open in it).
+pub fn analyze_with(
+    path: &Path,
+    text: String,
+    defines: &[(String, String)],
+    limits: Limits,
+    read: &dyn Fn(&Path) -> std::io::Result<String>,
+) -> Analysis {
     let mut sources = SourceMap::default();
-    let program = match load(&mut sources, path, text) {
+    let program = match load_with(&mut sources, path, text, read) {
         Ok(program) => program,
         Err(diagnostics) => {
             return Analysis {
@@ -466,10 +478,13 @@ pub fn load(
     path: &Path,
     text: String,
 ) -> Result<Program, Vec<Diagnostic>> {
-    // A device or pipe (`/dev/stdin`, a FIFO) could block for ever, or
-    // never end: only files are imported.
-    let read = |full: &Path| regular_file(full).and_then(|()| read_source(full));
-    load_with(sources, path, text, &read)
+    load_with(sources, path, text, &read_import)
+}
+
+/// The text of the file at `full`, imported: only a regular file (a device
+/// or pipe, `/dev/stdin` or a FIFO, could block for ever, or never end).
+pub fn read_import(full: &Path) -> std::io::Result<String> {
+    regular_file(full).and_then(|()| read_source(full))
 }
 
 /// `load`, with the imported files' texts as `read` gives them.

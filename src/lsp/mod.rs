@@ -298,6 +298,20 @@ pub(crate) struct Document {
 }
 
 impl Document {
+    /// Whether its program imports the file at `path` (in its last
+    /// analysis that parsed).
+    fn imports(&self, path: &Path) -> bool {
+        let analysis = match (&self.analysis.program, &self.fallback) {
+            (None, Some((_, analysis))) => analysis,
+            _ => &self.analysis,
+        };
+        analysis
+            .sources
+            .names()
+            .skip(1)
+            .any(|name| Path::new(name) == path)
+    }
+
     /// The analysis requests read, for the text now: of the current text
     /// when it parses, else of the last that did.
     pub(crate) fn readable(&self) -> readable::Readable<'_> {
@@ -428,11 +442,35 @@ impl Server {
         }
     }
 
-    /// Analyses the new text of `uri`; its diagnostics to publish.
+    /// Analyses the new text of `uri`, then the open files that import
+    /// it (they read its text as the editor has it, saved or not); the
+    /// diagnostics to publish.
     fn update(&mut self, uri: Uri, text: String) -> Vec<Notification> {
         let path = path_of(&uri);
+        let mut out = self.analyse(uri.clone(), text);
+        let importers: Vec<(Uri, String)> = self
+            .documents
+            .values()
+            .filter(|d| d.uri != uri && d.imports(&path))
+            .map(|d| (d.uri.clone(), d.text.clone()))
+            .collect();
+        for (importer, text) in importers {
+            out.extend(self.analyse(importer, text));
+        }
+        out
+    }
+
+    /// Analyses the new text of `uri`, its imports as the editor has
+    /// those open in it; its diagnostics to publish.
+    fn analyse(&mut self, uri: Uri, text: String) -> Vec<Notification> {
+        let path = path_of(&uri);
         let limits = crate::eval::Limits::editor();
-        let analysis = driver::analyze(&path, text.clone(), &self.defines, limits);
+        let documents = &self.documents;
+        let read = |full: &Path| match documents.values().find(|d| d.path == full) {
+            Some(open) => Ok(open.text.clone()),
+            None => driver::read_import(full),
+        };
+        let analysis = driver::analyze_with(&path, text.clone(), &self.defines, limits, &read);
         let key = uri.as_str().to_string();
         let (previous, fallback) = match self.documents.remove(&key) {
             Some(old) if analysis.program.is_none() => {
