@@ -47,6 +47,15 @@ fn expect(src: &str, code: Code) {
     );
 }
 
+/// The errors of `body` after the header, as the terminal shows them.
+fn rendered_errors(body: &str) -> String {
+    let c = driver::compile_source(Path::new("case.mscl"), with_header(body), &[]);
+    let Err(diags) = &c.result else {
+        panic!("expected an error in:\n{body}");
+    };
+    c.sources.render(diags)
+}
+
 fn with_header(body: &str) -> String {
     format!("{HEADER}{body}")
 }
@@ -167,21 +176,14 @@ fn undefined_name() {
 /// whose order changes from one map to the next).
 #[test]
 fn the_hint_for_a_misspelt_name_is_the_same_every_time() {
-    let hint = |body: &str| {
-        let c = driver::compile_source(Path::new("case.mscl"), with_header(body), &[]);
-        let Err(diags) = &c.result else {
-            panic!("expected an unknown name in:\n{body}");
-        };
-        c.sources.render(diags)
-    };
     // `tower1` is two edits from `sower3`, `power2` and `towerxy1`.
     let globals = "let sower3 = 1\nlet towerxy1 = 2\nlet power2 = 3\nlet x = tower1 + 1\n";
     let inner =
         "let sower3 = 1\nlet power2 = 3\nfor i in 0..2 { let towerxy1 = i\n let x = tower1 }\n";
     for _ in 0..16 {
-        let seen = hint(globals);
+        let seen = rendered_errors(globals);
         assert!(seen.contains("did you mean `power2`?"), "{seen}");
-        let seen = hint(inner);
+        let seen = rendered_errors(inner);
         assert!(seen.contains("did you mean `towerxy1`?"), "{seen}");
     }
 }
@@ -192,23 +194,16 @@ fn the_hint_for_a_misspelt_name_is_the_same_every_time() {
 /// not taken for a misspelling.
 #[test]
 fn a_name_out_of_sight_is_pointed_at_and_short_names_are_not_guessed() {
-    let render = |body: &str| {
-        let c = driver::compile_source(Path::new("case.mscl"), with_header(body), &[]);
-        let Err(diags) = &c.result else {
-            panic!("expected an unknown name in:\n{body}");
-        };
-        c.sources.render(diags)
-    };
-    let seen = render("let q = zz + 1\n");
+    let seen = rendered_errors("let q = zz + 1\n");
     assert!(!seen.contains("did you mean"), "{seen}");
-    let seen = render("let y = x + 1\nlet x = 1\n");
+    let seen = rendered_errors("let y = x + 1\nlet x = 1\n");
     assert!(seen.contains("`x` is not in sight here"), "{seen}");
     assert!(
         seen.contains("5 │ let x = 1\n  │     - `x` is bound here"),
         "{seen}"
     );
     assert!(!seen.contains("did you mean"), "{seen}");
-    let seen = render("if true { let a = 1 } else { }\nlet b = a\n");
+    let seen = rendered_errors("if true { let a = 1 } else { }\nlet b = a\n");
     assert!(
         seen.contains("`a` is bound here, out of sight of the use"),
         "{seen}"
@@ -276,12 +271,7 @@ fn a_barrier_listing_a_block_twice() {
 fn common_slips_are_named() {
     let said = |body: &str, message: &str| {
         expect(&with_header(body), Code::Syntax);
-        let c = driver::compile_source(
-            Path::new("case.mscl"),
-            with_header(body).replacen('@', "", 1),
-            &[],
-        );
-        let rendered = c.sources.render(c.result.as_ref().expect_err("an error"));
+        let rendered = rendered_errors(&body.replacen('@', "", 1));
         assert!(rendered.contains(message), "{rendered}");
     };
     said(
