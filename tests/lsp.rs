@@ -247,6 +247,18 @@ fn an_editor_gets_diagnostics_hover_definitions_and_completions() {
         method.contains("Signals the peer's paired channel."),
         "{method}"
     );
+    // A keyword argument's name: the parameter it sets, not the call.
+    let line = PROGRAM.lines().nth(13).unwrap();
+    let column = line.find("data_sync:").unwrap() as u32 + 2;
+    let kwarg = editor.at("textDocument/hover", &uri, 13, column);
+    assert!(
+        hover_text(&kwarg).contains("data_sync: sync_type = both"),
+        "{kwarg}"
+    );
+    assert!(
+        hover_text(&kwarg).contains("a keyword argument of `wait`"),
+        "{kwarg}"
+    );
 
     // Go to definition and find references of `peer`.
     let def = editor.at("textDocument/definition", &uri, 11, 16);

@@ -249,6 +249,62 @@ fn params_of(text: &str, analysis: &Analysis, at: u32) -> Vec<String> {
     }
 }
 
+/// The keyword argument whose name is at byte `offset` of `text` (the
+/// text analysed, `name: value` inside a call): its parameter as the
+/// callee declares it, and the name's byte range.
+pub(super) fn keyword_argument(
+    text: &str,
+    offset: usize,
+    analysis: &Analysis,
+) -> Option<(String, std::ops::Range<usize>)> {
+    let start = text[..offset].trim_end_matches(is_name_char).len();
+    let end = offset + text[offset..].len() - text[offset..].trim_start_matches(is_name_char).len();
+    let name = &text[start..end];
+    if name.is_empty() || !text[end..].trim_start().starts_with(':') {
+        return None;
+    }
+    let call = open_call(&text[..start])?;
+    let at = offset as u32;
+    let of = callee_name(call);
+    let declared = match callee(call, analysis, at)? {
+        Callee::Builtin(sig) => {
+            let p = sig.params.iter().find(|p| p.name == name)?;
+            let default = match &p.default {
+                vocab::Default::Required => String::new(),
+                vocab::Default::Absent => " = absent".to_string(),
+                vocab::Default::Int(v) => format!(" = {v}"),
+                vocab::Default::Bool(v) => format!(" = {v}"),
+                vocab::Default::Const(c) => format!(" = {c}"),
+            };
+            format!("{name}: {}{default}", p.ty)
+        }
+        Callee::Function(f) => {
+            let def = analysis
+                .program
+                .iter()
+                .flat_map(|p| p.functions())
+                .find(|d| d.name.name == f)?;
+            def.params.iter().find(|p| p.name.name == name)?;
+            let ty = analysis
+                .index
+                .defs
+                .iter()
+                .find(|d| {
+                    d.kind == DefKind::FunctionParam
+                        && d.name == name
+                        && d.span.start >= def.span.start
+                        && d.span.end <= def.span.end
+                })
+                .map_or(String::new(), |d| format!(": {}", d.ty));
+            format!("{name}{ty}")
+        }
+    };
+    Some((
+        format!("```mscl\n{declared}\n```\na keyword argument of `{of}`"),
+        start..end,
+    ))
+}
+
 fn callee_name(callee: &str) -> &str {
     &callee[callee.trim_end_matches(is_name_char).len()..]
 }

@@ -55,6 +55,10 @@ pub fn hover(doc: &Document, position: Position) -> Option<Hover> {
             Target::Def(_) => return None,
         };
         (text, r.span)
+    } else if let Some((text, at)) =
+        super::complete::keyword_argument(analysis.sources.source(0), offset as usize, analysis)
+    {
+        (text, Span::new(0, at.start, at.end))
     } else {
         let (span, ty) = index.type_at(0, offset)?;
         (format!("```mscl\n{ty}\n```"), *span)
