@@ -223,14 +223,24 @@ fn a_function_can_end_without_its_result() {
         &with_header("fn g() -> bool {@}\nif g() { }\n"),
         Code::TypeMismatch,
     );
-    // Both branches of an `if` returning is every path.
-    let both = with_header("fn f(x: int) -> int {\n    if x > 0 { return 1 } else { return 0 }\n}\nlet r = rank(f(0))\n");
-    let c = driver::compile_source(Path::new("case.mscl"), both, &[]);
-    assert!(
-        c.result.is_ok(),
-        "{}",
-        c.sources.render(c.result.as_ref().err().unwrap())
-    );
+    // Every path: both branches of an `if` returning, a loop's `return`
+    // then `assert(false, ..)`, a `pipeline` (run once) that returns.
+    for every_path in [
+        "fn f(x: int) -> int {\n    if x > 0 { return 1 } else { return 0 }\n}\n",
+        "fn f(x: int) -> int {\n    for i in 0..4 { if i == x { return i } }\n    assert(false, \"not found\")\n}\n",
+        "fn f(x: int) -> int {\n    pipeline(unit_size: 1024, num_chunks: 1) { return x }\n}\n",
+    ] {
+        let c = driver::compile_source(
+            Path::new("case.mscl"),
+            with_header(&format!("{every_path}let r = rank(f(0))\n")),
+            &[],
+        );
+        assert!(
+            c.result.is_ok(),
+            "{}",
+            c.sources.render(c.result.as_ref().err().unwrap())
+        );
+    }
 }
 
 /// A lone carriage return ends a line (as the lexer reads it): a

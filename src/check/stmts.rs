@@ -312,15 +312,27 @@ impl Checker {
     }
 }
 
-/// Whether running `stmts` always ends in a `return`: one of them is a
-/// `return`, or an `if` both of whose branches always return. A loop may
-/// run no time, so none counts.
+/// Whether running `stmts` always ends in a `return` or a stop: one of
+/// them is a `return`, an `assert(false, ..)`, a `pipeline` whose body
+/// always returns (it runs once), or an `if` both of whose branches
+/// always return. A loop may run no time, so none counts.
 pub(super) fn always_return(stmts: &[Stmt]) -> bool {
     stmts.iter().any(|s| match &s.kind {
         StmtKind::Return(_) => true,
         StmtKind::If {
             then, otherwise, ..
         } => always_return(then) && always_return(otherwise),
+        StmtKind::Pipeline { body, .. } => always_return(body),
+        StmtKind::Expr(e) => stops(e),
         _ => false,
     })
+}
+
+/// Whether `e` is `assert(false, ...)`, which stops the program.
+fn stops(e: &Expr) -> bool {
+    let ExprKind::Call(callee, args) = &e.kind else {
+        return false;
+    };
+    matches!(&callee.kind, ExprKind::Name(n) if n == "assert")
+        && matches!(args.first(), Some(a) if a.name.is_none() && a.value.kind == ExprKind::Bool(false))
 }
