@@ -1,101 +1,186 @@
 //! What a parse error most likely means, where the grammar's "expected
 //! one of" would mislead: a mistake people make often enough, told by the
-//! token the parser stopped at and the text before it.
+//! token the parser stopped at and the code (not the comments) of the
+//! lines before it. Each rule is narrow: a hint that fires on another
+//! mistake misleads more than the grammar's list.
 
 use super::lexer::Token;
 use crate::diag::{Code, Diagnostic, Span};
 
-/// A diagnostic for the parser stopping at `tok` (at byte `at` of `src`,
-/// wanting one of `expected`), where the mistake is a known one.
+/// A diagnostic for the parser stopping at `tok` (bytes `at..end` of
+/// `src`, wanting one of `expected`), where the mistake is a known one.
 pub(super) fn likely_meaning(
     file: u32,
     src: &str,
-    at: usize,
+    (at, end): (usize, usize),
     tok: &Token<'_>,
     expected: &[String],
 ) -> Option<Diagnostic> {
-    let before = &src[..at];
     let wants = |what: &str| expected.iter().any(|e| e.trim_matches('"') == what);
-    let line = before.rsplit(['\n', '\r']).next().unwrap_or("");
-    let last_word = before
-        .trim_end()
-        .rsplit(|c: char| !c.is_ascii_alphanumeric() && c != '_')
-        .next();
+    let error = |(start, end): (usize, usize), message: &str, label: &str, help: &str| {
+        Diagnostic::error(Code::Syntax, Span::new(file, start, end), message, label).with_note(help)
+    };
+    // The code of the token's line before it, and where that line starts.
+    let line_start = src[..at].rfind(['\n', '\r']).map_or(0, |i| i + 1);
+    let line = code_of(&src[line_start..at]);
     // `param n: int` and then the next line: the default left out.
     if wants("=") && wants("in") {
-        let declared = before.trim_end();
-        let statement = declared.rsplit(['\n', '\r']).next().unwrap_or("");
-        if statement.trim_start().starts_with("param ") {
-            let end = declared.len();
-            return Some(
-                Diagnostic::error(
-                    Code::Syntax,
-                    Span::new(file, end, end),
+        if let Some((start, declared)) = last_code_line(&src[..at]) {
+            if declared.trim_start().starts_with("param ") {
+                let end = start + declared.trim_end().len();
+                return Some(error(
+                    (end, end),
                     "a param needs a default value",
                     "add ` = VALUE` here",
-                )
-                .with_note("help: `param n: int = 8`: the default is what a compile without `-D n=...` uses"),
-            );
+                    "help: `param n: int = 8`: the default is what a compile without `-D n=...` uses",
+                ));
+            }
         }
     }
     // `program {`: the block is read as a map, and fails at its first `=`.
     if matches!(tok, Token::Assign) {
-        let opened = before.rfind("program").filter(|&p| {
-            let rest = &before[p + "program".len()..];
-            rest.trim_start().starts_with('{') && !rest.contains('}')
-        });
-        if let Some(p) = opened {
-            let brace = p + before[p..].find('{').unwrap_or(0);
-            return Some(
-                Diagnostic::error(
-                    Code::Syntax,
-                    Span::new(file, brace, brace + 1),
-                    "the program block needs a name",
-                    "no name before this brace",
-                )
-                .with_note("help: `program \"allreduce_8\" { collective = ... }`: the name (any string expression, a param most often) is the plan's"),
-            );
+        if let Some(brace) = unnamed_program(src, at) {
+            return Some(error(
+                (brace, brace + 1),
+                "the program block needs a name",
+                "no name before this brace",
+                "help: `program \"allreduce_8\" { collective = ... }`: the name (any string expression, a param most often) is the plan's",
+            ));
         }
     }
-    if last_word == Some("while") {
-        let end = before.trim_end().len();
-        return Some(
-            Diagnostic::error(
-                Code::Syntax,
-                Span::new(file, end - "while".len(), end),
-                "there is no `while` loop",
-                "not a word of .mscl",
-            )
-            .with_note("help: loop over a range or a list with `for x in 0..n { ... }` (a loop's length is known before it runs)"),
-        );
+    // `while cond {`: the word, then an expression, read as two statements.
+    let opening = line.trim_start();
+    if opening.starts_with("while") && opening["while".len()..].starts_with([' ', '(', '\t']) {
+        let start = line_start + (line.len() - opening.len());
+        return Some(error(
+            (start, start + "while".len()),
+            "there is no `while` loop",
+            "not a word of .mscl",
+            "help: loop over a range or a list with `for x in 0..n { ... }` (a loop's length is known before it runs)",
+        ));
     }
-    let comparison = |t: &Token<'_>| {
-        matches!(
-            t,
-            Token::Lt | Token::Le | Token::Gt | Token::Ge | Token::EqEq | Token::NotEq
-        )
-    };
-    if comparison(tok) && ["<", ">", "==", "!="].iter().any(|c| line.contains(c)) {
-        return Some(
-            Diagnostic::error(
-                Code::Syntax,
-                Span::new(file, at, at + 1),
-                "comparisons do not chain",
-                "a second comparison",
-            )
-            .with_note("help: join them with `&&`: `a < b && b < c`"),
-        );
+    if is_comparison(tok) && compares_just_before(line) {
+        return Some(error(
+            (at, end),
+            "comparisons do not chain",
+            "a second comparison",
+            "help: join them with `&&`: `a < b && b < c`",
+        ));
     }
     if matches!(tok, Token::Slash) && src[at..].starts_with("/*") {
-        return Some(
-            Diagnostic::error(
-                Code::Syntax,
-                Span::new(file, at, at + 2),
-                "there are no `/* */` comments",
-                "not a comment",
-            )
-            .with_note("help: a comment starts with `//` and runs to the end of its line"),
-        );
+        return Some(error(
+            (at, at + 2),
+            "there are no `/* */` comments",
+            "not a comment",
+            "help: a comment starts with `//` and runs to the end of its line",
+        ));
     }
     None
+}
+
+/// `line` without its `//` comment (a `//` inside a string is kept).
+fn code_of(line: &str) -> &str {
+    let mut in_string = false;
+    let mut chars = line.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' if in_string => {
+                chars.next();
+            }
+            '"' => in_string = !in_string,
+            '/' if !in_string && chars.peek().is_some_and(|(_, n)| *n == '/') => return &line[..i],
+            _ => {}
+        }
+    }
+    line
+}
+
+/// The last line of `text` with code on it (its comment cut), and where
+/// it starts.
+fn last_code_line(text: &str) -> Option<(usize, &str)> {
+    let mut end = text.len();
+    loop {
+        let start = text[..end].rfind(['\n', '\r']).map_or(0, |i| i + 1);
+        let code = code_of(&text[start..end]);
+        if !code.trim().is_empty() {
+            return Some((start, code));
+        }
+        end = start.checked_sub(1)?;
+    }
+}
+
+/// The `{` of a `program {` with no name, still open at byte `at`: the
+/// line it is on starts with `program`.
+fn unnamed_program(src: &str, at: usize) -> Option<usize> {
+    let mut end = at;
+    loop {
+        let start = src[..end].rfind(['\n', '\r']).map_or(0, |i| i + 1);
+        let code = code_of(&src[start..end]);
+        let opening = code.trim_start();
+        if let Some(rest) = opening.strip_prefix("program") {
+            let brace = rest.trim_start();
+            if !brace.starts_with('{') || src[start..at].contains('}') {
+                return None;
+            }
+            return Some(start + (code.len() - brace.len()));
+        }
+        end = start.checked_sub(1)?;
+    }
+}
+
+fn is_comparison(t: &Token<'_>) -> bool {
+    matches!(
+        t,
+        Token::Lt | Token::Le | Token::Gt | Token::Ge | Token::EqEq | Token::NotEq
+    )
+}
+
+/// Whether `line` (the code before the token) ends with a comparison and
+/// one plain operand: `a < b` then another comparison, not `-> bool {`
+/// or `where i != 1 { let y`.
+fn compares_just_before(line: &str) -> bool {
+    let bytes = line.as_bytes();
+    let mut i = line.len();
+    while i > 0 {
+        i -= 1;
+        let c = bytes[i];
+        let plain = c.is_ascii_alphanumeric() || b" _.()[]+*%".contains(&c);
+        let operator = match c {
+            b'<' | b'>' => !(c == b'>' && i > 0 && bytes[i - 1] == b'-'),
+            b'=' => i > 0 && b"=!<>".contains(&bytes[i - 1]),
+            _ => false,
+        };
+        if operator {
+            return line[i + 1..]
+                .trim()
+                .chars()
+                .any(|c| c.is_ascii_alphanumeric());
+        }
+        if !plain {
+            return false;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_comparison_chain_is_told_from_other_slips() {
+        for (line, chained) in [
+            ("let b = 1 < 2 ", true),
+            ("let b = x == y ", true),
+            ("if (a + 1) <= b[2] ", true),
+            ("if x < 2 { x ", false),
+            ("fn f(x: int) -> bool { return ", false),
+            ("for i in 0..n where i != 1 { let y ", false),
+            ("let b = 1 < ", false),
+        ] {
+            assert_eq!(compares_just_before(line), chained, "{line}");
+        }
+        assert_eq!(code_of("param n: int // ranks"), "param n: int ");
+        assert_eq!(code_of("let s = \"a//b\" // c"), "let s = \"a//b\" ");
+    }
 }

@@ -56,7 +56,9 @@ pub fn int_literal(text: &str) -> Result<u64, LexErrorKind> {
     let (digits, radix) = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
         Some("") => return Err(LexErrorKind::BadInt("hex digits must follow `0x`")),
         Some(hex) if !hex.chars().all(|c| c.is_ascii_hexdigit()) => {
-            return Err(LexErrorKind::BadInt("after `0x` come hex digits only: 0-9 and a-f"))
+            return Err(LexErrorKind::BadInt(
+                "after `0x` come hex digits only: 0-9 and a-f",
+            ))
         }
         Some(hex) => (hex, 16),
         None if ["0b", "0B", "0o", "0O"].iter().any(|p| text.starts_with(p)) => {
@@ -65,9 +67,12 @@ pub fn int_literal(text: &str) -> Result<u64, LexErrorKind> {
             ))
         }
         None if !text.chars().all(|c| c.is_ascii_digit()) => {
-            return Err(LexErrorKind::BadInt(
-                "a number runs into letters: a name cannot start with a digit; put a space or an operator between them",
-            ))
+            let word = text.trim_start_matches(|c: char| c.is_ascii_digit());
+            return Err(LexErrorKind::BadInt(if KEYWORDS.contains(&word) {
+                "a number runs into a keyword: put a space between them (`0..4 where`)"
+            } else {
+                "a number runs into letters: a name cannot start with a digit; put a space or an operator between them"
+            }));
         }
         None => (text.as_str(), 10),
     };
@@ -144,7 +149,7 @@ pub enum Token<'src> {
     /// `2.5`: never a token, always an error (`Fraction`).
     #[regex(r"[0-9][0-9_]*\.[0-9][0-9A-Za-z_]*", |_| refuse(LexErrorKind::Fraction))]
     Fraction,
-    #[regex(r#""([^"\\\n]|\\.)*""#, parse_string)]
+    #[regex(r#""([^"\\\r\n]|\\.)*""#, parse_string)]
     Str(String),
     /// A string cut by the end of its line: never a token, always an
     /// error (`UnclosedString`); a closed string is the longer match.

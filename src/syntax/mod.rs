@@ -69,11 +69,11 @@ fn parse_error_to_diagnostic(
         );
     }
     if let ParseError::UnrecognizedToken {
-        token: (l, tok, _),
+        token: (l, tok, r),
         expected,
     } = &err
     {
-        if let Some(better) = hints::likely_meaning(file, src, *l, tok, expected) {
+        if let Some(better) = hints::likely_meaning(file, src, (*l, *r), tok, expected) {
             return better;
         }
     }
