@@ -344,9 +344,38 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// `path` with its `.` and `..` resolved by its components alone (an
+/// import `"../lib.mscl"` from `sub/` is `lib.mscl`), as the editor names
+/// the file.
+pub fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir if out.file_name().is_some() => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `.` and `..` are resolved by the components alone, as an editor
+    /// names a file that a program imports as `../lib.mscl`.
+    #[test]
+    fn paths_are_resolved_lexically() {
+        assert_eq!(
+            lexical(Path::new("/a/sub/../lib.mscl")),
+            Path::new("/a/lib.mscl")
+        );
+        assert_eq!(lexical(Path::new("/a/./b/./c")), Path::new("/a/b/c"));
+        assert_eq!(lexical(Path::new("../x")), Path::new("../x"));
+    }
 
     fn scratch(what: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("msclc-files-{what}-{}", std::process::id()));

@@ -491,6 +491,15 @@ fn imported_files_get_their_diagnostics_and_definitions() {
     );
     editor.change(&lib_uri, 4, &lib);
     assert_eq!(editor.diagnostics(&uri), Vec::<Value>::new());
+    // Renamed again, unsaved, then closed: the disk's text is read again.
+    editor.change(&lib_uri, 5, &lib.replace("fn next(", "fn next2("));
+    assert_eq!(editor.diagnostics(&uri).len(), 1);
+    editor.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": lib_uri}}),
+    );
+    assert_eq!(editor.diagnostics(&uri), Vec::<Value>::new());
+    editor.open(&lib_uri, &lib);
     editor.notify(
         "textDocument/didClose",
         json!({"textDocument": {"uri": uri}}),

@@ -299,17 +299,25 @@ pub(crate) struct Document {
 
 impl Document {
     /// Whether its program imports the file at `path` (in its last
-    /// analysis that parsed).
+    /// analysis that parsed), or could not read an import: a file opened
+    /// or changed may be the one it lacked.
     fn imports(&self, path: &Path) -> bool {
         let analysis = match (&self.analysis.program, &self.fallback) {
             (None, Some((_, analysis))) => analysis,
             _ => &self.analysis,
         };
-        analysis
-            .sources
-            .names()
-            .skip(1)
-            .any(|name| Path::new(name) == path)
+        let path = crate::files::lexical(path);
+        let lacks_one = self
+            .analysis
+            .diagnostics
+            .iter()
+            .any(|d| d.code == crate::diag::Code::Import);
+        lacks_one
+            || analysis
+                .sources
+                .names()
+                .skip(1)
+                .any(|name| crate::files::lexical(Path::new(name)) == path)
     }
 
     /// The analysis requests read, for the text now: of the current text
@@ -412,13 +420,18 @@ impl Server {
                 };
                 match self.documents.remove(p.text_document.uri.as_str()) {
                     // Its own list, and its imports' that are not open
-                    // (an open file's list is its own analysis's).
-                    Some(doc) => doc
-                        .published
-                        .into_iter()
-                        .filter(|uri| !self.documents.contains_key(uri.as_str()))
-                        .map(|uri| publish(uri, Vec::new()))
-                        .collect(),
+                    // (an open file's list is its own analysis's); the
+                    // files importing it read it from the disk again.
+                    Some(doc) => {
+                        let mut out: Vec<Notification> = doc
+                            .published
+                            .into_iter()
+                            .filter(|uri| !self.documents.contains_key(uri.as_str()))
+                            .map(|uri| publish(uri, Vec::new()))
+                            .collect();
+                        out.extend(self.analyse_importers(&doc.uri));
+                        out
+                    }
                     None => Vec::new(),
                 }
             }
@@ -446,18 +459,24 @@ impl Server {
     /// it (they read its text as the editor has it, saved or not); the
     /// diagnostics to publish.
     fn update(&mut self, uri: Uri, text: String) -> Vec<Notification> {
-        let path = path_of(&uri);
         let mut out = self.analyse(uri.clone(), text);
+        out.extend(self.analyse_importers(&uri));
+        out
+    }
+
+    /// Analyses again the open files that import `uri`'s file.
+    fn analyse_importers(&mut self, uri: &Uri) -> Vec<Notification> {
+        let path = path_of(uri);
         let importers: Vec<(Uri, String)> = self
             .documents
             .values()
-            .filter(|d| d.uri != uri && d.imports(&path))
+            .filter(|d| d.uri != *uri && d.imports(&path))
             .map(|d| (d.uri.clone(), d.text.clone()))
             .collect();
-        for (importer, text) in importers {
-            out.extend(self.analyse(importer, text));
-        }
-        out
+        importers
+            .into_iter()
+            .flat_map(|(importer, text)| self.analyse(importer, text))
+            .collect()
     }
 
     /// Analyses the new text of `uri`, its imports as the editor has
@@ -466,7 +485,10 @@ impl Server {
         let path = path_of(&uri);
         let limits = crate::eval::Limits::editor();
         let documents = &self.documents;
-        let read = |full: &Path| match documents.values().find(|d| d.path == full) {
+        let read = |full: &Path| match documents
+            .values()
+            .find(|d| crate::files::lexical(&d.path) == crate::files::lexical(full))
+        {
             Some(open) => Ok(open.text.clone()),
             None => driver::read_import(full),
         };
