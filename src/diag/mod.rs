@@ -303,12 +303,11 @@ impl SourceMap {
                 .filter(|(l, _)| l.span.file as usize == id)
                 .map(|(l, _)| l.span.start as usize)
                 .collect();
-            let text = if anchors.is_empty() {
-                ""
+            if anchors.is_empty() {
+                files.add(&file.name, "", None, &anchors);
             } else {
-                file.source.as_str()
-            };
-            files.add(&file.name, text, &anchors);
+                files.add(&file.name, &file.source, Some(&file.lines), &anchors);
+            }
         }
         let mut cs = base
             .with_code(d.code.id())

@@ -212,17 +212,31 @@ pub struct ShownFiles<'a> {
 struct ShownFile<'a> {
     shown: SimpleFile<String, String>,
     original: &'a str,
+    /// Where the original's lines start (the source map's table).
+    lines: std::borrow::Cow<'a, super::lines::LineStarts>,
     source: Source,
 }
 
 impl<'a> ShownFiles<'a> {
     /// Adds a file (ids count from 0), shown with the lines holding
-    /// `anchors` cut.
-    pub fn add(&mut self, name: &str, original: &'a str, anchors: &[usize]) {
+    /// `anchors` cut; `lines` is where the original's lines start, where
+    /// known (made here if not).
+    pub fn add(
+        &mut self,
+        name: &str,
+        original: &'a str,
+        lines: Option<&'a super::lines::LineStarts>,
+        anchors: &[usize],
+    ) {
         let source = Source::new(original, anchors);
+        let lines = match lines {
+            Some(lines) => std::borrow::Cow::Borrowed(lines),
+            None => std::borrow::Cow::Owned(super::lines::LineStarts::new(original)),
+        };
         self.files.push(ShownFile {
             shown: SimpleFile::new(text(name), source.text.clone()),
             original,
+            lines,
             source,
         });
     }
@@ -261,8 +275,7 @@ impl<'a> files::Files<'a> for ShownFiles<'_> {
     fn location(&'a self, id: usize, byte_index: usize) -> Result<files::Location, files::Error> {
         let f = self.file(id)?;
         let o = f.source.original(byte_index).min(f.original.len());
-        let lines = super::lines::LineStarts::new(f.original);
-        let (line, column) = super::lines::line_and_column(f.original, &lines, o);
+        let (line, column) = super::lines::line_and_column(f.original, &f.lines, o);
         Ok(files::Location {
             line_number: line + 1,
             column_number: column + 1,
