@@ -149,7 +149,9 @@ pub enum Token<'src> {
     /// `2.5`: never a token, always an error (`Fraction`).
     #[regex(r"[0-9][0-9_]*\.[0-9][0-9A-Za-z_]*", |_| refuse(LexErrorKind::Fraction))]
     Fraction,
-    #[regex(r#""([^"\\\r\n]|\\.)*""#, parse_string)]
+    // A string may hold a carriage return (only `\n` ends it unclosed);
+    // an unclosed one is cut at the first line break of any kind.
+    #[regex(r#""([^"\\\n]|\\.)*""#, parse_string)]
     Str(String),
     /// A string cut by the end of its line: never a token, always an
     /// error (`UnclosedString`); a closed string is the longer match.
