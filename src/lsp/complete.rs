@@ -107,19 +107,8 @@ fn item(
 /// comment or a string of its line, where nothing is completed.
 fn in_comment_or_string(before: &str) -> bool {
     let line = before.rsplit(['\n', '\r']).next().unwrap_or("");
-    let mut chars = line.chars().peekable();
-    let mut in_string = false;
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if in_string => {
-                chars.next();
-            }
-            '"' => in_string = !in_string,
-            '/' if !in_string && chars.peek() == Some(&'/') => return true,
-            _ => {}
-        }
-    }
-    in_string
+    let (code, in_string) = crate::syntax::lexer::code_of_line(line);
+    in_string || code.len() < line.len()
 }
 
 fn is_name_char(c: char) -> bool {

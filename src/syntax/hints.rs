@@ -78,21 +78,9 @@ pub(super) fn likely_meaning(
     None
 }
 
-/// `line` without its `//` comment (a `//` inside a string is kept).
+/// `line` without its `//` comment.
 fn code_of(line: &str) -> &str {
-    let mut in_string = false;
-    let mut chars = line.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        match c {
-            '\\' if in_string => {
-                chars.next();
-            }
-            '"' => in_string = !in_string,
-            '/' if !in_string && chars.peek().is_some_and(|(_, n)| *n == '/') => return &line[..i],
-            _ => {}
-        }
-    }
-    line
+    super::lexer::code_of_line(line).0
 }
 
 /// The last line of `text` with code on it (its comment cut), and where

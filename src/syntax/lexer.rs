@@ -101,6 +101,28 @@ fn parse_string<'s>(lex: &mut logos::Lexer<'s, Token<'s>>) -> Result<String, Lex
     Ok(out)
 }
 
+/// One line of source text read as the lexer reads it: its code before
+/// any `//` comment (a `//` inside a string is no comment), and whether
+/// the line ends inside a string. For what reads text that may not lex
+/// yet (the parse hints, an editor's completion).
+pub fn code_of_line(line: &str) -> (&str, bool) {
+    let mut in_string = false;
+    let mut chars = line.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' if in_string => {
+                chars.next();
+            }
+            '"' => in_string = !in_string,
+            '/' if !in_string && chars.peek().is_some_and(|(_, n)| *n == '/') => {
+                return (&line[..i], false)
+            }
+            _ => {}
+        }
+    }
+    (line, in_string)
+}
+
 /// The callback of a pattern that is always an error.
 fn refuse(kind: LexErrorKind) -> Result<(), LexErrorKind> {
     Err(kind)
