@@ -649,10 +649,18 @@ pub(crate) fn file_uri(analysis: &Analysis, file: u32, uri: &Uri) -> Option<Uri>
 /// The file a `file://` URI names (another scheme: a name for messages).
 fn path_of(uri: &Uri) -> PathBuf {
     let text = uri.as_str();
-    match text.strip_prefix("file://") {
-        Some(rest) => PathBuf::from(percent_decode(rest)),
-        None => PathBuf::from(text),
-    }
+    let Some(rest) = text.strip_prefix("file://") else {
+        return PathBuf::from(text);
+    };
+    // `file://host/share/x` names a file on `host` (RFC 8089): a network
+    // path, `//host/share/x`, never `host/share/x` under the server's
+    // working folder; `file://localhost/x` is `/x`.
+    let path = match rest.find('/') {
+        Some(0) => rest.to_string(),
+        Some(slash) if rest[..slash].eq_ignore_ascii_case("localhost") => rest[slash..].to_string(),
+        _ => format!("//{rest}"),
+    };
+    PathBuf::from(percent_decode(&path))
 }
 
 /// The `file://` URI of an absolute path.
@@ -744,6 +752,13 @@ mod tests {
         let uri = uri_of(path).unwrap();
         assert_eq!(uri.as_str(), "file:///tmp/a%20dir/ring%2B1.mscl");
         assert_eq!(path_of(&uri), path);
+        // A host names a network path, not one under the working folder.
+        let on = |text: &str| path_of(&Uri::from_str(text).unwrap());
+        assert_eq!(on("file://localhost/tmp/x.mscl"), Path::new("/tmp/x.mscl"));
+        assert_eq!(
+            on("file://host/share/x.mscl"),
+            Path::new("//host/share/x.mscl")
+        );
     }
 
     /// A span's range, from the analysis's table of lines, is the one a
