@@ -19,12 +19,6 @@ impl LineStarts {
         LineStarts(std::iter::once(0).chain(breaks).collect())
     }
 
-    /// How many lines there are (a text that ends with a line break has
-    /// an empty last line).
-    pub fn count(&self) -> usize {
-        self.0.len()
-    }
-
     /// Where line `line` (from 0) starts, if there is one.
     pub fn start(&self, line: usize) -> Option<usize> {
         self.0.get(line).copied()
@@ -68,7 +62,7 @@ mod tests {
     fn every_kind_of_line_break_ends_a_line() {
         let text = "ab\ncd\r\nef\rgh";
         let lines = LineStarts::new(text);
-        assert_eq!(lines.count(), 4);
+        assert_eq!(lines.start(4), None, "four lines");
         assert_eq!(
             (0..4).map(|l| lines.start(l).unwrap()).collect::<Vec<_>>(),
             [0, 3, 7, 10]
