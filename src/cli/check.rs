@@ -39,7 +39,12 @@ pub(crate) fn exec(args: &CheckArgs) -> ExitCode {
         };
     }
     if is_plan(&args.input) {
-        return match read_checked_plan(&args.input, &args.define, Compile::Plain, &args.warnings) {
+        return match read_checked_plan(
+            &args.input,
+            (&args.define, &args.limits),
+            Compile::Plain,
+            &args.warnings,
+        ) {
             Ok(_) => ExitCode::SUCCESS,
             Err(code) => code,
         };

@@ -119,7 +119,12 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
         return fail(d);
     }
     let (plan, mut timings, sources) = if is_plan(input) {
-        match read_checked_plan(input, &args.define, Compile::Plain, &args.warnings) {
+        match read_checked_plan(
+            input,
+            (&args.define, &args.limits),
+            Compile::Plain,
+            &args.warnings,
+        ) {
             Ok(plan) => (plan, driver::Timings::default(), None),
             Err(code) => return code,
         }

@@ -1,7 +1,7 @@
 //! The input of a command: a program compiled here, or a JSON execution
 //! plan read and checked as a compiled program is.
 
-use super::options::{print_warnings, WarningArgs};
+use super::options::{print_warnings, LimitArgs, WarningArgs};
 use super::outcome::{fail, fail_in, rendered, report, wrong};
 use msclc::diag::{Code, Diagnostic};
 use msclc::driver;
@@ -36,12 +36,11 @@ pub(crate) fn refuse_plan(input: &std::path::Path, command: &str) -> Result<(), 
 /// says).
 pub(crate) fn read_checked_plan(
     input: &std::path::Path,
-    defines: &[(String, String)],
+    (defines, limits): (&[(String, String)], &LimitArgs),
     how: Compile,
     warnings: &WarningArgs,
 ) -> Result<msclc::ir::Plan, ExitCode> {
-    let limits = driver::Limits::command();
-    let (plan, _) = load_plan(input, defines, how, limits)?;
+    let (plan, _) = load_plan(input, (defines, limits), how)?;
     let balance = match msclc::passes::pairing::check(&plan) {
         Ok(balance) => balance,
         Err(d) => return Err(fail_in(None, input, d)),
@@ -68,13 +67,13 @@ pub(crate) enum Compile {
     ForReports(Option<u32>),
 }
 
-/// A program compiled as `how` says, or a JSON plan read (where `-D` has
-/// nothing to set); problems are reported here, and give the exit code.
+/// A program compiled as `how` says, with the params `defines` sets and
+/// within `limits`, or a JSON plan read (where neither has anything to
+/// set); problems are reported here, and give the exit code.
 pub(crate) fn load_plan(
     input: &std::path::Path,
-    defines: &[(String, String)],
+    (defines, limits): (&[(String, String)], &LimitArgs),
     how: Compile,
-    limits: driver::Limits,
 ) -> Result<(msclc::ir::Plan, Option<driver::Compilation>), ExitCode> {
     let nranks = match how {
         Compile::ForRanks(n) | Compile::ForReports(Some(n)) => Some(n),
@@ -90,6 +89,7 @@ pub(crate) fn load_plan(
                 ),
             )));
         }
+        limits.refuse_for_plan(input).map_err(fail)?;
         let text = std::fs::File::open(input)
             .and_then(|file| msclc::files::read_text(file, None))
             .map_err(|e| {
@@ -109,6 +109,7 @@ pub(crate) fn load_plan(
         }
         return Ok((plan, None));
     }
+    let limits = limits.limits();
     let compiled = match how {
         Compile::ForRanks(n) => driver::compile_for_ranks(input, defines, n, limits),
         Compile::ForReports(Some(n)) => driver::compile_for_ranks(input, defines, n, limits),

@@ -146,8 +146,8 @@ fn tuned_plans(from: &Path) -> Result<Vec<(String, Vec<u8>)>, Diagnostic> {
         let path = from.join(file);
         regular_file(&path)
             .map_err(|e| unusable(format!("cannot read {}: {e}", path.display())))?;
-        let limits = msclc::driver::Limits::command();
-        super::input::load_plan(&path, &[], super::input::Compile::Plain, limits)
+        let limits = super::options::LimitArgs::default();
+        super::input::load_plan(&path, (&[], &limits), super::input::Compile::Plain)
             .map_err(|_| unusable(format!("{} is not a plan msclc can read", path.display())))?;
         let contents = std::fs::read(&path)
             .map_err(|e| unusable(format!("cannot read {}: {e}", path.display())))?;

@@ -84,14 +84,15 @@ pub(crate) fn print_warnings(c: &driver::Compilation, how: &WarningArgs) {
 }
 
 /// Bounds on what compiling a program may do.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub(crate) struct LimitArgs {
     /// Stop with an error when the program emits more ops than this (a
-    /// runaway loop ends soon). The default admits every example at 256
-    /// ranks four times over, and allreduce at 1,024 ranks. A larger N
-    /// lets the program take as many steps (loop iterations, calls) too.
-    #[arg(long, value_name = "N", default_value_t = msclc::eval::MAX_OPS)]
-    pub(crate) max_ops: u64,
+    /// runaway loop ends soon). The default, 67108864 (2^26), admits every
+    /// example at 256 ranks four times over, and allreduce at 1,024 ranks.
+    /// A larger N lets the program take as many steps (loop iterations,
+    /// calls) too.
+    #[arg(long, value_name = "N")]
+    pub(crate) max_ops: Option<u64>,
     /// Evaluate the program on N threads, each recording the ops of a
     /// share of the ranks (the plan is the same on any number). The
     /// default takes one per core, up to 8, where the plan has 24 ranks
@@ -102,14 +103,33 @@ pub(crate) struct LimitArgs {
 
 impl LimitArgs {
     pub(crate) fn limits(&self) -> driver::Limits {
+        let max_ops = self.max_ops.unwrap_or(msclc::eval::MAX_OPS);
         driver::Limits {
-            max_ops: self.max_ops,
+            max_ops,
             // A program let emit more ops may take as many steps: its
             // loops are what emit them.
-            max_iterations: self.max_ops.max(msclc::eval::MAX_ITERATIONS),
+            max_iterations: max_ops.max(msclc::eval::MAX_ITERATIONS),
             threads: self.threads.map(|n| n as usize),
             ..driver::Limits::command()
         }
+    }
+
+    /// An E0803 error where one of these bounds on evaluating a program is
+    /// given with `plan`, a JSON plan: nothing is evaluated, and a bound
+    /// quietly ignored would let the user believe it held.
+    pub(crate) fn refuse_for_plan(&self, plan: &std::path::Path) -> Result<(), Diagnostic> {
+        let given = match (self.max_ops, self.threads) {
+            (Some(_), _) => "--max-ops",
+            (None, Some(_)) => "--threads",
+            (None, None) => return Ok(()),
+        };
+        Err(Diagnostic::plain(
+            msclc::diag::Code::Options,
+            format!(
+                "{given}: {} is a JSON plan, read as written ({given} bounds the evaluation of a .mscl program: leave it out)",
+                plan.display()
+            ),
+        ))
     }
 }
 
@@ -142,7 +162,7 @@ mod tests {
     fn max_ops_raises_the_step_budget_with_it() {
         let limits = |max_ops| {
             LimitArgs {
-                max_ops,
+                max_ops: Some(max_ops),
                 threads: None,
             }
             .limits()
@@ -151,5 +171,26 @@ mod tests {
         assert_eq!(limits(1 << 28).max_iterations, 1 << 28);
         assert_eq!(limits(1000).max_iterations, MAX_ITERATIONS);
         assert_eq!(limits(1000).max_ops, 1000);
+        let default = LimitArgs {
+            max_ops: None,
+            threads: None,
+        };
+        assert_eq!(default.limits().max_ops, MAX_OPS);
+    }
+
+    /// The help states the default op budget as the constant has it.
+    #[test]
+    fn the_help_states_the_default_op_budget() {
+        use clap::CommandFactory;
+        let mut cli = crate::Cli::command();
+        let help = cli
+            .find_subcommand_mut("sim")
+            .unwrap()
+            .render_help()
+            .to_string();
+        assert!(
+            help.contains(&format!("The default, {MAX_OPS} (2^{})", MAX_OPS.ilog2())),
+            "{help}"
+        );
     }
 }

@@ -67,10 +67,15 @@ pub(crate) fn exec(args: &RunArgs) -> ExitCode {
     // A plan is checked as `check` checks it: what it will not pair is
     // refused before a GPU spins on it.
     let loaded = if is_plan(&args.input) {
-        read_checked_plan(&args.input, &args.define, how, &WarningArgs::default())
-            .map(|plan| (plan, None))
+        read_checked_plan(
+            &args.input,
+            (&args.define, &args.limits),
+            how,
+            &WarningArgs::default(),
+        )
+        .map(|plan| (plan, None))
     } else {
-        load_plan(&args.input, &args.define, how, args.limits.limits())
+        load_plan(&args.input, (&args.define, &args.limits), how)
     };
     let (plan, compiled) = match loaded {
         Ok(loaded) => loaded,

@@ -127,9 +127,8 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
     let compiled;
     let (plan, sources) = match load_plan(
         &args.input,
-        &args.define,
+        (&args.define, &args.limits),
         Compile::ForReports(args.nranks),
-        args.limits.limits(),
     ) {
         Ok((plan, c)) => {
             compiled = c;

@@ -255,6 +255,20 @@ fn check_and_emit_cuda_take_a_json_plan() {
             "{command:?}"
         );
     }
+    // Nor anything to evaluate: a bound on evaluation is refused, not
+    // silently ignored.
+    for bound in [&["--max-ops", "5"][..], &["--threads", "2"]] {
+        for command in [&["check"][..], &["sim"], &["run", "--size", "1K:2K"], &[]] {
+            let bounded = msclc(&[command, &[plan], bound].concat());
+            assert_eq!(bounded.status.code(), Some(2), "{command:?} {bound:?}");
+            let said = String::from_utf8_lossy(&bounded.stderr);
+            assert!(
+                said.contains(&format!("error[E0803]: {}: ", bound[0]))
+                    && said.contains("is a JSON plan, read as written"),
+                "{command:?} {bound:?}: {said}"
+            );
+        }
+    }
     // Nor to list or vary (the plan is not read as a program's text).
     let tune = ["tune", "--timing", "h100-nvlink", "--size", "1K:1M"];
     for command in [&["check", "--params"][..], &tune] {
