@@ -7,7 +7,7 @@ use common::Needs;
 use msclc::diag::Code;
 use msclc::front::plan_json::read_plan;
 use msclc::ir::{OpName, Plan};
-use msclc::sim::{simulate, Verdict};
+use msclc::sim::{simulate, SimOptions, Verdict};
 use std::path::{Path, PathBuf};
 
 fn main() {
@@ -72,6 +72,11 @@ fn main() {
             "a_wrong_result_says_what_the_chunk_holds_and_hides_behind_no_stopped_execution",
             Needs::Nothing,
             a_wrong_result_says_what_the_chunk_holds_and_hides_behind_no_stopped_execution,
+        ),
+        common::test(
+            "a_pipeline_moves_the_chunks_its_num_chunks_covers",
+            Needs::Nothing,
+            a_pipeline_moves_the_chunks_its_num_chunks_covers,
         ),
         common::test(
             "a_port_put_packets_sends_packets_already_made",
@@ -689,4 +694,66 @@ rank(1).unpack_packets(rank(1).output[0], inbox[0], tb: 0)
         text.contains("ppkt") && text.contains("sends its source as packets already made"),
         "{text}"
     );
+}
+
+/// A pipeline's iterations cover `num_chunks` chunks of each op's range
+/// (the executor's offsets `i * unit_size` up to `num_chunks` chunks), so
+/// an op of two chunks under `num_chunks: 1` leaves its second chunk
+/// unmoved, at any size, and the plan warns (W0509) before it runs; a
+/// `num_chunks` past the op's range warns and moves the range (as msclc's
+/// kernel does; the executor overruns it).
+fn a_pipeline_moves_the_chunks_its_num_chunks_covers() {
+    let program = |num_chunks: u32, tbg: &str| {
+        format!(
+            r#"
+program "p" {{ collective = allgather(1, chunk_factor: 2, inplace: false) }}
+let r = rank(0)
+pipeline(unit_size: 1024, num_chunks: {num_chunks}) {{
+    r.copy(r.output[0..2], r.input[0..2], {tbg})
+}}
+"#
+        )
+    };
+    let (one, group) = ("tb: 0", "tb_group: tb_group([0, 1])");
+    for (num_chunks, tbg, verified, warned) in [
+        (2, one, true, false),
+        (1, one, false, true),
+        (4, one, true, true),
+        (1, group, true, false),
+        (2, group, true, true),
+    ] {
+        let text = program(num_chunks, tbg);
+        let plan = compile(&text);
+        let warnings =
+            msclc::passes::warnings(&plan, msclc::passes::pairing::check(&plan).unwrap());
+        let w0509 = warnings.iter().any(|w| w.code == Code::PipelineCoverage);
+        assert_eq!(w0509, warned, "num_chunks {num_chunks}{tbg}: {warnings:?}");
+        for chunk in [None, Some(1 << 20), Some(4096)] {
+            let options = SimOptions {
+                executions: 2,
+                inplace: None,
+                progress: false,
+                pipeline_chunk: chunk,
+            };
+            let report = msclc::sim::simulate_with(&plan, &options);
+            match (&report.verdict, verified) {
+                (Verdict::Verified, true) => {}
+                (Verdict::WrongResult(w), false) => {
+                    assert!(
+                        w.text.contains("output chunk 1") && w.text.contains("never written"),
+                        "{}",
+                        w.text
+                    )
+                }
+                (v, _) => panic!("num_chunks {num_chunks}{tbg} at {chunk:?}: {}", kind(v)),
+            }
+            assert!(
+                report
+                    .warnings
+                    .iter()
+                    .any(|w| w.code == Code::PipelineCoverage)
+                    == warned
+            );
+        }
+    }
 }

@@ -80,6 +80,7 @@ codes! {
     SemaphoreBalance "W0506": "a semaphore a launch does not leave as it found it";
     UnknownOp "W0507": "an op the MSCCL++ executor does not run";
     EmptySizeRange "W0508": "a message size range that holds no size";
+    PipelineCoverage "W0509": "a pipeline that covers other chunks than its ops move";
     // What running the plan finds.
     WrongResult "E0601": "a wrong result";
     Deadlock "E0602": "a deadlock";

@@ -14,7 +14,12 @@ impl Sim<'_> {
     /// `e % parts` of the range's chunk `e / parts`. As the executor does
     /// it, a thread block group splits the op's whole range (all its chunks
     /// together, not each chunk), and a pipeline iteration takes the next
-    /// piece of that share.
+    /// piece of what the pipeline covers of that share: its `num_chunks`
+    /// chunks from the share's start. Of a longer share the tail is never
+    /// moved; past a shorter one, today's executor's unsigned size wraps
+    /// and each iteration moves a whole unit beyond the op's range (W0503,
+    /// `limits.rs`): that is run here as the share bounds it, as msclc's
+    /// kernel does.
     pub(super) fn share(&self, t: usize, op: &Op, size: u32) -> std::ops::Range<u32> {
         let whole = 0..size * self.parts;
         let grouped = match op.tbg {
@@ -23,7 +28,12 @@ impl Sim<'_> {
         };
         let th = &self.threads[t];
         match th.ops.iteration(th.pc) {
-            Some(it) => split(grouped, it.index, it.of),
+            Some(it) => {
+                let covered = it.chunks.saturating_mul(self.parts);
+                let piece = split(0..covered, it.index, it.of);
+                let at = |p: u32| grouped.start.saturating_add(p).min(grouped.end);
+                at(piece.start)..at(piece.end)
+            }
             None => grouped,
         }
     }

@@ -11,6 +11,7 @@ pub fn check_limits(plan: &Plan) -> Vec<Diagnostic> {
         .map(|c| c.diagnostic(plan))
         .collect();
     warnings.extend(crate::passes::executor_limits::misread_values(plan));
+    warnings.extend(crate::passes::pipeline_coverage::uncovered_ops(plan));
     // Each bug once, at the first op that meets it (a plan read from JSON
     // has no program lines: the warning is then plain).
     let mut flush = None;

@@ -234,11 +234,13 @@ enum OpList<'p> {
     Unrolled(Vec<(&'p Op, Option<Iteration>)>),
 }
 
-/// Iteration `index` of a pipeline that runs `of` of them.
+/// Iteration `index` of a pipeline that runs `of` of them over its
+/// `num_chunks` chunks.
 #[derive(Debug, Clone, Copy)]
 struct Iteration {
     index: u32,
     of: u32,
+    chunks: u32,
 }
 
 impl<'p> OpList<'p> {
@@ -252,8 +254,9 @@ impl<'p> OpList<'p> {
         for op in ops {
             if op.name == OpName::Pipeline {
                 let of = pipeline_iterations(op, chunk);
+                let chunks = op.iter_context().map_or(0, |c| c.num_chunks);
                 for index in 0..of {
-                    let it = Some(Iteration { index, of });
+                    let it = Some(Iteration { index, of, chunks });
                     out.extend(op.body().iter().map(|inner| (inner, it)));
                 }
             } else {
@@ -574,36 +577,44 @@ pub(super) fn parts_per_chunk(plan: &Plan, chunk: Option<u64>) -> u32 {
             gcd(b, a % b)
         }
     }
-    fn walk(ops: &[Op], iterations: u64, chunk: Option<u64>, parts: &mut u64) {
+    /// Makes `parts` a multiple of what cutting `chunks` chunks in
+    /// `pieces` whole pieces needs, within reason.
+    fn cut(parts: &mut u64, chunks: u64, pieces: u64) {
+        let need = pieces / gcd(pieces, chunks.max(1));
+        let lcm = *parts / gcd(*parts, need) * need;
+        if lcm <= 4096 {
+            *parts = lcm;
+        }
+    }
+    // `pipeline`: the iterations of the pipeline the ops are in and the
+    // chunks it covers.
+    fn walk(ops: &[Op], pipeline: Option<(u64, u64)>, chunk: Option<u64>, parts: &mut u64) {
         for op in ops {
             if op.name == OpName::Pipeline {
-                walk(
-                    op.body(),
-                    u64::from(pipeline_iterations(op, chunk)),
-                    chunk,
-                    parts,
-                );
+                let chunks = op.iter_context().map_or(0, |c| c.num_chunks);
+                let iterations = pipeline_iterations(op, chunk);
+                let within = Some((u64::from(iterations), u64::from(chunks)));
+                walk(op.body(), within, chunk, parts);
                 continue;
             }
             // The range (size chunks of `parts` parts) must divide into
-            // groups x iterations shares.
-            let pieces = u64::from(op.tbg.map_or(1, |g| g.size.max(1))) * iterations;
-            let size = op
-                .src
-                .first()
-                .or(op.dst.first())
-                .map_or(1, |r| r.size.max(1));
-            let need = pieces / gcd(pieces, u64::from(size));
-            let lcm = *parts / gcd(*parts, need) * need;
-            if lcm <= 4096 {
-                *parts = lcm;
+            // the group's shares, and what a pipeline covers of each into
+            // its iterations' pieces.
+            let size = op.src.first().or(op.dst.first()).map_or(1, |r| r.size);
+            cut(
+                parts,
+                u64::from(size),
+                u64::from(op.tbg.map_or(1, |g| g.size.max(1))),
+            );
+            if let Some((iterations, chunks)) = pipeline {
+                cut(parts, chunks, iterations);
             }
         }
     }
     let mut parts = 1;
     for r in &plan.ranks {
         for tb in &r.threadblocks {
-            walk(&tb.ops, 1, chunk, &mut parts);
+            walk(&tb.ops, None, chunk, &mut parts);
         }
     }
     parts as u32

@@ -1,0 +1,76 @@
+//! Pipelines that cover other chunks than their ops move (W0509).
+//!
+//! The executor runs a pipeline's body `ceil(num_chunks * chunk / unit)`
+//! times, iteration `i` at byte offset `i * unit` into each op's range (a
+//! thread block group's share of it): the iterations cover `num_chunks`
+//! chunks from the range's start, whatever the op moves. Of a longer range
+//! the rest is never moved, which `msclc sim` finds as a wrong result
+//! where it matters; past a shorter one the executor's unsigned size
+//! wraps and each iteration moves a whole unit beyond the op's range,
+//! which the simulator and msclc's kernel do not (they stop at the range).
+//! The reference compiler takes `num_chunks` as written either way.
+
+use crate::diag::{Code, Diagnostic};
+use crate::ir::{Op, Plan};
+use crate::units::count;
+
+/// A W0509 warning at the first op whose range a pipeline covers other
+/// than exactly, with how many more there are.
+pub fn uncovered_ops(plan: &Plan) -> Option<Diagnostic> {
+    let mut uncovered = plan.ranks.iter().enumerate().flat_map(|(r, rank)| {
+        rank.threadblocks
+            .iter()
+            .enumerate()
+            .flat_map(move |(t, tb)| {
+                tb.ops.iter().flat_map(move |pipeline| {
+                    let covers = pipeline.iter_context().map(|c| c.num_chunks);
+                    let body = pipeline.body().iter();
+                    body.filter_map(move |op| Some((r, t, op, covers?, moves(op)?)))
+                        .filter(|(.., covers, (chunks, group))| {
+                            u64::from(*covers) * u64::from(*group) != u64::from(*chunks)
+                        })
+                })
+            })
+    });
+    let (rank, tb, op, covers, (chunks, group)) = uncovered.next()?;
+    let more = match uncovered.count() {
+        0 => String::new(),
+        n => format!(" (and {n} more op(s))"),
+    };
+    let chunk_count = |n: u32| count(u64::from(n), "chunk");
+    let moves = match group {
+        1 => format!("moves {}", chunk_count(chunks)),
+        g => format!(
+            "moves {} over a group of {g} thread blocks, {chunks}/{g} each",
+            chunk_count(chunks)
+        ),
+    };
+    let fate = if u64::from(covers) * u64::from(group) < u64::from(chunks) {
+        "the executor's iterations stop there, and the rest of the op's range is never moved"
+    } else {
+        "past the op's range, today's executor's unsigned size wraps and each iteration moves a whole unit beyond it (`msclc sim` and `msclc run` stop at the range)"
+    };
+    let message = format!(
+        "rank {rank} thread block {tb}: this op{more} {moves}, in a pipeline that covers {} of each op (`num_chunks: {covers}`): {fate}",
+        chunk_count(covers)
+    );
+    let label = format!("{moves}; the pipeline covers {}", chunk_count(covers));
+    let mut warning = Diagnostic::warning(Code::PipelineCoverage, op.span, message, label);
+    if let Some(values) = plan.loop_values(op.context) {
+        warning = warning.with_note(format!("when {values}"));
+    }
+    Some(warning.with_note(
+        "help: give the pipeline the chunks each of its ops moves per thread block as `num_chunks`, or make each op move that many",
+    ))
+}
+
+/// The chunks `op` moves and the thread blocks of its group, for an op
+/// that honours the pipeline's offsets: one that moves data other than
+/// by packets (packet ops run the same every iteration, W0503).
+fn moves(op: &Op) -> Option<(u32, u32)> {
+    let data = op.src.first().or(op.dst.first())?;
+    if op.name.json().contains("pkt") {
+        return None;
+    }
+    Some((data.size, op.tbg.map_or(1, |g| g.size.max(1))))
+}
