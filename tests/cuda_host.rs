@@ -88,6 +88,11 @@ fn main() {
             reductions_by_min_and_max_compute_as_their_ops_say,
         ),
         common::test(
+            "a_pipeline_moves_what_its_num_chunks_covers_as_the_simulator_says",
+            Needs::Cxx,
+            a_pipeline_moves_what_its_num_chunks_covers_as_the_simulator_says,
+        ),
+        common::test(
             "user_text_in_the_generated_source_stays_text",
             Needs::Cxx,
             user_text_in_the_generated_source_stays_text,
@@ -569,6 +574,53 @@ fn parameters_past_16_bits_compute_right() {
         "wrong elements {:?}",
         outcome.wrong
     );
+}
+
+/// A pipeline's iterations cover its `num_chunks` chunks of each op's
+/// range, rounded up to whole units: under `num_chunks: 1` and units
+/// smaller than a chunk, a copy of two chunks leaves the second unmoved
+/// on CPU threads, as the simulator says at any size and at this one
+/// (under `num_chunks: 2`, both are moved).
+fn a_pipeline_moves_what_its_num_chunks_covers_as_the_simulator_says() {
+    let cxx = plain_compiler();
+    let tmp = temp_dir("pipeline_cover");
+    std::fs::create_dir_all(&tmp).unwrap();
+    for (num_chunks, verified) in [(1, false), (2, true)] {
+        let path = tmp.join(format!("cover{num_chunks}.mscl"));
+        let program = format!(
+            "program \"p\" {{ collective = allgather(1, chunk_factor: 2, inplace: false) }}\n\
+             let r = rank(0)\n\
+             pipeline(unit_size: 16, num_chunks: {num_chunks}) {{\n\
+             r.copy(r.output[0..2], r.input[0..2], tb: 0)\n\
+             }}\n"
+        );
+        std::fs::write(&path, program).unwrap();
+        let plan = msclc::driver::compile(&path, &[]).result.expect("compiles");
+        let kernel = HostKernel::build(&cxx, &plan, &tmp.join(format!("k{num_chunks}")), false);
+        let outcome = kernel.run(small_size(&plan), 2, BUDGET_NS);
+        assert!(outcome.gave_up.is_none(), "{:?}", outcome.gave_up);
+        assert_eq!(
+            outcome.wrong.iter().all(|w| *w == 0),
+            verified,
+            "{:?}",
+            outcome.wrong
+        );
+        for chunk in [None, Some(outcome.chunk)] {
+            let options = msclc::sim::SimOptions {
+                executions: 2,
+                inplace: None,
+                progress: false,
+                pipeline_chunk: chunk,
+            };
+            let verdict = msclc::sim::simulate_with(&plan, &options).verdict;
+            assert_eq!(
+                verdict == Verdict::Verified,
+                verified,
+                "{verdict:?} at {chunk:?}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
 }
 
 /// A plan name is user text: it must not reach the generated source as

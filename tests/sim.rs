@@ -696,10 +696,11 @@ rank(1).unpack_packets(rank(1).output[0], inbox[0], tb: 0)
     );
 }
 
-/// A pipeline's iterations cover `num_chunks` chunks of each op's range
-/// (the executor's offsets `i * unit_size` up to `num_chunks` chunks), so
+/// A pipeline's iterations cover `num_chunks` chunks of each op's range,
+/// rounded up to whole units (the executor's offsets `i * unit_size`), so
 /// an op of two chunks under `num_chunks: 1` leaves its second chunk
-/// unmoved, at any size, and the plan warns (W0509) before it runs; a
+/// unmoved at sizes where a chunk holds a unit or more (and at no size
+/// given), and the plan warns (W0509) before it runs; a
 /// `num_chunks` past the op's range warns and moves the range (as msclc's
 /// kernel does; the executor overruns it).
 fn a_pipeline_moves_the_chunks_its_num_chunks_covers() {
@@ -728,7 +729,14 @@ pipeline(unit_size: 1024, num_chunks: {num_chunks}) {{
             msclc::passes::warnings(&plan, msclc::passes::pairing::check(&plan).unwrap());
         let w0509 = warnings.iter().any(|w| w.code == Code::PipelineCoverage);
         assert_eq!(w0509, warned, "num_chunks {num_chunks}{tbg}: {warnings:?}");
-        for chunk in [None, Some(1 << 20), Some(4096)] {
+        // At chunks of 512 bytes, the one 1,024-byte unit the pipeline
+        // runs covers both chunks.
+        for (chunk, verified) in [
+            (None, verified),
+            (Some(1 << 20), verified),
+            (Some(4096), verified),
+            (Some(512), true),
+        ] {
             let options = SimOptions {
                 executions: 2,
                 inplace: None,

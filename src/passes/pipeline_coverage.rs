@@ -4,8 +4,9 @@
 //! times, iteration `i` at byte offset `i * unit` into each op's range (a
 //! thread block group's share of it): the iterations cover `num_chunks`
 //! chunks from the range's start, whatever the op moves. Of a longer range
-//! the rest is never moved, which `msclc sim` finds as a wrong result
-//! where it matters; past a shorter one the executor's unsigned size
+//! the rest is never moved (at sizes where whole units do not reach it),
+//! which `msclc sim` finds as a wrong result where it matters; past a
+//! shorter one the executor's unsigned size
 //! wraps and each iteration moves a whole unit beyond the op's range,
 //! which the simulator and msclc's kernel do not (they stop at the range).
 //! The reference compiler takes `num_chunks` as written either way.
@@ -46,7 +47,7 @@ pub fn uncovered_ops(plan: &Plan) -> Option<Diagnostic> {
         ),
     };
     let fate = if u64::from(covers) * u64::from(group) < u64::from(chunks) {
-        "the executor's iterations stop there, and the rest of the op's range is never moved"
+        "the executor's iterations end there (rounded up to a whole unit), and at sizes where that is short of the op's range, the rest is never moved"
     } else {
         "past the op's range, today's executor's unsigned size wraps and each iteration moves a whole unit beyond it (`msclc sim` and `msclc run` stop at the range)"
     };

@@ -14,12 +14,11 @@ impl Sim<'_> {
     /// `e % parts` of the range's chunk `e / parts`. As the executor does
     /// it, a thread block group splits the op's whole range (all its chunks
     /// together, not each chunk), and a pipeline iteration takes the next
-    /// piece of what the pipeline covers of that share: its `num_chunks`
-    /// chunks from the share's start. Of a longer share the tail is never
-    /// moved; past a shorter one, today's executor's unsigned size wraps
-    /// and each iteration moves a whole unit beyond the op's range (W0503,
-    /// `limits.rs`): that is run here as the share bounds it, as msclc's
-    /// kernel does.
+    /// piece of what the pipeline covers of that share from its start
+    /// (`pipeline_cover`). Of a longer share the tail is never moved; past
+    /// a shorter one, today's executor's unsigned size wraps and each
+    /// iteration moves a whole unit beyond the op's range (W0509): that is
+    /// run here as the share bounds it, as msclc's kernel does.
     pub(super) fn share(&self, t: usize, op: &Op, size: u32) -> std::ops::Range<u32> {
         let whole = 0..size * self.parts;
         let grouped = match op.tbg {
@@ -29,8 +28,10 @@ impl Sim<'_> {
         let th = &self.threads[t];
         match th.ops.iteration(th.pc) {
             Some(it) => {
-                let covered = it.chunks.saturating_mul(self.parts);
-                let piece = split(0..covered, it.index, it.of);
+                let (chunks, per) = it.covers;
+                let covered = u128::from(chunks) * u128::from(self.parts);
+                let covered = u32::try_from(covered.div_ceil(u128::from(per.max(1))));
+                let piece = split(0..covered.unwrap_or(u32::MAX), it.index, it.of);
                 let at = |p: u32| grouped.start.saturating_add(p).min(grouped.end);
                 at(piece.start)..at(piece.end)
             }

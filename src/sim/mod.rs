@@ -17,7 +17,8 @@
 //!   reads its result after the kernel ends; a second execution starts on a
 //!   rank when all its blocks finished the first.
 //!
-//! - pipelines run two iterations, each over its share of every chunk;
+//! - pipelines run two iterations, each over its share of the chunks the
+//!   pipeline covers of each op's range (`pipeline_cover`);
 //!   port transfers are done later by a proxy per port channel (`data.rs`);
 //!   results are checked for the plan's reduce operation (`value.rs`).
 //!
@@ -234,13 +235,32 @@ enum OpList<'p> {
     Unrolled(Vec<(&'p Op, Option<Iteration>)>),
 }
 
-/// Iteration `index` of a pipeline that runs `of` of them over its
-/// `num_chunks` chunks.
+/// Iteration `index` of a pipeline that runs `of` of them, which together
+/// cover `covers.0 / covers.1` chunks of each op's range.
 #[derive(Debug, Clone, Copy)]
 struct Iteration {
     index: u32,
     of: u32,
-    chunks: u32,
+    covers: (u64, u64),
+}
+
+/// What a pipeline's iterations cover of each op's range, in chunks as a
+/// fraction: the executor's `n = ceil(num_chunks * chunk / unit_size)`
+/// iterations cover `n` units, so at chunks of `chunk` bytes `n * unit /
+/// chunk` chunks; with no size, `num_chunks` chunks (where a unit is much
+/// smaller than a chunk: at sizes where one unit holds more, more is
+/// covered).
+fn pipeline_cover(pipeline: &Op, chunk: Option<u64>) -> (u64, u64) {
+    let Some(context) = pipeline.iter_context() else {
+        return (0, 1);
+    };
+    match chunk {
+        Some(chunk) if chunk > 0 => {
+            let units = context.iterations(chunk);
+            (units.saturating_mul(context.unit_size.max(1)), chunk)
+        }
+        _ => (u64::from(context.num_chunks), 1),
+    }
 }
 
 impl<'p> OpList<'p> {
@@ -254,9 +274,9 @@ impl<'p> OpList<'p> {
         for op in ops {
             if op.name == OpName::Pipeline {
                 let of = pipeline_iterations(op, chunk);
-                let chunks = op.iter_context().map_or(0, |c| c.num_chunks);
+                let covers = pipeline_cover(op, chunk);
                 for index in 0..of {
-                    let it = Some(Iteration { index, of, chunks });
+                    let it = Some(Iteration { index, of, covers });
                     out.extend(op.body().iter().map(|inner| (inner, it)));
                 }
             } else {
