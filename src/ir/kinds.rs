@@ -210,6 +210,31 @@ impl OpName {
         !self.moves_no_data() && self != OpName::GroupLoadReduce
     }
 
+    /// Whether the op reads or writes packets (LL protocol data with flags).
+    pub fn is_packet(self) -> bool {
+        use OpName::*;
+        matches!(
+            self,
+            PutPackets
+                | ReadPutPackets
+                | CopyPackets
+                | UnpackPackets
+                | ReducePackets
+                | ReduceSendPackets
+                | ReduceCopyPackets
+                | ReduceCopySendPackets
+                | GroupStorePackets
+        )
+    }
+
+    /// Whether, inside a pipeline, the executor runs the op on each
+    /// iteration's piece of its range (offset `i * unit_size`): the ops
+    /// that move data other than by packets. The others (synchronization,
+    /// packet ops) run the same every iteration (SEMANTICS.md §3.5).
+    pub fn honours_pipeline_offsets(self) -> bool {
+        !self.moves_no_data() && !self.is_packet()
+    }
+
     /// Whether the op combines its sources with a reduce operation.
     pub fn is_reduction(self) -> bool {
         use OpName::*;

@@ -58,7 +58,7 @@ fn widest_reference(plan: &Plan, chunk: u64, ranks: &[RankBuffers]) -> u64 {
                 (last * (units / parts) + last.min(units % parts)) * align
             });
             let offset = start + placed + part;
-            let doubled = if op.name.json().contains("pkt") { 2 } else { 1 };
+            let doubled = if op.name.is_packet() { 2 } else { 1 };
             offset.max(size).saturating_mul(doubled)
         };
         for tb in &rank.threadblocks {

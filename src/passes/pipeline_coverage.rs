@@ -60,18 +60,20 @@ pub fn uncovered_ops(plan: &Plan) -> Option<Diagnostic> {
     if let Some(values) = plan.loop_values(op.context) {
         warning = warning.with_note(format!("when {values}"));
     }
-    Some(warning.with_note(
-        "help: give the pipeline the chunks each of its ops moves per thread block as `num_chunks`, or make each op move that many",
-    ))
+    Some(warning.with_note(match chunks % group {
+        0 => "help: give the pipeline the chunks each of its ops moves per thread block as `num_chunks`, or make each op move that many",
+        // No whole num_chunks matches a fraction of a chunk.
+        _ => "help: let each op move a multiple of its group's thread blocks in chunks, and give the pipeline the chunks each thread block then moves as `num_chunks`",
+    }))
 }
 
 /// The chunks `op` moves and the thread blocks of its group, for an op
-/// that honours the pipeline's offsets: one that moves data other than
-/// by packets (packet ops run the same every iteration, W0503).
+/// that honours the pipeline's offsets (packet ops run the same every
+/// iteration, W0503).
 fn moves(op: &Op) -> Option<(u32, u32)> {
-    let data = op.src.first().or(op.dst.first())?;
-    if op.name.json().contains("pkt") {
+    if !op.name.honours_pipeline_offsets() {
         return None;
     }
+    let data = op.src.first().or(op.dst.first())?;
     Some((data.size, op.tbg.map_or(1, |g| g.size.max(1))))
 }

@@ -15,10 +15,11 @@ impl Sim<'_> {
     /// it, a thread block group splits the op's whole range (all its chunks
     /// together, not each chunk), and a pipeline iteration takes the next
     /// piece of what the pipeline covers of that share from its start
-    /// (`pipeline_cover`). Of a longer share the tail is never moved; past
-    /// a shorter one, today's executor's unsigned size wraps and each
-    /// iteration moves a whole unit beyond the op's range (W0509): that is
-    /// run here as the share bounds it, as msclc's kernel does.
+    /// (`pipeline_cover`), for the ops that honour its offsets. Of a
+    /// longer share the tail is never moved; past a shorter one, today's
+    /// executor's unsigned size wraps and each iteration moves a whole
+    /// unit beyond the op's range (W0509): that is run here as the share
+    /// bounds it, as msclc's kernel does.
     pub(super) fn share(&self, t: usize, op: &Op, size: u32) -> std::ops::Range<u32> {
         let whole = 0..size * self.parts;
         let grouped = match op.tbg {
@@ -27,6 +28,9 @@ impl Sim<'_> {
         };
         let th = &self.threads[t];
         match th.ops.iteration(th.pc) {
+            // Packet ops are run as meant, the share cut in iterations
+            // (today's executor runs them whole each time: W0503).
+            Some(it) if !op.name.honours_pipeline_offsets() => split(grouped, it.index, it.of),
             Some(it) => {
                 let (chunks, per) = it.covers;
                 let covered = u128::from(chunks) * u128::from(self.parts);

@@ -29,10 +29,7 @@ pub fn check_limits(plan: &Plan) -> Vec<Diagnostic> {
                         &mut unhalved_scratch,
                         plan.options.use_double_scratch_buffer && skips_double_scratch(op),
                     ),
-                    (
-                        &mut packet_in_pipeline,
-                        in_pipeline && op.name.json().contains("pkt"),
-                    ),
+                    (&mut packet_in_pipeline, in_pipeline && op.name.is_packet()),
                     (&mut flush, op.name == OpName::Flush),
                     (
                         &mut reduce_op,
@@ -84,7 +81,7 @@ fn skips_double_scratch(op: &Op) -> bool {
             RefTarget::Switch { .. } => false,
         })
     };
-    let packet = op.name.json().contains("pkt");
+    let packet = op.name.is_packet();
     match op.channel {
         Some(ChannelKind::Port) => touches_scratch(false),
         Some(ChannelKind::Switch) => op

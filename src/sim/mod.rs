@@ -171,7 +171,7 @@ fn simulate_run<'p>(
     if let Some(bar) = sim.progress.take() {
         bar.finish_and_clear();
     }
-    let run = sim.record.take().map(|mut recorder| {
+    let mut run = sim.record.take().map(|mut recorder| {
         if matches!(verdict, Verdict::Deadlock(_)) {
             recorder.run.stuck = sim.stuck_in_first_execution();
         }
@@ -185,6 +185,9 @@ fn simulate_run<'p>(
             Ok(sources) => sendrecv_sources = sources,
             Err(wrong) => verdict = wrong,
         }
+    }
+    if let Some(run) = &mut run {
+        run.verified = verdict == Verdict::Verified;
     }
     let report = Report {
         verdict,

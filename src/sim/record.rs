@@ -22,6 +22,8 @@ pub struct Run<'p> {
     /// run of the op it stopped at, and the op (none when it waits at the
     /// kernel's end for its rank's other blocks).
     pub stuck: Vec<(u32, usize, Option<&'p Op>)>,
+    /// Whether the simulation it was recorded in verified the plan.
+    pub verified: bool,
 }
 
 /// One op run by one thread block.
@@ -82,6 +84,7 @@ impl<'p> Recorder<'p> {
                 threads,
                 proxies,
                 stuck: Vec::new(),
+                verified: false,
             },
             after: Default::default(),
         }
@@ -172,8 +175,17 @@ impl<'p> Sim<'p> {
         }
         let th = &self.threads[t];
         let group = op.tbg.map_or(1, |g| g.size.max(1));
-        let pipelined = th.ops.iteration(th.pc).map_or(1, |it| it.of);
-        let share = 1.0 / f64::from(group) / f64::from(pipelined);
+        let size = op.src.first().or(op.dst.first()).map_or(0, |r| r.size);
+        let share = match th.ops.iteration(th.pc) {
+            // What the iteration covers of the range, which the pipeline's
+            // `num_chunks` may leave short of it (`share`).
+            Some(_) if size > 0 && op.name.honours_pipeline_offsets() => {
+                let piece = self.share(t, op, size);
+                f64::from(piece.end - piece.start) / (f64::from(size) * f64::from(self.parts))
+            }
+            Some(it) => 1.0 / f64::from(group) / f64::from(it.of),
+            None => 1.0 / f64::from(group),
+        };
         let first = self.users + self.plan.ranks.len();
         let proxy = self
             .proxies_of(t, op)

@@ -20,6 +20,7 @@ pub mod trace;
 pub use timeline::*;
 
 use crate::diag::{Code, Diagnostic};
+use crate::sim::Verdict;
 use std::path::Path;
 
 /// The topology `--timing` names: a built-in, or a JSON file.
@@ -79,6 +80,10 @@ struct Executions<'p> {
     /// The executions simulated for the timing, when the verified one
     /// does not serve.
     runs: Vec<crate::sim::record::Run<'p>>,
+    /// For each of `runs`, what the simulator found wrong with it (a wrong
+    /// result or a race, in its verdict line) where two iterations verified
+    /// the plan: more may find what two do not.
+    problems: Vec<Option<String>>,
     /// Each set of sizes: the execution it is timed on (an index into
     /// `runs`, or `None` for the verified one), and the sizes.
     groups: Vec<(Option<usize>, Vec<u64>)>,
@@ -98,6 +103,7 @@ impl<'p> Executions<'p> {
         if pipelines.is_empty() || !verified.stuck.is_empty() {
             return Executions {
                 runs: Vec::new(),
+                problems: Vec::new(),
                 groups: vec![(None, sizes)],
             };
         }
@@ -118,7 +124,7 @@ impl<'p> Executions<'p> {
                 None => groups.push((counts, w.chunk, vec![size])),
             }
         }
-        let mut runs = Vec::new();
+        let (mut runs, mut problems) = (Vec::new(), Vec::new());
         let mut out = vec![(None, unrunnable)];
         for (_, chunk, sizes) in groups {
             let options = crate::sim::SimOptions {
@@ -127,10 +133,23 @@ impl<'p> Executions<'p> {
                 pipeline_chunk: Some(chunk),
                 ..req.simulated
             };
-            runs.push(crate::sim::simulate_recorded(plan, &options).1);
+            let (report, run) = crate::sim::simulate_recorded(plan, &options);
+            // (A plan the simulator found wrong is timed as it runs.)
+            problems.push(match report.verdict {
+                Verdict::WrongResult(_) | Verdict::Race(_) if verified.verified => {
+                    Some(crate::sim::output::verdict_line(plan, &report))
+                }
+                // (A deadlock is the run's `stuck`.)
+                _ => None,
+            });
+            runs.push(run);
             out.push((Some(runs.len() - 1), sizes));
         }
-        Executions { runs, groups: out }
+        Executions {
+            runs,
+            problems,
+            groups: out,
+        }
     }
 }
 
@@ -191,13 +210,18 @@ fn predict_rows<'r, 'p>(
         let prep = preps.last().expect("just pushed");
         // (A deadlock of the run verified is timed up to where it stopped,
         // for its timeline; the table says it has no time.)
-        if !timed.stuck.is_empty() && which.is_some() {
+        let problem = which.and_then(|k| executions.problems[k].as_deref());
+        let why = match problem {
             // Verified with two iterations, stuck with this many.
-            let why = "the plan deadlocks when its pipelines run as many iterations as at this size (msclc sim verifies two)";
+            _ if !timed.stuck.is_empty() && which.is_some() => Some("the plan deadlocks when its pipelines run as many iterations as at this size (msclc sim verifies two)".to_string()),
+            Some(found) => Some(format!("with its pipelines run as many iterations as at this size (msclc sim verifies two), {found}")),
+            None => None,
+        };
+        if let Some(why) = why {
             rows.extend(sizes.iter().map(|&size| {
                 Err(report::Skipped {
                     size,
-                    why: why.to_string(),
+                    why: why.clone(),
                 })
             }));
             continue;

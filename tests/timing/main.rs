@@ -24,6 +24,11 @@ fn main() {
             table_has_the_nccl_tests_columns,
         ),
         test(
+            "a_pipeline_is_timed_on_what_it_covers_and_checked_at_each_size",
+            Needs::Nothing,
+            a_pipeline_is_timed_on_what_it_covers_and_checked_at_each_size,
+        ),
+        test(
             "critical_paths_add_up_to_the_time",
             Needs::Nothing,
             critical_paths_add_up_to_the_time,
@@ -425,6 +430,67 @@ fn a_pipeline_runs_the_iterations_of_its_size() {
         ops >= 32,
         "32 iterations, yet {ops} data ops on the path: {line}"
     );
+}
+
+/// What a pipeline covers is what is timed: an op of eight chunks under
+/// `num_chunks: 1` moves one of them (a wrong plan, W0509, timed as it
+/// would run), in about an eighth of the time it takes under 8. And a
+/// size whose iterations the simulator finds wrong, though its two
+/// verify, is skipped with what it found: here a block copies 1 MiB out
+/// of scratch after the first 512 KiB of it were released (units of
+/// 512 KiB against 1 MiB), a race from 1 MiB up.
+fn a_pipeline_is_timed_on_what_it_covers_and_checked_at_each_size() {
+    let dir = scratch("cover");
+    let covered = |num_chunks: u32| {
+        let path = dir.join(format!("cover{num_chunks}.mscl"));
+        let program = format!(
+            "program \"p\" {{ collective = allgather(1, chunk_factor: 8, inplace: false) }}\n\
+             let r = rank(0)\n\
+             pipeline(unit_size: 1 << 20, num_chunks: {num_chunks}) {{\n\
+             r.copy(r.output[0..8], r.input[0..8], tb: 0)\n\
+             }}\n"
+        );
+        std::fs::write(&path, program).unwrap();
+        let args = [
+            "sim",
+            path.to_str().unwrap(),
+            "--timing",
+            "h100-nvlink",
+            "--size",
+            "64M:64M",
+        ];
+        let out = msclc(&args);
+        rows(&String::from_utf8_lossy(&out.stdout))[0].time
+    };
+    let (one, eight) = (covered(1), covered(8));
+    assert!(one < 0.2 * eight, "{one} vs {eight} us");
+    let handoff = dir.join("handoff.mscl");
+    std::fs::write(
+        &handoff,
+        "program \"t\" { collective = allgather(1, chunk_factor: 1, inplace: false) }\n\
+         let r = rank(0)\n\
+         let s = scratch(0, 1)\n\
+         let sem = semaphore(0, initial_value: 0)\n\
+         pipeline(unit_size: 1 << 19, num_chunks: 1) { r.copy(s[0], r.input[0], tb: 0)  sem.release(tb: 0) }\n\
+         pipeline(unit_size: 1 << 20, num_chunks: 1) { sem.acquire(tb: 1)  r.copy(r.output[0], s[0], tb: 1) }\n",
+    )
+    .unwrap();
+    let args = [
+        "sim",
+        handoff.to_str().unwrap(),
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "256K:2M",
+    ];
+    let text = stdout_of(&args);
+    let sizes: Vec<u64> = rows(&text).iter().map(|r| r.size).collect();
+    assert_eq!(sizes, [256 << 10, 512 << 10], "{text}");
+    assert!(
+        text.contains("# size 1048576 B skipped: with its pipelines run as many iterations as at this size (msclc sim verifies two), data race on rank 0 scratch chunk 0"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A memory channel between ranks 0 and 8 of a topology of eight GPUs a
