@@ -65,7 +65,7 @@ pub fn default_memory_limit() -> u64 {
 pub fn memory_estimate(plan: &Plan) -> u64 {
     const EXECUTIONS: u64 = 2;
     let ranks = plan.ranks.len() as u64;
-    let parts = u64::from(parts_per_chunk(plan, None));
+    let parts = u64::from(parts_per_chunk(plan, None, PIPELINE_ITERATIONS));
     let threads: u64 = plan.ranks.iter().map(|r| r.threadblocks.len() as u64).sum();
     let proxies: u64 = plan.ranks.iter().map(|r| r.port_peers.len() as u64).sum();
     let width = threads + ranks + proxies;

@@ -211,19 +211,46 @@ pub const PIPELINE_ITERATIONS: u32 = 2;
 /// within as many launches as its initial value.
 pub const MAX_EXECUTIONS: u32 = 1024;
 
-/// The most iterations of a pipeline a timed run simulates: past it, the
-/// pipeline's bytes are cut in this many pieces (docs/timing.md).
+/// The most iterations of a pipeline a timed run of a large plan
+/// simulates: past it, the pipeline's bytes are cut in this many pieces
+/// (docs/timing.md).
 pub const MAX_TIMED_ITERATIONS: u32 = 1024;
 
+/// Ops a timed run's pipelines may unroll to in all before they are cut
+/// to [`MAX_TIMED_ITERATIONS`]: within it every iteration is simulated, so
+/// pipelines that hand units to each other in other counts are found to
+/// hang or race as they would (a few hundred milliseconds at most).
+const EXACT_TIMED_OPS: u64 = 1 << 20;
+
+/// The most iterations the simulator runs of any pipeline of `plan` at
+/// chunks of `chunk` bytes: every one the executor runs (65,535 at most,
+/// its 16-bit count) where the pipelines then unroll to at most
+/// [`EXACT_TIMED_OPS`] ops, else [`MAX_TIMED_ITERATIONS`].
+pub fn iteration_cap(plan: &Plan, chunk: Option<u64>) -> u32 {
+    let Some(chunk) = chunk else {
+        return PIPELINE_ITERATIONS;
+    };
+    let most = u64::from(u16::MAX);
+    let unrolled = plan
+        .ranks
+        .iter()
+        .flat_map(|r| &r.threadblocks)
+        .flat_map(|tb| &tb.ops)
+        .filter_map(|op| Some((op.body().len() as u64, op.iter_context()?)))
+        .map(|(body, context)| body.saturating_mul(context.iterations(chunk).min(most)))
+        .fold(0u64, u64::saturating_add);
+    match unrolled <= EXACT_TIMED_OPS {
+        true => u16::MAX.into(),
+        false => MAX_TIMED_ITERATIONS,
+    }
+}
+
 /// The iterations `pipeline` runs: at chunks of `chunk` bytes, what the
-/// executor runs, `ceil(num_chunks * chunk / unit_size)` (at most
-/// [`MAX_TIMED_ITERATIONS`]); with no size, [`PIPELINE_ITERATIONS`].
-pub fn pipeline_iterations(pipeline: &Op, chunk: Option<u64>) -> u32 {
+/// executor runs, `ceil(num_chunks * chunk / unit_size)`, at most `cap`
+/// ([`iteration_cap`]); with no size, [`PIPELINE_ITERATIONS`].
+pub fn pipeline_iterations(pipeline: &Op, chunk: Option<u64>, cap: u32) -> u32 {
     match (chunk, pipeline.iter_context()) {
-        (Some(chunk), Some(context)) => context
-            .iterations(chunk)
-            .clamp(1, u64::from(MAX_TIMED_ITERATIONS))
-            as u32,
+        (Some(chunk), Some(context)) => context.iterations(chunk).clamp(1, u64::from(cap)) as u32,
         _ => PIPELINE_ITERATIONS,
     }
 }
@@ -269,14 +296,14 @@ fn pipeline_cover(pipeline: &Op, chunk: Option<u64>) -> (u64, u64) {
 impl<'p> OpList<'p> {
     /// `ops`, pipelines run as at chunks of `chunk` bytes
     /// ([`pipeline_iterations`]).
-    fn new(ops: &'p [Op], chunk: Option<u64>) -> OpList<'p> {
+    fn new(ops: &'p [Op], chunk: Option<u64>, cap: u32) -> OpList<'p> {
         if !ops.iter().any(|op| op.name == OpName::Pipeline) {
             return OpList::Plan(ops);
         }
         let mut out = Vec::new();
         for op in ops {
             if op.name == OpName::Pipeline {
-                let of = pipeline_iterations(op, chunk);
+                let of = pipeline_iterations(op, chunk, cap);
                 let covers = pipeline_cover(op, chunk);
                 for index in 0..of {
                     let it = Some(Iteration { index, of, covers });
@@ -445,6 +472,7 @@ struct Sim<'p> {
 
 impl<'p> Sim<'p> {
     fn new(plan: &'p Plan, executions: u32, pipeline_chunk: Option<u64>) -> Sim<'p> {
+        let cap = iteration_cap(plan, pipeline_chunk);
         let mut threads = Vec::new();
         let mut rank_threads = vec![0];
         for (r, rank) in plan.ranks.iter().enumerate() {
@@ -453,7 +481,7 @@ impl<'p> Sim<'p> {
                 threads.push(Thread {
                     rank: r as u32,
                     tb: t as u32,
-                    ops: OpList::new(&tb.ops, pipeline_chunk),
+                    ops: OpList::new(&tb.ops, pipeline_chunk, cap),
                     pc: 0,
                     execution: 1,
                     epoch: 0,
@@ -475,7 +503,7 @@ impl<'p> Sim<'p> {
                 proxies.insert((r as u32, c as u32), (index, 0));
             }
         }
-        let parts = parts_per_chunk(plan, pipeline_chunk);
+        let parts = parts_per_chunk(plan, pipeline_chunk, cap);
         let mut sim = Sim {
             plan,
             executions,
@@ -592,7 +620,7 @@ enum Step {
 /// group's part of its range, and of that each pipeline iteration's) to be
 /// whole parts, within reason: past 4,096 parts a share's ends round to
 /// parts. Pipelines run as at chunks of `chunk` bytes.
-pub(super) fn parts_per_chunk(plan: &Plan, chunk: Option<u64>) -> u32 {
+pub(super) fn parts_per_chunk(plan: &Plan, chunk: Option<u64>, cap: u32) -> u32 {
     fn gcd(a: u64, b: u64) -> u64 {
         if b == 0 {
             a
@@ -611,13 +639,13 @@ pub(super) fn parts_per_chunk(plan: &Plan, chunk: Option<u64>) -> u32 {
     }
     // `pipeline`: the iterations of the pipeline the ops are in and the
     // chunks it covers.
-    fn walk(ops: &[Op], pipeline: Option<(u64, u64)>, chunk: Option<u64>, parts: &mut u64) {
+    fn walk(ops: &[Op], pipeline: Option<(u64, u64)>, at: (Option<u64>, u32), parts: &mut u64) {
         for op in ops {
             if op.name == OpName::Pipeline {
                 let chunks = op.iter_context().map_or(0, |c| c.num_chunks);
-                let iterations = pipeline_iterations(op, chunk);
+                let iterations = pipeline_iterations(op, at.0, at.1);
                 let within = Some((u64::from(iterations), u64::from(chunks)));
-                walk(op.body(), within, chunk, parts);
+                walk(op.body(), within, at, parts);
                 continue;
             }
             // The range (size chunks of `parts` parts) must divide into
@@ -637,7 +665,7 @@ pub(super) fn parts_per_chunk(plan: &Plan, chunk: Option<u64>) -> u32 {
     let mut parts = 1;
     for r in &plan.ranks {
         for tb in &r.threadblocks {
-            walk(&tb.ops, None, chunk, &mut parts);
+            walk(&tb.ops, None, (chunk, cap), &mut parts);
         }
     }
     parts as u32

@@ -115,9 +115,10 @@ impl<'p> Executions<'p> {
                 unrunnable.push(size);
                 continue;
             };
+            let cap = crate::sim::iteration_cap(plan, Some(w.chunk));
             let counts: Vec<u32> = pipelines
                 .iter()
-                .map(|p| crate::sim::pipeline_iterations(p, Some(w.chunk)))
+                .map(|p| crate::sim::pipeline_iterations(p, Some(w.chunk), cap))
                 .collect();
             match groups.iter_mut().find(|g| g.0 == counts) {
                 Some(g) => g.2.push(size),

@@ -438,7 +438,8 @@ fn a_pipeline_runs_the_iterations_of_its_size() {
 /// size whose iterations the simulator finds wrong, though its two
 /// verify, is skipped with what it found: here a block copies 1 MiB out
 /// of scratch after the first 512 KiB of it were released (units of
-/// 512 KiB against 1 MiB), a race from 1 MiB up.
+/// 512 KiB against 1 MiB), a race from 1 MiB up; and a hang found at the
+/// executor's own count past 1,024 iterations.
 fn a_pipeline_is_timed_on_what_it_covers_and_checked_at_each_size() {
     let dir = scratch("cover");
     let covered = |num_chunks: u32| {
@@ -488,6 +489,33 @@ fn a_pipeline_is_timed_on_what_it_covers_and_checked_at_each_size() {
     assert_eq!(sizes, [256 << 10, 512 << 10], "{text}");
     assert!(
         text.contains("# size 1048576 B skipped: with its pipelines run as many iterations as at this size (msclc sim verifies two), data race on rank 0 scratch chunk 0"),
+        "{text}"
+    );
+    // Past 1,024 iterations too: 2,048 acquires of 1,024 releases hang
+    // from 2 MiB (chunks of 1 MiB in units of 1 KiB).
+    let counts = dir.join("counts.mscl");
+    std::fs::write(
+        &counts,
+        "program \"t\" { collective = test_collective(1, input_size: 2, output_size: 2) }\n\
+         let r = rank(0)\n\
+         let s = scratch(0, 2)\n\
+         let sem = semaphore(0, initial_value: 0)\n\
+         pipeline(unit_size: 1 << 10, num_chunks: 1) { r.copy(s[0], r.input[0], tb: 0)  sem.release(tb: 0) }\n\
+         pipeline(unit_size: 1 << 10, num_chunks: 2) { sem.acquire(tb: 1)  r.copy(r.output[0..2], r.input[0..2], tb: 1) }\n",
+    )
+    .unwrap();
+    let args = [
+        "sim",
+        counts.to_str().unwrap(),
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "1K:8M",
+    ];
+    let text = stdout_of(&args);
+    assert_eq!(rows(&text).len(), 1, "{text}");
+    assert!(
+        text.contains("# size 8388608 B skipped: the plan deadlocks when its pipelines run as many iterations as at this size"),
         "{text}"
     );
     let _ = std::fs::remove_dir_all(&dir);
