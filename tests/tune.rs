@@ -478,3 +478,36 @@ fn no_candidates_at_all_is_refused() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--nranks` sets the param that decides the rank count: a `-D` or tuned
+/// values of that param that say otherwise are refused (exit code 2)
+/// before anything is tuned, as `sim` and `run` refuse them; and `-o -`,
+/// standard output elsewhere, cannot hold tune's folder.
+#[test]
+fn options_that_contradict_each_other_are_refused_before_tuning() {
+    let common = [
+        "tune", MULTI_NODE, "--timing", "h100-ib", "--size", "1K:4K", "-q",
+    ];
+    for (extra, said) in [
+        (
+            &["-D", "num_gpus=32", "--nranks", "16"][..],
+            "--nranks 16 and -D num_gpus=32 disagree",
+        ),
+        (
+            &["--vary", "num_gpus=16,32", "--nranks", "16"],
+            "--nranks 16 and the values tuned of `num_gpus` (16, 32) disagree",
+        ),
+        (&["-o", "-"], "-o -: tune writes a folder"),
+    ] {
+        let out = msclc(&[&common[..], extra].concat());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("error[E0803]: {said}")),
+            "{extra:?}: {stderr}"
+        );
+    }
+    assert!(!std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("-")
+        .exists());
+}

@@ -87,6 +87,13 @@ pub(crate) fn exec(args: &TuneArgs) -> ExitCode {
     // Said before the tuning, which may take minutes; of the plans' names
     // once they are known.
     if let Some(dir) = &args.output {
+        // Elsewhere `-o -` is standard output, which cannot hold a folder.
+        if dir.as_os_str() == "-" {
+            return fail(Diagnostic::plain(
+                Code::Options,
+                "-o -: tune writes a folder (its plans, index and picture), which standard output cannot hold: name a folder (-o tuned)",
+            ));
+        }
         if dir.exists() && !dir.is_dir() {
             return fail(Diagnostic::plain(
                 Code::Unreadable,

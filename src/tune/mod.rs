@@ -134,6 +134,9 @@ pub fn tune(req: &Request) -> Result<Tuned, (SourceMap, Vec<Diagnostic>)> {
             "nothing to tune: no param lists its values (`param tbg: int in [1, 2, 4] = 1`) and no --vary NAME=V1,V2 names one",
         )));
     }
+    if let Some(n) = req.nranks {
+        rank_count_agrees(req, &space, n).map_err(fail)?;
+    }
     let (candidates, search) = space.candidates(req.max_candidates);
     let tried = try_all(req, &space, &candidates);
     let sizes: Vec<u64> = std::iter::successors(Some(req.span.0.max(1)), |s| s.checked_mul(2))
@@ -244,6 +247,39 @@ fn evaluate(
         .into_iter()
         .map(|row| row.map_err(|skipped| skipped.why))
         .collect())
+}
+
+/// An E0803 error, before any tuning, where `--nranks n` contradicts a
+/// `-D` or the values tuned of the param that decides the rank count
+/// (which `--nranks` sets): otherwise every candidate would fail alike.
+fn rank_count_agrees(req: &Request, space: &Space, n: u32) -> Result<(), Diagnostic> {
+    let disagreement = |defines: &[(String, String)]| {
+        let c = driver::compile_for_ranks(req.path, defines, n, req.limits);
+        c.result
+            .err()?
+            .into_iter()
+            .find(|d| d.code == Code::Options)
+    };
+    if let Some(d) = disagreement(req.fixed) {
+        return Err(d);
+    }
+    for axis in &space.axes {
+        for value in &axis.values {
+            let mut defines = req.fixed.to_vec();
+            defines.push((axis.name.clone(), value.clone()));
+            if disagreement(&defines).is_some() {
+                return Err(Diagnostic::plain(
+                    Code::Options,
+                    format!(
+                        "--nranks {n} and the values tuned of `{}` ({}) disagree: that param decides the rank count, which --nranks sets; leave out one of the two",
+                        axis.name,
+                        axis.values.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The plan of `defines`, or why not: an error, or an executor limit
