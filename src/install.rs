@@ -59,7 +59,11 @@ const DEFAULT_PLANS: &[DefaultPlan] = &[
 pub fn default_cache_dir() -> Option<PathBuf> {
     match std::env::var_os("MSCCLPP_CACHE_DIR").filter(|v| !v.is_empty()) {
         Some(dir) => Some(PathBuf::from(dir)),
-        None => Some(PathBuf::from(std::env::var_os("HOME")?).join(".cache/mscclpp")),
+        // (An empty HOME is none: it would be the current folder.)
+        None => {
+            let home = std::env::var_os("HOME").filter(|v| !v.is_empty())?;
+            Some(PathBuf::from(home).join(".cache/mscclpp"))
+        }
     }
 }
 

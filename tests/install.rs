@@ -33,6 +33,11 @@ fn main() {
             a_tuned_set_installs_in_place_of_the_plans_there,
         ),
         common::test(
+            "an_empty_home_is_no_home",
+            Needs::Nothing,
+            an_empty_home_is_no_home,
+        ),
+        common::test(
             "installed_plans_equal_the_reference_installs",
             Needs::Reference,
             installed_plans_equal_the_reference_installs,
@@ -300,5 +305,45 @@ fn a_tuned_set_installs_in_place_of_the_plans_there() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("it is not a file"));
     assert!(!cache.join("default/prog.mscl").exists());
+    // A set inside the folder install writes would be removed by its own
+    // install: refused, with --force too, and left as it was.
+    let inside = cache.join("default");
+    for force in [&[][..], &["--force"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_msclc"))
+            .args(["install", "--cache-dir"])
+            .arg(&cache)
+            .arg("--from")
+            .arg(&inside)
+            .args(force)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("that is the folder install writes"), "{err}");
+    }
+    assert_eq!(std::fs::read_dir(&inside).unwrap().count(), listed.len());
     std::fs::remove_dir_all(&cache).ok();
+}
+
+/// An empty HOME names no home: without MSCCLPP_CACHE_DIR or
+/// --cache-dir, install says where it found no cache folder, and writes
+/// nothing in the current folder.
+fn an_empty_home_is_no_home() {
+    let dir = temp("emptyhome");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .arg("install")
+        .env("HOME", "")
+        .env("MSCCLPP_CACHE_DIR", "")
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("neither MSCCLPP_CACHE_DIR nor HOME is set (or they are empty)"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    std::fs::remove_dir_all(&dir).ok();
 }

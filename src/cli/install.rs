@@ -34,9 +34,28 @@ pub(crate) fn exec(args: &InstallArgs) -> ExitCode {
     else {
         return fail(Diagnostic::plain(
             Code::Options,
-            "no --cache-dir given, and neither MSCCLPP_CACHE_DIR nor HOME is set",
+            "no --cache-dir given, and neither MSCCLPP_CACHE_DIR nor HOME is set (or they are empty): name the MSCCL++ cache folder with --cache-dir",
         ));
     };
+    // The folder written is emptied of all else: a set read from inside it
+    // would be removed by its own install.
+    if let Some(from) = &args.from {
+        let inside = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+            (Ok(a), Ok(b)) => a.starts_with(b),
+            _ => false,
+        };
+        let target = dir.join("default");
+        if inside(from, &target) {
+            return fail(Diagnostic::plain(
+                Code::Options,
+                format!(
+                    "--from {}: that is the folder install writes, {}, whose other files it removes: copy the tuned set elsewhere first",
+                    from.display(),
+                    target.display()
+                ),
+            ));
+        }
+    }
     let installed = match &args.from {
         None => msclc::install::install(&dir, args.force),
         Some(from) => match tuned_plans(from) {
