@@ -523,6 +523,29 @@ fn missing_file_is_one_line() {
     assert!(d[0].notes.is_empty());
 }
 
+/// A param set twice to different values is refused, not settled by the
+/// order of the options; twice to the same value is harmless.
+#[test]
+fn a_define_given_twice_differently_is_refused() {
+    let src = "param num_gpus: int = 8\nprogram \"t\" { collective = allreduce(num_gpus) }";
+    let twice = |second: &str| {
+        let defines = [
+            ("num_gpus".into(), "2".into()),
+            ("num_gpus".into(), second.into()),
+        ];
+        driver::compile_source(Path::new("case.mscl"), src.to_string(), &defines).result
+    };
+    let Err(d) = twice("4") else {
+        panic!("refused")
+    };
+    assert_eq!(d[0].code, Code::Define);
+    assert_eq!(
+        d[0].message,
+        "-D num_gpus: given twice, as 2 and then 4: give it once"
+    );
+    assert!(twice("2").is_ok());
+}
+
 #[test]
 fn unknown_define_lists_params() {
     let src =

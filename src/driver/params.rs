@@ -112,7 +112,20 @@ pub(super) fn parse_defines(
         text
     };
     let mut out = HashMap::new();
+    let mut given: HashMap<&str, &str> = HashMap::new();
     for (name, raw) in defines {
+        // Given twice, which value holds is a guess: the user says.
+        if let Some(other) = given.insert(name, raw).filter(|other| other != raw) {
+            return Err(vec![Diagnostic::plain(
+                Code::Define,
+                format!(
+                    "-D {}: given twice, as {} and then {}: give it once",
+                    crate::diag::escaped(name),
+                    crate::diag::escaped(other),
+                    crate::diag::escaped(raw)
+                ),
+            )]);
+        }
         let Some(param) = params.iter().find(|p| p.name == name) else {
             return Err(vec![Diagnostic::plain(
                 Code::Define,
