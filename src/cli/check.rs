@@ -17,7 +17,8 @@ pub(crate) struct CheckArgs {
     pub(crate) define: Vec<(String, String)>,
     /// Print the params the program declares, as JSON (name, type and
     /// default as written), and nothing else: for tools that set them.
-    #[arg(long, conflicts_with = "define")]
+    /// (The program is read, not compiled: nothing sets, bounds or warns.)
+    #[arg(long, conflicts_with_all = ["define", "max_ops", "threads", "deny_warnings", "quiet"])]
     pub(crate) params: bool,
     #[command(flatten)]
     pub(crate) limits: LimitArgs,

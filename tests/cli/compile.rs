@@ -190,12 +190,25 @@ fn check_lists_the_declared_params() {
     std::fs::remove_dir_all(&dir).ok();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("bad.mscl:1:9"));
-    let both = msclc(&[
-        "check",
-        "examples/allreduce_nvls.mscl",
-        "--params",
-        "-D",
-        "x=1",
-    ]);
-    assert_eq!(both.status.code(), Some(2));
+    // What would set, bound or judge a compile has nothing to act on.
+    for option in [
+        &["-D", "x=1"][..],
+        &["--max-ops", "3"],
+        &["--threads", "2"],
+        &["--deny-warnings"],
+        &["-q"],
+    ] {
+        let both = msclc(
+            &[
+                &["check", "examples/allreduce_nvls.mscl", "--params"][..],
+                option,
+            ]
+            .concat(),
+        );
+        assert_eq!(both.status.code(), Some(2), "{option:?}");
+        assert!(
+            String::from_utf8_lossy(&both.stderr).contains("cannot be used with"),
+            "{option:?}"
+        );
+    }
 }
