@@ -305,6 +305,47 @@ fn sim_outputs_naming_an_input_or_each_other_are_refused() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// An output that names a folder (one there, or a name ending in `/`) is
+/// refused before any work, with the file to name instead: the folder is
+/// left as it was.
+#[test]
+fn an_output_naming_a_folder_is_refused_before_the_work() {
+    let dir = scratch("folder_out");
+    let program = copy_of_the_quick_start(&dir);
+    let folder = dir.join("out");
+    std::fs::create_dir(&folder).unwrap();
+    let there = folder.to_str().unwrap().to_string();
+    let slashed = format!("{}/", dir.join("new").display());
+    let sim = ["sim", "--timing", "h100-nvlink", "--size", "1K:4K"];
+    for (args, option, file) in [
+        (vec!["-o", &there], "-o", "plan.json"),
+        (vec!["-o", &slashed], "-o", "plan.json"),
+        (
+            [&sim[..], &["--svg", &there]].concat(),
+            "--svg",
+            "timeline.svg",
+        ),
+        (
+            [&sim[..], &["--trace", &slashed]].concat(),
+            "--trace",
+            "trace.json",
+        ),
+    ] {
+        let out = msclc().args(&args).arg(&program).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("error[E0801]: {option} "))
+                && err.contains("a folder, not a file: name the file to write (as ")
+                && err.contains(file),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0);
+    assert!(!dir.join("new").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A file its user may not write is not replaced by `-o` or `fmt` (a
 /// rename asks only the folder's leave, and would have): exit 2, the file
 /// as it was. Root may write any file, so as root the commands run as

@@ -170,15 +170,35 @@ pub(crate) fn outputs_spare_imports(
 }
 
 /// Refuses outputs (each with the option that names it) of which one is
-/// an input of the command (the program or plan, a topology file) or
-/// another output: writing it would overwrite what the command reads, or
-/// what the other output wrote.
+/// a folder, an input of the command (the program or plan, a topology
+/// file) or another output: writing it would fail after the work, or
+/// overwrite what the command reads, or what the other output wrote.
 pub(crate) fn distinct_outputs(
     outputs: &[(&str, &std::path::Path)],
     inputs: &[&std::path::Path],
 ) -> Result<(), Diagnostic> {
     use msclc::files::same_file;
     for (i, (flag, output)) in outputs.iter().enumerate() {
+        let named_as_folder = output
+            .as_os_str()
+            .to_string_lossy()
+            .ends_with(std::path::is_separator);
+        if output.is_dir() || named_as_folder {
+            return Err(Diagnostic::plain(
+                Code::Unreadable,
+                format!(
+                    "{flag} {}: a folder, not a file: name the file to write (as {})",
+                    output.display(),
+                    output
+                        .join(match *flag {
+                            "--svg" => "timeline.svg",
+                            "--trace" => "trace.json",
+                            _ => "plan.json",
+                        })
+                        .display()
+                ),
+            ));
+        }
         if inputs.iter().any(|input| same_file(output, input)) {
             return Err(Diagnostic::plain(
                 Code::Options,
