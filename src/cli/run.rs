@@ -56,7 +56,7 @@ pub(crate) struct RunArgs {
 pub(crate) fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
     s.parse::<f64>()
         .ok()
-        .filter(|v| v.is_finite() && (0.001..1e9).contains(v))
+        .filter(|v| v.is_finite() && (0.001..=1e9).contains(v))
         .map(std::time::Duration::from_secs_f64)
         .ok_or_else(|| format!("`{s}` is not a number of seconds from 0.001 to 1e9"))
 }
@@ -138,6 +138,23 @@ pub(crate) fn exec(args: &RunArgs) -> ExitCode {
                 );
             }
             code
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_seconds;
+
+    /// `--timeout` takes the range its message states, both ends included.
+    #[test]
+    fn a_timeout_is_taken_from_a_millisecond_to_1e9_seconds() {
+        for taken in ["0.001", "5", "1e9", "1000000000"] {
+            assert!(parse_seconds(taken).is_ok(), "{taken}");
+        }
+        for refused in ["0.0009", "0", "-1", "1000000001", "inf", "nan", "five"] {
+            let why = parse_seconds(refused).unwrap_err();
+            assert!(why.ends_with("is not a number of seconds from 0.001 to 1e9"), "{why}");
         }
     }
 }
