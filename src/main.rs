@@ -19,7 +19,8 @@ const EXIT_CODES: &str = "Exit codes (every command): 0 done, nothing wrong; 1 t
     version,
     about,
     after_help = EXIT_CODES,
-    args_conflicts_with_subcommands = true
+    args_conflicts_with_subcommands = true,
+    allow_negative_numbers = true
 )]
 struct Cli {
     #[command(subcommand)]
@@ -31,8 +32,10 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Compile FILE to an MSCCL++ JSON execution plan (the default command).
+    #[command(allow_negative_numbers = true)]
     Compile(cli::compile::CompileArgs),
     /// Run every stage but the back end and report problems.
+    #[command(allow_negative_numbers = true)]
     Check(cli::check::CheckArgs),
     /// Lay .mscl files out canonically, in place: indentation, spaces and
     /// blank lines are made canonical, comments and line breaks are kept.
@@ -40,12 +43,14 @@ enum Command {
     /// Execute a program or a JSON plan on the CPU, two executions back to
     /// back, and say whether it is correct, deadlocks or races. Exit code 0:
     /// verified; 1: a problem found; 2: unusable input.
+    #[command(allow_negative_numbers = true)]
     Sim(cli::sim::SimArgs),
     /// Compile FILE (or take PLAN.json) to CUDA, build it with NVRTC, run
     /// every rank on this machine's GPU, check each result against the
     /// collective and print an nccl-tests table. Exit code 1 when a result
     /// is wrong or a kernel stops waiting; 2 when there is no GPU, NVRTC or
     /// size to run at.
+    #[command(allow_negative_numbers = true)]
     Run(cli::run::RunArgs),
     /// Choose the program's parallelism for every message size: compile
     /// each combination of the params that list their values (or that
@@ -53,6 +58,7 @@ enum Command {
     /// model on --timing's topology, and write the fewest plans that are
     /// fastest across --size, with an index. Exit code 1 when no candidate
     /// verifies at some size.
+    #[command(allow_negative_numbers = true)]
     Tune(cli::tune::TuneArgs),
     /// Write the default plans the MSCCL++ runtime loads (four multi-node
     /// AllReduce plans), as `python3 -m mscclpp --install` does, with no

@@ -154,7 +154,10 @@ mod tests {
         }
         for refused in ["0.0009", "0", "-1", "1000000001", "inf", "nan", "five"] {
             let why = parse_seconds(refused).unwrap_err();
-            assert!(why.ends_with("is not a number of seconds from 0.001 to 1e9"), "{why}");
+            assert!(
+                why.ends_with("is not a number of seconds from 0.001 to 1e9"),
+                "{why}"
+            );
         }
     }
 }

@@ -62,3 +62,43 @@ fn no_command_takes_zero_ranks() {
         assert!(err.contains("0 is not in 1..="), "{command}: {err}");
     }
 }
+
+/// A negative number given to a numeric option is judged by its range, as
+/// any other out of range: not taken for an unknown option with a tip
+/// that does not work.
+#[test]
+fn a_negative_number_is_out_of_range() {
+    let file = "examples/simple_allgather.mscl";
+    for (args, said) in [
+        (
+            &["sim", file, "--executions", "-1"][..],
+            "-1 is not in 1..=1024",
+        ),
+        (&["sim", file, "--nranks", "-3"], "-3 is not in 1..="),
+        (
+            &["run", file, "--timeout", "-1"],
+            "is not a number of seconds",
+        ),
+        (
+            &[
+                "tune",
+                file,
+                "--timing",
+                "h100-nvlink",
+                "--size",
+                "1K:2K",
+                "--within",
+                "-5",
+            ],
+            "-5",
+        ),
+    ] {
+        let out = msclc(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(said) && !err.contains("tip: to pass"),
+            "{args:?}: {err}"
+        );
+    }
+}
