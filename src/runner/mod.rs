@@ -192,11 +192,17 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         }
         _ => (t, 1),
     };
-    digits
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(scale))
-        .ok_or_else(|| format!("`{text}` is not a byte count (like 1024, 64K, 1M)"))
+    let too_large = || {
+        format!(
+            "`{text}` is more bytes than msclc counts (at most {} B, 16 EiB)",
+            u64::MAX
+        )
+    };
+    match digits.parse::<u64>() {
+        Ok(n) => n.checked_mul(scale).ok_or_else(too_large),
+        Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => Err(too_large()),
+        Err(_) => Err(format!("`{text}` is not a byte count (like 1024, 64K, 1M)")),
+    }
 }
 
 /// Parses `MIN:MAX` (or one size for both).
@@ -236,7 +242,19 @@ mod tests {
         assert!(parse_size_range("2M:1M").is_err());
         assert!(parse_size_range("0:1K").is_err());
         assert!(parse_size_range("0").is_err());
-        assert!(parse_size("99999999999G").is_err());
+        // Past u64::MAX bytes, said as such (not as a malformed count).
+        for past in [
+            "99999999999G",
+            "99999999999999999999",
+            "18446744073709551616",
+        ] {
+            let why = parse_size(past).unwrap_err();
+            assert!(why.contains("is more bytes than msclc counts"), "{why}");
+        }
+        assert_eq!(parse_size("18446744073709551615"), Ok(u64::MAX));
+        assert!(parse_size("1.5K")
+            .unwrap_err()
+            .contains("is not a byte count"));
     }
 
     /// A two-rank AllGather; with `wrong`, rank 0 then overwrites what
