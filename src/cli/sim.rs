@@ -42,7 +42,8 @@ pub(crate) struct SimArgs {
     #[arg(long, value_name = "N", default_value_t = 2, conflicts_with = "timing",
           value_parser = clap::value_parser!(u32).range(1..=i64::from(msclc::sim::MAX_EXECUTIONS)))]
     pub(crate) executions: u32,
-    /// Print the verdict line only (no details, no warnings).
+    /// Print the verdict line only (no details, no warnings), and with
+    /// --timing its table.
     #[arg(short, long)]
     pub(crate) quiet: bool,
     /// Print one JSON object: the verdict, each problem with its locations,
