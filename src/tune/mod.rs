@@ -171,10 +171,10 @@ pub fn tune(req: &Request) -> Result<Tuned, (SourceMap, Vec<Diagnostic>)> {
                     tried.len() - SHOWN
                 ));
             }
-            fail(d.with_note(
-            "help: fix the program for one candidate (msclc sim -D ...), or vary other values"
-                .to_string(),
-        ))
+            fail(d.with_note(format!(
+                "help: fix the program for one candidate (msclc sim -D ...), vary other values, or leave {} B out of --size",
+                sizes[s]
+            )))
         })?;
     let ranges = choose::ranges(&segments, &sizes, req.span);
     Ok(Tuned {
