@@ -275,6 +275,20 @@ fn a_barrier_listing_a_block_twice() {
     );
 }
 
+/// A thread block group that lists a block twice would give it two shares
+/// of each op (the reference refuses it too): refused at the list.
+#[test]
+fn a_group_listing_a_block_twice() {
+    expect(
+        &with_header(
+            "let g = tb_group(@[1, 0, 1])
+rank(0).copy(rank(0).output[0], rank(0).input[0], tb_group: g)
+",
+        ),
+        Code::ThreadBlock,
+    );
+}
+
 /// Mistakes the grammar's "expected one of" would leave to guesswork are
 /// said as what they are, at the place to fix.
 #[test]

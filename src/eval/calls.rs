@@ -235,7 +235,11 @@ pub fn call_builtin(
         Call::SendRecv(a) => super::program::collective(ev, Builtin::SendRecv, a),
         Call::TestCollective(a) => super::program::test_collective(ev, a),
         Call::TbGroup(a) => Ok(Value::TbGroup(Rc::new(
-            ev.tb_ids(&a.tb_list, "a thread block group")?,
+            ev.tb_ids(
+                &a.tb_list,
+                "a thread block group",
+                "a group splits each op's range among its thread blocks, one share each (the MSCCL++ DSL refuses a thread block twice too)",
+            )?,
         ))),
         Call::Rank(a) => Ok(Value::Rank(ev.rank_in(span, &a.rank, "rank")?)),
         Call::Scratch(a) => {

@@ -48,9 +48,9 @@ impl Evaluator<'_> {
         self.int_in(arg, "thread block", MAX_THREAD_BLOCKS)
     }
 
-    /// A list of thread block ids (of a group or a barrier), each in range,
-    /// at least one.
-    pub(super) fn tb_ids(&self, arg: &Arg<Items<i64>>, what: &str) -> Res<Vec<u32>> {
+    /// A list of thread block ids (of a group or a barrier), each in range
+    /// and once, at least one; `twice` says why once (a help note).
+    pub(super) fn tb_ids(&self, arg: &Arg<Items<i64>>, what: &str, twice: &str) -> Res<Vec<u32>> {
         if arg.value.is_empty() {
             return Err(self.error(
                 Code::ThreadBlock,
@@ -70,6 +70,17 @@ impl Evaluator<'_> {
                 ));
             }
             out.push(t as u32);
+        }
+        let mut seen = std::collections::HashSet::with_capacity(out.len());
+        if let Some(again) = out.iter().find(|t| !seen.insert(**t)) {
+            return Err(self
+                .error(
+                    Code::ThreadBlock,
+                    arg.span,
+                    format!("thread block {again} listed twice in {what}"),
+                    "each thread block once",
+                )
+                .with_note(format!("help: list each thread block once: {twice}")));
         }
         Ok(out)
     }

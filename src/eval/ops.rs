@@ -99,21 +99,11 @@ pub(super) fn method(ev: &mut Evaluator<'_>, span: Span, call: &Call, recv: Valu
             Ok(Value::Unit)
         }
         (Call::RankBarrier(a), Value::Rank(r)) => {
-            let tbs = ev.tb_ids(&a.tb_list, "a barrier")?;
-            if let Some(twice) = tbs
-                .iter()
-                .enumerate()
-                .find_map(|(i, t)| tbs[..i].contains(t).then_some(t))
-            {
-                // Its one block would arrive once and wait for two.
-                return Err(ev.error(
-                    Code::ThreadBlock,
-                    a.tb_list.span,
-                    format!("thread block {twice} listed twice in a barrier"),
-                    "a block arrives at a barrier once",
-                )
-                .with_note("help: list each thread block of the barrier once: it waits for as many blocks as the list is long, and this one would wait forever"));
-            }
+            let tbs = ev.tb_ids(
+                &a.tb_list,
+                "a barrier",
+                "the barrier waits for as many arrivals as the list is long, and a block arrives once",
+            )?;
             if tbs.len() == 1 {
                 // One block: a barrier is just a block-wide sync.
                 ev.rec().add_op(*r, tbs[0], Op::nop(span));
