@@ -558,6 +558,7 @@ fn a_define_given_twice_differently_is_refused() {
         "-D num_gpus: given twice, as 2 and then 4: give it once"
     );
     assert!(twice("2").is_ok());
+    assert!(twice("0x2").is_ok(), "the same value, written otherwise");
 }
 
 #[test]

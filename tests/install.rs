@@ -319,7 +319,10 @@ fn a_tuned_set_installs_in_place_of_the_plans_there() {
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{err}");
-        assert!(err.contains("that is the folder install writes"), "{err}");
+        assert!(
+            err.contains("that is in the folder install writes"),
+            "{err}"
+        );
     }
     assert_eq!(std::fs::read_dir(&inside).unwrap().count(), listed.len());
     std::fs::remove_dir_all(&cache).ok();

@@ -49,7 +49,7 @@ pub(crate) fn exec(args: &InstallArgs) -> ExitCode {
             return fail(Diagnostic::plain(
                 Code::Options,
                 format!(
-                    "--from {}: that is the folder install writes, {}, whose other files it removes: copy the tuned set elsewhere first",
+                    "--from {}: that is in the folder install writes, {}, whose other files it removes: copy the tuned set elsewhere first",
                     from.display(),
                     target.display()
                 ),

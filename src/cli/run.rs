@@ -22,7 +22,7 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) nranks: Option<u32>,
     /// Message sizes in bytes, doubling from MIN to MAX (K, M, G suffixes).
-    #[arg(long, value_name = "MIN:MAX", default_value = "1K:256M", value_parser = msclc::runner::parse_size_range)]
+    #[arg(long, allow_hyphen_values = true, value_name = "MIN:MAX", default_value = "1K:256M", value_parser = msclc::runner::parse_size_range)]
     pub(crate) size: (u64, u64),
     /// Element type of the data.
     #[arg(long, value_enum, default_value = "float32")]

@@ -33,7 +33,7 @@ pub(crate) struct SimArgs {
     /// more memory than this (K, M, G suffixes); by default 8G, or three
     /// quarters of the memory this process may have, whichever is less.
     /// More than the process may have is refused whatever this says.
-    #[arg(long, value_name = "BYTES", value_parser = msclc::runner::parse_size)]
+    #[arg(long, allow_hyphen_values = true, value_name = "BYTES", value_parser = msclc::runner::parse_size)]
     pub(crate) max_memory: Option<u64>,
     /// Executions to run back to back: semaphores and unconsumed signals
     /// carry over from one to the next, as on the executor, so a plan
@@ -66,7 +66,7 @@ pub(crate) struct TimingArgs {
     #[arg(long, value_name = "TOPOLOGY")]
     pub(crate) timing: Option<String>,
     /// Message sizes to predict, doubling from MIN to MAX (K, M, G suffixes)
-    #[arg(long, value_name = "MIN:MAX", default_value = "1K:1G", requires = "timing", value_parser = msclc::runner::parse_size_range)]
+    #[arg(long, allow_hyphen_values = true, value_name = "MIN:MAX", default_value = "1K:1G", requires = "timing", value_parser = msclc::runner::parse_size_range)]
     pub(crate) size: (u64, u64),
     /// Element type of the data
     #[arg(long, value_enum, default_value = "float32", requires = "timing")]
@@ -80,7 +80,7 @@ pub(crate) struct TimingArgs {
     pub(crate) svg: Option<PathBuf>,
     /// Print where the time of one size goes: its critical path, the
     /// largest size of the table at or below SIZE (K, M, G suffixes)
-    #[arg(long, value_name = "SIZE", requires = "timing", value_parser = msclc::runner::parse_size)]
+    #[arg(long, allow_hyphen_values = true, value_name = "SIZE", requires = "timing", value_parser = msclc::runner::parse_size)]
     pub(crate) explain: Option<u64>,
 }
 

@@ -32,7 +32,7 @@ pub(crate) struct TuneArgs {
     pub(crate) timing: String,
     /// The message sizes the plan set covers, MIN to MAX (K, M, G
     /// suffixes); sizes double from MIN.
-    #[arg(long, value_name = "MIN:MAX", value_parser = msclc::runner::parse_size_range)]
+    #[arg(long, allow_hyphen_values = true, value_name = "MIN:MAX", value_parser = msclc::runner::parse_size_range)]
     pub(crate) size: (u64, u64),
     /// Element type of the data.
     #[arg(long, value_enum, default_value = "float32")]

@@ -90,7 +90,7 @@ pub fn listing_json(path: &Path) -> Result<String, (SourceMap, Vec<Diagnostic>)>
 /// Turns `-D NAME=VALUE` settings into values of the declared params'
 /// types. (A param's list of values is what `msclc tune` tries: `-D` may
 /// set any value of its type, as the reference's command line may.)
-pub(super) fn parse_defines(
+pub fn parse_defines(
     sources: &SourceMap,
     stmts: &[Stmt],
     defines: &[(String, String)],
@@ -112,20 +112,9 @@ pub(super) fn parse_defines(
         text
     };
     let mut out = HashMap::new();
-    let mut given: HashMap<&str, &str> = HashMap::new();
+    // Each name's first text, for a second that sets another value.
+    let mut first: HashMap<&str, &str> = HashMap::new();
     for (name, raw) in defines {
-        // Given twice, which value holds is a guess: the user says.
-        if let Some(other) = given.insert(name, raw).filter(|other| other != raw) {
-            return Err(vec![Diagnostic::plain(
-                Code::Define,
-                format!(
-                    "-D {}: given twice, as {} and then {}: give it once",
-                    crate::diag::escaped(name),
-                    crate::diag::escaped(other),
-                    crate::diag::escaped(raw)
-                ),
-            )]);
-        }
         let Some(param) = params.iter().find(|p| p.name == name) else {
             return Err(vec![Diagnostic::plain(
                 Code::Define,
@@ -153,6 +142,19 @@ pub(super) fn parse_defines(
             d.notes.extend(constants_note(ty));
             return Err(vec![d.with_note(listing())]);
         };
+        let earlier = *first.entry(name).or_insert(raw);
+        // Given twice, which value holds is a guess: the user says.
+        if out.get(name).is_some_and(|v| *v != value) {
+            return Err(vec![Diagnostic::plain(
+                Code::Define,
+                format!(
+                    "-D {}: given twice, as {} and then {}: give it once",
+                    crate::diag::escaped(name),
+                    crate::diag::escaped(earlier),
+                    crate::diag::escaped(raw)
+                ),
+            )]);
+        }
         out.insert(name.clone(), value);
     }
     Ok(out)

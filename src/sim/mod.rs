@@ -217,20 +217,24 @@ pub const MAX_EXECUTIONS: u32 = 1024;
 pub const MAX_TIMED_ITERATIONS: u32 = 1024;
 
 /// Ops a timed run's pipelines may unroll to in all before they are cut
-/// to [`MAX_TIMED_ITERATIONS`]: within it every iteration is simulated, so
-/// pipelines that hand units to each other in other counts are found to
-/// hang or race as they would (a few hundred milliseconds at most).
-const EXACT_TIMED_OPS: u64 = 1 << 20;
+/// to [`MAX_TIMED_ITERATIONS`]: within it every iteration is simulated, up
+/// to [`MAX_PARTS`] (a chunk's parts, which the iterations' pieces are cut
+/// in), so pipelines that hand units to each other in other counts are
+/// found to hang or race as they would (in a fraction of a second).
+const EXACT_TIMED_OPS: u64 = 1 << 18;
+
+/// The most parts a chunk is cut in (`parts_per_chunk`).
+const MAX_PARTS: u64 = 4096;
 
 /// The most iterations the simulator runs of any pipeline of `plan` at
-/// chunks of `chunk` bytes: every one the executor runs (65,535 at most,
-/// its 16-bit count) where the pipelines then unroll to at most
+/// chunks of `chunk` bytes: every one the executor runs up to
+/// [`MAX_PARTS`] where the pipelines then unroll to at most
 /// [`EXACT_TIMED_OPS`] ops, else [`MAX_TIMED_ITERATIONS`].
 pub fn iteration_cap(plan: &Plan, chunk: Option<u64>) -> u32 {
     let Some(chunk) = chunk else {
         return PIPELINE_ITERATIONS;
     };
-    let most = u64::from(u16::MAX);
+    let most = MAX_PARTS;
     let unrolled = plan
         .ranks
         .iter()
@@ -240,7 +244,7 @@ pub fn iteration_cap(plan: &Plan, chunk: Option<u64>) -> u32 {
         .map(|(body, context)| body.saturating_mul(context.iterations(chunk).min(most)))
         .fold(0u64, u64::saturating_add);
     match unrolled <= EXACT_TIMED_OPS {
-        true => u16::MAX.into(),
+        true => MAX_PARTS as u32,
         false => MAX_TIMED_ITERATIONS,
     }
 }
@@ -633,7 +637,7 @@ pub(super) fn parts_per_chunk(plan: &Plan, chunk: Option<u64>, cap: u32) -> u32 
     fn cut(parts: &mut u64, chunks: u64, pieces: u64) {
         let need = pieces / gcd(pieces, chunks.max(1));
         let lcm = *parts / gcd(*parts, need) * need;
-        if lcm <= 4096 {
+        if lcm <= MAX_PARTS {
             *parts = lcm;
         }
     }

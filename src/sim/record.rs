@@ -177,11 +177,15 @@ impl<'p> Sim<'p> {
         let group = op.tbg.map_or(1, |g| g.size.max(1));
         let size = op.src.first().or(op.dst.first()).map_or(0, |r| r.size);
         let share = match th.ops.iteration(th.pc) {
-            // What the iteration covers of the range, which the pipeline's
-            // `num_chunks` may leave short of it (`share`).
-            Some(_) if size > 0 && op.name.honours_pipeline_offsets() => {
-                let piece = self.share(t, op, size);
-                f64::from(piece.end - piece.start) / (f64::from(size) * f64::from(self.parts))
+            // What the iteration covers of the group's share of the range,
+            // which the pipeline's `num_chunks` may leave short of it
+            // (`share`): reckoned whole, not in the parts the data is cut
+            // in, which thousands of iterations outnumber.
+            Some(it) if size > 0 && op.name.honours_pipeline_offsets() => {
+                let whole = f64::from(size) / f64::from(group);
+                let covered = it.covers.0 as f64 / it.covers.1.max(1) as f64;
+                let at = |i: u32| (covered * f64::from(i) / f64::from(it.of)).min(whole);
+                (at(it.index + 1) - at(it.index)) / f64::from(size)
             }
             Some(it) => 1.0 / f64::from(group) / f64::from(it.of),
             None => 1.0 / f64::from(group),

@@ -119,6 +119,10 @@ pub fn tune(req: &Request) -> Result<Tuned, (SourceMap, Vec<Diagnostic>)> {
         Ok(p) => p,
         Err(d) => return Err((sources, d)),
     };
+    // A -D every candidate shares is judged once, before any is tried.
+    if let Err(d) = driver::params::parse_defines(&sources, &program.stmts, req.fixed) {
+        return Err((sources, d));
+    }
     let fail = |d: Diagnostic| (SourceMap::default(), vec![d]);
     let declared = driver::params::declared(&program.stmts);
     let space = Space::new(
@@ -271,7 +275,7 @@ fn rank_count_agrees(req: &Request, space: &Space, n: u32) -> Result<(), Diagnos
                 return Err(Diagnostic::plain(
                     Code::Options,
                     format!(
-                        "--nranks {n} and the values tuned of `{}` ({}) disagree: that param decides the rank count, which --nranks sets; leave out one of the two",
+                        "--nranks {n} and the value {value} tuned of `{}` (of {}) disagree: that param decides the rank count, which --nranks sets; leave out one of the two",
                         axis.name,
                         axis.values.join(", ")
                     ),

@@ -491,8 +491,9 @@ fn a_pipeline_is_timed_on_what_it_covers_and_checked_at_each_size() {
         text.contains("# size 1048576 B skipped: with its pipelines run as many iterations as at this size (msclc sim verifies two), data race on rank 0 scratch chunk 0"),
         "{text}"
     );
-    // Past 1,024 iterations too: 2,048 acquires of 1,024 releases hang
-    // from 2 MiB (chunks of 1 MiB in units of 1 KiB).
+    // n releases and 2n acquires hang from 2 KiB (chunks of 1 KiB in
+    // units of 1 KiB), and are found to at every size up to 4 MiB, where
+    // the pipelines run 2,048 and 4,096 iterations (past 1,024 too).
     let counts = dir.join("counts.mscl");
     std::fs::write(
         &counts,
@@ -510,14 +511,41 @@ fn a_pipeline_is_timed_on_what_it_covers_and_checked_at_each_size() {
         "--timing",
         "h100-nvlink",
         "--size",
-        "1K:8M",
+        "1K:4M",
     ];
     let text = stdout_of(&args);
     assert_eq!(rows(&text).len(), 1, "{text}");
     assert!(
-        text.contains("# size 8388608 B skipped: the plan deadlocks when its pipelines run as many iterations as at this size"),
+        text.contains("# size 4194304 B skipped: the plan deadlocks when its pipelines run as many iterations as at this size"),
         "{text}"
     );
+    // Thousands of iterations each move their unit: a two-stage pipeline
+    // of 64 KiB units goes no slower per byte as the message grows (no
+    // iteration takes the whole range while the others take none).
+    let stages = dir.join("stages.mscl");
+    std::fs::write(
+        &stages,
+        "program \"p\" { collective = allgather(1, chunk_factor: 1, inplace: false) }\n\
+         let r = rank(0)\n\
+         let s = scratch(0, 1)\n\
+         let sem = semaphore(0, initial_value: 0)\n\
+         pipeline(unit_size: 1 << 16, num_chunks: 1) {\n\
+         r.copy(s[0], r.input[0], tb: 0)  sem.release(tb: 0)\n\
+         sem.acquire(tb: 1)  r.copy(r.output[0], s[0], tb: 1)\n\
+         }\n",
+    )
+    .unwrap();
+    let args = [
+        "sim",
+        stages.to_str().unwrap(),
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "64M:1G",
+    ];
+    let algbw: Vec<f64> = rows(&stdout_of(&args)).iter().map(|r| r.algbw).collect();
+    assert_eq!(algbw.len(), 5);
+    assert!(algbw.windows(2).all(|w| w[1] >= 0.99 * w[0]), "{algbw:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
