@@ -6,9 +6,9 @@
 //! chunks from the range's start, whatever the op moves. Of a longer range
 //! the rest is never moved (at sizes where whole units do not reach it),
 //! which `msclc sim` finds as a wrong result where it matters; past a
-//! shorter one the executor's unsigned size
-//! wraps and each iteration moves a whole unit beyond the op's range,
-//! which the simulator and msclc's kernel do not (they stop at the range).
+//! shorter one the executor's unsigned size wraps and each iteration moves
+//! a whole unit beyond the op's range, which the simulator and msclc's
+//! kernel do not (they stop at the range).
 //! The reference compiler takes `num_chunks` as written either way.
 
 use crate::diag::{Code, Diagnostic};

@@ -234,14 +234,13 @@ pub fn iteration_cap(plan: &Plan, chunk: Option<u64>) -> u32 {
     let Some(chunk) = chunk else {
         return PIPELINE_ITERATIONS;
     };
-    let most = MAX_PARTS;
     let unrolled = plan
         .ranks
         .iter()
         .flat_map(|r| &r.threadblocks)
         .flat_map(|tb| &tb.ops)
         .filter_map(|op| Some((op.body().len() as u64, op.iter_context()?)))
-        .map(|(body, context)| body.saturating_mul(context.iterations(chunk).min(most)))
+        .map(|(body, context)| body.saturating_mul(context.iterations(chunk).min(MAX_PARTS)))
         .fold(0u64, u64::saturating_add);
     match unrolled <= EXACT_TIMED_OPS {
         true => MAX_PARTS as u32,
