@@ -80,9 +80,9 @@ struct Executions<'p> {
     /// The executions simulated for the timing, when the verified one
     /// does not serve.
     runs: Vec<crate::sim::record::Run<'p>>,
-    /// For each of `runs`, what the simulator found wrong with it (a wrong
-    /// result or a race, in its verdict line) where two iterations verified
-    /// the plan: more may find what two do not.
+    /// For each of `runs`, why its sizes have no time: it deadlocks, or,
+    /// where two iterations verified the plan, races or computes a wrong
+    /// result (more iterations may find what two do not).
     problems: Vec<Option<String>>,
     /// Each set of sizes: the execution it is timed on (an index into
     /// `runs`, or `None` for the verified one), and the sizes.
@@ -135,12 +135,15 @@ impl<'p> Executions<'p> {
                 ..req.simulated
             };
             let (report, run) = crate::sim::simulate_recorded(plan, &options);
-            // (A plan the simulator found wrong is timed as it runs.)
+            let iterations =
+                "its pipelines run as many iterations as at this size (msclc sim verifies two)";
             problems.push(match report.verdict {
-                Verdict::WrongResult(_) | Verdict::Race(_) if verified.verified => {
-                    Some(crate::sim::output::verdict_line(plan, &report))
-                }
-                // (A deadlock is the run's `stuck`.)
+                _ if !run.stuck.is_empty() => Some(format!("the plan deadlocks when {iterations}")),
+                // (A plan the simulator found wrong is timed as it runs.)
+                Verdict::WrongResult(_) | Verdict::Race(_) if verified.verified => Some(format!(
+                    "with {iterations}, {}",
+                    crate::sim::output::verdict_line(plan, &report)
+                )),
                 _ => None,
             });
             runs.push(run);
@@ -211,14 +214,7 @@ fn predict_rows<'r, 'p>(
         let prep = preps.last().expect("just pushed");
         // (A deadlock of the run verified is timed up to where it stopped,
         // for its timeline; the table says it has no time.)
-        let problem = which.and_then(|k| executions.problems[k].as_deref());
-        let why = match problem {
-            // Verified with two iterations, stuck with this many.
-            _ if !timed.stuck.is_empty() && which.is_some() => Some("the plan deadlocks when its pipelines run as many iterations as at this size (msclc sim verifies two)".to_string()),
-            Some(found) => Some(format!("with its pipelines run as many iterations as at this size (msclc sim verifies two), {found}")),
-            None => None,
-        };
-        if let Some(why) = why {
+        if let Some(why) = which.and_then(|k| executions.problems[k].as_ref()) {
             rows.extend(sizes.iter().map(|&size| {
                 Err(report::Skipped {
                     size,
