@@ -295,7 +295,12 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
             );
         }
         match msclc::timing::predict_report(&plan, run, &request) {
-            Ok(text) => say!("{text}"),
+            Ok(prediction) => {
+                say!("{}", prediction.text);
+                if prediction.unverified {
+                    return wrong();
+                }
+            }
             Err(d) => return fail(d),
         }
     }

@@ -239,6 +239,29 @@ fn predict_rows<'r, 'p>(
     (preps, rows)
 }
 
+/// What `msclc sim --timing` prints after its verdict.
+pub struct Prediction {
+    /// The table and critical paths, and where the timeline files went.
+    pub text: String,
+    /// Whether some size's own run found a problem that the two
+    /// iterations verified did not (a deadlock, a race or a wrong result
+    /// at the iterations that size's pipelines run): the plan is not
+    /// right at every size, and `msclc sim` exits 1.
+    pub unverified: bool,
+}
+
+impl Executions<'_> {
+    /// How many sizes have a problem of their own run, and the smallest.
+    fn sizes_with_problems(&self) -> (usize, Option<u64>) {
+        let sizes = self
+            .groups
+            .iter()
+            .filter(|(which, _)| which.is_some_and(|k| self.problems[k].is_some()));
+        let sizes: Vec<u64> = sizes.flat_map(|(_, sizes)| sizes.iter().copied()).collect();
+        (sizes.len(), sizes.iter().copied().min())
+    }
+}
+
 /// Predicts `run`'s time at each size, writes the timeline files asked
 /// for, and returns the table and critical paths to print. A deadlocked
 /// run has no time: its timeline shows where the blocks stopped.
@@ -246,15 +269,17 @@ pub fn predict_report(
     plan: &crate::ir::Plan,
     run: &crate::sim::record::Run,
     req: &Request,
-) -> Result<String, Diagnostic> {
+) -> Result<Prediction, Diagnostic> {
     let executions = Executions::new(plan, run, req);
+    let (unverified, smallest) = executions.sizes_with_problems();
     let (preps, rows) = predict_rows(plan, run, &executions, req);
     let deadlocked = !run.stuck.is_empty();
     // Said as `msclc run` says it: a table of skipped sizes alone is no
-    // prediction.
+    // prediction (unless they are skipped for what their runs found,
+    // which is the plan's problem and is reported as one).
     if let Some(Err(last)) = rows
         .last()
-        .filter(|_| !deadlocked && rows.iter().all(|r| r.is_err()))
+        .filter(|_| !deadlocked && unverified == 0 && rows.iter().all(|r| r.is_err()))
     {
         let (min, max) = req.sizes;
         return Err(crate::measure::no_size_runs(min, max, last.size, &last.why));
@@ -265,8 +290,17 @@ pub fn predict_report(
     } else {
         report::render(plan, &preps, req.topology, req.dtype, &rows, req.explain)
     };
+    if let Some(smallest) = smallest {
+        text.push_str(&format!(
+            "problem: the plan is not right at {unverified} of the {} sizes, the smallest {smallest} B \
+             (the skipped rows say why): msclc sim verifies two iterations of each pipeline, and these \
+             sizes run other counts\n",
+            rows.len()
+        ));
+    }
+    let unverified = unverified > 0;
     if req.trace.is_none() && req.svg.is_none() {
-        return Ok(text);
+        return Ok(Prediction { text, unverified });
     }
     let Some(largest) = rows.iter().rev().find_map(|r| r.as_ref().ok()) else {
         return Err(Diagnostic::plain(
@@ -314,7 +348,7 @@ pub fn predict_report(
             path.display()
         ));
     }
-    Ok(text)
+    Ok(Prediction { text, unverified })
 }
 
 /// A memory channel between ranks on different nodes of `top`: the

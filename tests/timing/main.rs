@@ -115,6 +115,17 @@ fn stdout_of(args: &[&str]) -> String {
     text
 }
 
+/// The standard output of a timing whose plan is wrong at some sizes
+/// only: exit code 1, and a line that says at how many.
+fn stdout_of_unverified(args: &[&str], sizes: &str) -> String {
+    let out = msclc(args);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "msclc {args:?}\n{text}");
+    let problem = format!("problem: the plan is not right at {sizes} sizes");
+    assert!(text.contains(&problem), "{problem}\n{text}");
+    text
+}
+
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("msclc-timing-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -484,7 +495,7 @@ fn a_pipeline_is_timed_on_what_it_covers_and_checked_at_each_size() {
         "--size",
         "256K:2M",
     ];
-    let text = stdout_of(&args);
+    let text = stdout_of_unverified(&args, "2 of the 4");
     let sizes: Vec<u64> = rows(&text).iter().map(|r| r.size).collect();
     assert_eq!(sizes, [256 << 10, 512 << 10], "{text}");
     assert!(
@@ -513,12 +524,24 @@ fn a_pipeline_is_timed_on_what_it_covers_and_checked_at_each_size() {
         "--size",
         "1K:4M",
     ];
-    let text = stdout_of(&args);
+    let text = stdout_of_unverified(&args, "12 of the 13");
     assert_eq!(rows(&text).len(), 1, "{text}");
     assert!(
         text.contains("# size 4194304 B skipped: the plan deadlocks when its pipelines run as many iterations as at this size"),
         "{text}"
     );
+    // Where the plan is wrong at every size, that is the finding (exit
+    // code 1), not a range of sizes none of which runs it (E0808).
+    let every = [
+        "sim",
+        counts.to_str().unwrap(),
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "2K:8K",
+    ];
+    let text = stdout_of_unverified(&every, "3 of the 3");
+    assert!(rows(&text).is_empty(), "{text}");
     // Thousands of iterations each move their unit: a two-stage pipeline
     // of 64 KiB units goes no slower per byte as the message grows (no
     // iteration takes the whole range while the others take none).
