@@ -11,7 +11,8 @@ use std::process::ExitCode;
 
 #[derive(Debug, Args)]
 pub(crate) struct SimArgs {
-    /// The .mscl program or a .json execution plan.
+    /// The .mscl program (`-`: read from standard input) or a .json
+    /// execution plan.
     pub(crate) input: PathBuf,
     /// Sets a `param` the program declares (repeatable).
     #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]

@@ -11,8 +11,8 @@ use std::process::ExitCode;
 
 #[derive(Debug, Args)]
 pub(crate) struct TuneArgs {
-    /// The .mscl program: its params that list their values (`param tbg:
-    /// int in [1, 2, 4] = 1`) vary.
+    /// The .mscl program (`-`: read from standard input): its params
+    /// that list their values (`param tbg: int in [1, 2, 4] = 1`) vary.
     pub(crate) input: PathBuf,
     /// Sets a `param` the program declares (repeatable): set, it does not
     /// vary.

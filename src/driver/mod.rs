@@ -89,9 +89,40 @@ fn regular_file(path: &Path) -> std::io::Result<()> {
     )))
 }
 
-/// A source file's text, refused when it is larger than `MAX_SOURCE_BYTES`.
+/// A source file's text, refused when it is larger than `MAX_SOURCE_BYTES`;
+/// `-` is standard input ([`STDIN`]).
 pub fn read_source(path: &Path) -> std::io::Result<String> {
+    if path.as_os_str() == STDIN {
+        return read_stdin();
+    }
     crate::files::read_text(std::fs::File::open(path)?, Some(MAX_SOURCE_BYTES))
+}
+
+/// The input that names standard input as the main program (`msclc -`,
+/// `cat p.mscl | msclc check -`); its imports are found from the working
+/// directory.
+pub const STDIN: &str = "-";
+
+/// Standard input's text, read once: a command that reads its program
+/// more than once (`tune`, for each candidate) gets the same text each
+/// time.
+fn read_stdin() -> std::io::Result<String> {
+    static TEXT: std::sync::OnceLock<Result<String, (std::io::ErrorKind, String)>> =
+        std::sync::OnceLock::new();
+    let text = TEXT.get_or_init(|| {
+        crate::files::read_text(std::io::stdin().lock(), Some(MAX_SOURCE_BYTES))
+            .map_err(|e| (e.kind(), e.to_string()))
+    });
+    text.clone()
+        .map_err(|(kind, message)| std::io::Error::new(kind, message))
+}
+
+/// What diagnostics call the main file at `path`.
+fn source_name(path: &Path) -> String {
+    match path.as_os_str() == STDIN {
+        true => "<stdin>".to_string(),
+        false => path.display().to_string(),
+    }
 }
 
 /// `compile` within `limits`. Every op and channel keeps the loop values
@@ -468,7 +499,7 @@ pub fn parse_file(path: &Path) -> (SourceMap, Result<Program, Vec<Diagnostic>>) 
 fn unreadable(path: &Path, e: std::io::Error) -> Diagnostic {
     Diagnostic::plain(
         Code::Unreadable,
-        format!("cannot read {}: {e}", path.display()),
+        format!("cannot read {}: {e}", source_name(path)),
     )
 }
 
@@ -494,7 +525,7 @@ fn load_with(
     text: String,
     read: &dyn Fn(&Path) -> std::io::Result<String>,
 ) -> Result<Program, Vec<Diagnostic>> {
-    let file = sources.add(path.display().to_string(), text);
+    let file = sources.add(source_name(path), text);
     let stmts = crate::syntax::parse(file, sources.source(file)).map_err(|d| vec![d])?;
     let mut imported = Vec::new();
     let mut seen: Vec<String> = Vec::new();

@@ -45,6 +45,56 @@ fn dash_output_is_standard_output() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `-` as the input is standard input: the plan is the file's, once for
+/// every command that reads it; imports are found from the working
+/// directory, and diagnostics call the program `<stdin>`.
+#[test]
+fn dash_input_is_standard_input() {
+    use std::io::Write as _;
+    let piped = |args: &[&str], text: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_msclc"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("msclc runs");
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(text.as_bytes()).unwrap();
+        drop(stdin);
+        child.wait_with_output().unwrap()
+    };
+    let example = "examples/mscclpp/single_node/allreduce.mscl";
+    let text = std::fs::read_to_string(example).unwrap();
+    let from_file = msclc(&[example, "-D", "num_gpus=4"]);
+    let from_stdin = piped(&["-", "-D", "num_gpus=4"], &text);
+    assert!(
+        from_stdin.status.success(),
+        "{}",
+        String::from_utf8_lossy(&from_stdin.stderr)
+    );
+    assert_eq!(from_stdin.stdout, from_file.stdout);
+    let sim = piped(&["sim", "-", "-q"], &text);
+    assert_eq!(sim.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&sim.stdout).starts_with("verified: allreduce on 8 ranks"));
+    // Evaluated on several threads (32 ranks), each shard parses the one
+    // text read.
+    let sharded = piped(&["-", "-D", "num_gpus=32", "--threads", "2"], &text);
+    let whole = msclc(&[example, "-D", "num_gpus=32", "--threads", "1"]);
+    assert!(sharded.status.success() && sharded.stdout == whole.stdout);
+    let params = piped(&["check", "-", "--params"], &text);
+    assert!(String::from_utf8_lossy(&params.stdout).contains("\"name\":\"num_gpus\""));
+    let broken = piped(&["check", "-"], "import \"examples/nowhere.mscl\"\n");
+    assert_eq!(broken.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&broken.stderr);
+    assert!(
+        stderr.contains("cannot read `examples/nowhere.mscl`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("<stdin>:1:8"), "{stderr}");
+}
+
 /// `-D` takes what a literal may be (the largest message size) and, for a
 /// param of a named constant's type, the constant's name; a wrong name
 /// lists the ones the type takes.
