@@ -320,6 +320,7 @@ fn an_output_naming_a_folder_is_refused_before_the_work() {
     for (args, option, file) in [
         (vec!["-o", &there], "-o", "plan.json"),
         (vec!["-o", &slashed], "-o", "plan.json"),
+        (vec!["--emit", "cuda", "-o", &there], "-o", "plan.cu"),
         (
             [&sim[..], &["--svg", &there]].concat(),
             "--svg",

@@ -114,7 +114,12 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
             "--arch, --dtype and --no-cache are for --emit cubin (CUDA source serves every element type)",
         ));
     }
-    let outputs: Vec<_> = output.iter().map(|o| ("-o", *o)).collect();
+    let example = match args.emit {
+        Emit::Json => "plan.json",
+        Emit::Cuda => "plan.cu",
+        Emit::Cubin => "kernel.cubin",
+    };
+    let outputs: Vec<_> = output.iter().map(|o| ("-o", *o, example)).collect();
     if let Err(d) = super::input::distinct_outputs(&outputs, &[input]) {
         return fail(d);
     }

@@ -137,7 +137,7 @@ pub(crate) fn load_plan(
 /// file a compiled program imported: known once it compiled, and as much
 /// the user's as the program itself (`distinct_outputs` checked that).
 pub(crate) fn outputs_spare_imports(
-    outputs: &[(&str, &std::path::Path)],
+    outputs: &[Output],
     sources: Option<&msclc::diag::SourceMap>,
 ) -> Result<(), Diagnostic> {
     let Some(sources) = sources else {
@@ -148,9 +148,9 @@ pub(crate) fn outputs_spare_imports(
         .skip(1)
         .filter(|name| !msclc::driver::is_builtin_module(name));
     for name in imported {
-        if let Some((flag, output)) = outputs
+        if let Some((flag, output, _)) = outputs
             .iter()
-            .find(|(_, output)| msclc::files::same_file(output, std::path::Path::new(name)))
+            .find(|(_, output, _)| msclc::files::same_file(output, std::path::Path::new(name)))
         {
             let also = if output.display().to_string() == name {
                 String::new()
@@ -169,16 +169,20 @@ pub(crate) fn outputs_spare_imports(
     Ok(())
 }
 
+/// An output a command writes: the flag that names it, the path given,
+/// and a file name to suggest where the path is a folder (`plan.cu`).
+pub(crate) type Output<'a> = (&'static str, &'a std::path::Path, &'static str);
+
 /// Refuses outputs (each with the option that names it) of which one is
 /// a folder, an input of the command (the program or plan, a topology
 /// file) or another output: writing it would fail after the work, or
 /// overwrite what the command reads, or what the other output wrote.
 pub(crate) fn distinct_outputs(
-    outputs: &[(&str, &std::path::Path)],
+    outputs: &[Output],
     inputs: &[&std::path::Path],
 ) -> Result<(), Diagnostic> {
     use msclc::files::same_file;
-    for (i, (flag, output)) in outputs.iter().enumerate() {
+    for (i, &(flag, output, example)) in outputs.iter().enumerate() {
         let named_as_folder = output
             .as_os_str()
             .to_string_lossy()
@@ -189,13 +193,7 @@ pub(crate) fn distinct_outputs(
                 format!(
                     "{flag} {}: a folder, not a file: name the file to write (as {})",
                     output.display(),
-                    output
-                        .join(match *flag {
-                            "--svg" => "timeline.svg",
-                            "--trace" => "trace.json",
-                            _ => "plan.json",
-                        })
-                        .display()
+                    output.join(example).display()
                 ),
             ));
         }
@@ -211,8 +209,8 @@ pub(crate) fn distinct_outputs(
         // Not there yet, two outputs of one name are still one file.
         let earlier = outputs[..i]
             .iter()
-            .find(|(_, other)| other == output || same_file(other, output));
-        if let Some((other_flag, _)) = earlier {
+            .find(|(_, other, _)| *other == output || same_file(other, output));
+        if let Some((other_flag, ..)) = earlier {
             return Err(Diagnostic::plain(
                 Code::Options,
                 format!(

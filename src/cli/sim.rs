@@ -107,13 +107,16 @@ pub(crate) fn parse_target(s: &str) -> Result<&'static msclc::sim::Target, Strin
 pub(crate) fn exec(args: &SimArgs) -> ExitCode {
     use msclc::sim::output::{details, json_report, verdict_heading, verdict_line, Run};
     let t = &args.timing;
-    let outputs: Vec<(&str, &Path)> = [("--trace", &t.trace), ("--svg", &t.svg)]
-        .into_iter()
-        .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
-        .collect();
+    let outputs: Vec<super::input::Output> = [
+        ("--trace", &t.trace, "trace.json"),
+        ("--svg", &t.svg, "timeline.svg"),
+    ]
+    .into_iter()
+    .filter_map(|(flag, path, example)| Some((flag, path.as_deref()?, example)))
+    .collect();
     // `-` is standard output elsewhere (`-o -`); here that carries the
     // verdict and the table, and a file named `-` is no one's intent.
-    if let Some((flag, _)) = outputs.iter().find(|(_, p)| p.as_os_str() == "-") {
+    if let Some((flag, ..)) = outputs.iter().find(|(_, p, _)| p.as_os_str() == "-") {
         return fail(Diagnostic::plain(
             Code::Options,
             format!("{flag} -: the timeline goes to a file (standard output has the verdict and the table); name one"),
