@@ -448,7 +448,8 @@ fn slice_out_of_bounds_names_loop_variables() {
     expect(&src, Code::ChunkBounds);
     let c = driver::compile_source(Path::new("case.mscl"), src.replacen('@', "", 1), &[]);
     let Err(d) = c.result else { panic!() };
-    assert_eq!(d[0].notes, vec!["when i = 2".to_string()]);
+    assert_eq!(d[0].notes[0], "when i = 2");
+    assert!(d[0].notes[1].starts_with("help: its chunks are 0 to 1:"));
 }
 
 #[test]

@@ -50,9 +50,10 @@ impl Checker {
                     let hint = (self.errors.len() < super::MOST_ERRORS)
                         .then(|| self.similar_name(n))
                         .flatten();
-                    if let Some(s) = hint {
-                        d = d.with_note(format!("help: did you mean `{s}`?"));
-                    }
+                    d = d.with_note(match hint {
+                        Some(s) => format!("help: did you mean `{s}`?"),
+                        None => "help: define it with `let` or `param` before this use, or import the module that defines it (`import \"std/sync\"`)".to_string(),
+                    });
                     self.unseen.push((self.errors.len(), n.clone()));
                     self.err(d)
                 }
@@ -149,7 +150,7 @@ impl Checker {
                             Code::TypeMismatch,
                             item.span,
                             format!("list elements differ in type: `{elem}` and `{t}`"),
-                            format!("this is a `{t}`"),
+                            format!("of type `{t}`"),
                         )),
                     };
                 }
@@ -171,7 +172,7 @@ impl Checker {
                             Code::TypeMismatch,
                             k.span,
                             "map keys differ in type",
-                            format!("this is a `{a}`"),
+                            format!("of type `{a}`"),
                         ))
                     });
                     vt = vt.join(&b).unwrap_or_else(|| {
@@ -179,7 +180,7 @@ impl Checker {
                             Code::TypeMismatch,
                             v.span,
                             "map values differ in type",
-                            format!("this is a `{b}`"),
+                            format!("of type `{b}`"),
                         ))
                     });
                 }

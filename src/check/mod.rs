@@ -157,7 +157,7 @@ impl Checker {
                 Code::TypeMismatch,
                 span,
                 format!("{what} has type `{got}`, expected `{want}`"),
-                format!("this is a `{got}`"),
+                format!("of type `{got}`"),
             ));
         }
     }

@@ -237,7 +237,9 @@ impl Checker {
         for item in items {
             let got = self.expr(item);
             self.expect(&got, t, item.span, &format!("a value of param `{name}`"));
-            if vocab::Literal::of(item).is_none() {
+            // (An item of no type had its error: an unknown name is no
+            // literal either, and one message says so.)
+            if !matches!(got, Type::Any) && vocab::Literal::of(item).is_none() {
                 self.err(Diagnostic::error(
                     Code::ParamValues,
                     item.span,

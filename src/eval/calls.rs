@@ -129,7 +129,11 @@ pub fn index(
                     idx_span,
                     format!("index {idx} out of bounds"),
                     format!("the list has {n} element(s)"),
-                ));
+                )
+                .with_note(match n {
+                    0 => "help: the list is empty: check what makes it (a loop or comprehension that ran no time?)".to_string(),
+                    n => format!("help: a list of {n} is indexed 0 to {} (or -1 to -{n} from its end): check the index and the loop that makes it", n - 1),
+                }));
             }
             Ok(items[pos as usize].clone())
         }
@@ -140,6 +144,17 @@ pub fn index(
                 format!("no entry for key `{key}`"),
                 "missing key",
             )
+            .with_note(match m.entries.first() {
+                Some((k, _)) => format!(
+                    "help: the map holds {}, such as `{}`: index it with a key it holds",
+                    match m.entries.len() {
+                        1 => "1 entry".to_string(),
+                        n => format!("{n} entries"),
+                    },
+                    k.brief()
+                ),
+                None => "help: the map is empty: check what makes it".to_string(),
+            })
         }),
         (Value::Buffer(b), Value::Int(i)) => slice(ev, b, *i, i.saturating_add(1), idx_span),
         // Past i64::MAX: past the end of any buffer.
@@ -162,21 +177,35 @@ pub fn index(
 /// `buffer[lo..hi]`: a chunk, with the bounds checked against the buffer.
 fn slice(ev: &Evaluator<'_>, b: &BufferVal, lo: i64, hi: i64, span: Span) -> Res<Value> {
     if lo < 0 || hi > b.size as i64 || lo >= hi {
-        let what = if lo >= hi {
-            "an empty slice"
+        let (what, label, help) = if lo >= hi {
+            (
+                "an empty slice",
+                "it ends where it starts, or before".to_string(),
+                "help: a slice `[lo..hi]` holds chunks lo to hi - 1: make hi larger than lo"
+                    .to_string(),
+            )
         } else {
-            "slice out of bounds"
+            (
+                "slice out of bounds",
+                format!("the buffer has {} chunk(s)", b.size),
+                format!(
+                    "help: its chunks are 0 to {}: the collective's `chunk_factor` (or the scratch buffer's size) sets how many there are",
+                    b.size.saturating_sub(1)
+                ),
+            )
         };
-        return Err(ev.error(
-            Code::ChunkBounds,
-            span,
-            format!(
-                "{what}: [{lo}..{hi}] of rank {}'s {} buffer",
-                b.rank,
-                b.kind.name()
-            ),
-            format!("the buffer has {} chunk(s)", b.size),
-        ));
+        return Err(ev
+            .error(
+                Code::ChunkBounds,
+                span,
+                format!(
+                    "{what}: [{lo}..{hi}] of rank {}'s {} buffer",
+                    b.rank,
+                    b.kind.name()
+                ),
+                label,
+            )
+            .with_note(help));
     }
     Ok(Value::Chunk(Chunk {
         rank: b.rank,

@@ -466,12 +466,16 @@ impl<'c> Evaluator<'c> {
     fn right_operand_fits(&self, span: Span, op: BinOp, y: i128) -> Res<()> {
         use BinOp::*;
         match op {
-            Div | Rem if y == 0 => Err(self.error(
-                Code::Arithmetic,
-                span,
-                "division by zero",
-                "the right side is 0",
-            )),
+            Div | Rem if y == 0 => Err(self
+                .error(
+                    Code::Arithmetic,
+                    span,
+                    "division by zero",
+                    "the right side is 0",
+                )
+                .with_note(
+                    "help: guard the division with an `if`, or change what makes the right side 0",
+                )),
             Shl | Shr if !(0..64).contains(&y) => Err(self.error(
                 Code::Arithmetic,
                 span,

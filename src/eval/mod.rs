@@ -208,6 +208,7 @@ impl<'c> Evaluator<'c> {
                     format!("`{}` is not defined yet", self.code.globals[slot as usize]),
                     "read before its `let` ran",
                 )
+                .with_note("help: a function that reads or assigns a top-level variable runs after that variable's `let` (or `param`): call it later, or pass the value as an argument")
             }),
         }
     }

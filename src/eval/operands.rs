@@ -22,7 +22,8 @@ impl Evaluator<'_> {
     pub(super) fn int_in(&self, arg: &Arg<i64>, what: &str, limit: u32) -> Res<u32> {
         let v = arg.value;
         if v < 0 || v >= limit as i64 {
-            let bound = if limit == u32::MAX {
+            // Said of the side the value is out on.
+            let bound = if v < 0 {
                 String::from("must not be negative")
             } else {
                 format!("must be below {limit}")

@@ -45,7 +45,8 @@ impl<'c> Evaluator<'c> {
                             target.span,
                             format!("`{}` is not defined yet", target.name),
                             "assigned before its `let` ran",
-                        ));
+                        )
+                        .with_note("help: a function that reads or assigns a top-level variable runs after that variable's `let` (or `param`): call it later, or pass the value as an argument"));
                     }
                 }
                 self.write(*place, v);
@@ -293,7 +294,8 @@ impl<'c> Evaluator<'c> {
                 unit_size.span,
                 "pipeline unit size must be a positive integer",
                 format!("this is {unit}"),
-            ));
+            )
+            .with_note("help: unit_size is the bytes each iteration moves: give a positive number, such as 1 << 20"));
         };
         let iter = crate::ir::IterContext {
             unit_size: unit_bytes as u64,

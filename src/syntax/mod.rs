@@ -187,7 +187,9 @@ fn unexpected_char(ch: &str, span: Span) -> Diagnostic {
     } else {
         format!("`{c}` (U+{:04X})", c as u32)
     };
-    let help = if invisible {
+    let help = if c.is_control() && !c.is_whitespace() {
+        "help: a control character, which a program has no use for: delete it"
+    } else if invisible {
         "help: an invisible or non-breaking space: delete it, or type a plain space"
     } else if !c.is_ascii() {
         "help: names are ASCII letters, digits and `_`; other text goes in a string (\"...\") or a comment (//)"

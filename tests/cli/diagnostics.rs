@@ -439,3 +439,44 @@ fn input_text_cannot_forge_a_message_line() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Each error says how to fix it, and its label fits the case: a help
+/// note where the message and label alone leave the fix to guesswork.
+#[test]
+fn errors_say_how_to_fix_them() {
+    let dir = std::env::temp_dir().join(format!("msclc-help-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let header = "program \"p\" { collective = allgather(2, chunk_factor: 2, inplace: false) }\n";
+    let cases: &[(&str, &str, &str)] = &[
+        ("let y = nrank\n", "error[E0101]", "help: define it with `let` or `param`"),
+        ("fn f() -> int { return g }\nlet a = f()\nlet g = 1\n", "error[E0102]", "help: a function that reads or assigns a top-level variable"),
+        ("let l = [1, 2]\nlet y = l[5]\n", "error[E0201]", "help: a list of 2 is indexed 0 to 1"),
+        ("let m = {1: 2}\nlet y = m[5]\n", "error[E0201]", "help: the map holds 1 entry, such as `1`"),
+        ("let y = 4 / 0\n", "error[E0202]", "help: guard the division with an `if`"),
+        ("let c = rank(0).input[2]\n", "error[E0303]", "help: its chunks are 0 to 1"),
+        ("let c = rank(0).input[1..0]\n", "it ends where it starts, or before", "help: a slice `[lo..hi]` holds chunks lo to hi - 1"),
+        ("let s = scratch(0, -1)\n", "scratch size must not be negative", ""),
+        ("for i in 0..2 { if i { } }\n", "^ of type `int`", ""),
+        ("let x = 1\u{7}\n", "help: a control character", ""),
+        ("let r = rank(0)\npipeline(unit_size: 0, num_chunks: 1) { r.copy(r.output[0], r.input[0], tb: 0) }\n", "error[E0307]", "help: unit_size is the bytes each iteration moves"),
+    ];
+    for (i, (body, first, second)) in cases.iter().enumerate() {
+        let path = dir.join(format!("case{i}.mscl"));
+        std::fs::write(&path, format!("{header}{body}")).unwrap();
+        let out = msclc(&["check", path.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{body}: {err}");
+        assert!(err.contains(first) && err.contains(second), "{body}: {err}");
+    }
+    // An unknown name among a param's values is one error, not also "not
+    // a literal".
+    let path = dir.join("values.mscl");
+    std::fs::write(&path, "param p: protocol in [LL, Foo] = LL\n").unwrap();
+    let err =
+        String::from_utf8_lossy(&msclc(&["check", path.to_str().unwrap()]).stderr).into_owned();
+    assert!(
+        err.contains("error[E0101]") && !err.contains("E0107"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
