@@ -35,16 +35,24 @@ pub fn parse(file: u32, src: &str) -> Result<Vec<Stmt>, Diagnostic> {
     Ok(stmts)
 }
 
+/// What the grammar expected, as a user reads it: tokens quoted (`` `)` ``,
+/// `` `,` `` would be lost among the commas), classes of token named.
 fn describe_expected(expected: &[String]) -> String {
     let names: Vec<String> = expected
         .iter()
-        .map(|e| e.trim_matches('"').to_string())
+        .map(|e| match e.trim_matches('"') {
+            "ident" => "a name".to_string(),
+            "int" => "an integer".to_string(),
+            "string" => "a string".to_string(),
+            token => format!("`{token}`"),
+        })
         .collect();
-    match names.len() {
-        0 => String::new(),
-        1 => format!("expected {}", names[0]),
-        n if n <= 8 => format!("expected one of: {}", names.join(", ")),
-        _ => format!("expected one of: {}, ...", names[..8].join(", ")),
+    match &names[..] {
+        [] => String::new(),
+        [one] => format!("expected {one}"),
+        [a, b] => format!("expected {a} or {b}"),
+        _ if names.len() <= 8 => format!("expected one of {}", names.join(", ")),
+        _ => format!("expected one of {}, ...", names[..8].join(", ")),
     }
 }
 
@@ -113,9 +121,17 @@ fn describe_parse_error(
                 }
             }
             if matches!(tok, Token::Assign) {
-                d = d.with_note(
-                    "help: only a plain variable can be assigned; use `let` to bind a new name",
-                );
+                // Right after `let`, the name is what is missing.
+                let before = src[..l].trim_end();
+                let after_let = before.strip_suffix("let").is_some_and(|rest| {
+                    !rest.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                });
+                d = d.with_note(match after_let {
+                    true => "help: `let` binds a name to a value: `let x = 3`",
+                    false => {
+                        "help: only a plain variable can be assigned; use `let` to bind a new name"
+                    }
+                });
             }
             d
         }
