@@ -21,14 +21,14 @@ pub fn build_plan(
     values: &[(&Ident, Span, Value)],
 ) -> Res<Plan> {
     let mut options = Options::default();
-    let mut collective: Option<CollectiveVal> = None;
+    let mut collective: Option<(CollectiveVal, Span)> = None;
     let mut num_ranks: Option<(u32, Span)> = None;
     let (mut min_message_size_at, mut max_message_size_at) = (None, None);
     for (key, vspan, v) in values {
         let vspan = *vspan;
         let positive = |what: &str, max: u64| ev.count(vspan, &format!("`{what}`"), v, max);
         match (key.name.as_str(), v) {
-            ("collective", Value::Collective(c)) => collective = Some(**c),
+            ("collective", Value::Collective(c)) => collective = Some((**c, vspan)),
             ("num_ranks", _) => num_ranks = Some((positive("num_ranks", MAX_RANKS)?, vspan)),
             ("instances", _) => options.instances = positive("instances", 1024)?,
             ("protocol", Value::Protocol(p)) => options.protocol = *p,
@@ -70,7 +70,7 @@ pub fn build_plan(
             }
         }
     }
-    let Some(c) = collective else {
+    let Some((c, collective_at)) = collective else {
         return Err(ev
             .error(
                 Code::Program,
@@ -110,6 +110,7 @@ pub fn build_plan(
         instances_made: false,
         min_message_size_at,
         max_message_size_at,
+        collective_at: Some(collective_at),
     })
 }
 

@@ -229,6 +229,9 @@ pub struct Plan {
     pub min_message_size_at: Option<crate::diag::Span>,
     /// Where the program sets `max_message_size`, likewise.
     pub max_message_size_at: Option<crate::diag::Span>,
+    /// Where the program sets its collective, for the warnings about its
+    /// buffers; `None` for plans read from JSON.
+    pub collective_at: Option<crate::diag::Span>,
 }
 
 /// The loop values ops and channels were made in, kept as cheaply as the
@@ -569,6 +572,7 @@ mod tests {
             loops: Default::default(),
             instances_made: true,
             min_message_size_at: None,
+            collective_at: None,
             max_message_size_at: None,
             ranks: vec![rank],
         };

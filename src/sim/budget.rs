@@ -267,6 +267,7 @@ mod tests {
             loops: Default::default(),
             instances_made: true,
             min_message_size_at: None,
+            collective_at: None,
             max_message_size_at: None,
             ranks: vec![rank; ranks as usize],
         }

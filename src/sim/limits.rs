@@ -51,7 +51,13 @@ pub fn check_limits(plan: &Plan) -> Vec<Diagnostic> {
         .iter()
         .any(|r| r.input_chunks == 0 || r.output_chunks == 0)
     {
-        warnings.push(Diagnostic::plain(Code::ExecutorBug, "the plan's input or output has no chunks: today's executor divides by both chunk counts when it checks a call's sizes, and stops the process with a division by zero (SIGFPE) at every call; simulated as intended").as_warning());
+        let message = "the plan's input or output has no chunks: today's executor divides by both chunk counts when it checks a call's sizes, and stops the process with a division by zero (SIGFPE) at every call; simulated as intended";
+        warnings.push(match plan.collective_at {
+            Some(span) => {
+                Diagnostic::warning(Code::ExecutorBug, span, message, "a buffer of no chunks")
+            }
+            None => Diagnostic::plain(Code::ExecutorBug, message).as_warning(),
+        });
     }
     for (first, message) in [
         (unhalved_scratch, "with a double scratch buffer, today's executor does not move Simple-protocol remote scratch, port transfers or switch ops to the second half; simulated as intended"),

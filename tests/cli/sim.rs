@@ -102,3 +102,29 @@ fn a_negative_number_is_out_of_range() {
         );
     }
 }
+
+/// A program whose collective has a buffer of no chunks is warned at its
+/// `collective =` (today's executor divides by the chunk counts).
+#[test]
+fn a_buffer_of_no_chunks_is_warned_at_the_collective() {
+    let dir = std::env::temp_dir().join(format!("msclc-nochunks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("empty.mscl");
+    std::fs::write(
+        &path,
+        "program \"t\" { collective = test_collective(2, input_size: 0, output_size: 1) }\n\
+         let r = rank(0)\n\
+         r.copy(r.output[0], r.output[0], tb: 0)\n",
+    )
+    .unwrap();
+    let out = msclc(&["sim", path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("warning[W0503]: the plan's input or output has no chunks")
+            && err.contains("empty.mscl:1:28")
+            && err.contains("a buffer of no chunks"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -423,6 +423,7 @@ fn plan(doc: &At, gpus: impl FnOnce() -> Res<Vec<RankPlan>>) -> Res<Plan> {
         loops: Default::default(),
         instances_made: true,
         min_message_size_at: None,
+        collective_at: None,
         max_message_size_at: None,
     })
 }
