@@ -124,6 +124,14 @@ fn command() -> ExitCode {
     msclc::memory::set_ceiling(msclc::memory::budget(0.9));
     let code = match Cli::try_parse() {
         Ok(cli) => run_command(cli),
+        // A command named after options or the input: clap's message
+        // would take the command for the input; say what is meant.
+        Err(e) if misplaced_command(&e).is_some() => {
+            let command = misplaced_command(&e).expect("just matched");
+            let message = format!("error: `{command}` is a command, and comes first: `msclc {command} [OPTIONS] FILE` (options before a command are the compile's)\n\nFor more information, try '--help'.\n");
+            let _ = std::io::stderr().write_all(message.as_bytes());
+            ExitCode::from(2)
+        }
         // Help, the version, or a usage error, said as clap says them.
         Err(e) => {
             let printed = e.print();
@@ -147,6 +155,25 @@ fn command() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// The command the command line names past its first argument, where
+/// that made the usage error `e` (`msclc --pretty check p.mscl`, `msclc
+/// p.mscl sim`).
+fn misplaced_command(e: &clap::Error) -> Option<String> {
+    use clap::CommandFactory;
+    if e.kind() != clap::error::ErrorKind::ArgumentConflict {
+        return None;
+    }
+    let commands: Vec<String> = Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| commands.contains(a)) {
+        return None;
+    }
+    args.into_iter().skip(1).find(|a| commands.contains(a))
 }
 
 #[cfg(test)]

@@ -262,3 +262,24 @@ fn check_lists_the_declared_params() {
         );
     }
 }
+
+/// A command after options or the input is said to come first (clap took
+/// it for the input: "the subcommand 'p.mscl' cannot be used with").
+#[test]
+fn a_command_out_of_place_is_said_to_come_first() {
+    let example = "examples/simple_allgather.mscl";
+    for args in [
+        vec!["--pretty", "check", example],
+        vec!["-D", "x=1", "sim", example],
+        vec![example, "check"],
+    ] {
+        let out = msclc(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        let command = args.iter().find(|a| ["check", "sim"].contains(a)).unwrap();
+        assert!(
+            err.starts_with(&format!("error: `{command}` is a command, and comes first")),
+            "{args:?}: {err}"
+        );
+    }
+}
