@@ -184,7 +184,7 @@ impl Counting {
             PEAK.store(live, Relaxed);
         }
         if live > 0 && live as u64 > CEILING.load(Relaxed) {
-            out_of_memory(live as u64);
+            out_of_memory(live as u64, None);
         }
     }
 
@@ -205,13 +205,13 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         self.take(layout.size());
         // SAFETY: the caller's contract, passed on.
-        unsafe { System.alloc(layout) }
+        granted(unsafe { System.alloc(layout) }, layout.size())
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         self.take(layout.size());
         // SAFETY: the caller's contract, passed on.
-        unsafe { System.alloc_zeroed(layout) }
+        granted(unsafe { System.alloc_zeroed(layout) }, layout.size())
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
@@ -225,19 +225,50 @@ unsafe impl GlobalAlloc for Counting {
             self.take(new_size - layout.size());
         }
         // SAFETY: the caller's contract, passed on.
-        let moved = unsafe { System.realloc(ptr, layout, new_size) };
-        if new_size < layout.size() && !moved.is_null() {
+        let moved = granted(unsafe { System.realloc(ptr, layout, new_size) }, new_size);
+        if new_size < layout.size() {
             self.give(layout.size() - new_size);
         }
         moved
     }
 }
 
+/// A byte count as the E0810 message gives it, written without
+/// allocating (the allocator is what prints it).
+struct Bytes(u64);
+
+impl std::fmt::Display for Bytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let b = self.0;
+        match b {
+            _ if b >= 1 << 30 => write!(f, "{:.1} GB", (b >> 20) as f64 / 1024.0),
+            _ if b >= 1 << 20 => write!(f, "{:.1} MB", (b >> 10) as f64 / 1024.0),
+            _ if b >= 1 << 10 => write!(f, "{} KB", b >> 10),
+            _ => write!(f, "{b} bytes"),
+        }
+    }
+}
+
+/// What the system allocator gave for a request of `bytes`: a refusal
+/// (the address-space limit reached before the ceiling, which counts the
+/// bytes asked for, not the space the allocator maps for them) ends in
+/// E0810 as the ceiling does, never in an abort. No code here asks for
+/// memory it could do without (`try_reserve`), so a refusal is always
+/// the end.
+#[inline(always)]
+fn granted(ptr: *mut u8, bytes: usize) -> *mut u8 {
+    if ptr.is_null() {
+        out_of_memory(live_bytes(), Some(bytes as u64));
+    }
+    ptr
+}
+
 /// Says E0810 on standard error and exits with status 2, allocating
 /// nothing (the allocator is what calls it): the message is put together
-/// in a buffer on the stack.
+/// in a buffer on the stack. `refused`: the request the system turned
+/// down, where it did (else the ceiling was reached).
 #[cold]
-fn out_of_memory(live: u64) -> ! {
+fn out_of_memory(live: u64, refused: Option<u64>) -> ! {
     struct Line {
         buf: [u8; 512],
         len: usize,
@@ -254,15 +285,27 @@ fn out_of_memory(live: u64) -> ! {
         buf: [0; 512],
         len: 0,
     };
-    let gb = |b: u64| (b >> 20) as f64 / 1024.0;
-    let _ = std::fmt::write(
-        &mut line,
-        format_args!(
-            "error[E0810]: msclc needs more memory than this machine lets it have: it would hold {:.1} GB, and may hold {:.1} GB (the address-space limit, `ulimit -v`, or the memory available)\n  = help: compile or simulate the program at fewer ranks (a param, `-D`), or run where more memory is free\n",
-            gb(live),
-            gb(CEILING.load(Relaxed))
+    let head = "error[E0810]: msclc needs more memory than this machine lets it have";
+    let why = "(the address-space limit, `ulimit -v`, or the memory available)";
+    let help = "  = help: compile or simulate the program at fewer ranks (a param, `-D`), or run where more memory is free\n";
+    let _ = match refused {
+        None => std::fmt::write(
+            &mut line,
+            format_args!(
+                "{head}: it would hold {}, and may hold {} {why}\n{help}",
+                Bytes(live),
+                Bytes(CEILING.load(Relaxed))
+            ),
         ),
-    );
+        Some(bytes) => std::fmt::write(
+            &mut line,
+            format_args!(
+                "{head}: holding {}, it was refused {} more {why}\n{help}",
+                Bytes(live),
+                Bytes(bytes)
+            ),
+        ),
+    };
     #[cfg(unix)]
     // SAFETY: writes bytes of a live buffer to standard error, then ends
     // the process without running anything that could allocate.

@@ -279,3 +279,49 @@ fn programs_too_large_for_the_memory_stop_at_their_line() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Under any address-space limit, however tight, a command either does
+/// its work or ends with E0810 and exit status 2: an allocation the
+/// system refuses (before msclc's own ceiling, which counts the bytes
+/// asked for and not the space the allocator maps) is no abort.
+#[cfg(unix)]
+#[test]
+fn a_refused_allocation_is_e0810_at_any_limit() {
+    let dir = std::env::temp_dir().join(format!("msclc-refused-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan = dir.join("plan.json");
+    let example =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mscclpp/single_node/allreduce.mscl");
+    let made = Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .arg(&example)
+        .args(["-D", "num_gpus=16", "-q", "-o"])
+        .arg(&plan)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // From where the binary and its libraries load (its file is more
+    // than it maps, the libraries a few MB; below, the loader fails
+    // before msclc runs).
+    let binary_mb = std::fs::metadata(env!("CARGO_BIN_EXE_msclc"))
+        .unwrap()
+        .len()
+        >> 20;
+    let (mut refused, mut done) = (0, 0);
+    for mb in (binary_mb + 8..=binary_mb + 160).step_by(4) {
+        for input in [&plan, &example] {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_msclc"));
+            cmd.arg("check").arg(input).arg("-q");
+            common::with_limit(&mut cmd, common::Limit::AddressSpace, mb << 20);
+            let out = cmd.output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            match out.status.code() {
+                Some(0) => done += 1,
+                Some(2) if err.contains("error[E0810]") => refused += 1,
+                code => panic!("{} under {mb} MB: {code:?}\n{err}", input.display()),
+            }
+        }
+    }
+    // The sweep reaches both sides of the line.
+    assert!(refused > 0 && done > 0, "refused {refused}, done {done}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -68,13 +68,14 @@ pub(crate) enum Compile {
 }
 
 /// A program compiled as `how` says, with the params `defines` sets and
-/// within `limits`, or a JSON plan read (where neither has anything to
-/// set); problems are reported here, and give the exit code.
+/// within `limits`, with its sources (for reports that point into it),
+/// or a JSON plan read (where neither has anything to set); problems are
+/// reported here, and give the exit code.
 pub(crate) fn load_plan(
     input: &std::path::Path,
     (defines, limits): (&[(String, String)], &LimitArgs),
     how: Compile,
-) -> Result<(msclc::ir::Plan, Option<driver::Compilation>), ExitCode> {
+) -> Result<(msclc::ir::Plan, Option<msclc::diag::SourceMap>), ExitCode> {
     let nranks = match how {
         Compile::ForRanks(n) | Compile::ForReports(Some(n)) => Some(n),
         _ => None,
@@ -110,13 +111,15 @@ pub(crate) fn load_plan(
         return Ok((plan, None));
     }
     let limits = limits.limits();
-    let compiled = match how {
+    let mut compiled = match how {
         Compile::ForRanks(n) => driver::compile_for_ranks(input, defines, n, limits),
         Compile::ForReports(Some(n)) => driver::compile_for_ranks(input, defines, n, limits),
         Compile::ForReports(None) => driver::compile_with(input, defines, limits),
         Compile::Plain => driver::compile_with(input, defines, limits),
     };
-    match &compiled.result {
+    // The plan is moved out, not copied: a large one is most of what the
+    // command holds (`sim` estimates its own memory after this).
+    match std::mem::replace(&mut compiled.result, Err(Vec::new())) {
         Ok(plan) => {
             // `sim` lists the executor's limits with its verdict.
             match how {
@@ -127,9 +130,9 @@ pub(crate) fn load_plan(
                 Compile::ForRanks(_) => tell!("{}", compiled.sources.render(&compiled.warnings)),
                 _ => {}
             }
-            Ok((plan.clone(), Some(compiled)))
+            Ok((plan, Some(compiled.sources)))
         }
-        Err(diags) => Err(report(&compiled.sources, diags)),
+        Err(diags) => Err(report(&compiled.sources, &diags)),
     }
 }
 

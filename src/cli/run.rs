@@ -78,7 +78,7 @@ pub(crate) fn exec(args: &RunArgs) -> ExitCode {
     } else {
         load_plan(&args.input, (&args.define, &args.limits), how)
     };
-    let (plan, compiled) = match loaded {
+    let (plan, sources) = match loaded {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
@@ -102,13 +102,11 @@ pub(crate) fn exec(args: &RunArgs) -> ExitCode {
     match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {
-            let sources = compiled.as_ref().map(|c| &c.sources);
+            let sources = sources.as_ref();
             tell!("{}", msclc::runner::explain_wrong_result(&plan, sources));
             wrong()
         }
-        Err(msclc::runner::RunError::Problem(d)) => {
-            fail_in(compiled.as_ref().map(|c| &c.sources), &args.input, d)
-        }
+        Err(msclc::runner::RunError::Problem(d)) => fail_in(sources.as_ref(), &args.input, d),
         Err(msclc::runner::RunError::Stuck(gave_up)) => {
             let message = format!("the kernel stopped waiting: {gave_up}");
             let mut notes = Vec::new();
@@ -121,7 +119,7 @@ pub(crate) fn exec(args: &RunArgs) -> ExitCode {
             }
             notes.push("`--timeout` gives slow waits longer".to_string());
             let with_notes = |d: Diagnostic| notes.iter().fold(d, |d, n| d.with_note(n.clone()));
-            let sources = compiled.as_ref().map(|c| &c.sources);
+            let sources = sources.as_ref();
             // Point at the op in the program, where it was compiled here.
             let code = match (sources, gave_up.span) {
                 (Some(sources), Some(span)) => {

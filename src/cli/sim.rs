@@ -129,18 +129,15 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
     if let Err(d) = super::input::distinct_outputs(&outputs, &inputs) {
         return fail(d);
     }
-    let compiled;
     let (plan, sources) = match load_plan(
         &args.input,
         (&args.define, &args.limits),
         Compile::ForReports(args.nranks),
     ) {
-        Ok((plan, c)) => {
-            compiled = c;
-            (plan, compiled.as_ref().map(|c| &c.sources))
-        }
+        Ok(loaded) => loaded,
         Err(code) => return code,
     };
+    let sources = sources.as_ref();
     if let Err(d) = super::input::outputs_spare_imports(&outputs, sources) {
         return fail(d);
     }
