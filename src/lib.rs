@@ -35,6 +35,7 @@ pub mod parallel;
 pub mod passes;
 pub mod runner;
 pub mod sim;
+pub mod stack;
 pub mod syntax;
 pub mod timing;
 pub mod tune;

@@ -107,14 +107,8 @@ fn main() -> ExitCode {
     if std::env::args_os().nth(1).is_none_or(|a| a != "lsp") {
         msclc::memory::tune_for_a_short_command();
     }
-    match std::thread::Builder::new()
-        .stack_size(msclc::STACK_BYTES)
-        .spawn(command)
-    {
-        // A panic has printed its message; exit as Rust does after one.
-        Ok(thread) => thread.join().unwrap_or(ExitCode::from(101)),
-        Err(_) => command(),
-    }
+    // A panic has printed its message; exit as Rust does after one.
+    msclc::stack::run_on_a_deep_stack(command).unwrap_or(ExitCode::from(101))
 }
 
 fn command() -> ExitCode {

@@ -107,12 +107,17 @@ pub fn set_ceiling(bytes: u64) {
 /// machine has available now, whichever is less; `None` where neither is
 /// known.
 pub fn available() -> Option<u64> {
-    let mut most =
-        address_space_limit().map(|limit| limit.saturating_sub(mapped_bytes().unwrap_or(0)));
+    let mut most = address_space_left();
     if let Some(free) = machine_available() {
         most = Some(most.map_or(free, |m| m.min(free)));
     }
     most
+}
+
+/// What the process's address-space limit (`ulimit -v`) leaves above
+/// what it has mapped, where it has one.
+pub fn address_space_left() -> Option<u64> {
+    address_space_limit().map(|limit| limit.saturating_sub(mapped_bytes().unwrap_or(0)))
 }
 
 /// Whether the process has an address-space limit (`ulimit -v`): then

@@ -299,15 +299,22 @@ fn a_refused_allocation_is_e0810_at_any_limit() {
         .status()
         .unwrap();
     assert!(made.success());
-    // From where the binary and its libraries load (its file is more
-    // than it maps, the libraries a few MB; below, the loader fails
-    // before msclc runs).
-    let binary_mb = std::fs::metadata(env!("CARGO_BIN_EXE_msclc"))
-        .unwrap()
-        .len()
-        >> 20;
+    // From where the binary and its libraries load (below, the loader
+    // fails before msclc runs): where `msclc --version` first runs.
+    let runs = |mb: u64| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_msclc"));
+        cmd.arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        common::with_limit(&mut cmd, common::Limit::AddressSpace, mb << 20);
+        cmd.status().unwrap().success()
+    };
+    let floor = (1..512)
+        .step_by(2)
+        .find(|mb| runs(*mb))
+        .expect("msclc runs under 512 MB");
     let (mut refused, mut done) = (0, 0);
-    for mb in (binary_mb + 8..=binary_mb + 160).step_by(4) {
+    for mb in (floor..=floor + 160).step_by(4) {
         for input in [&plan, &example] {
             let mut cmd = Command::new(env!("CARGO_BIN_EXE_msclc"));
             cmd.arg("check").arg(input).arg("-q");
@@ -323,5 +330,48 @@ fn a_refused_allocation_is_e0810_at_any_limit() {
     }
     // The sweep reaches both sides of the line.
     assert!(refused > 0 && done > 0, "refused {refused}, done {done}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A program that recurses deeply within the limits, where an
+/// address-space limit leaves no room for msclc's 1 GB stack: it runs on
+/// what stack there is, and where that is too little, ends in E0401 at
+/// the call, never in a stack overflow.
+#[cfg(unix)]
+#[test]
+fn deep_recursion_on_a_small_stack_is_e0401() {
+    let dir = std::env::temp_dir().join(format!("msclc-stack-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("deep.mscl");
+    // 200 nested `if`s in a function that calls itself 250 deep.
+    let nested = format!(
+        "{}return f(n - 1){}",
+        "if true {\n".repeat(200),
+        "\n}".repeat(200)
+    );
+    let program = format!(
+        "{HEADER}fn f(n: int) -> int {{\nif n == 0 {{ return 0 }}\n{nested}\nreturn 0\n}}\nlet x = f(250)\n"
+    );
+    std::fs::write(&path, program).unwrap();
+    let mut outcomes = Vec::new();
+    for mb in [2048, 1000, 600, 300, 150, 80, 60, 40] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_msclc"));
+        cmd.arg("check").arg(&path);
+        common::with_limit(&mut cmd, common::Limit::AddressSpace, mb << 20);
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        match out.status.code() {
+            Some(0) => outcomes.push("ran"),
+            Some(1) if err.contains("error[E0401]: recursion too deep") => {
+                assert!(err.contains("help: msclc has a stack of"), "{err}");
+                outcomes.push("E0401")
+            }
+            Some(2) if err.contains("error[E0810]") => outcomes.push("E0810"),
+            code => panic!("under {mb} MB: {code:?}\n{err}"),
+        }
+    }
+    // (Where the smaller stacks start to fall short depends on the build.)
+    assert_eq!(outcomes[0], "ran", "{outcomes:?}");
+    assert!(outcomes.contains(&"E0401"), "{outcomes:?}");
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -155,7 +155,10 @@ fn start_shards(
         let (inputs, own_stops) = (inputs.clone(), stops.clone());
         let thread = std::thread::Builder::new()
             .stack_size(crate::STACK_BYTES)
-            .spawn(move || evaluate_shard(&inputs, shard, &own_stops));
+            .spawn(move || {
+                crate::stack::note(crate::STACK_BYTES);
+                evaluate_shard(&inputs, shard, &own_stops)
+            });
         match thread {
             Ok(handle) => workers.push(handle),
             Err(_) => {

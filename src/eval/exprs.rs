@@ -521,6 +521,19 @@ impl<'c> Evaluator<'c> {
                 format!("more than {MAX_CALL_DEPTH} nested calls"),
             ));
         }
+        if crate::stack::too_deep() {
+            let mb = crate::stack::size().unwrap_or(0) >> 20;
+            return Err(self
+                .error(
+                    Code::Limit,
+                    span,
+                    "recursion too deep",
+                    format!("{} nested calls fill msclc's stack here", self.depth),
+                )
+                .with_note(format!(
+                    "help: msclc has a stack of {mb} MB here, not its usual 1 GB: the address-space limit (`ulimit -v`) or the stack limit (`ulimit -s`) leaves no room for more; raise it, or nest calls less deeply"
+                )));
+        }
         let f = &self.code.functions[id as usize];
         // The callee's frame goes on top of the caller's before the
         // arguments are evaluated: given ones in the caller's frame,
