@@ -140,14 +140,21 @@ impl Editor {
         );
     }
 
+    /// Ends the session; a document opened after `shutdown` is not heard
+    /// (its diagnostics would be due after 40 ms).
     fn stop(mut self) {
         self.request("shutdown", json!(null));
+        self.open("file:///late.mscl", "let x = (");
+        std::thread::sleep(std::time::Duration::from_millis(200));
         self.notify("exit", json!(null));
         let status = self.child.wait().unwrap();
         assert!(
             status.success(),
             "msclc lsp exits 0 after shutdown and exit"
         );
+        let mut rest = String::new();
+        self.output.read_to_string(&mut rest).unwrap();
+        assert!(!rest.contains("late.mscl"), "{rest}");
     }
 }
 
@@ -633,6 +640,17 @@ fn unserved_requests_are_not_found_and_an_early_exit_is_code_1() {
     let refused = editor.next_error();
     assert_eq!(refused["id"], 7);
     assert_eq!(refused["error"]["code"], -32601, "{refused}");
+    // Params a request does not take: -32602, said in words.
+    editor.send(
+        json!({"jsonrpc": "2.0", "id": 8, "method": "textDocument/hover", "params": {"x": 1}}),
+    );
+    let refused = editor.next_error();
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message
+            .starts_with("the params of `textDocument/hover` are not what it takes: missing field"),
+        "{refused}"
+    );
     editor.notify("exit", json!(null));
     let status = editor.child.wait().unwrap();
     assert_eq!(status.code(), Some(1));

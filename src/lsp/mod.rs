@@ -93,7 +93,10 @@ impl<W: std::io::Write> Session<W> {
                     if n.method == notif::Exit::METHOD {
                         return Ok(self.shut_down);
                     }
-                    self.notification(n)?;
+                    // After `shutdown`, only `exit` is heard.
+                    if !self.shut_down {
+                        self.notification(n)?;
+                    }
                 }
                 Ok(Incoming::Message(Message::Response(_))) => {}
             }
@@ -401,7 +404,14 @@ impl Server {
     {
         let (_, params) = request
             .extract::<R::Params>(R::METHOD)
-            .map_err(|e| format!("{e:?}"))?;
+            .map_err(|e| match e {
+                lsp_server::ExtractError::JsonError { method, error } => {
+                    format!("the params of `{method}` are not what it takes: {error}")
+                }
+                lsp_server::ExtractError::MethodMismatch(r) => {
+                    format!("internal error: `{}` taken for `{}`", r.method, R::METHOD)
+                }
+            })?;
         let Some(doc) = self.documents.get(params.document().as_str()) else {
             return Ok(serde_json::Value::Null);
         };
