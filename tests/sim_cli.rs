@@ -193,6 +193,13 @@ fn residency_on_a_target_gpu_is_a_warning_on_stderr() {
         stderr.contains("rank 0 has 200 thread blocks of 1024 threads; the H100 holds 132"),
         "{stderr}"
     );
+    // At the op of the first block left out, with its loop values.
+    assert!(
+        stderr.contains("wide.mscl:8:5")
+            && stderr.contains("thread block 132 of rank 0, the first left out")
+            && stderr.contains("= when b = 132"),
+        "{stderr}"
+    );
     // `-q` as for `msclc FILE` and `msclc check`.
     for quietly in ["--quiet", "-q"] {
         let (_, _, quiet) = sim(&["tests/sim_cli/wide.mscl", "--target", "h100", quietly]);

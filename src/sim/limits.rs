@@ -173,11 +173,25 @@ pub fn residency(plan: &Plan, target: &Target) -> Option<Diagnostic> {
     let (rank, blocks) = (most.0, most.1.threadblocks.len() as u32);
     let fits = resident_blocks(target, threads);
     (blocks > fits).then(|| {
-        Diagnostic::plain(Code::Residency, format!(
+        let message = format!(
             "rank {rank} has {blocks} thread blocks of {threads} threads; the {} holds {fits} of the executor's blocks at once ({} SMs; at most 64 registers a thread and about 15 KB of shared memory a block), so blocks that wait for ones that never start can hang: use fewer thread blocks or fewer threads per block",
             target.name.to_uppercase(),
             target.sms
-        )).as_warning()
+        );
+        // At the first op of the first block that does not fit, where the
+        // program made one.
+        let first_left_out = most.1.threadblocks[fits as usize].ops.first();
+        match first_left_out {
+            Some(op) => {
+                let label = format!("thread block {fits} of rank {rank}, the first left out");
+                let d = Diagnostic::warning(Code::Residency, op.span, message, label);
+                match plan.loop_values(op.context) {
+                    Some(values) => d.with_note(format!("when {values}")),
+                    None => d,
+                }
+            }
+            None => Diagnostic::plain(Code::Residency, message).as_warning(),
+        }
     })
 }
 
