@@ -277,9 +277,9 @@ fn a_plan_too_large_for_the_memory_budget_is_refused_up_front() {
 fn max_memory_past_the_machine_is_refused_up_front() {
     let dir = std::env::temp_dir().join(format!("msclc-sim-machine-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    // An allgather of 4,096 ranks and no ops: its output cells, the ranks
-    // squared, are about 1.5 GiB to simulate.
-    let ranks = 4096;
+    // An allgather of 8,192 ranks and no ops: its output cells, the ranks
+    // squared, are about 6 GiB to simulate.
+    let ranks = 8192;
     let gpus: Vec<serde_json::Value> = (0..ranks)
         .map(|id| serde_json::json!({"id": id, "input_chunks": 1, "output_chunks": ranks, "scratch_chunks": 0, "channels": [], "remote_buffers": [], "semaphores": [], "threadblocks": []}))
         .collect();
