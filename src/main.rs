@@ -107,8 +107,19 @@ fn main() -> ExitCode {
     if std::env::args_os().nth(1).is_none_or(|a| a != "lsp") {
         msclc::memory::tune_for_a_short_command();
     }
-    // A panic has printed its message; exit as Rust does after one.
-    msclc::stack::run_on_a_deep_stack(command).unwrap_or(ExitCode::from(101))
+    match msclc::stack::run_on_a_deep_stack(command) {
+        Some(Ok(code)) => code,
+        // A panic has printed its message; exit as Rust does after one.
+        Some(Err(_)) => ExitCode::from(101),
+        None => {
+            let message = format!(
+                "error[E0810]: msclc needs more memory than this machine lets it have: no thread with a stack of {} MB can start (the address-space limit, `ulimit -v`, leaves too little room)\n  = help: raise the limit\n",
+                msclc::stack::SMALLEST >> 20
+            );
+            let _ = std::io::stderr().write_all(message.as_bytes());
+            ExitCode::from(2)
+        }
+    }
 }
 
 fn command() -> ExitCode {
@@ -122,7 +133,7 @@ fn command() -> ExitCode {
         // would take the command for the input; say what is meant.
         Err(e) if misplaced_command(&e).is_some() => {
             let command = misplaced_command(&e).expect("just matched");
-            let message = format!("error: `{command}` is a command, and comes first: `msclc {command} [OPTIONS] FILE` (options before a command are the compile's)\n\nFor more information, try '--help'.\n");
+            let message = format!("error: `{command}` is a command, and comes first: `msclc {command} [OPTIONS] ...` (options before a command are the compile's)\n\nFor more information, try '--help'.\n");
             let _ = std::io::stderr().write_all(message.as_bytes());
             ExitCode::from(2)
         }
@@ -156,18 +167,25 @@ fn command() -> ExitCode {
 /// p.mscl sim`).
 fn misplaced_command(e: &clap::Error) -> Option<String> {
     use clap::CommandFactory;
-    if e.kind() != clap::error::ErrorKind::ArgumentConflict {
+    // (clap's conflicts of a subcommand with the default command's
+    // arguments; a flag given twice is another conflict.)
+    if e.kind() != clap::error::ErrorKind::ArgumentConflict
+        || !e.to_string().contains("the subcommand")
+    {
         return None;
     }
     let commands: Vec<String> = Cli::command()
         .get_subcommands()
         .map(|c| c.get_name().to_string())
         .collect();
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().is_some_and(|a| commands.contains(a)) {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let is_command =
+        |a: &std::ffi::OsString| a.to_str().is_some_and(|a| commands.iter().any(|c| c == a));
+    if args.first().is_some_and(is_command) {
         return None;
     }
-    args.into_iter().skip(1).find(|a| commands.contains(a))
+    let named = args.iter().skip(1).find(|a| is_command(a))?;
+    named.to_str().map(str::to_string)
 }
 
 #[cfg(test)]

@@ -4,8 +4,9 @@
 //! and the evaluator its calls too), so a thread that compiles is given
 //! [`crate::STACK_BYTES`]. Under an address-space limit (`ulimit -v`)
 //! that reservation may not fit: the command then takes the largest
-//! stack that does, and the evaluator, which asks [`too_deep`] at every call,
-//! stops recursion that would overflow it with a diagnostic (E0401).
+//! stack that does (of 16 MB at least; less, and it does not run), and
+//! the evaluator, which asks [`too_deep`] at every call, stops recursion
+//! that would overflow it with a diagnostic (E0401).
 
 use std::cell::Cell;
 
@@ -14,9 +15,8 @@ const SIZES: [usize; 4] = [crate::STACK_BYTES, 256 << 20, 64 << 20, 16 << 20];
 
 /// The stack a call of a user function must leave: enough for the
 /// deepest nesting the parser admits (`syntax::nesting::MAX_NESTING`
-/// levels of blocks and expressions) below the call, in a debug build;
-/// half of a stack smaller than twice that (a release build needs a
-/// tenth as much, and a program of a few levels little at all).
+/// levels of blocks and expressions) below the call, in a debug build (a
+/// release build needs a tenth as much).
 const MARGIN: usize = 4 << 20;
 
 thread_local! {
@@ -27,41 +27,27 @@ thread_local! {
 
 /// Runs `f` on a thread of the largest stack in [`SIZES`] the system
 /// gives, within half of what an address-space limit leaves (the heap
-/// needs the rest), or on this thread (its stack, `ulimit -s`) where it
-/// gives none; `Err` if `f` panicked.
-pub fn run_on_a_deep_stack<T: Send + 'static>(f: fn() -> T) -> std::thread::Result<T> {
+/// needs the rest); `Err` if `f` panicked; `None` where no such thread
+/// can start (msclc cannot run on less: the main thread's stack, which
+/// grows into the same address space as the heap, could overflow at any
+/// depth).
+pub fn run_on_a_deep_stack<T: Send + 'static>(f: fn() -> T) -> Option<std::thread::Result<T>> {
     let room = crate::memory::address_space_left().map_or(usize::MAX, |left| {
         usize::try_from(left / 2).unwrap_or(usize::MAX)
     });
-    for bytes in SIZES.into_iter().filter(|b| *b <= room) {
+    SIZES.into_iter().filter(|b| *b <= room).find_map(|bytes| {
         let thread = std::thread::Builder::new()
             .stack_size(bytes)
             .spawn(move || {
                 note(bytes);
                 f()
             });
-        if let Ok(thread) = thread {
-            return thread.join();
-        }
-    }
-    // The main thread's stack grows into the address space too: it is
-    // grown now, before the heap can take the room it will need.
-    let bytes = main_stack_bytes().min(room);
-    reach(bytes.saturating_sub(256 << 10));
-    note(bytes);
-    Ok(f())
+        thread.ok().map(|t| t.join())
+    })
 }
 
-/// Makes this thread's stack reach `bytes` below here.
-#[inline(never)]
-fn reach(bytes: usize) {
-    let mut page = [0u8; 16 << 10];
-    if bytes > page.len() {
-        reach(bytes - page.len());
-    }
-    // (After the call: no frame is reused for it.)
-    std::hint::black_box(&mut page);
-}
+/// The smallest stack msclc runs on, in bytes.
+pub const SMALLEST: usize = SIZES[SIZES.len() - 1];
 
 /// Notes that this thread's stack holds about `bytes` from here down.
 pub fn note(bytes: usize) {
@@ -75,7 +61,7 @@ pub fn note(bytes: usize) {
 pub fn too_deep() -> bool {
     match NOTED.get() {
         (0, _) => false,
-        (lowest, size) => here().saturating_sub(lowest) < MARGIN.min(size / 2),
+        (lowest, _) => here().saturating_sub(lowest) < MARGIN,
     }
 }
 
@@ -90,24 +76,4 @@ pub fn size() -> Option<usize> {
 fn here() -> usize {
     let probe = 0u8;
     std::hint::black_box(&probe) as *const u8 as usize
-}
-
-/// The main thread's stack (`ulimit -s`), 8 MB where it is unlimited or
-/// unknown.
-fn main_stack_bytes() -> usize {
-    const DEFAULT: usize = 8 << 20;
-    #[cfg(unix)]
-    {
-        let mut rlimit = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit writes the struct it is given.
-        if unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut rlimit) } == 0
-            && rlimit.rlim_cur != libc::RLIM_INFINITY
-        {
-            return usize::try_from(rlimit.rlim_cur).unwrap_or(DEFAULT);
-        }
-    }
-    DEFAULT
 }

@@ -294,7 +294,7 @@ fn a_refused_allocation_is_e0810_at_any_limit() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mscclpp/single_node/allreduce.mscl");
     let made = Command::new(env!("CARGO_BIN_EXE_msclc"))
         .arg(&example)
-        .args(["-D", "num_gpus=16", "-q", "-o"])
+        .args(["-D", "num_gpus=64", "-q", "-o"])
         .arg(&plan)
         .status()
         .unwrap();
@@ -314,7 +314,7 @@ fn a_refused_allocation_is_e0810_at_any_limit() {
         .find(|mb| runs(*mb))
         .expect("msclc runs under 512 MB");
     let (mut refused, mut done) = (0, 0);
-    for mb in (floor..=floor + 160).step_by(4) {
+    for mb in (floor..=floor + 160).step_by(8) {
         for input in [&plan, &example] {
             let mut cmd = Command::new(env!("CARGO_BIN_EXE_msclc"));
             cmd.arg("check").arg(input).arg("-q");

@@ -282,4 +282,24 @@ fn a_command_out_of_place_is_said_to_come_first() {
             "{args:?}: {err}"
         );
     }
+    // An option's value that names a command is no command; a flag given
+    // twice is said to be.
+    let out = msclc(&["-o", "check", example, "--pretty", "--pretty"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("'--pretty' cannot be used multiple times"),
+        "{err}"
+    );
+    // A file name that is not UTF-8 is no trouble.
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let out = Command::new(env!("CARGO_BIN_EXE_msclc"))
+            .arg(std::ffi::OsStr::from_bytes(b"\xff.mscl"))
+            .arg("sim")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: `sim` is a command"));
+    }
 }
