@@ -51,15 +51,11 @@ pub(crate) fn format_file(path: &std::path::Path, check: bool) -> u8 {
             path.display()
         ));
     }
-    let (name, read) = if stdin {
-        (
-            "<stdin>".to_string(),
-            std::io::read_to_string(std::io::stdin()),
-        )
-    } else {
-        (path.display().to_string(), driver::read_source(path))
+    let name = match stdin {
+        true => "<stdin>".to_string(),
+        false => path.display().to_string(),
     };
-    let text = match read {
+    let text = match driver::read_main(path) {
         Ok(text) => text,
         Err(e) if stdin => return unusable(format!("cannot read standard input: {e}")),
         Err(e) => return unusable(format!("cannot read {name}: {e}")),

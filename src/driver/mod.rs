@@ -89,13 +89,18 @@ fn regular_file(path: &Path) -> std::io::Result<()> {
     )))
 }
 
-/// A source file's text, refused when it is larger than `MAX_SOURCE_BYTES`;
-/// `-` is standard input ([`STDIN`]).
+/// A source file's text, refused when it is larger than `MAX_SOURCE_BYTES`.
 pub fn read_source(path: &Path) -> std::io::Result<String> {
-    if path.as_os_str() == STDIN {
-        return read_stdin();
-    }
     crate::files::read_text(std::fs::File::open(path)?, Some(MAX_SOURCE_BYTES))
+}
+
+/// The main program's text: `read_source`, but `-` is standard input
+/// ([`STDIN`]; an import of `"-"` is the file of that name).
+pub fn read_main(path: &Path) -> std::io::Result<String> {
+    match path.as_os_str() == STDIN {
+        true => read_stdin(),
+        false => read_source(path),
+    }
 }
 
 /// The input that names standard input as the main program (`msclc -`,
@@ -105,8 +110,8 @@ pub const STDIN: &str = "-";
 
 /// Standard input's text, read once: a command that reads its program
 /// more than once (`tune`, for each candidate) gets the same text each
-/// time.
-fn read_stdin() -> std::io::Result<String> {
+/// time. Refused past `MAX_SOURCE_BYTES`, as a file is.
+pub fn read_stdin() -> std::io::Result<String> {
     static TEXT: std::sync::OnceLock<Result<String, (std::io::ErrorKind, String)>> =
         std::sync::OnceLock::new();
     let text = TEXT.get_or_init(|| {
@@ -160,7 +165,7 @@ fn compile_file(
     instances: Instances,
 ) -> Compilation {
     let mut timings = Timings::default();
-    match timings.time("read", || read_source(path)) {
+    match timings.time("read", || read_main(path)) {
         Ok(text) => compile_text(path, text, defines, limits, warn, instances, timings),
         Err(e) => compiled(
             SourceMap::default(),
@@ -489,7 +494,7 @@ pub fn analyze_with(
 /// there is none.
 pub fn parse_file(path: &Path) -> (SourceMap, Result<Program, Vec<Diagnostic>>) {
     let mut sources = SourceMap::default();
-    let program = match read_source(path) {
+    let program = match read_main(path) {
         Ok(text) => load(&mut sources, path, text),
         Err(e) => Err(vec![unreadable(path, e)]),
     };

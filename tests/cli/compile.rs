@@ -85,6 +85,28 @@ fn dash_input_is_standard_input() {
     assert!(sharded.status.success() && sharded.stdout == whole.stdout);
     let params = piped(&["check", "-", "--params"], &text);
     assert!(String::from_utf8_lossy(&params.stdout).contains("\"name\":\"num_gpus\""));
+    // An import of "-" is the file of that name, stdin or not.
+    let dir = std::env::temp_dir().join(format!("msclc-dash-import-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("-"), "fn two() -> int { return 2 }\n").unwrap();
+    std::fs::write(
+        dir.join("main.mscl"),
+        "import \"-\"\nassert(two() == 2, \"the file's\")\n",
+    )
+    .unwrap();
+    let main = dir.join("main.mscl");
+    let out = piped(
+        &["check", main.to_str().unwrap()],
+        "fn two() -> int { return 3 }\n",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("declares no program"));
+    let _ = std::fs::remove_dir_all(&dir);
     let broken = piped(&["check", "-"], "import \"examples/nowhere.mscl\"\n");
     assert_eq!(broken.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&broken.stderr);
