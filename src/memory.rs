@@ -93,6 +93,12 @@ pub fn tune_for_a_short_command() {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
         libc::mallopt(libc::M_TRIM_THRESHOLD, i32::MAX);
         libc::mallopt(libc::M_TOP_PAD, 16 << 20);
+        // Under an address-space limit, one arena: a thread's own arena
+        // reserves 64 MB of address space up front, which a limit counts
+        // (and the command evaluates on one thread there, `shards.rs`).
+        if address_space_limited() {
+            libc::mallopt(libc::M_ARENA_MAX, 1);
+        }
     }
 }
 
@@ -226,11 +232,12 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if new_size > layout.size() {
-            self.take(new_size - layout.size());
+        let grown = new_size.saturating_sub(layout.size());
+        if grown > 0 {
+            self.take(grown);
         }
         // SAFETY: the caller's contract, passed on.
-        let moved = granted(unsafe { System.realloc(ptr, layout, new_size) }, new_size);
+        let moved = granted(unsafe { System.realloc(ptr, layout, new_size) }, grown);
         if new_size < layout.size() {
             self.give(layout.size() - new_size);
         }
@@ -263,7 +270,10 @@ impl std::fmt::Display for Bytes {
 #[inline(always)]
 fn granted(ptr: *mut u8, bytes: usize) -> *mut u8 {
     if ptr.is_null() {
-        out_of_memory(live_bytes(), Some(bytes as u64));
+        // What was held before the request (`take` counted it already,
+        // or holds it in this thread's pending count).
+        let held = LIVE.load(Relaxed) + PENDING.get() - bytes as i64;
+        out_of_memory(held.max(0) as u64, Some(bytes as u64));
     }
     ptr
 }

@@ -294,13 +294,13 @@ fn a_refused_allocation_is_e0810_at_any_limit() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mscclpp/single_node/allreduce.mscl");
     let made = Command::new(env!("CARGO_BIN_EXE_msclc"))
         .arg(&example)
-        .args(["-D", "num_gpus=64", "-q", "-o"])
+        .args(["-D", "num_gpus=128", "-q", "-o"])
         .arg(&plan)
         .status()
         .unwrap();
     assert!(made.success());
-    // From where the binary and its libraries load (below, the loader
-    // fails before msclc runs): where `msclc --version` first runs.
+    // From where `msclc --version` first runs (below, the loader fails,
+    // or no thread of the smallest stack msclc takes can start: E0810).
     let runs = |mb: u64| {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_msclc"));
         cmd.arg("--version")

@@ -188,10 +188,13 @@ fn slice(ev: &Evaluator<'_>, b: &BufferVal, lo: i64, hi: i64, span: Span) -> Res
             (
                 "slice out of bounds",
                 format!("the buffer has {} chunk(s)", b.size),
-                format!(
-                    "help: its chunks are 0 to {}: the collective's `chunk_factor` (or the scratch buffer's size) sets how many there are",
-                    b.size.saturating_sub(1)
-                ),
+                match b.size {
+                    0 => "help: the buffer has no chunks: the collective's sizes (or the scratch buffer's size) set how many there are".to_string(),
+                    n => format!(
+                        "help: its chunks are 0 to {}: the collective's `chunk_factor` (or the scratch buffer's size) sets how many there are",
+                        n - 1
+                    ),
+                },
             )
         };
         return Err(ev

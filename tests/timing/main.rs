@@ -532,6 +532,8 @@ fn a_pipeline_is_timed_on_what_it_covers_and_checked_at_each_size() {
     );
     // Where the plan is wrong at every size, that is the finding (exit
     // code 1), not a range of sizes none of which runs it (E0808).
+    // (And a timeline asked for is not written, not refused.)
+    let svg = dir.join("counts.svg");
     let every = [
         "sim",
         counts.to_str().unwrap(),
@@ -539,9 +541,15 @@ fn a_pipeline_is_timed_on_what_it_covers_and_checked_at_each_size() {
         "h100-nvlink",
         "--size",
         "2K:8K",
+        "--svg",
+        svg.to_str().unwrap(),
     ];
     let text = stdout_of_unverified(&every, "3 of the 3");
     assert!(rows(&text).is_empty(), "{text}");
+    assert!(
+        text.contains("# no timeline written: no size has a time") && !svg.exists(),
+        "{text}"
+    );
     // Thousands of iterations each move their unit: a two-stage pipeline
     // of 64 KiB units goes no slower per byte as the message grows (no
     // iteration takes the whole range while the others take none).
