@@ -127,18 +127,17 @@ fn command() -> ExitCode {
     // itself stops it with E0810 (memory.rs): later than any stage's own
     // budget, and before the system refuses an allocation.
     msclc::memory::set_ceiling(msclc::memory::budget(0.9));
-    let code = match Cli::try_parse() {
+    let code = match Cli::try_parse().map_err(|e| (misplaced_command(&e), e)) {
         Ok(cli) => run_command(cli),
         // A command named after options or the input: clap's message
         // would take the command for the input; say what is meant.
-        Err(e) if misplaced_command(&e).is_some() => {
-            let command = misplaced_command(&e).expect("just matched");
+        Err((Some(command), _)) => {
             let message = format!("error: `{command}` is a command, and comes first: `msclc {command} [OPTIONS] ...` (options before a command are the compile's)\n\nFor more information, try '--help'.\n");
             let _ = std::io::stderr().write_all(message.as_bytes());
             ExitCode::from(2)
         }
         // Help, the version, or a usage error, said as clap says them.
-        Err(e) => {
+        Err((None, e)) => {
             let printed = e.print();
             cli::streams::remember_error(
                 if e.use_stderr() {
