@@ -275,7 +275,7 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
     }
     if let (Some(topology), Some((run, simulated))) = (&topology, &recorded) {
         let t = &args.timing;
-        let title = args.input.display().to_string();
+        let title = msclc::driver::source_name(&args.input);
         let request = msclc::timing::Request {
             topology,
             dtype: t.dtype.into(),

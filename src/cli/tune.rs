@@ -163,7 +163,7 @@ pub(crate) fn exec(args: &TuneArgs) -> ExitCode {
     let name = plans.first().map_or("plan".to_string(), |p| p.name.clone());
     let title = format!(
         "{} on {}, {}, {}, {} to {}",
-        args.input.display(),
+        msclc::driver::source_name(&args.input),
         topology.name,
         msclc::units::count(plans.first().map_or(0, |p| p.ranks.len() as u64), "rank"),
         msclc::ir::Dtype::from(args.dtype).nccl_name(),
@@ -266,7 +266,7 @@ fn write(
         files.push(file);
     }
     let about = serde_json::json!({
-        "program": args.input.display().to_string(),
+        "program": msclc::driver::source_name(&args.input),
         "topology": args.timing,
         "dtype": msclc::ir::Dtype::from(args.dtype).nccl_name(),
         "span": [args.size.0, args.size.1],

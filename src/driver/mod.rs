@@ -122,8 +122,8 @@ pub fn read_stdin() -> std::io::Result<String> {
         .map_err(|(kind, message)| std::io::Error::new(kind, message))
 }
 
-/// What diagnostics call the main file at `path`.
-fn source_name(path: &Path) -> String {
+/// What diagnostics and reports call the main file at `path`.
+pub fn source_name(path: &Path) -> String {
     match path.as_os_str() == STDIN {
         true => "<stdin>".to_string(),
         false => path.display().to_string(),
