@@ -347,6 +347,29 @@ fn an_output_naming_a_folder_is_refused_before_the_work() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Two outputs that name one file, though it is not there yet and the
+/// names differ (`./t.json`, `t.json`), are refused before the work.
+#[test]
+fn two_outputs_naming_one_new_file_are_refused() {
+    let dir = scratch("one_file");
+    let program = copy_of_the_quick_start(&dir);
+    let out = msclc()
+        .current_dir(&dir)
+        .args(["sim", "--timing", "h100-nvlink", "--size", "1K:4K"])
+        .args(["--trace", "./t.json", "--svg", "t.json"])
+        .arg(&program)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("error[E0803]: --trace and --svg both name t.json"),
+        "{err}"
+    );
+    assert!(!dir.join("t.json").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A file its user may not write is not replaced by `-o` or `fmt` (a
 /// rename asks only the folder's leave, and would have): exit 2, the file
 /// as it was. Root may write any file, so as root the commands run as

@@ -209,10 +209,16 @@ pub(crate) fn distinct_outputs(
                 ),
             ));
         }
-        // Not there yet, two outputs of one name are still one file.
+        // Not there yet, two outputs of one name are still one file
+        // (`./t.json` and `t.json` too).
+        let named = |p: &std::path::Path| {
+            std::path::absolute(p)
+                .map(|p| msclc::files::lexical(&p))
+                .ok()
+        };
         let earlier = outputs[..i]
             .iter()
-            .find(|(_, other, _)| *other == output || same_file(other, output));
+            .find(|(_, other, _)| named(other) == named(output) || same_file(other, output));
         if let Some((other_flag, ..)) = earlier {
             return Err(Diagnostic::plain(
                 Code::Options,

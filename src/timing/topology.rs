@@ -325,10 +325,12 @@ pub fn from_json(name: &str, text: &str) -> Result<Topology, String> {
     let l = &base.latency;
     // Every collective takes a launch at least: with none, a plan of
     // synchronization only would take no time, and no bandwidth be had.
+    // (From a picosecond: a time of less has no bandwidth to print.)
     let launch = lat.at_least_zero("launch", l.launch)?;
-    if launch <= 0.0 {
+    if launch < 1e-6 {
         return Err(
-            "`latency_us.launch` must be more than 0 (every collective takes a launch)".into(),
+            "`latency_us.launch` must be at least 0.000001 (every collective takes a launch)"
+                .into(),
         );
     }
     let latency = Latency {

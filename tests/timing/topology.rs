@@ -162,7 +162,12 @@ pub(crate) fn bad_topologies_are_diagnostics() {
         ),
         (
             r#"{"base": "h100-nvlink", "latency_us": {"launch": 0}}"#,
-            "`latency_us.launch` must be more than 0",
+            "`latency_us.launch` must be at least 0.000001",
+        ),
+        // (Less, and the table's bandwidths come out as NaN.)
+        (
+            r#"{"base": "h100-nvlink", "latency_us": {"launch": 5e-324, "op": 0}}"#,
+            "`latency_us.launch` must be at least 0.000001",
         ),
         ("{", "not JSON"),
         ("", "not JSON"),
