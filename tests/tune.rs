@@ -386,6 +386,42 @@ fn tune_replaces_its_own_results_but_no_users_file() {
         );
         std::fs::write(&path, before).unwrap();
     }
+    // A plan of the user's, of the name tune gives its plan, where no
+    // index of tune's lists it, is the user's too.
+    let fresh = scratch("strangers-plan");
+    let users = fresh.join(&plan_file);
+    let compiled = msclc(&[args[0], "-o", users.to_str().unwrap()]);
+    assert!(compiled.status.success());
+    let before = std::fs::read(&users).unwrap();
+    let out = msclc(&[&["tune"], &args[..], &["-o", fresh.to_str().unwrap()]].concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.code() == Some(2) && err.starts_with("error[E0809]: "),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&users).unwrap(), before);
+    let _ = std::fs::remove_dir_all(&fresh);
+    // Tuning again, for other sizes, leaves none of the earlier plans.
+    let other = [&args[..4], &["1M:1M"], &args[5..]].concat();
+    let (_, index) = tune(&other, &dir);
+    let mut plans: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| f != "index.json" && f.ends_with(".json"))
+        .collect();
+    plans.sort();
+    let mut listed: Vec<&str> = index["plans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["file"].as_str().unwrap())
+        .collect();
+    listed.sort();
+    assert_eq!(
+        plans, listed,
+        "the folder holds the plans of the last index only"
+    );
+    assert!(!dir.join(&plan_file).exists() || listed.contains(&plan_file.as_str()));
     // A link to tune's own index elsewhere is not written through.
     let elsewhere = scratch("strangers-elsewhere");
     std::fs::rename(dir.join("index.json"), elsewhere.join("index.json")).unwrap();

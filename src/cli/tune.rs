@@ -219,12 +219,14 @@ const RESULTS: [&str; 2] = ["index.json", "busbw.svg"];
 /// picture), nothing else.
 fn refuse_strangers(dir: &Path, files: impl Iterator<Item = String>) -> Result<(), ExitCode> {
     // A link is not tune's to write through: the file it names is
-    // outside what tune was given.
+    // outside what tune was given. A plan is tune's where its index
+    // lists it (a plan the user compiled into the folder is not).
+    let listed = earlier_plans(dir);
     let ours = |path: &Path, file: &str| match file {
         _ if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) => false,
         "index.json" => msclc::files::holds_json_keys(path, report::INDEX_KEYS),
         "busbw.svg" => report::is_tunes_picture(path),
-        _ => msclc::files::holds_json_keys(path, msclc::back::json::PLAN_KEYS),
+        _ => listed.iter().any(|l| l == file),
     };
     let strangers: Vec<String> = files
         .map(|file| (dir.join(&file), file))
@@ -245,8 +247,32 @@ fn refuse_strangers(dir: &Path, files: impl Iterator<Item = String>) -> Result<(
     )))
 }
 
+/// The plans tune's own index in `dir` lists, its earlier results there
+/// (each a plan still, and a file of the folder itself, not a link).
+fn earlier_plans(dir: &Path) -> Vec<String> {
+    let index = dir.join("index.json");
+    if !msclc::files::holds_json_keys(&index, report::INDEX_KEYS) {
+        return Vec::new();
+    }
+    let text = std::fs::read_to_string(&index).unwrap_or_default();
+    let index: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    let files = index["plans"].as_array().into_iter().flatten();
+    let names = files.filter_map(|p| p["file"].as_str());
+    names
+        .filter(|name| Path::new(name).file_name() == Some(std::ffi::OsStr::new(name)))
+        .filter(|name| {
+            let path = dir.join(name);
+            let link = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+            !link && msclc::files::holds_json_keys(&path, msclc::back::json::PLAN_KEYS)
+        })
+        .map(str::to_string)
+        .collect()
+}
+
 /// Writes the plans, the index and the picture into `dir` (made if it is
-/// not there; nothing else in it is touched). Returns the names written.
+/// not there), and removes the plans of tune's earlier results there that
+/// these do not replace; nothing else in it is touched. Returns the names
+/// written.
 fn write(
     dir: &Path,
     tuned: &tune::Tuned,
@@ -256,6 +282,7 @@ fn write(
     args: &TuneArgs,
 ) -> std::io::Result<Vec<String>> {
     std::fs::create_dir_all(dir)?;
+    let earlier = earlier_plans(dir);
     let mut files = Vec::new();
     for (k, plan) in plans.iter().enumerate() {
         let file = report::file_name(name, tuned, k);
@@ -289,5 +316,10 @@ fn write(
     written.push("index.json".to_string());
     msclc::files::write(&dir.join("busbw.svg"), report::svg(tuned, title).as_bytes())?;
     written.push("busbw.svg".to_string());
+    // (After the new index: a run stopped here leaves files, never an
+    // index that lists none.)
+    for stale in earlier.iter().filter(|e| !written.contains(e)) {
+        std::fs::remove_file(dir.join(stale))?;
+    }
     Ok(written)
 }
