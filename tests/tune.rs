@@ -551,3 +551,26 @@ fn options_that_contradict_each_other_are_refused_before_tuning() {
         .join("-")
         .exists());
 }
+
+/// A plan's range stays within the program's own message sizes, though
+/// the span asked runs past them (simple_allgather declares at most 1 GiB).
+#[test]
+fn a_plan_range_stays_within_the_programs_own_sizes() {
+    let dir = scratch("own-sizes");
+    let args = [
+        "examples/simple_allgather.mscl",
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "1G:2147483647",
+        "--vary",
+        "num_gpus=2,4",
+    ];
+    let (_, index) = tune(&args, &dir);
+    let last = index["plans"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["max_message_size"], 1u64 << 30, "{index}");
+    let plan = std::fs::read_to_string(dir.join(last["file"].as_str().unwrap())).unwrap();
+    let plan: Value = serde_json::from_str(&plan).unwrap();
+    assert_eq!(plan["max_message_size"], 1u64 << 30);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -138,18 +138,24 @@ pub(crate) fn exec(args: &TuneArgs) -> ExitCode {
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    let tuned = match tuned {
+    let mut tuned = match tuned {
         Ok(t) => t,
         // E0606 exits 1 (the program is wrong), E08xx 2.
         Err((sources, diags)) => return report(&sources, &diags),
     };
     // The plans, compiled again (only the table's times were kept).
     let mut plans = Vec::new();
-    for (seg, &(min, max)) in tuned.segments.iter().zip(&tuned.ranges) {
-        match tune::compiled(&request, &tuned.defines(&args.define, seg)) {
+    for k in 0..tuned.segments.len() {
+        match tune::compiled(&request, &tuned.defines(&args.define, &tuned.segments[k])) {
             Ok(mut plan) => {
-                plan.options.min_message_size = min.into();
-                plan.options.max_message_size = max.into();
+                // Within the program's own sizes too: the first and last
+                // ranges reach the span's ends, which may lie past them
+                // (the sizes timed lie within both).
+                let (min, max) = tuned.ranges[k];
+                let own = &mut plan.options;
+                own.min_message_size = own.min_message_size.max(min.into());
+                own.max_message_size = own.max_message_size.min(max.into());
+                tuned.ranges[k] = (own.min_message_size as u64, own.max_message_size as u64);
                 plans.push(plan);
             }
             Err(why) => {
