@@ -574,3 +574,26 @@ fn a_plan_range_stays_within_the_programs_own_sizes() {
     assert_eq!(plan["max_message_size"], 1u64 << 30);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A value given twice to `--vary` (or twice over, as 512 and 0x200) is
+/// one candidate.
+#[test]
+fn a_value_varied_twice_is_one_candidate() {
+    let out = msclc(&[
+        "tune",
+        "examples/mscclpp/single_node/allreduce.mscl",
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "1M:1M",
+        "--vary",
+        "num_threads_per_block=512,512,0x200,1024",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("# varied: num_threads_per_block [512, 1024]"),
+        "{text}"
+    );
+    assert!(text.contains("2 candidates; 2 verified"), "{text}");
+}

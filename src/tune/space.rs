@@ -82,6 +82,18 @@ impl Space {
                     None => continue,
                 },
             };
+            // Each value once (`--vary tbg=1,1`, or `1,0x1`): a candidate
+            // once, simulated once.
+            let mut seen = Vec::new();
+            let values: Vec<String> = values
+                .into_iter()
+                .filter(|v| {
+                    let value = crate::driver::params::value_of(param.ty, v);
+                    let new = !seen.contains(&value);
+                    seen.push(value);
+                    new
+                })
+                .collect();
             let default = crate::vocab::Literal::of(param.default).map(|l| l.define_text());
             axes.push(Axis {
                 name: param.name.to_string(),
