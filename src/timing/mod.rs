@@ -155,6 +155,16 @@ impl<'p> Executions<'p> {
             groups: out,
         }
     }
+
+    /// How many sizes have a problem of their own run, and the smallest.
+    fn sizes_with_problems(&self) -> (usize, Option<u64>) {
+        let sizes = self
+            .groups
+            .iter()
+            .filter(|(which, _)| which.is_some_and(|k| self.problems[k].is_some()));
+        let sizes: Vec<u64> = sizes.flat_map(|(_, sizes)| sizes.iter().copied()).collect();
+        (sizes.len(), sizes.iter().copied().min())
+    }
 }
 
 /// One size's predicted time, for a program that chooses among plans
@@ -248,18 +258,6 @@ pub struct Prediction {
     /// at the iterations that size's pipelines run): the plan is not
     /// right at every size, and `msclc sim` exits 1.
     pub unverified: bool,
-}
-
-impl Executions<'_> {
-    /// How many sizes have a problem of their own run, and the smallest.
-    fn sizes_with_problems(&self) -> (usize, Option<u64>) {
-        let sizes = self
-            .groups
-            .iter()
-            .filter(|(which, _)| which.is_some_and(|k| self.problems[k].is_some()));
-        let sizes: Vec<u64> = sizes.flat_map(|(_, sizes)| sizes.iter().copied()).collect();
-        (sizes.len(), sizes.iter().copied().min())
-    }
 }
 
 /// Predicts `run`'s time at each size, writes the timeline files asked
