@@ -522,17 +522,20 @@ impl<'c> Evaluator<'c> {
             ));
         }
         if crate::stack::too_deep() {
-            let mb = crate::stack::size().unwrap_or(0) >> 20;
-            return Err(self
-                .error(
-                    Code::Limit,
-                    span,
-                    "recursion too deep",
-                    format!("{} nested calls fill msclc's stack here", self.depth),
-                )
-                .with_note(format!(
-                    "help: msclc has a stack of {mb} MB here, not its usual 1 GB: the address-space limit (`ulimit -v`) or the stack limit (`ulimit -s`) leaves no room for more; raise it, or nest calls less deeply"
-                )));
+            let d = self.error(
+                Code::Limit,
+                span,
+                "recursion too deep",
+                format!("{} nested calls fill msclc's stack here", self.depth),
+            );
+            let bytes = crate::stack::size().unwrap_or(crate::STACK_BYTES);
+            return Err(match bytes < crate::STACK_BYTES {
+                true => d.with_note(format!(
+                    "help: msclc has a stack of {} MB here, not its usual 1 GB: the address-space limit (`ulimit -v`) leaves no room for more; raise it, or nest calls less deeply",
+                    bytes >> 20
+                )),
+                false => d.with_note("help: nest calls less deeply, or blocks within them"),
+            });
         }
         let f = &self.code.functions[id as usize];
         // The callee's frame goes on top of the caller's before the
