@@ -150,10 +150,14 @@ pub fn render(
         {
             Some(p) => out.push_str(&critical_lines(&preps[p.execution], p)),
             None => {
-                let _ = writeln!(
-                    out,
-                    "# --explain {size}: no row of the table at or below {size} B"
-                );
+                let smallest = rows.iter().flatten().map(|p| p.workload.size()).min();
+                let _ = match smallest {
+                    Some(least) => writeln!(
+                        out,
+                        "# --explain {size}: no row of the table at or below {size} B; the smallest is {least} B (--explain {least})"
+                    ),
+                    None => writeln!(out, "# --explain {size}: the table has no row to explain"),
+                };
             }
         },
     }

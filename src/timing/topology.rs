@@ -345,12 +345,21 @@ pub fn from_json(name: &str, text: &str) -> Result<Topology, String> {
         barrier: lat.at_least_zero("barrier", l.barrier)?,
         multimem: lat.at_least_zero("multimem", l.multimem)?,
     };
+    let name = match top.get("name") {
+        Some(Value::String(s)) => s.clone(),
+        Some(_) => return Err("`name` is a string".into()),
+        None => name.to_string(),
+    };
+    // (It heads each table, a comment line: a line break or a terminal's
+    // escape would break the table or the terminal.)
+    if name.chars().any(char::is_control) {
+        return Err(format!(
+            "the name `{}` holds a control character: give a `name` of printable text",
+            crate::diag::escaped(&name)
+        ));
+    }
     let topology = Topology {
-        name: match top.get("name") {
-            Some(Value::String(s)) => s.clone(),
-            Some(_) => return Err("`name` is a string".into()),
-            None => name.to_string(),
-        },
+        name,
         gpus_per_node,
         one_gpu,
         nvls,

@@ -326,6 +326,19 @@ fn a_long_block_is_one_short_line_of_the_path() {
         "{}",
         lines[0]
     );
+    // A size below the table's says which to ask for.
+    let args = [
+        "sim",
+        program.to_str().unwrap(),
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "1K:4K",
+        "--explain",
+        "100",
+    ];
+    let text = stdout_of(&args);
+    assert!(text.contains("# --explain 100: no row of the table at or below 100 B; the smallest is 1024 B (--explain 1024)"), "{text}");
     std::fs::remove_dir_all(&dir).ok();
 }
 

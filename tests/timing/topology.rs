@@ -169,6 +169,10 @@ pub(crate) fn bad_topologies_are_diagnostics() {
             r#"{"base": "h100-nvlink", "latency_us": {"launch": 5e-324, "op": 0}}"#,
             "`latency_us.launch` must be at least 0.000001",
         ),
+        (
+            r#"{"base": "h100-nvlink", "name": "a\nb\u001b[31m"}"#,
+            "holds a control character: give a `name` of printable text",
+        ),
         ("{", "not JSON"),
         ("", "not JSON"),
     ] {
