@@ -51,10 +51,7 @@ pub(crate) fn format_file(path: &std::path::Path, check: bool) -> u8 {
             path.display()
         ));
     }
-    let name = match stdin {
-        true => "<stdin>".to_string(),
-        false => path.display().to_string(),
-    };
+    let name = driver::source_name(path);
     let text = match driver::read_main(path) {
         Ok(text) => text,
         Err(e) if stdin => return unusable(format!("cannot read standard input: {e}")),

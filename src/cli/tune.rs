@@ -103,7 +103,7 @@ pub(crate) fn exec(args: &TuneArgs) -> ExitCode {
                 ),
             ));
         }
-        if let Err(refused) = refuse_strangers(dir, RESULTS.map(String::from).into_iter()) {
+        if let Err(refused) = refuse_strangers(dir, RESULTS.map(String::from).into_iter(), &[]) {
             return refused;
         }
     }
@@ -198,10 +198,12 @@ pub(crate) fn exec(args: &TuneArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     };
     let plan_files = (0..plans.len()).map(|k| report::file_name(&name, &tuned, k));
-    if let Err(refused) = refuse_strangers(dir, plan_files.chain(RESULTS.map(String::from))) {
+    let earlier = earlier_plans(dir);
+    let files = plan_files.chain(RESULTS.map(String::from));
+    if let Err(refused) = refuse_strangers(dir, files, &earlier) {
         return refused;
     }
-    match write(dir, &tuned, &plans, &name, &title, args) {
+    match write(dir, &tuned, &plans, (&name, &title), &earlier, args) {
         Ok(files) => {
             sayln!("# wrote, in {}:", dir.display());
             for f in files {
@@ -223,11 +225,15 @@ const RESULTS: [&str; 2] = ["index.json", "busbw.svg"];
 /// wrote: a user's own `index.json`, say, or a link to a file elsewhere.
 /// Tune replaces its own earlier results (a plan, its index, its
 /// picture), nothing else.
-fn refuse_strangers(dir: &Path, files: impl Iterator<Item = String>) -> Result<(), ExitCode> {
+fn refuse_strangers(
+    dir: &Path,
+    files: impl Iterator<Item = String>,
+    listed: &[String],
+) -> Result<(), ExitCode> {
     // A link is not tune's to write through: the file it names is
     // outside what tune was given. A plan is tune's where its index
-    // lists it (a plan the user compiled into the folder is not).
-    let listed = earlier_plans(dir);
+    // lists it (`listed`, `earlier_plans`: a plan the user compiled into
+    // the folder is not).
     let ours = |path: &Path, file: &str| match file {
         _ if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) => false,
         "index.json" => msclc::files::holds_json_keys(path, report::INDEX_KEYS),
@@ -276,19 +282,18 @@ fn earlier_plans(dir: &Path) -> Vec<String> {
 }
 
 /// Writes the plans, the index and the picture into `dir` (made if it is
-/// not there), and removes the plans of tune's earlier results there that
-/// these do not replace; nothing else in it is touched. Returns the names
-/// written.
+/// not there), and removes the plans of tune's earlier results there
+/// (`earlier`) that these do not replace; nothing else in it is touched.
+/// Returns the names written.
 fn write(
     dir: &Path,
     tuned: &tune::Tuned,
     plans: &[msclc::ir::Plan],
-    name: &str,
-    title: &str,
+    (name, title): (&str, &str),
+    earlier: &[String],
     args: &TuneArgs,
 ) -> std::io::Result<Vec<String>> {
     std::fs::create_dir_all(dir)?;
-    let earlier = earlier_plans(dir);
     let mut files = Vec::new();
     for (k, plan) in plans.iter().enumerate() {
         let file = report::file_name(name, tuned, k);
