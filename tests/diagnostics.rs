@@ -460,6 +460,34 @@ fn chunk_on_wrong_rank_for_channel() {
     );
 }
 
+/// A channel made with its ranks the wrong way round (the constructors
+/// take the destination first): the note says which way it runs and how
+/// to write the one meant; a chunk on neither end gets no such note.
+#[test]
+fn channel_made_the_other_way_round() {
+    let notes = |line: &str| {
+        let src = with_header(line).replacen("allreduce(2", "allreduce(3", 1);
+        let c = driver::compile_source(Path::new("case.mscl"), src, &[]);
+        let Err(d) = c.result else {
+            panic!("{line} compiled")
+        };
+        assert_eq!(d[0].code, Code::WrongPlace);
+        d[0].notes.clone()
+    };
+    let swapped = notes("memory_channel(0, 1).put(rank(1).input[0], rank(0).input[1], tb: 0)");
+    assert_eq!(
+        swapped,
+        ["this channel runs from rank 1 to rank 0 (`memory_channel(dst, src)` takes the destination first): for one from rank 0 to rank 1, write `memory_channel(1, 0)`"]
+    );
+    let port = notes("port_channel(0, 1).put(rank(1).input[0], rank(0).input[1], tb: 0)");
+    assert!(port[0].contains("write `port_channel(1, 0)`"), "{port:?}");
+    let neither = notes("memory_channel(2, 0).put(rank(2).input[0], rank(1).input[1], tb: 0)");
+    assert!(
+        !neither.iter().any(|n| n.contains("runs from")),
+        "{neither:?}"
+    );
+}
+
 #[test]
 fn chunk_sizes_differ() {
     expect(

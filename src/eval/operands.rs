@@ -17,6 +17,14 @@ pub(super) enum Blocks<'a> {
     OneOrGroup(&'a Arg<Option<i64>>, &'a Arg<Option<Rc<Vec<u32>>>>),
 }
 
+/// An end of a channel: the rank that owns it (and runs its ops), or its
+/// peer.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum End {
+    Source,
+    Peer,
+}
+
 impl Evaluator<'_> {
     /// An integer argument in `0..limit` (`u32::MAX`: any that is not negative).
     pub(super) fn int_in(&self, arg: &Arg<i64>, what: &str, limit: u32) -> Res<u32> {
@@ -142,6 +150,36 @@ impl Evaluator<'_> {
             ));
         }
         Ok(())
+    }
+
+    /// `chunk` (given at `at`) must be on `end` of channel `c`, a channel
+    /// of `kind`. Where it is on the other end, the channel most likely
+    /// runs the other way from the one meant: the constructors take the
+    /// destination first (`memory_channel(dst, src)`, as the DSL's
+    /// `MemoryChannel(dst_rank, src_rank)`), and the note says so.
+    pub(super) fn expect_end(
+        &self,
+        at: Span,
+        chunk: Chunk,
+        (c, kind): (ChannelVal, ChannelKind),
+        end: End,
+        role: &str,
+    ) -> Res<()> {
+        let (rank, other) = match end {
+            End::Source => (c.src, c.dst),
+            End::Peer => (c.dst, c.src),
+        };
+        self.expect_rank(at, chunk, rank, role).map_err(|d| {
+            if chunk.rank != other {
+                return d;
+            }
+            let make = format!("{}_channel", kind.name());
+            d.with_note(format!(
+                "this channel runs from rank {src} to rank {dst} (`{make}(dst, src)` takes the destination first): for one from rank {dst} to rank {src}, write `{make}({src}, {dst})`",
+                src = c.src,
+                dst = c.dst,
+            ))
+        })
     }
 
     /// `b` (given at `at`) must be as large as `a`.

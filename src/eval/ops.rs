@@ -3,7 +3,7 @@
 //! gets, remote reductions), on switch channels and on semaphores.
 
 use super::args::{Arg, Call};
-use super::operands::Blocks;
+use super::operands::{Blocks, End};
 use super::value::*;
 use super::{Evaluator, Res};
 use crate::diag::{Code, Diagnostic, Span};
@@ -148,16 +148,19 @@ pub(super) fn method(ev: &mut Evaluator<'_>, span: Span, call: &Call, recv: Valu
         }
         (Call::MemGet(a), Value::MemoryChannel(c)) => {
             let (dst, src) = (a.dst_chunk.value, a.src_chunk.value);
-            ev.expect_rank(
+            let channel = (*c, ChannelKind::Memory);
+            ev.expect_end(
                 a.dst_chunk.span,
                 dst,
-                c.src,
+                channel,
+                End::Source,
                 "the destination of a get (on the channel's source rank)",
             )?;
-            ev.expect_rank(
+            ev.expect_end(
                 a.src_chunk.span,
                 src,
-                c.dst,
+                channel,
+                End::Peer,
                 "the source of a get (on the channel's peer)",
             )?;
             ev.expect_same_size(a.src_chunk.span, dst, src)?;
@@ -225,24 +228,28 @@ pub(super) fn method(ev: &mut Evaluator<'_>, span: Span, call: &Call, recv: Valu
             let src = a.local_src_chunk.value;
             let remotes = &a.remote_src_chunks;
             let dst = a.local_dst_chunk.value.unwrap_or(src);
-            ev.expect_rank(
+            let channel = (*c, ChannelKind::Memory);
+            ev.expect_end(
                 a.local_src_chunk.span,
                 src,
-                c.src,
+                channel,
+                End::Source,
                 "the local source chunk (on the channel's source rank)",
             )?;
-            ev.expect_rank(
+            ev.expect_end(
                 a.local_dst_chunk.span,
                 dst,
-                c.src,
+                channel,
+                End::Source,
                 "the local destination chunk (on the channel's source rank)",
             )?;
             ev.expect_same_size(a.local_dst_chunk.span, src, dst)?;
             for &r in &remotes.value {
-                ev.expect_rank(
+                ev.expect_end(
                     remotes.span,
                     r,
-                    c.dst,
+                    channel,
+                    End::Peer,
                     "every remote chunk (on the channel's peer)",
                 )?;
                 ev.expect_same_size(remotes.span, src, r)?;
@@ -355,16 +362,19 @@ impl Put {
         blocks: Blocks<'_>,
     ) -> Res<Value> {
         let c = self.channel;
-        ev.expect_rank(
+        let channel = (c, self.kind);
+        ev.expect_end(
             src.span,
             src.value,
-            c.src,
+            channel,
+            End::Source,
             "the source chunk (on the channel's source rank)",
         )?;
-        ev.expect_rank(
+        ev.expect_end(
             dst.span,
             dst.value,
-            c.dst,
+            channel,
+            End::Peer,
             "the destination chunk (on the channel's peer)",
         )?;
         if self.name == OpName::ReadPutPackets {
