@@ -80,6 +80,9 @@ pub enum Refused {
     NotOurs {
         dir: PathBuf,
         entries: Vec<PathBuf>,
+        /// Where `dir` is a link: the folder it names, whose plans are
+        /// not the runtime's alone either.
+        link: Option<PathBuf>,
     },
     Failed(String),
 }
@@ -90,7 +93,9 @@ pub enum Refused {
 /// folder is the runtime's: where it holds anything but plan files (`.json`
 /// files that hold an execution plan), nothing is touched unless `force`. Each plan is written whole or
 /// not at all, before anything is removed: a failure leaves every plan
-/// file whole. A `default` that is a link to a folder stays one.
+/// file whole. A `default` that is a link to a folder stays one; the
+/// folder it names is shared with whatever else links there, so that
+/// nothing in it is removed unless `force`.
 pub fn install(cache_dir: &Path, force: bool) -> Result<Installed, Refused> {
     let mut barrier_ids = BarrierIds::default();
     let mut plans = Vec::new();
@@ -117,6 +122,23 @@ pub fn install_plans(
         Refused::Failed(format!("cannot {what} {}: {e}", path.display()))
     };
     let dir = cache_dir.join("default");
+    let link = std::fs::read_link(&dir).ok();
+    match std::fs::metadata(&dir) {
+        Ok(m) if !m.is_dir() => {
+            return Err(Refused::Failed(format!(
+                "{} is a file, not a folder: the runtime loads its plans from a folder there; move the file elsewhere",
+                dir.display()
+            )))
+        }
+        Err(_) if link.is_some() => {
+            return Err(Refused::Failed(format!(
+                "{} is a link to {}, which does not exist: make that folder, or remove the link",
+                dir.display(),
+                link.as_deref().unwrap_or(&dir).display()
+            )))
+        }
+        _ => {}
+    }
     std::fs::create_dir_all(&dir).map_err(|e| failed("create", &dir, e))?;
     let mut before = Vec::new();
     let mut not_plans = Vec::new();
@@ -126,7 +148,7 @@ pub fn install_plans(
         let plan_file = entry.file_type().is_ok_and(|t| t.is_file())
             && path.extension().is_some_and(|x| x == "json")
             && crate::files::holds_json_keys(&path, crate::back::json::PLAN_KEYS);
-        if plan_file {
+        if plan_file && link.is_none() {
             before.push(path);
         } else {
             not_plans.push(path);
@@ -137,12 +159,24 @@ pub fn install_plans(
         return Err(Refused::NotOurs {
             dir,
             entries: not_plans,
+            link,
         });
     }
-    let mut written = Vec::new();
+    let mut written: Vec<PathBuf> = Vec::new();
     for (file, contents) in plans {
         let path = dir.join(file);
-        crate::files::write(&path, contents).map_err(|e| failed("write", &path, e))?;
+        if let Err(e) = crate::files::write(&path, contents) {
+            // The plans written stand beside those there before: say which.
+            let mut why = format!("cannot write {}: {e}", path.display());
+            if !written.is_empty() {
+                let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+                why += &format!(
+                    "; written before it, beside the plans that were there: {} (run install again once it can write)",
+                    names.join(", ")
+                );
+            }
+            return Err(Refused::Failed(why));
+        }
         written.push(path);
     }
     let mut removed = Vec::new();

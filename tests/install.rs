@@ -131,7 +131,10 @@ fn files_that_are_not_plans_are_never_removed_without_force() {
         "{err}"
     );
     assert!(
-        err.contains(&dir.join("notes").display().to_string()),
+        err.contains(&format!(
+            "{}/ (a folder: --force removes everything in it)",
+            dir.join("notes").display()
+        )),
         "{err}"
     );
     assert!(
@@ -161,7 +164,10 @@ fn files_that_are_not_plans_are_never_removed_without_force() {
 }
 
 /// A `default` that links to a folder elsewhere stays a link; the plans go
-/// where it points.
+/// where it points. That folder is not the runtime's alone: a plan there
+/// (one tuned by hand, say) is removed only with `--force`, and the
+/// refusal names the folder. A `default` that is a file, or a link to
+/// nothing, is said to be one.
 #[cfg(unix)]
 fn a_linked_default_folder_stays_a_link() {
     let cache = temp("link");
@@ -173,6 +179,34 @@ fn a_linked_default_folder_stays_a_link() {
     let link = std::fs::symlink_metadata(cache.join("default")).unwrap();
     assert!(link.file_type().is_symlink());
     assert!(elsewhere.join(format!("{}.json", PLANS[0])).exists());
+    let mine = elsewhere.join("tuned_by_hand.json");
+    std::fs::copy(elsewhere.join(format!("{}.json", PLANS[0])), &mine).unwrap();
+    let out = install(&cache);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "error[E0809]: {} is a link to {}",
+            cache.join("default").display(),
+            elsewhere.display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains("tuned_by_hand.json"), "{err}");
+    assert!(mine.exists(), "nothing is removed without --force");
+
+    std::fs::remove_file(cache.join("default")).unwrap();
+    std::os::unix::fs::symlink(cache.join("nowhere"), cache.join("default")).unwrap();
+    let err = String::from_utf8_lossy(&install(&cache).stderr).to_string();
+    assert!(err.contains("which does not exist"), "{err}");
+    std::fs::remove_file(cache.join("default")).unwrap();
+    std::fs::write(cache.join("default"), "notes").unwrap();
+    let err = String::from_utf8_lossy(&install(&cache).stderr).to_string();
+    assert!(err.contains("is a file, not a folder"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(cache.join("default")).unwrap(),
+        "notes"
+    );
     let _ = std::fs::remove_dir_all(&cache);
     let _ = std::fs::remove_dir_all(&elsewhere);
 }

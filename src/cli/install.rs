@@ -77,17 +77,35 @@ pub(crate) fn exec(args: &InstallArgs) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Err(Refused::NotOurs { dir, entries }) => {
-            // The names are the user's: escaped, as all input in messages.
+        Err(Refused::NotOurs { dir, entries, link }) => {
+            // The names are the user's: escaped, as all input in messages;
+            // a folder is said to be one, with all it holds.
             let list: Vec<String> = entries
                 .iter()
-                .map(|e| format!("  {}", msclc::diag::escaped(&e.display().to_string())))
+                .map(|e| {
+                    let name = msclc::diag::escaped(&e.display().to_string());
+                    if e.is_dir() && !e.is_symlink() {
+                        format!("  {name}/ (a folder: --force removes everything in it)")
+                    } else {
+                        format!("  {name}")
+                    }
+                })
                 .collect();
+            let what = match &link {
+                Some(target) => format!(
+                    "{} is a link to {}, a folder not the runtime's alone; `msclc install` would remove what it holds:",
+                    dir.display(),
+                    msclc::diag::escaped(&target.display().to_string())
+                ),
+                None => format!(
+                    "{} holds files that are not plans, which `msclc install` would remove:",
+                    dir.display()
+                ),
+            };
             fail(Diagnostic::plain(
                 Code::NotOurs,
                 format!(
-                    "{} holds files that are not plans, which `msclc install` would remove:\n{}\nmove them elsewhere, or give --force to remove them",
-                    dir.display(),
+                    "{what}\n{}\nmove them elsewhere, or give --force to remove them",
                     list.join("\n")
                 ),
             ))
