@@ -69,10 +69,18 @@ fn whole_elf(bytes: &[u8]) -> bool {
 }
 
 /// Stores `cubin` as the entry for `key`, creating `dir` if need be:
-/// written to a temporary file in `dir`, then renamed over the entry.
+/// written to a temporary file in `dir`, then renamed into place. The old
+/// entry is removed first, not written through: where it is a link, or
+/// one of several names of a file, what it names is not the cache's
+/// (`files::write` keeps a user's links and writes their files).
 pub fn write(dir: &Path, key: &str, cubin: &[u8]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    crate::files::write(&path(dir, key), cubin)
+    let entry = path(dir, key);
+    match std::fs::remove_file(&entry) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    crate::files::write(&entry, cubin)
 }
 
 /// The cache folder: `$MSCLC_CACHE_DIR`, else `$XDG_CACHE_HOME/msclc`,
@@ -261,6 +269,23 @@ mod tests {
             None,
             "the magic and then anything is a miss"
         );
+        // An entry that is a link, or another name of a file, is replaced
+        // as an entry: the file it names is left as it was.
+        #[cfg(unix)]
+        {
+            let notes = dir.join("notes.txt");
+            std::fs::write(&notes, "my notes").unwrap();
+            std::fs::remove_file(path(&dir, &k)).unwrap();
+            std::os::unix::fs::symlink(&notes, path(&dir, &k)).unwrap();
+            write(&dir, &k, &cubin).unwrap();
+            assert_eq!(std::fs::read_to_string(&notes).unwrap(), "my notes");
+            assert_eq!(read(&dir, &k), Some(cubin.clone()));
+            std::fs::remove_file(path(&dir, &k)).unwrap();
+            std::fs::hard_link(&notes, path(&dir, &k)).unwrap();
+            write(&dir, &k, &cubin).unwrap();
+            assert_eq!(std::fs::read_to_string(&notes).unwrap(), "my notes");
+            assert_eq!(read(&dir, &k), Some(cubin));
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
