@@ -386,6 +386,25 @@ fn tune_replaces_its_own_results_but_no_users_file() {
         );
         std::fs::write(&path, before).unwrap();
     }
+    // A plan of tune's that the user has since replaced with a plan of
+    // their own is theirs: its bytes are not those the index vouches for.
+    let path = dir.join(&plan_file);
+    let before = std::fs::read(&path).unwrap();
+    let mine = msclc(&[args[0], "-D", "name=mine", "-o", path.to_str().unwrap()]);
+    assert!(mine.status.success());
+    let theirs = std::fs::read(&path).unwrap();
+    let out = msclc(&[&["tune"], &args[..], &["-o", dir.to_str().unwrap()]].concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.code() == Some(2) && err.starts_with("error[E0809]: "),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        theirs,
+        "the user's plan replaced"
+    );
+    std::fs::write(&path, before).unwrap();
     // A plan of the user's, of the name tune gives its plan, where no
     // index of tune's lists it, is the user's too.
     let fresh = scratch("strangers-plan");
@@ -431,6 +450,66 @@ fn tune_replaces_its_own_results_but_no_users_file() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(std::fs::read(elsewhere.join("index.json")).unwrap(), before);
     let _ = std::fs::remove_dir_all(&elsewhere);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An earlier plan of tune's that the user edited, or made read-only,
+/// since is theirs: tuning again for other sizes leaves it where it is
+/// (and lists it no more), while an untouched one is removed.
+#[test]
+#[cfg(unix)]
+fn an_earlier_plan_edited_or_kept_read_only_is_left() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("edited");
+    let args = |size: &'static str| {
+        [
+            "examples/mscclpp/single_node/allreduce.mscl",
+            "--timing",
+            "h100-nvlink",
+            "--size",
+            size,
+            "--vary",
+            "num_threads_per_block=512,1024",
+        ]
+    };
+    let plans_of = |index: &Value| -> Vec<String> {
+        let plans = index["plans"].as_array().unwrap().iter();
+        plans
+            .map(|p| p["file"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for touch in ["edit", "read-only", "none"] {
+        let _ = std::fs::remove_dir_all(&dir);
+        let (_, index) = tune(&args("1M:2M"), &dir);
+        let earlier = dir.join(&plans_of(&index)[0]);
+        match touch {
+            "edit" => {
+                let text = std::fs::read_to_string(&earlier).unwrap();
+                std::fs::write(
+                    &earlier,
+                    text.replacen("\"allreduce\"", "\"tuned_by_hand\"", 1),
+                )
+                .unwrap();
+            }
+            "read-only" => {
+                std::fs::set_permissions(&earlier, std::fs::Permissions::from_mode(0o444)).unwrap()
+            }
+            _ => {}
+        }
+        let kept = std::fs::read(&earlier).unwrap();
+        let (_, index) = tune(&args("4M:4M"), &dir);
+        assert!(!plans_of(&index)
+            .contains(&earlier.file_name().unwrap().to_string_lossy().into_owned()));
+        if touch == "none" {
+            assert!(!earlier.exists(), "tune's own earlier plan is removed");
+        } else {
+            assert_eq!(
+                std::fs::read(&earlier).unwrap(),
+                kept,
+                "{touch}: the user's plan removed"
+            );
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

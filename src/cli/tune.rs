@@ -259,8 +259,10 @@ fn refuse_strangers(
     )))
 }
 
-/// The plans tune's own index in `dir` lists, its earlier results there
-/// (each a plan still, and a file of the folder itself, not a link).
+/// The plans tune's own index in `dir` lists, its earlier results there:
+/// each a file of the folder itself (not a link), with the bytes tune
+/// wrote (the fingerprint its entry keeps), and writable. A plan edited
+/// or replaced since, or one made read-only, is the user's now.
 fn earlier_plans(dir: &Path) -> Vec<String> {
     let index = dir.join("index.json");
     if !msclc::files::holds_json_keys(&index, report::INDEX_KEYS) {
@@ -268,16 +270,20 @@ fn earlier_plans(dir: &Path) -> Vec<String> {
     }
     let text = std::fs::read_to_string(&index).unwrap_or_default();
     let index: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-    let files = index["plans"].as_array().into_iter().flatten();
-    let names = files.filter_map(|p| p["file"].as_str());
-    names
-        .filter(|name| Path::new(name).file_name() == Some(std::ffi::OsStr::new(name)))
-        .filter(|name| {
+    let entries = index["plans"].as_array().into_iter().flatten();
+    let listed = entries.filter_map(|p| Some((p["file"].as_str()?, p["sha256"].as_str()?)));
+    listed
+        .filter(|(name, _)| Path::new(name).file_name() == Some(std::ffi::OsStr::new(name)))
+        .filter(|(name, sha256)| {
             let path = dir.join(name);
-            let link = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
-            !link && msclc::files::holds_json_keys(&path, msclc::back::json::PLAN_KEYS)
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                return false;
+            };
+            meta.is_file()
+                && !meta.permissions().readonly()
+                && std::fs::read(&path).is_ok_and(|bytes| report::fingerprint(&bytes) == *sha256)
         })
-        .map(str::to_string)
+        .map(|(name, _)| name.to_string())
         .collect()
 }
 
@@ -297,11 +303,11 @@ fn write(
     let mut files = Vec::new();
     for (k, plan) in plans.iter().enumerate() {
         let file = report::file_name(name, tuned, k);
-        // As `msclc FILE -o PLAN` writes it.
-        msclc::files::write_with(&dir.join(&file), |out| {
-            super::compile::write_plan_to(plan, false, out)
-        })?;
-        files.push(file);
+        // As `msclc FILE -o PLAN` writes it; held, for its fingerprint.
+        let mut text = Vec::new();
+        super::compile::write_plan_to(plan, false, &mut text)?;
+        msclc::files::write(&dir.join(&file), &text)?;
+        files.push((file, report::fingerprint(&text)));
     }
     let about = serde_json::json!({
         "program": msclc::driver::source_name(&args.input),
@@ -315,7 +321,7 @@ fn write(
         "sizes": tuned.sizes,
     });
     let index = report::index(tuned, &files, about);
-    let mut written = files;
+    let mut written: Vec<String> = files.into_iter().map(|(file, _)| file).collect();
     msclc::files::write(
         &dir.join("index.json"),
         format!(

@@ -129,15 +129,27 @@ pub fn is_tunes_picture(path: &std::path::Path) -> bool {
         && start == PICTURE_MARK.as_bytes()
 }
 
-/// The index a runtime selector reads: each plan's file, message sizes
-/// and params, and what was predicted; the candidates dropped.
-pub fn index(tuned: &Tuned, files: &[String], about: Value) -> Value {
+/// A plan file's SHA-256, in hex, as its index entry keeps it
+/// (`"sha256"`): a plan of the index's name whose bytes have another is
+/// one the user put there or edited since, and tune leaves it be.
+pub fn fingerprint(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The index a runtime selector reads: each plan's file (with its
+/// [`fingerprint`], `files` holding both), message sizes and params, and
+/// what was predicted; the candidates dropped.
+pub fn index(tuned: &Tuned, files: &[(String, String)], about: Value) -> Value {
     let plans: Vec<Value> = tuned
         .segments
         .iter()
         .zip(&tuned.ranges)
         .zip(files)
-        .map(|((seg, &(min, max)), file)| {
+        .map(|((seg, &(min, max)), (file, sha256))| {
             let chosen = &tuned.tried[seg.candidate];
             let params: serde_json::Map<String, Value> = tuned
                 .space
@@ -155,6 +167,7 @@ pub fn index(tuned: &Tuned, files: &[String], about: Value) -> Value {
                 .collect();
             json!({
                 "file": file,
+                "sha256": sha256,
                 "min_message_size": min,
                 "max_message_size": max,
                 "params": params,
