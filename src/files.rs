@@ -129,7 +129,10 @@ fn replace(
         std::fs::OpenOptions::new().write(true).open(&target)?;
     }
     let temp = temporary_beside(&target)?;
-    let slot = note_pending(&temp);
+    let mut slot = note_pending(&temp);
+    // Once a file of several names is being written in place, the
+    // temporary file is the one whole copy of the new text: kept.
+    let mut whole_copy_kept = false;
     let result = (|| {
         let file = std::fs::OpenOptions::new()
             .write(true)
@@ -150,13 +153,29 @@ fn replace(
         if old.as_ref().is_some_and(hard_linked) {
             // A file of several names (hard links) keeps them all: the new
             // text is copied into it from the whole temporary file, which
-            // a crash part way leaves beside it.
-            std::fs::copy(&temp, &target)?;
-            return std::fs::remove_file(&temp);
+            // a copy stopped part way (a full disk, a crash, a signal:
+            // it is no longer one to remove) leaves beside it, and names.
+            if let Some(slot) = slot.take() {
+                PENDING[slot].store(std::ptr::null_mut(), Ordering::Release);
+            }
+            whole_copy_kept = true;
+            return match std::fs::copy(&temp, &target) {
+                Ok(_) => {
+                    whole_copy_kept = false;
+                    std::fs::remove_file(&temp)
+                }
+                Err(e) => Err(std::io::Error::new(
+                    e.kind(),
+                    format!(
+                        "{e}; it has other names (hard links), so it is written in place, and is left cut short: the whole new text is in {}",
+                        temp.display()
+                    ),
+                )),
+            };
         }
         put_in_place(&temp, &target, old.is_some_and(|m| m.is_file()))
     })();
-    if result.is_err() {
+    if result.is_err() && !whole_copy_kept {
         let _ = std::fs::remove_file(&temp);
     }
     if let Some(slot) = slot {
