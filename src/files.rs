@@ -137,7 +137,8 @@ fn replace(
         let file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
-            .open(&temp)?;
+            .open(&temp)
+            .map_err(|e| in_folder_of(&target, e))?;
         // A file that existed keeps its permissions (a script stays
         // executable, a private file private).
         if let Some(old) = &old {
@@ -182,6 +183,32 @@ fn replace(
         PENDING[slot].store(std::ptr::null_mut(), Ordering::Release);
     }
     result
+}
+
+/// `e`, met making a file beside `target`, said of the folder where that
+/// is what refuses: the file itself may be one its user can write, but
+/// replacing it whole makes another there.
+fn in_folder_of(target: &Path, e: std::io::Error) -> std::io::Error {
+    let kind = e.kind();
+    if !matches!(
+        kind,
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::NotFound
+    ) {
+        return e;
+    }
+    let folder = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let why = if kind == std::io::ErrorKind::NotFound {
+        format!("there is no folder {}", folder.display())
+    } else {
+        format!(
+            "the folder {} is not writable ({e}): msclc writes a file whole beside the old one, and then gives it the name",
+            folder.display()
+        )
+    };
+    std::io::Error::new(kind, why)
 }
 
 /// Whether a file has more names than one: a rename over one of them

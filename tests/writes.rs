@@ -347,6 +347,42 @@ fn an_output_naming_a_folder_is_refused_before_the_work() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// An output in a folder that is not there is refused before the work,
+/// and before another output is written: `sim --trace` with an `--svg`
+/// it cannot write leaves the trace file as it was.
+#[test]
+fn an_output_in_a_missing_folder_is_refused_before_the_work() {
+    let dir = scratch("missing_folder");
+    let program = copy_of_the_quick_start(&dir);
+    let missing = dir.join("nodir/x.out");
+    let missing = missing.to_str().unwrap();
+    let trace = dir.join("trace.json");
+    std::fs::write(&trace, "precious").unwrap();
+    let sim = ["sim", "--timing", "h100-nvlink", "--size", "1K:4K"];
+    let trace_args = ["--trace", trace.to_str().unwrap()];
+    for (args, option) in [
+        (vec!["-o", missing], "-o"),
+        (
+            [&sim[..], &trace_args, &["--svg", missing]].concat(),
+            "--svg",
+        ),
+    ] {
+        let out = msclc().args(&args).arg(&program).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.starts_with(&format!(
+                "error[E0801]: {option} {missing}: there is no folder {}",
+                dir.join("nodir").display()
+            )),
+            "{args:?}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "refused before the work");
+    }
+    assert_eq!(std::fs::read_to_string(&trace).unwrap(), "precious");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Two outputs that name one file, though it is not there yet and the
 /// names differ (`./t.json`, `t.json`), are refused before the work.
 #[test]

@@ -177,9 +177,11 @@ pub(crate) fn outputs_spare_imports(
 pub(crate) type Output<'a> = (&'static str, &'a std::path::Path, &'static str);
 
 /// Refuses outputs (each with the option that names it) of which one is
-/// a folder, an input of the command (the program or plan, a topology
-/// file) or another output: writing it would fail after the work, or
-/// overwrite what the command reads, or what the other output wrote.
+/// a folder, in a folder that is not there, a file its user may not
+/// write, an input of the command (the program or plan, a topology file)
+/// or another output: writing it would fail after the work (and after
+/// another output was written), or overwrite what the command reads, or
+/// what the other output wrote.
 pub(crate) fn distinct_outputs(
     outputs: &[Output],
     inputs: &[&std::path::Path],
@@ -199,6 +201,27 @@ pub(crate) fn distinct_outputs(
                     output.join(example).display()
                 ),
             ));
+        }
+        let folder = output.parent().filter(|p| !p.as_os_str().is_empty());
+        if let Some(folder) = folder.filter(|f| !f.is_dir()) {
+            return Err(Diagnostic::plain(
+                Code::Unreadable,
+                format!(
+                    "{flag} {}: there is no folder {}: make it, or name a file in a folder that is there",
+                    output.display(),
+                    folder.display()
+                ),
+            ));
+        }
+        // (Opened to write, not written: a regular file only, as opening
+        // a pipe would wait for its reader.)
+        if std::fs::metadata(output).is_ok_and(|m| m.is_file()) {
+            if let Err(e) = std::fs::OpenOptions::new().write(true).open(output) {
+                return Err(Diagnostic::plain(
+                    Code::Unreadable,
+                    format!("{flag} {}: cannot write it: {e}", output.display()),
+                ));
+            }
         }
         if inputs.iter().any(|input| same_file(output, input)) {
             return Err(Diagnostic::plain(
