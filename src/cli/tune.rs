@@ -211,9 +211,9 @@ pub(crate) fn exec(args: &TuneArgs) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Err(e) => fail(Diagnostic::plain(
+        Err((path, e)) => fail(Diagnostic::plain(
             Code::Unreadable,
-            format!("cannot write in {}: {e}", dir.display()),
+            format!("cannot write {}: {e}", path.display()),
         )),
     }
 }
@@ -290,7 +290,9 @@ fn earlier_plans(dir: &Path) -> Vec<String> {
 /// Writes the plans, the index and the picture into `dir` (made if it is
 /// not there), and removes the plans of tune's earlier results there
 /// (`earlier`) that these do not replace; nothing else in it is touched.
-/// Returns the names written.
+/// Returns the names written; or the file that could not be written, and
+/// why, with the plans new to the folder removed again (a plan the index
+/// does not list would be taken for the user's).
 fn write(
     dir: &Path,
     tuned: &tune::Tuned,
@@ -298,16 +300,58 @@ fn write(
     (name, title): (&str, &str),
     earlier: &[String],
     args: &TuneArgs,
-) -> std::io::Result<Vec<String>> {
-    std::fs::create_dir_all(dir)?;
-    let mut files = Vec::new();
-    for (k, plan) in plans.iter().enumerate() {
-        let file = report::file_name(name, tuned, k);
+) -> Result<Vec<String>, (PathBuf, std::io::Error)> {
+    let mut made = Vec::new();
+    let written = write_all(dir, tuned, plans, (name, title), earlier, args, &mut made);
+    if written.is_err() {
+        for path in made {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+    written
+}
+
+/// [`write`], noting in `made` each plan it writes where none was.
+fn write_all(
+    dir: &Path,
+    tuned: &tune::Tuned,
+    plans: &[msclc::ir::Plan],
+    (name, title): (&str, &str),
+    earlier: &[String],
+    args: &TuneArgs,
+    made: &mut Vec<PathBuf>,
+) -> Result<Vec<String>, (PathBuf, std::io::Error)> {
+    let at = |path: &Path| {
+        let path = path.to_path_buf();
+        move |e| (path, e)
+    };
+    std::fs::create_dir_all(dir).map_err(at(dir))?;
+    let files: Vec<String> = (0..plans.len())
+        .map(|k| report::file_name(name, tuned, k))
+        .collect();
+    // Every file to be replaced is one its user may write, asked before
+    // any is: the index, written last, is the one most often read-only.
+    for file in files.iter().map(String::as_str).chain(RESULTS) {
+        let path = dir.join(file);
+        if std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .map_err(at(&path))?;
+        }
+    }
+    let mut fingerprinted = Vec::new();
+    for (plan, file) in plans.iter().zip(files) {
+        let path = dir.join(&file);
         // As `msclc FILE -o PLAN` writes it; held, for its fingerprint.
         let mut text = Vec::new();
-        super::compile::write_plan_to(plan, false, &mut text)?;
-        msclc::files::write(&dir.join(&file), &text)?;
-        files.push((file, report::fingerprint(&text)));
+        super::compile::write_plan_to(plan, false, &mut text).map_err(at(&path))?;
+        let new = !path.exists();
+        msclc::files::write(&path, &text).map_err(at(&path))?;
+        if new {
+            made.push(path);
+        }
+        fingerprinted.push((file, report::fingerprint(&text)));
     }
     let about = serde_json::json!({
         "program": msclc::driver::source_name(&args.input),
@@ -320,23 +364,25 @@ fn write(
         "fixed": args.define.iter().map(|(n, v)| (n.clone(), serde_json::Value::String(v.clone()))).collect::<serde_json::Map<_, _>>(),
         "sizes": tuned.sizes,
     });
-    let index = report::index(tuned, &files, about);
-    let mut written: Vec<String> = files.into_iter().map(|(file, _)| file).collect();
-    msclc::files::write(
-        &dir.join("index.json"),
-        format!(
-            "{}\n",
-            serde_json::to_string_pretty(&index).unwrap_or_default()
-        )
-        .as_bytes(),
-    )?;
+    let index = report::index(tuned, &fingerprinted, about);
+    let mut written: Vec<String> = fingerprinted.into_iter().map(|(file, _)| file).collect();
+    let path = dir.join("index.json");
+    let text = format!(
+        "{}\n",
+        serde_json::to_string_pretty(&index).unwrap_or_default()
+    );
+    msclc::files::write(&path, text.as_bytes()).map_err(at(&path))?;
     written.push("index.json".to_string());
-    msclc::files::write(&dir.join("busbw.svg"), report::svg(tuned, title).as_bytes())?;
+    // The index lists the new plans now: none is removed past here.
+    made.clear();
+    let path = dir.join("busbw.svg");
+    msclc::files::write(&path, report::svg(tuned, title).as_bytes()).map_err(at(&path))?;
     written.push("busbw.svg".to_string());
     // (After the new index: a run stopped here leaves files, never an
     // index that lists none.)
     for stale in earlier.iter().filter(|e| !written.contains(e)) {
-        std::fs::remove_file(dir.join(stale))?;
+        let path = dir.join(stale);
+        std::fs::remove_file(&path).map_err(at(&path))?;
     }
     Ok(written)
 }
