@@ -139,9 +139,16 @@ fn replace(
             .create_new(true)
             .open(&temp)
             .map_err(|e| in_folder_of(&target, e))?;
-        // A file that existed keeps its permissions (a script stays
-        // executable, a private file private).
+        // A file that existed keeps its owner, where msclc may give it
+        // (run as root, or the group one of the user's), and its
+        // permissions (a script stays executable, a private file private;
+        // set after, as a change of owner clears set-id bits).
         if let Some(old) = &old {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::MetadataExt;
+                let _ = std::os::unix::fs::fchown(&file, Some(old.uid()), Some(old.gid()));
+            }
             file.set_permissions(old.permissions())?;
         }
         let mut out = BufWriter::new(file);

@@ -383,6 +383,42 @@ fn an_output_in_a_missing_folder_is_refused_before_the_work() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A file msclc replaces keeps its owner and group where msclc may give
+/// them (as root: a plan of another user's, rewritten, stays theirs).
+#[test]
+fn a_replaced_file_keeps_its_owner() {
+    use std::os::unix::fs::MetadataExt;
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: only root may give a file to another user");
+        return;
+    }
+    let dir = scratch("owner");
+    let (plan, program) = (dir.join("plan.json"), dir.join("prog.mscl"));
+    std::fs::write(&plan, "theirs").unwrap();
+    std::fs::write(&program, "let  x = 1\n").unwrap();
+    for file in [&plan, &program] {
+        std::os::unix::fs::chown(file, Some(65534), Some(65534)).unwrap();
+    }
+    let compiled = msclc()
+        .args(["examples/simple_allgather.mscl", "-o"])
+        .arg(&plan)
+        .output()
+        .unwrap();
+    let formatted = msclc().arg("fmt").arg(&program).output().unwrap();
+    assert!(compiled.status.success() && formatted.status.success());
+    assert_eq!(std::fs::read_to_string(&program).unwrap(), "let x = 1\n");
+    for file in [&plan, &program] {
+        let meta = std::fs::metadata(file).unwrap();
+        assert_eq!(
+            (meta.uid(), meta.gid()),
+            (65534, 65534),
+            "{}",
+            file.display()
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Two outputs that name one file, though it is not there yet and the
 /// names differ (`./t.json`, `t.json`), are refused before the work.
 #[test]
