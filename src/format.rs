@@ -42,8 +42,8 @@
 //! its lines break, all of which the layout keeps: so formatting twice
 //! gives what formatting once gives.
 
-use crate::diag::Diagnostic;
-use crate::syntax::{self, lexer, lexer::Token};
+use crate::diag::{Code, Diagnostic, Span};
+use crate::syntax::{self, lexer, lexer::Token, MAX_SOURCE_BYTES};
 
 /// `text` laid out canonically. Text that does not parse is refused with
 /// the parser's diagnostic, whose span carries `file`: the layout of text
@@ -55,9 +55,12 @@ pub fn format_source(file: u32, text: &str) -> Result<String, Diagnostic> {
         Some(body) => ("\u{FEFF}", body),
         None => ("", text),
     };
-    let laid_out = format!("{mark}{}", layout(body));
     // A file whose lines end in CRLF (judged by its first) keeps them.
     let crlf = text.find('\n').is_some_and(|i| text[..i].ends_with('\r'));
+    let laid_out = format!(
+        "{mark}{}",
+        layout(body, crlf).map_err(|at| too_large(file, mark.len() + at))?
+    );
     Ok(if crlf {
         laid_out.replace('\n', "\r\n")
     } else {
@@ -65,19 +68,47 @@ pub fn format_source(file: u32, text: &str) -> Result<String, Diagnostic> {
     })
 }
 
-/// `text`, which parses, laid out canonically in one pass over its tokens.
-fn layout(text: &str) -> String {
+/// `text`, which parses, laid out canonically in one pass over its tokens;
+/// or where the layout (with its lines ending in CRLF, if `crlf`) passes
+/// [`MAX_SOURCE_BYTES`]: indentation grows a file, and a file msclc would
+/// no longer read is no layout of it.
+fn layout(text: &str, crlf: bool) -> Result<String, usize> {
     let mut writer = Writer::with_capacity(text.len());
     let mut end_of_previous = 0;
+    let mut lines = 0;
     // The text parsed, so every token lexes; `flatten` skips nothing.
     for (start, token, end) in lexer::lex(text).flatten() {
         let class = Class::of(&token);
-        writer.gap(&text[end_of_previous..start], Some(class));
+        let gap = &text[end_of_previous..start];
+        lines += gap.matches('\n').count() * usize::from(crlf);
+        writer.gap(gap, Some(class));
         writer.token(class, &text[start..end]);
         end_of_previous = end;
+        if (writer.out.len() + lines) as u64 > MAX_SOURCE_BYTES {
+            return Err(start);
+        }
     }
     writer.gap(&text[end_of_previous..], None);
-    writer.finish()
+    let out = writer.finish();
+    match (out.len() + out.matches('\n').count() * usize::from(crlf)) as u64 {
+        bytes if bytes > MAX_SOURCE_BYTES => Err(text.len()),
+        _ => Ok(out),
+    }
+}
+
+/// The error of a file whose layout passes [`MAX_SOURCE_BYTES`] at byte
+/// `at` of its text.
+fn too_large(file: u32, at: usize) -> Diagnostic {
+    Diagnostic::error(
+        Code::Limit,
+        Span::new(file, at, at),
+        format!(
+            "laid out, this file would be larger than {} bytes, the most msclc reads",
+            MAX_SOURCE_BYTES
+        ),
+        "its layout passes the limit here",
+    )
+    .with_note("help: each line is indented four spaces for every bracket open around it: close some of them, or split the file with `import`")
 }
 
 /// What a token is, as far as the spaces around it go.

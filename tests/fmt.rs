@@ -315,6 +315,34 @@ fn fmt_rewrites_a_file_in_place() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A file that compiles, but whose layout (four spaces a level, on lines
+/// nested 900 brackets deep) would be more than msclc reads, is refused
+/// and left as it is: formatting never makes a file msclc cannot read.
+#[test]
+fn a_layout_past_what_msclc_reads_is_refused() {
+    let dir = temp_dir("too_large");
+    let file = dir.join("deep.mscl");
+    let text = format!(
+        "{}let x = {}{}{}",
+        "program \"p\" {\n    collective = allgather(2, chunk_factor: 1, inplace: true)\n}\n",
+        "[\n".repeat(900),
+        "1,\n".repeat(6000),
+        "]\n".repeat(900)
+    );
+    std::fs::write(&file, &text).expect("write");
+    assert!(msclc(&["check", file.to_str().unwrap()]).status.success());
+    let out = msclc(&["fmt", file.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.starts_with("error[E0401]: laid out, this file would be larger than 16777216 bytes, the most msclc reads"),
+        "{err}"
+    );
+    assert!(err.contains("deep.mscl:"), "{err}");
+    assert_eq!(read(&file), text);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `msclc fmt -` with `text` on its standard input.
 fn fmt_stdin(text: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_msclc"))

@@ -69,9 +69,7 @@ pub fn compile(path: &Path, defines: &[(String, String)]) -> Compilation {
     compile_with(path, defines, Limits::default())
 }
 
-/// The largest source file msclc reads: far above any program (the
-/// largest example is 5 KB), low enough that `import "/dev/zero"` ends.
-const MAX_SOURCE_BYTES: u64 = 16 << 20;
+use crate::syntax::MAX_SOURCE_BYTES;
 
 /// Ok when `path` names a regular file (through links); why not, else.
 fn regular_file(path: &Path) -> std::io::Result<()> {

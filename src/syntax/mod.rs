@@ -25,6 +25,11 @@ pub(crate) fn bin(file: u32, l: usize, r: usize, op: BinOp, a: Expr, b: Expr) ->
     }
 }
 
+/// The largest source file msclc reads: far above any program (the
+/// largest example is 5 KB), low enough that `import "/dev/zero"` ends.
+/// What `msclc fmt` writes is held to it too.
+pub const MAX_SOURCE_BYTES: u64 = 16 << 20;
+
 /// Parses one file. `file` is the id its spans carry. A program nested
 /// too deeply for the later stages' recursion is refused here.
 pub fn parse(file: u32, src: &str) -> Result<Vec<Stmt>, Diagnostic> {
