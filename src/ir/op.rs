@@ -200,6 +200,37 @@ impl PartialEq for Op {
 }
 
 impl Op {
+    /// The sources the op reads as packets (SEMANTICS.md §3.6: a packet
+    /// region takes twice its data's bytes): an unpack's, a packet
+    /// forward's and a switch packet store's; a packet reduce's after the
+    /// first (its own data); over a port channel a packet put's, whose
+    /// proxy copies the bytes as they are.
+    pub fn packet_sources(&self) -> &[BufRef] {
+        use OpName::*;
+        match self.name {
+            UnpackPackets | ReadPutPackets | GroupStorePackets => &self.src,
+            PutPackets if self.channel == Some(ChannelKind::Port) => &self.src,
+            ReducePackets | ReduceSendPackets | ReduceCopyPackets | ReduceCopySendPackets => {
+                self.src.get(1..).unwrap_or(&[])
+            }
+            _ => &[],
+        }
+    }
+
+    /// The destinations the op writes as packets: a packet put's, copy's
+    /// and switch store's; a reduce-and-send's after the first (its raw
+    /// result).
+    pub fn packet_destinations(&self) -> &[BufRef] {
+        use OpName::*;
+        match self.name {
+            PutPackets | ReadPutPackets | CopyPackets | GroupStorePackets => &self.dst,
+            ReduceSendPackets | ReduceCopyPackets | ReduceCopySendPackets => {
+                self.dst.get(1..).unwrap_or(&[])
+            }
+            _ => &[],
+        }
+    }
+
     pub fn new(name: OpName, span: Span) -> Op {
         Op {
             name,

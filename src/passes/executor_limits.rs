@@ -14,7 +14,7 @@
 //! `max_message_size` as a number near 2^64.
 
 use crate::diag::{Code, Diagnostic, Span};
-use crate::ir::{ChannelKind, Op, OpName, Origin, Plan, RefTarget};
+use crate::ir::{BufferKind, ChannelKind, Op, OpName, Origin, Plan, Protocol, RefTarget};
 use std::collections::HashMap;
 
 /// Ops a thread block may run, pipeline bodies included (`MAX_OPERATION`).
@@ -454,7 +454,8 @@ pub fn miscounted_semaphores(plan: &Plan) -> Option<Diagnostic> {
 }
 
 /// The values of a plan the executor reads as other numbers than the
-/// plan's (`min_message_size`, semaphores' initial values), as warnings:
+/// plan's (`min_message_size`, semaphores' initial values), and a scratch
+/// buffer it allocates too small for the plan's packets, as warnings:
 /// what compiling and `msclc sim` both say after the limits crossed.
 pub fn misread_values(plan: &Plan) -> impl Iterator<Item = Diagnostic> {
     misread_min_message_size(plan)
@@ -462,6 +463,77 @@ pub fn misread_values(plan: &Plan) -> impl Iterator<Item = Diagnostic> {
         .chain(misread_max_message_size(plan))
         .chain(empty_size_range(plan))
         .chain(miscounted_semaphores(plan))
+        .chain(packets_past_scratch(plan))
+}
+
+/// A W0502 warning when a `Simple` plan's packets run past the end of a
+/// scratch buffer: packets take twice their data's bytes (the data of
+/// chunk `c` at chunk `2c`), and the executor doubles a plan's scratch
+/// for `protocol = LL` only. Said once, at the first op whose packets do,
+/// with how many more there are.
+pub fn packets_past_scratch(plan: &Plan) -> Option<Diagnostic> {
+    if plan.options.protocol == Protocol::LL {
+        return None;
+    }
+    let mut past = plan.ranks.iter().enumerate().flat_map(|(r, rank)| {
+        rank.threadblocks.iter().flat_map(move |tb| {
+            tb.ops_with_bodies().filter_map(move |(op, _)| {
+                let mut packets = op.packet_sources().iter().chain(op.packet_destinations());
+                packets.find_map(|at| {
+                    let (owner, chunks) = scratch_of(plan, r, tb, op, at)?;
+                    let end = 2 * (u64::from(at.index) + u64::from(at.size));
+                    (end > u64::from(chunks)).then_some((op, owner, chunks, at, end))
+                })
+            })
+        })
+    });
+    let (op, owner, chunks, at, end) = past.next()?;
+    let more = match past.count() {
+        0 => String::new(),
+        n => format!(" (and {n} more op(s))"),
+    };
+    let message = format!(
+        "the packets of rank {owner}'s scratch chunks {}..{} lie at its chunks {}..{end}, past the end of its scratch buffer: {chunks} chunk(s), a Simple plan's scratch not doubled for packets{more}",
+        at.index,
+        at.index + at.size,
+        2 * at.index
+    );
+    let label = format!("packets past the end of rank {owner}'s scratch");
+    let mut warning = warning_at(Some(op.span), message, label);
+    if let Some(values) = plan.loop_values(op.context) {
+        warning = warning.with_note(format!("when {values}"));
+    }
+    Some(warning.with_note("help: a packet takes twice its data's bytes, and the MSCCL++ executor doubles the scratch buffer for `protocol = LL` only: give a program of packet ops `protocol = LL`"))
+}
+
+/// The rank whose scratch buffer `at`, a ref of `op` on rank `r`'s block
+/// `tb`, names, and that buffer's chunks; `None` where it names another
+/// buffer.
+fn scratch_of(
+    plan: &Plan,
+    r: usize,
+    tb: &crate::ir::ThreadBlock,
+    op: &Op,
+    at: &crate::ir::BufRef,
+) -> Option<(usize, u32)> {
+    let owner = match at.target {
+        RefTarget::Local(BufferKind::Scratch) => r,
+        RefTarget::Remote {
+            id,
+            kind: BufferKind::Scratch,
+        } => {
+            let (_, ids) = tb
+                .remote_refs
+                .iter()
+                .find(|(k, _)| Some(*k) == op.channel)?;
+            let buffer = plan.ranks[r]
+                .remote_buffers
+                .get(*ids.get(id as usize)? as usize)?;
+            buffer.rank as usize
+        }
+        _ => return None,
+    };
+    Some((owner, plan.ranks.get(owner)?.scratch_chunks))
 }
 
 /// A W0508 warning when the executor would pick the plan for no message

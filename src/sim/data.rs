@@ -105,19 +105,8 @@ impl Sim<'_> {
     /// The packet locations an op reads (it blocks until they arrive).
     pub(super) fn packet_sources(&self, t: usize, op: &Op) -> Vec<Loc> {
         let th = &self.threads[t];
-        use OpName::*;
-        let refs: &[BufRef] = match op.name {
-            UnpackPackets | ReadPutPackets | GroupStorePackets => &op.src,
-            // Over a port channel the proxy copies the source's bytes as
-            // they are: packets some op of this execution made there
-            // (SEMANTICS: it does not packetize, as a memory channel does).
-            PutPackets if op.channel == Some(ChannelKind::Port) => &op.src,
-            ReducePackets | ReduceSendPackets | ReduceCopyPackets | ReduceCopySendPackets => {
-                op.src.get(1..).unwrap_or(&[])
-            }
-            _ => return Vec::new(),
-        };
-        refs.iter()
+        op.packet_sources()
+            .iter()
             .flat_map(|r| {
                 let places = self.places(th, op, r);
                 self.locs(&places, self.share(t, op, r.size))
@@ -252,10 +241,8 @@ impl Sim<'_> {
         let src: Vec<Vec<Place>> = op.src.iter().map(|r| self.places(th, op, r)).collect();
         let dst: Vec<Vec<Place>> = op.dst.iter().map(|r| self.places(th, op, r)).collect();
         let reduces = op.name.is_reduction();
-        let packet_dst = matches!(
-            op.name,
-            PutPackets | ReadPutPackets | CopyPackets | GroupStorePackets
-        );
+        // The destinations from this one on are written as packets.
+        let first_packet_dst = op.dst.len() - op.packet_destinations().len();
         let size = op.src.first().or(op.dst.first()).map_or(0, |r| r.size);
         let parts = self.parts;
         for e in self.share(t, op, size) {
@@ -324,15 +311,7 @@ impl Sim<'_> {
                             None => None,
                         }
                     };
-                    // Reduce-and-send variants: the first destination is the
-                    // raw result, the copies after it are packets where the
-                    // op writes packets.
-                    let packet = packet_dst
-                        || (i > 0
-                            && matches!(
-                                op.name,
-                                ReduceSendPackets | ReduceCopyPackets | ReduceCopySendPackets
-                            ));
+                    let packet = i >= first_packet_dst;
                     self.write(t, op_index, loc, value, packet)?;
                 }
             }

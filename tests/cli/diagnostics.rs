@@ -158,6 +158,30 @@ fn a_seventeenth_barrier_set_on_a_rank_is_a_located_warning() {
     checks_quietly(program, "pairs=16");
 }
 
+/// Packets in a Simple plan's upper half of scratch run past the buffer's
+/// end on the executor, which doubles scratch for LL plans only: a
+/// warning at the first op that moves them, with the loop values; none
+/// for the same program with `protocol = LL`.
+#[test]
+fn packets_past_a_simple_plans_scratch_are_a_located_warning() {
+    let program = "tests/cli/packets_in_simple.mscl";
+    let out = msclc(&["check", program]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("warning[W0502]: the packets of rank 0's scratch chunks 1..2 lie at its chunks 2..4, past the end of its scratch buffer: 2 chunk(s), a Simple plan's scratch not doubled for packets (and 1 more op(s))"),
+        "{err}"
+    );
+    assert!(err.contains("packets_in_simple.mscl:15:5"), "{err}");
+    assert!(err.contains("= when r = 0"), "{err}");
+    assert!(
+        err.contains("give a program of packet ops `protocol = LL`"),
+        "{err}"
+    );
+    let ll = msclc(&["check", program, "-D", "protocol_ll=true"]);
+    assert!(ll.status.success() && ll.stderr.is_empty(), "{ll:?}");
+}
+
 /// The executor keeps a semaphore's initial value in a 32-bit int, and
 /// below 0 its semaphore does not count: a semaphore started there is a
 /// warning at the value, with what the executor makes of it. The plan
