@@ -87,6 +87,51 @@ fn a_deadlock_points_at_the_waits_and_the_channel_numbers() {
     );
 }
 
+/// A deadlock of many thread blocks lists the first 16 stuck at an op,
+/// counts the others, and says in one line how many ran all their ops and
+/// wait for their rank's others; `--json` lists every one. (The ring
+/// AllToAll at 4 ranks waiting on the wrong channels of each pair.)
+#[test]
+fn a_deadlock_of_many_blocks_is_summed_up() {
+    let ring = "examples/mscclpp/single_node/alltoall/alltoall_ring.mscl";
+    let text = std::fs::read_to_string(ring).unwrap();
+    assert!(
+        text.contains("data[peer].wait(tb: 1)"),
+        "the ring's wait moved"
+    );
+    let wrong = std::env::temp_dir().join(format!("msclc-sim-many-{}.mscl", std::process::id()));
+    std::fs::write(
+        &wrong,
+        text.replacen("data[peer].wait(tb: 1)", "ready[peer].wait(tb: 1)", 1),
+    )
+    .unwrap();
+    let file = wrong.to_str().unwrap();
+    let (out, stdout, _) = sim(&[file, "-D", "num_gpus=4"]);
+    assert_eq!(out.status.code(), Some(1));
+    let listed = stdout
+        .lines()
+        .filter(|l| l.starts_with("  rank ") && l.contains(" is stuck at op "));
+    assert_eq!(listed.count(), 16, "{stdout}");
+    assert!(
+        stdout
+            .contains("\n  and 48 more thread block(s) stuck at an op (--json lists every one)\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("\n  64 thread block(s), of 4 ranks, ran all their ops and wait for the other thread blocks of their rank to finish\n"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("waits for the other thread blocks of its rank"),
+        "{stdout}"
+    );
+    let (_, json, _) = sim(&[file, "-D", "num_gpus=4", "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    let problems = report["runs"][0]["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 128);
+    let _ = std::fs::remove_file(&wrong);
+}
+
 /// Packets that a faster rank's next launch overwrote before they were
 /// read: the report suggests the double scratch buffer.
 #[test]

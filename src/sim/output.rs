@@ -24,6 +24,9 @@ pub struct Run {
 
 /// Rendered program lines shown per deadlock: enough to see the pattern.
 const STUCK_SHOWN: usize = 4;
+/// Blocks stuck at an op listed per deadlock, in text; the JSON report
+/// (`--json`) lists every one.
+const STUCK_LISTED: usize = 16;
 
 /// The verdict in one line.
 pub fn verdict_line(plan: &Plan, report: &Report) -> String {
@@ -79,10 +82,33 @@ pub fn details(report: &Report, sources: Option<&SourceMap>) -> String {
             }
         }
         Verdict::Deadlock(stuck) => {
-            for s in stuck {
+            // The blocks stuck at an op, then in one line those that ran
+            // all theirs and wait for them: in a large plan, hundreds.
+            let (at_op, finished): (Vec<&super::Stuck>, Vec<&super::Stuck>) =
+                stuck.iter().partition(|s| s.op.is_some());
+            for s in at_op.iter().take(STUCK_LISTED) {
                 out.push_str(&format!("  {s}\n"));
                 if let Some(hint) = &s.hint {
                     out.push_str(&format!("    hint: {hint}\n"));
+                }
+            }
+            if at_op.len() > STUCK_LISTED {
+                out.push_str(&format!(
+                    "  and {} more thread block(s) stuck at an op (--json lists every one)\n",
+                    at_op.len() - STUCK_LISTED
+                ));
+            }
+            match finished[..] {
+                [] => {}
+                [one] => out.push_str(&format!("  {one}\n")),
+                _ => {
+                    let mut ranks: Vec<u32> = finished.iter().map(|s| s.rank).collect();
+                    ranks.dedup();
+                    out.push_str(&format!(
+                        "  {} thread block(s), of {}, ran all their ops and wait for the other thread blocks of their rank to finish\n",
+                        finished.len(),
+                        crate::units::count(ranks.len() as u64, "rank")
+                    ));
                 }
             }
             let located = stuck.iter().filter_map(|s| Some((s, s.op.as_ref()?.span?)));

@@ -21,6 +21,8 @@ pub struct OpAt {
 /// A thread block that can go no further.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stuck {
+    /// The block's rank.
+    pub rank: u32,
     pub text: String,
     /// The op it is stuck at (none when it waits for its rank's other
     /// blocks to finish).
@@ -101,6 +103,7 @@ impl Sim<'_> {
             );
             if th.pc == th.ops.len() {
                 out.push(Stuck {
+                    rank: th.rank,
                     text: format!("{at} waits for the other thread blocks of its rank to finish"),
                     op: None,
                     hint: None,
@@ -116,6 +119,7 @@ impl Sim<'_> {
                 format!(", iteration {} of the pipeline's {}", it.index + 1, it.of)
             });
             out.push(Stuck {
+                rank: th.rank,
                 text: format!(
                     "{at} is stuck at op {} ({}{iteration}){why}",
                     th.pc,
