@@ -222,6 +222,22 @@ fn both_buffer_modes_say_which_one_a_plan_works_in() {
     );
     let (declared, _, _) = sim(&["examples/simple_allgather.mscl", "--buffers", "in-place"]);
     assert!(declared.status.success());
+    // Declared out-of-place, the in-place AllGather is wrong as declared,
+    // and the note says which `inplace` it works with; a plan right as
+    // declared gets no note.
+    let text = std::fs::read_to_string("examples/simple_allgather.mscl").unwrap();
+    let oop = std::env::temp_dir().join(format!("msclc-sim-oop-{}.mscl", std::process::id()));
+    std::fs::write(&oop, text.replacen("inplace: true", "inplace: false", 1)).unwrap();
+    let (out, stdout, _) = sim(&[oop.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&oop);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.starts_with("wrong result: execution 1: rank 0 output chunk 0 was never written")
+            && stdout.contains("note: the plan works in-place, but declares out-of-place: declare the collective `inplace: true` (--buffers both runs both)"),
+        "{stdout}"
+    );
+    let (_, right, _) = sim(&["examples/simple_allgather.mscl"]);
+    assert!(!right.contains("note:"), "{right}");
 }
 
 /// More thread blocks on one rank than an H100 holds at once: a warning on

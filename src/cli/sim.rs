@@ -248,6 +248,29 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
         }
         say!("{details}");
     }
+    // A problem in the mode declared (a wrong result, a race), where the
+    // other mode works: the collective's `inplace` is what is wrong.
+    if let [run] = &runs[..] {
+        if !verified(run) && run.declared {
+            let options = msclc::sim::SimOptions {
+                executions: args.executions,
+                inplace: Some(!declared),
+                progress: false,
+                pipeline_chunk: None,
+            };
+            let other = msclc::sim::simulate_with(&plan, &options);
+            if other.verdict == msclc::sim::Verdict::Verified {
+                let (works, declares) = match declared {
+                    true => ("out-of-place", "in-place"),
+                    false => ("in-place", "out-of-place"),
+                };
+                sayln!(
+                    "note: the plan works {works}, but declares {declares}: declare the collective `inplace: {}` (--buffers both runs both)",
+                    !declared
+                );
+            }
+        }
+    }
     if let [first, second] = &runs[..] {
         if verified(first) != verified(second) {
             let (works, fails) = if verified(first) {
