@@ -132,6 +132,52 @@ fn a_deadlock_of_many_blocks_is_summed_up() {
     let _ = std::fs::remove_file(&wrong);
 }
 
+/// Packets read back by a plain op are a wrong result, said of the op that
+/// reads them (with the one that wrote them), as text and as JSON; with
+/// `unpack_packets` in its place the plan verifies.
+#[test]
+fn packets_read_as_plain_data_are_a_wrong_result_at_the_reader() {
+    let file = "tests/sim_cli/packets_read_plain.mscl";
+    let (out, stdout, _) = sim(&[file]);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.starts_with("wrong result: execution 1: rank 0 scratch chunk 0 holds packets (cpkt wrote them), which copy reads as plain data"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("  read as plain data by the op at gpus[0].threadblocks[0].ops[1]\n  written as packets by the op at gpus[0].threadblocks[0].ops[0]\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("packets_read_plain.mscl:14:5")
+            && stdout.contains("reads packets as plain data")
+            && stdout.contains("the packets are written here"),
+        "{stdout}"
+    );
+    let (_, json, _) = sim(&[file, "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    let lines: Vec<i64> = report["runs"][0]["problems"][0]["locations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["line"].as_i64().unwrap())
+        .collect();
+    assert_eq!(lines, [14, 13]);
+    let text = std::fs::read_to_string(file).unwrap();
+    let fixed = std::env::temp_dir().join(format!("msclc-sim-unpack-{}.mscl", std::process::id()));
+    std::fs::write(
+        &fixed,
+        text.replacen("me.copy(me.output[r]", "me.unpack_packets(me.output[r]", 1),
+    )
+    .unwrap();
+    let (out, stdout, _) = sim(&[fixed.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&fixed);
+    assert!(
+        out.status.success() && stdout.starts_with("verified:"),
+        "{stdout}"
+    );
+}
+
 /// Packets that a faster rank's next launch overwrote before they were
 /// read: the report suggests the double scratch buffer.
 #[test]

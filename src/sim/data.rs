@@ -167,6 +167,46 @@ impl Sim<'_> {
         Ok(cell.value.clone())
     }
 
+    /// `read` of a source `op` takes as plain data: a cell that holds
+    /// packets (the last write there was one) is read so on the GPU as
+    /// data words and flags mixed, at half the packets' offset: a wrong
+    /// result, said of the two ops.
+    fn read_plain(
+        &mut self,
+        t: usize,
+        op_index: usize,
+        loc: Loc,
+    ) -> Result<Option<Contents>, Verdict> {
+        let writer = self.memory.get(&loc).and_then(|cell| {
+            cell.packet.as_ref()?;
+            cell.last_write
+        });
+        let Some(writer) = writer else {
+            return self.read(t, op_index, loc);
+        };
+        let place = loc.place;
+        let (written, reader) = (
+            self.threads[writer.by as usize]
+                .ops
+                .op(writer.op as usize)
+                .name,
+            self.threads[t].ops.op(op_index).name,
+        );
+        Err(Verdict::WrongResult(Box::new(WrongResult {
+            text: format!(
+                "execution {}: rank {} {} chunk {} holds packets ({} wrote them), which {} reads as plain data: on the GPU it reads the packets' data words and flags as data, at half their offset; read packets with unpack_packets or a packet reduce",
+                self.threads[t].execution,
+                place.rank,
+                place.kind.name(),
+                place.chunk,
+                written.json(),
+                reader.json()
+            ),
+            last_write: self.op_at(writer.by as usize, writer.op as usize),
+            read_as_plain: self.op_at(t, op_index),
+        })))
+    }
+
     pub(super) fn write(
         &mut self,
         t: usize,
@@ -241,7 +281,8 @@ impl Sim<'_> {
         let src: Vec<Vec<Place>> = op.src.iter().map(|r| self.places(th, op, r)).collect();
         let dst: Vec<Vec<Place>> = op.dst.iter().map(|r| self.places(th, op, r)).collect();
         let reduces = op.name.is_reduction();
-        // The destinations from this one on are written as packets.
+        // The sources and destinations from these on are packets.
+        let first_packet_src = op.src.len() - op.packet_sources().len();
         let first_packet_dst = op.dst.len() - op.packet_destinations().len();
         let size = op.src.first().or(op.dst.first()).map_or(0, |r| r.size);
         let parts = self.parts;
@@ -263,9 +304,12 @@ impl Sim<'_> {
                         &switch_src
                     };
                     let mut values = Vec::with_capacity(operands.len());
-                    for operand in operands {
+                    for (i, operand) in operands.iter().enumerate() {
                         if let Some(loc) = at(operand) {
-                            values.extend(self.read(t, op_index, loc)?);
+                            values.extend(match i >= first_packet_src {
+                                true => self.read(t, op_index, loc)?,
+                                false => self.read_plain(t, op_index, loc)?,
+                            });
                         }
                     }
                     Contents::reduce_all(values, op.reduce_op.unwrap_or(ReduceOp::Sum))
@@ -274,6 +318,7 @@ impl Sim<'_> {
                 };
                 let value = match (&value, reduces) {
                     (None, false) if !switch_dst.is_empty() => match src.first().and_then(at) {
+                        Some(loc) if first_packet_src > 0 => self.read_plain(t, op_index, loc)?,
                         Some(loc) => self.read(t, op_index, loc)?,
                         None => None,
                     },
@@ -306,8 +351,10 @@ impl Sim<'_> {
                     let value = if reduces {
                         value.clone()
                     } else {
-                        match src.get(i).or(src.first()).and_then(at) {
-                            Some(from) => self.read(t, op_index, from)?,
+                        let from = if i < src.len() { i } else { 0 };
+                        match src.get(from).and_then(at) {
+                            Some(loc) if from >= first_packet_src => self.read(t, op_index, loc)?,
+                            Some(loc) => self.read_plain(t, op_index, loc)?,
                             None => None,
                         }
                     };

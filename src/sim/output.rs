@@ -64,6 +64,30 @@ pub fn details(report: &Report, sources: Option<&SourceMap>) -> String {
     let mut diagnostics = Vec::new();
     match &report.verdict {
         Verdict::Verified => {}
+        Verdict::WrongResult(w) if w.read_as_plain.is_some() => {
+            let (reader, writer) = (w.read_as_plain.as_ref(), w.last_write.as_ref());
+            for (op, what) in [
+                (reader, "read as plain data by"),
+                (writer, "written as packets by"),
+            ] {
+                if let Some(op) = op {
+                    out.push_str(&format!("  {what} the op at {}\n", op.path));
+                }
+            }
+            if let Some((op, span)) = reader.and_then(|op| Some((op, op.span?))) {
+                let mut d = Diagnostic::error(
+                    Code::WrongResult,
+                    span,
+                    "wrong result",
+                    "reads packets as plain data",
+                )
+                .with_note(w.text.clone());
+                if let Some(made) = writer.and_then(|op| op.span) {
+                    d = d.with_secondary(made, "the packets are written here");
+                }
+                diagnostics.push(when(d, op));
+            }
+        }
         Verdict::WrongResult(w) => {
             if let Some(op) = &w.last_write {
                 out.push_str(&format!("  last written by the op at {}\n", op.path));
@@ -208,7 +232,7 @@ fn problems(report: &Report, sources: Option<&SourceMap>) -> Vec<Value> {
             "code": Code::WrongResult.id(),
             "message": w.text,
             "hint": null,
-            "locations": w.last_write.iter().map(at).collect::<Vec<_>>(),
+            "locations": w.read_as_plain.iter().chain(&w.last_write).map(at).collect::<Vec<_>>(),
             "related": [],
         })],
         Verdict::Deadlock(stuck) => stuck

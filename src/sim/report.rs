@@ -39,6 +39,9 @@ pub struct WrongResult {
     pub text: String,
     /// The op that last wrote the chunk, if an op did.
     pub last_write: Option<OpAt>,
+    /// The op that read packets there as plain data, where that is what
+    /// is wrong (on the GPU it reads data words and flags as data).
+    pub read_as_plain: Option<OpAt>,
 }
 
 impl std::fmt::Display for Stuck {

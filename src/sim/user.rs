@@ -101,6 +101,7 @@ impl Sim<'_> {
                             kind.name()
                         ),
                         last_write,
+                        read_as_plain: None,
                     })));
                 }
             }
@@ -205,6 +206,7 @@ impl Sim<'_> {
                         "ranks {other} and {rank} both receive rank {source}'s input: a SendRecv sends each rank's input to one rank"
                     ),
                     last_write: None,
+                    read_as_plain: None,
                 })));
             }
         }
