@@ -218,11 +218,6 @@ impl Checker {
     /// alphabetical order, so that the same program gets the same hint on
     /// every run (a scope's names are a hash map, in no fixed order).
     pub(super) fn similar_name(&self, n: &str) -> Option<String> {
-        // The distance is quadratic in the names' lengths: no hint for a
-        // name longer than any a person would misspell.
-        if n.len() > 64 {
-            return None;
-        }
         let in_scope = self
             .scopes
             .iter()
@@ -232,14 +227,9 @@ impl Checker {
         let constants = vocab::CONSTANTS
             .iter()
             .map(|(c, _)| (self.scopes.len(), *c));
-        // A name of a few letters is one edit from its look-alikes: two
-        // would take any short name for any other (`x` for `LL`).
-        let most = if n.chars().count() <= 4 { 1 } else { 2 };
         in_scope
             .chain(constants)
-            .filter(|(_, c)| c.len().abs_diff(n.len()) <= most && *c != n)
-            .map(|(depth, c)| (edit_distance(c, n), depth, c))
-            .filter(|(distance, ..)| *distance <= most)
+            .filter_map(|(depth, c)| Some((crate::diag::spelling::near(n, c)?, depth, c)))
             .min()
             .map(|(.., c)| c.to_string())
     }

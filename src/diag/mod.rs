@@ -7,6 +7,7 @@ use codespan_reporting::term::{self, Config};
 mod codes;
 pub mod lines;
 pub mod shown;
+pub mod spelling;
 
 /// Text taken from the input (a plan's strings, a `-D` value, an assertion's
 /// message), fit to stand inside a message: control characters escaped

@@ -366,13 +366,21 @@ pub fn match_args(
             Some(name) => {
                 seen_keyword = true;
                 let Some(pos) = names.iter().position(|n| *n == name.name) else {
-                    return Err(Diagnostic::error(
+                    let d = Diagnostic::error(
                         crate::diag::Code::Arguments,
                         name.span,
                         format!("`{callee}` has no parameter named `{}`", name.name),
                         "unknown keyword argument",
                     )
-                    .with_note(format!("its parameters are: {}", names.join(", "))));
+                    .with_note(format!("its parameters are: {}", names.join(", ")));
+                    let near = names
+                        .iter()
+                        .filter_map(|n| Some((crate::diag::spelling::near(&name.name, n)?, *n)))
+                        .min();
+                    return Err(match near {
+                        Some((_, meant)) => d.with_note(format!("help: did you mean `{meant}`?")),
+                        None => d,
+                    });
                 };
                 if slots[pos].is_some() {
                     return Err(Diagnostic::error(

@@ -158,6 +158,32 @@ fn a_seventeenth_barrier_set_on_a_rank_is_a_located_warning() {
     checks_quietly(program, "pairs=16");
 }
 
+/// A keyword argument a builtin does not take gets a "did you mean" for
+/// the parameter a few edits away, and none where no parameter is near.
+#[test]
+fn a_misspelt_keyword_argument_gets_a_did_you_mean() {
+    let program = std::env::temp_dir().join(format!("msclc-misspelt-{}.mscl", std::process::id()));
+    let check = |call: &str| {
+        let text = format!(
+            "program \"p\" {{\n    collective = allgather(2, chunk_factor: 1, inplace: true)\n}}\n{call}\n"
+        );
+        std::fs::write(&program, text).unwrap();
+        let out = msclc(&["check", program.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = check("rank(0).copy(rank(0).output[0], rank(0).input[0], tb_grup: tb_group([0]))");
+    assert!(
+        err.starts_with("error[E0104]: `copy` has no parameter named `tb_grup`")
+            && err.contains("= help: did you mean `tb_group`?"),
+        "{err}"
+    );
+    let err = check("rank(0).copy(rank(0).output[0], rank(0).input[0], tb: 0, speed: 2)");
+    assert!(!err.contains("did you mean"), "{err}");
+    assert!(err.contains("its parameters are: "), "{err}");
+    let _ = std::fs::remove_file(&program);
+}
+
 /// Packets in a Simple plan's upper half of scratch run past the buffer's
 /// end on the executor, which doubles scratch for LL plans only: a
 /// warning at the first op that moves them, with the loop values; none
