@@ -382,6 +382,46 @@ fn temporary_beside(target: &Path) -> std::io::Result<PathBuf> {
     Ok(target.with_file_name(temp))
 }
 
+/// Whether `path` is a temporary file [`temporary_beside`] made for a
+/// msclc that is no longer running (killed while it wrote): msclc's to
+/// remove. A process of that number that runs now may be writing it.
+pub fn stale_temporary(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let Some(rest) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) else {
+        return false;
+    };
+    let Some((_, numbers)) = rest.rsplit_once(".msclc-") else {
+        return false;
+    };
+    let Some((pid, count)) = numbers.split_once('-') else {
+        return false;
+    };
+    let (Ok(pid), Ok(_)) = (pid.parse::<u32>(), count.parse::<u64>()) else {
+        return false;
+    };
+    !running(pid)
+}
+
+/// Whether a process numbered `pid` runs (as far as this one can tell).
+fn running(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return false;
+        };
+        // SAFETY: signal 0 sends nothing; it asks whether `pid` exists.
+        let alive = unsafe { libc::kill(pid, 0) } == 0;
+        alive || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
+}
+
 /// Whether `a` and `b` name one existing file (through links, or as two
 /// hard links).
 pub fn same_file(a: &Path, b: &Path) -> bool {
@@ -417,6 +457,27 @@ pub fn lexical(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A temporary file of a msclc that has ended is stale; one of this
+    /// process, or a name of another pattern, is not.
+    #[cfg(unix)]
+    #[test]
+    fn a_temporary_of_an_ended_msclc_is_stale() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let ended = child.id();
+        child.wait().unwrap();
+        let temp = |pid: u32| PathBuf::from(format!("dir/.plan.json.msclc-{pid}-3.tmp"));
+        assert!(stale_temporary(&temp(ended)));
+        assert!(!stale_temporary(&temp(std::process::id())));
+        for other in [
+            ".plan.json.tmp",
+            "plan.json.msclc-1-2.tmp",
+            ".x.msclc-a-1.tmp",
+            ".x.msclc-1.tmp",
+        ] {
+            assert!(!stale_temporary(Path::new(other)), "{other}");
+        }
+    }
 
     /// `.` and `..` are resolved by the components alone, as an editor
     /// names a file that a program imports as `../lib.mscl`.

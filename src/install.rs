@@ -145,10 +145,13 @@ pub fn install_plans(
     for entry in std::fs::read_dir(&dir).map_err(|e| failed("read", &dir, e))? {
         let entry = entry.map_err(|e| failed("read", &dir, e))?;
         let path = entry.path();
-        let plan_file = entry.file_type().is_ok_and(|t| t.is_file())
+        let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+        let plan_file = is_file
             && path.extension().is_some_and(|x| x == "json")
             && crate::files::holds_json_keys(&path, crate::back::json::PLAN_KEYS);
-        if plan_file && link.is_none() {
+        // What an install killed while it wrote left behind is its own.
+        let ours = plan_file || is_file && crate::files::stale_temporary(&path);
+        if ours && link.is_none() {
             before.push(path);
         } else {
             not_plans.push(path);

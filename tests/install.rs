@@ -79,6 +79,12 @@ fn install_writes_the_four_default_plans_into_default() {
     let other = cache.join("mine/plan.json");
     std::fs::create_dir_all(other.parent().unwrap()).unwrap();
     std::fs::write(&other, "a plan of my own").unwrap();
+    // What an install killed while it wrote left: its own to remove.
+    let mut child = Command::new("true").spawn().unwrap();
+    let ended = child.id();
+    child.wait().unwrap();
+    let left = dir.join(format!(".stale.json.msclc-{ended}-0.tmp"));
+    std::fs::write(&left, "{\"name\": ").unwrap();
     let out = install(&cache);
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(out.status.success(), "{stdout}");
@@ -90,14 +96,17 @@ fn install_writes_the_four_default_plans_into_default() {
         !dir.join("stale.json").exists(),
         "the old plans are removed"
     );
-    assert!(
-        stdout.contains(&format!(
-            "and removed what was there before:\n  {}",
-            dir.join("stale.json").display()
-        )),
-        "{stdout}"
-    );
+    let removed = stdout
+        .split_once("and removed what was there before:\n")
+        .map_or("", |(_, r)| r);
+    for gone in [&left, &dir.join("stale.json")] {
+        assert!(
+            removed.contains(&format!("  {}\n", gone.display())),
+            "{stdout}"
+        );
+    }
     assert_eq!(std::fs::read_to_string(&other).unwrap(), "a plan of my own");
+    assert!(!left.exists(), "{stdout}");
     for name in PLANS {
         let file = dir.join(format!("{name}.json"));
         assert!(stdout.contains(&file.display().to_string()), "{stdout}");
