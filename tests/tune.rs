@@ -612,6 +612,12 @@ fn options_that_contradict_each_other_are_refused_before_tuning() {
             &["--vary", "num_gpus=16,32", "--nranks", "16"],
             "--nranks 16 and the value 32 tuned of `num_gpus` (of 16, 32) disagree",
         ),
+        // A plan set serves one rank count: a value tuned that changes it
+        // is refused, with or without --nranks.
+        (
+            &["--vary", "num_gpus=16,32"],
+            "`num_gpus` = 32 runs the program on 32 ranks, and the defaults on 16",
+        ),
         (&["-o", "-"], "-o -: tune writes a folder"),
         (
             &["-D", "num_gpus=16", "-D", "num_gpus=32"],
@@ -643,7 +649,7 @@ fn a_plan_range_stays_within_the_programs_own_sizes() {
         "--size",
         "1G:2147483647",
         "--vary",
-        "num_gpus=2,4",
+        "name=first,second",
     ];
     let (_, index) = tune(&args, &dir);
     let last = index["plans"].as_array().unwrap().last().unwrap().clone();

@@ -138,8 +138,9 @@ pub fn tune(req: &Request) -> Result<Tuned, (SourceMap, Vec<Diagnostic>)> {
             "nothing to tune: no param lists its values (`param tbg: int in [1, 2, 4] = 1`) and no --vary NAME=V1,V2 names one",
         )));
     }
-    if let Some(n) = req.nranks {
-        rank_count_agrees(req, &space, n).map_err(fail)?;
+    match req.nranks {
+        Some(n) => rank_count_agrees(req, &space, n).map_err(fail)?,
+        None => one_rank_count(req, &space).map_err(fail)?,
     }
     let (candidates, search) = space.candidates(req.max_candidates);
     let tried = try_all(req, &space, &candidates);
@@ -278,6 +279,37 @@ fn rank_count_agrees(req: &Request, space: &Space, n: u32) -> Result<(), Diagnos
                         "--nranks {n} and the value {value} tuned of `{}` (of {}) disagree: that param decides the rank count, which --nranks sets; leave out one of the two",
                         axis.name,
                         axis.values.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An E0803 error, before any tuning, where a value tuned runs the
+/// program on another number of ranks than its defaults do: a plan set
+/// serves one rank count (the runtime picks among its plans by message
+/// size alone), and candidates on other counts are not compared alike.
+fn one_rank_count(req: &Request, space: &Space) -> Result<(), Diagnostic> {
+    let ranks = |defines: &[(String, String)]| {
+        let c = driver::compile_quietly(req.path, defines, req.limits);
+        c.result.ok().map(|plan| plan.ranks.len())
+    };
+    // Defaults that do not compile are each candidate's to say.
+    let Some(base) = ranks(req.fixed) else {
+        return Ok(());
+    };
+    for axis in &space.axes {
+        for value in &axis.values {
+            let mut defines = req.fixed.to_vec();
+            defines.push((axis.name.clone(), value.clone()));
+            if let Some(n) = ranks(&defines).filter(|n| *n != base) {
+                return Err(Diagnostic::plain(
+                    Code::Options,
+                    format!(
+                        "`{}` = {value} runs the program on {n} ranks, and the defaults on {base}: the plans of a set serve one rank count; vary other params, and set this one with -D (or the rank count with --nranks)",
+                        axis.name
                     ),
                 ));
             }
