@@ -178,6 +178,32 @@ fn packets_read_as_plain_data_are_a_wrong_result_at_the_reader() {
     );
 }
 
+/// A race with the user's access around a kernel says what most likely
+/// lets it happen: a relaxed closing handshake (the ring AllGather's), a
+/// port put the kernel ends without flushing (the multi-node
+/// ReduceScatter's); in text and as the JSON problem's hint.
+#[test]
+fn a_race_at_the_kernels_end_hints_at_the_handshake_or_the_flush() {
+    for (file, hint) in [
+        (
+            "examples/mscclpp/single_node/allgather_ring.mscl",
+            "hint: nothing orders rank 0's write to rank 6's buffer before rank 6's kernel of execution 1 ends: end with a handshake that does: rank 0 signals after the op, on the same thread block (not relaxed, `data_sync: before`), and rank 6 waits for that signal (`data_sync: after`) before its kernel ends",
+        ),
+        (
+            "examples/mscclpp/multi_node/reducescatter.mscl",
+            "hint: a port channel's proxy does its copies after the block goes on, and nothing waits for them before rank 6's kernel of execution 1 ends: flush the channel after its puts",
+        ),
+    ] {
+        let (out, stdout, _) = sim(&[file]);
+        assert_eq!(out.status.code(), Some(1), "{stdout}");
+        assert!(stdout.starts_with("data race on ") && stdout.contains(hint), "{stdout}");
+        let (_, json, _) = sim(&[file, "--json"]);
+        let report: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+        let said = report["runs"][0]["problems"][0]["hint"].as_str().unwrap_or("");
+        assert!(said.starts_with(&hint["hint: ".len()..]), "{json}");
+    }
+}
+
 /// Packets that a faster rank's next launch overwrote before they were
 /// read: the report suggests the double scratch buffer.
 #[test]

@@ -80,6 +80,8 @@ pub struct Race {
     pub second: String,
     /// The two accesses' ops (none for the user's accesses around a kernel).
     pub ops: [Option<OpAt>; 2],
+    /// What most likely lets the two race, where the simulator can tell.
+    pub hint: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

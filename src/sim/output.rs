@@ -155,6 +155,9 @@ pub fn details(report: &Report, sources: Option<&SourceMap>) -> String {
         Verdict::Race(race) => {
             out.push_str(&format!("  {}\n  {}\n", race.first, race.second));
             out.push_str("  and no synchronisation orders the two\n");
+            if let Some(hint) = &race.hint {
+                out.push_str(&format!("    hint: {hint}\n"));
+            }
             for op in race.ops.iter().flatten() {
                 out.push_str(&format!("  op at {}\n", op.path));
             }
@@ -174,11 +177,15 @@ pub fn details(report: &Report, sources: Option<&SourceMap>) -> String {
                     }
                     Some(d)
                 }
-                [Some((one, op)), None] | [None, Some((one, op))] => Some(when(
-                    Diagnostic::error(Code::DataRace, one, message, "this access")
-                        .with_note("races with the user's access to the buffer around the kernel"),
-                    &op,
-                )),
+                [Some((one, op)), None] | [None, Some((one, op))] => {
+                    let d = Diagnostic::error(Code::DataRace, one, message, "this access")
+                        .with_note("races with the user's access to the buffer around the kernel");
+                    let d = when(d, &op);
+                    Some(match &race.hint {
+                        Some(hint) => d.with_note(format!("hint: {hint}")),
+                        None => d,
+                    })
+                }
                 [None, None] => None,
             });
         }
@@ -260,7 +267,7 @@ fn problems(report: &Report, sources: Option<&SourceMap>) -> Vec<Value> {
             "kind": "race",
             "code": Code::DataRace.id(),
             "message": format!("data race on {}: {}; {}", race.location, race.first, race.second),
-            "hint": null,
+            "hint": race.hint,
             "locations": race.ops.iter().flatten().map(at).collect::<Vec<_>>(),
             "related": [],
         })],

@@ -53,7 +53,37 @@ impl Sim<'_> {
             first: self.describe_access(a),
             second: self.describe_access(b),
             ops: [a, b].map(|x| self.op_at(x.by as usize, x.op as usize)),
+            hint: self.race_hint(loc, a, b),
         }
+    }
+
+    /// What most likely lets an op race with the user's access to a
+    /// rank's buffer around a kernel: the usual mistakes at a kernel's end.
+    /// A port channel's proxy that still copies from the rank's buffer
+    /// when its kernel ends (no flush); a peer's access to the buffer that
+    /// nothing orders before the rank's kernel ends (a closing handshake
+    /// missing, relaxed, or on another thread block than the op).
+    fn race_hint(&self, loc: Loc, a: &Access, b: &Access) -> Option<String> {
+        let op = match (self.is_user(a.thread()), self.is_user(b.thread())) {
+            (true, false) => b,
+            (false, true) => a,
+            _ => return None,
+        };
+        let rank = loc.place.rank;
+        let by = &self.threads[op.by as usize];
+        let kernel = format!("rank {rank}'s kernel of execution {} ends", op.execution);
+        if by.rank == rank {
+            // A proxy copying from the rank's own buffer: only a flush
+            // there waits for it.
+            return (op.thread != op.by).then(|| format!(
+                "a port channel's proxy does its copies after the block goes on, and nothing waits for them before {kernel}: flush the channel after its puts (`put_with_signal_and_flush`, or `flush`) before the kernel ends"
+            ));
+        }
+        let what = if op.write { "write to" } else { "read of" };
+        Some(format!(
+            "nothing orders rank {}'s {what} rank {rank}'s buffer before {kernel}: end with a handshake that does: rank {} signals after the op, on the same thread block (not relaxed, `data_sync: before`), and rank {rank} waits for that signal (`data_sync: after`) before its kernel ends",
+            by.rank, by.rank
+        ))
     }
 
     pub(super) fn describe_access(&self, a: &Access) -> String {
