@@ -190,6 +190,18 @@ impl Diagnostic {
         self.notes.push(note.into());
         self
     }
+
+    /// The problem, met inside a function called at `call`: where it has
+    /// no label in `call`'s file yet, one there says so, so that a problem
+    /// met in an imported file or the standard library points into the
+    /// file that called it too (once, at the call nearest the problem).
+    pub fn called_at(self, call: Span) -> Diagnostic {
+        let labels = self.primary.iter().chain(&self.secondary);
+        if labels.map(|l| l.span.file).any(|file| file == call.file) {
+            return self;
+        }
+        self.with_secondary(call, "met in this call")
+    }
 }
 
 impl std::ops::Deref for Diagnostic {

@@ -565,7 +565,7 @@ impl<'c> Evaluator<'c> {
         self.base = caller;
         self.depth -= 1;
         self.stack.truncate(callee);
-        Ok(match result? {
+        Ok(match result.map_err(|d| d.called_at(span))? {
             Flow::Return(v) => v,
             Flow::Next => Value::Unit,
         })

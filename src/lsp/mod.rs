@@ -295,8 +295,10 @@ pub(crate) struct Document {
     /// While `text` does not parse: the last version that did, and its
     /// analysis.
     fallback: Option<(String, Analysis)>,
-    /// The files diagnostics were last published for (to clear them).
-    published: Vec<Uri>,
+    /// What its analysis found, per file: itself (an empty list too) and
+    /// the files it imports that it found problems in. A file's published
+    /// list is what every open document's analysis found in it.
+    found: Vec<(Uri, Vec<lsp_types::Diagnostic>)>,
     /// The params it was analysed with, as `-D` would set them.
     defines: Vec<(String, String)>,
 }
@@ -430,16 +432,10 @@ impl Server {
                     return Vec::new();
                 };
                 match self.documents.remove(p.text_document.uri.as_str()) {
-                    // Its own list, and its imports' that are not open
-                    // (an open file's list is its own analysis's); the
-                    // files importing it read it from the disk again.
+                    // The files it found problems in lose those; the files
+                    // importing it read it from the disk again.
                     Some(doc) => {
-                        let mut out: Vec<Notification> = doc
-                            .published
-                            .into_iter()
-                            .filter(|uri| !self.documents.contains_key(uri.as_str()))
-                            .map(|uri| publish(uri, Vec::new()))
-                            .collect();
+                        let mut out = self.republish(doc.found.into_iter().map(|(uri, _)| uri));
                         out.extend(self.analyse_importers(&doc.uri));
                         out
                     }
@@ -511,28 +507,16 @@ impl Server {
                     Some(_) => Some((old.text, old.analysis)),
                     None => old.fallback,
                 };
-                (old.published, fallback)
+                (old.found, fallback)
             }
-            Some(old) => (old.published, None),
+            Some(old) => (old.found, None),
             None => (Vec::new(), None),
         };
-        let mut by_file = diagnostics_by_file(&analysis, &uri);
-        // An imported file open in the editor has its own analysis, which
-        // alone publishes (and clears) its list.
-        let open_elsewhere = |u: &Uri| *u != uri && self.documents.contains_key(u.as_str());
-        by_file.retain(|(u, _)| !open_elsewhere(u));
-        let previous: Vec<Uri> = previous
-            .into_iter()
-            .filter(|u| !open_elsewhere(u))
-            .collect();
-        let published: Vec<Uri> = by_file.iter().map(|(u, _)| u.clone()).collect();
-        let mut out: Vec<Notification> = Vec::new();
-        for gone in previous.into_iter().filter(|u| !published.contains(u)) {
-            out.push(publish(gone, Vec::new()));
-        }
-        for (file_uri, diagnostics) in by_file {
-            out.push(publish(file_uri, diagnostics));
-        }
+        let found = diagnostics_by_file(&analysis, &uri);
+        // The files it found problems in before and now: each gets its
+        // list again (one it no longer finds any in, the others' only).
+        let mut touched: Vec<Uri> = previous.into_iter().map(|(u, _)| u).collect();
+        touched.extend(found.iter().map(|(u, _)| u.clone()));
         self.documents.insert(
             key,
             Document {
@@ -541,11 +525,35 @@ impl Server {
                 text,
                 analysis,
                 fallback,
-                published,
+                found,
                 defines: self.defines.clone(),
             },
         );
-        out
+        self.republish(touched.into_iter())
+    }
+
+    /// The diagnostics of each of `files` (once each, in order): what the
+    /// analyses of the open documents found in it, each problem once (a
+    /// file and a file importing it both find its own errors).
+    fn republish(&self, files: impl Iterator<Item = Uri>) -> Vec<Notification> {
+        let mut done: Vec<Uri> = Vec::new();
+        for file in files {
+            if !done.contains(&file) {
+                done.push(file);
+            }
+        }
+        done.into_iter()
+            .map(|file| {
+                let mut list: Vec<lsp_types::Diagnostic> = Vec::new();
+                let found = self.documents.values().flat_map(|d| &d.found);
+                for d in found.filter(|(u, _)| *u == file).flat_map(|(_, l)| l) {
+                    if !list.contains(d) {
+                        list.push(d.clone());
+                    }
+                }
+                publish(file, list)
+            })
+            .collect()
     }
 }
 
@@ -568,13 +576,18 @@ fn diagnostics_by_file(analysis: &Analysis, uri: &Uri) -> Vec<(Uri, Vec<lsp_type
     let mut by_file: Vec<(Uri, Vec<lsp_types::Diagnostic>)> = vec![(uri.clone(), Vec::new())];
     for d in &analysis.diagnostics {
         // A place in the standard library, which the editor cannot open,
-        // goes at the document's start, as no place does.
-        let place = d.primary.as_ref().and_then(|label| {
-            Some((
-                file_uri(analysis, label.span.file, uri)?,
-                range_of(analysis, label.span),
-            ))
-        });
+        // gives way to the first label in a file it can (the call that
+        // met it, `Diagnostic::called_at`); none goes at the document's
+        // start, as no place does.
+        let labels = d.primary.iter().chain(&d.secondary);
+        let place = labels
+            .filter_map(|label| {
+                Some((
+                    file_uri(analysis, label.span.file, uri)?,
+                    range_of(analysis, label.span),
+                ))
+            })
+            .next();
         let (file_uri, range) = place.unwrap_or((uri.clone(), Range::default()));
         let converted = convert(analysis, d, range, uri);
         match by_file.iter_mut().find(|(u, _)| *u == file_uri) {

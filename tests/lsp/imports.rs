@@ -1,0 +1,133 @@
+//! Files that import others, open in the editor with them or not: where
+//! the problems met in each are published, and definitions across files.
+
+use super::*;
+
+/// A mistake in an imported file is published for that file, and goes to
+/// definition across files.
+#[test]
+fn imported_files_get_their_diagnostics_and_definitions() {
+    let (path, uri) = temp_uri("imports");
+    let dir = path.parent().unwrap();
+    std::fs::write(
+        dir.join("lib.mscl"),
+        "fn next(r: int, n: int) -> int {\n    return (r + 1) % n\n}\nfn broken() -> int {\n    return true\n}\n",
+    )
+    .unwrap();
+    let lib_uri = format!("file://{}", dir.join("lib.mscl").display());
+    let main = PROGRAM
+        .replace("param num_gpus", "import \"lib.mscl\"\nparam num_gpus")
+        .replace("(r + 1) % num_gpus", "next(r, num_gpus)");
+    let mut editor = Editor::start(json!({}));
+    editor.open(&uri, &main);
+    let in_lib = editor.diagnostics(&lib_uri);
+    assert_eq!(in_lib.len(), 1, "{in_lib:?}");
+    assert_eq!(in_lib[0]["code"], "E0103");
+    assert_eq!(in_lib[0]["range"]["start"]["line"], 4);
+    assert_eq!(editor.diagnostics(&uri), Vec::<Value>::new());
+    // `next` (line 8 of the main file) is defined in lib.mscl.
+    let def = editor.at("textDocument/definition", &uri, 8, 16);
+    assert_eq!(def["uri"], lib_uri);
+    assert_eq!(def["range"]["start"], json!({"line": 0, "character": 3}));
+    // Opened alone, the library is checked, not run (it has no program).
+    let lib = std::fs::read_to_string(dir.join("lib.mscl")).unwrap();
+    editor.open(&lib_uri, &lib.replace("return true", "return 1"));
+    assert_eq!(editor.diagnostics(&lib_uri), Vec::<Value>::new());
+    // Open, the library's list is its own analysis's: the main file's
+    // (of the file on disk) neither replaces it nor, closed, clears it.
+    editor.change(&uri, 2, &main);
+    assert_eq!(editor.diagnostics(&lib_uri), Vec::<Value>::new());
+    editor.change(&lib_uri, 2, &lib);
+    assert_eq!(editor.diagnostics(&lib_uri).len(), 1);
+    // The main file reads the library as the editor has it, saved or not,
+    // and is checked again when it changes: `next` renamed, unsaved.
+    editor.change(&lib_uri, 3, &lib.replace("fn next(", "fn next2("));
+    let in_main = editor.diagnostics(&uri);
+    assert_eq!(in_main.len(), 1, "{in_main:?}");
+    assert!(
+        in_main[0]["message"].as_str().unwrap().contains("`next`"),
+        "{in_main:?}"
+    );
+    editor.change(&lib_uri, 4, &lib);
+    assert_eq!(editor.diagnostics(&uri), Vec::<Value>::new());
+    // Renamed again, unsaved, then closed: the disk's text is read again.
+    editor.change(&lib_uri, 5, &lib.replace("fn next(", "fn next2("));
+    assert_eq!(editor.diagnostics(&uri).len(), 1);
+    editor.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": lib_uri}}),
+    );
+    assert_eq!(editor.diagnostics(&uri), Vec::<Value>::new());
+    editor.open(&lib_uri, &lib);
+    editor.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": uri}}),
+    );
+    assert_eq!(editor.diagnostics(&lib_uri).len(), 1);
+    // The standard library is built in, no file to open: no location in it.
+    let std_user = format!("file://{}", dir.join("std_user.mscl").display());
+    editor.open(
+        &std_user,
+        "import \"std/peers\"\nfn f() -> list[int] {\n    return ring_peers(0, 4)\n}\n",
+    );
+    assert_eq!(editor.diagnostics(&std_user), Vec::<Value>::new());
+    for (line, character) in [(2, 12), (0, 10)] {
+        let def = editor.at("textDocument/definition", &std_user, line, character);
+        assert_eq!(def, Value::Null, "{line}:{character}");
+    }
+    let refs = editor.at("textDocument/references", &std_user, 2, 12);
+    assert!(
+        refs.as_array()
+            .is_none_or(|r| r.iter().all(|l| l["uri"] == std_user)),
+        "{refs}"
+    );
+    editor.stop();
+}
+
+/// A problem the main program's run meets in an imported file (an
+/// executor limit crossed there, a division by zero) is published for that
+/// file, and stays once the file is open too, though the file's own
+/// analysis (no program to run) finds nothing; one met in the standard
+/// library is placed at the call in the document that met it.
+#[test]
+fn problems_met_in_an_imported_file_stay_when_it_is_open() {
+    let (path, uri) = temp_uri("met-in-imports");
+    let dir = path.parent().unwrap();
+    let lib_path = dir.join("many.mscl");
+    let lib = "fn many(r: rank) {\n    for i in 0..70 {\n        r.copy(r.output[0], r.input[0], tb: 0)\n    }\n}\n";
+    std::fs::write(&lib_path, lib).unwrap();
+    let lib_uri = format!("file://{}", lib_path.display());
+    let main = "import \"many.mscl\"\nparam n: int = 2\nprogram \"p\" {\n    collective = allgather(n, chunk_factor: 1, inplace: true)\n}\nmany(rank(0))\n";
+    let mut editor = Editor::start(json!({}));
+    editor.open(&uri, main);
+    let codes = |list: Vec<Value>| -> Vec<String> {
+        list.iter()
+            .map(|d| d["code"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(codes(editor.diagnostics(&lib_uri)), ["W0502"]);
+    editor.open(&lib_uri, lib);
+    let in_lib = editor.diagnostics(&lib_uri);
+    assert_eq!(codes(in_lib.clone()), ["W0502"], "{in_lib:?}");
+    assert_eq!(in_lib[0]["range"]["start"]["line"], 2);
+    // The main file closed, its run's problems in the library go.
+    editor.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": uri}}),
+    );
+    assert_eq!(editor.diagnostics(&lib_uri), Vec::<Value>::new());
+
+    let std_user = format!("file://{}", dir.join("barrier_user.mscl").display());
+    editor.open(
+        &std_user,
+        "// a comment\nparam n: int = 2\nimport \"std/sync\"\nprogram \"x\" {\n    collective = allgather(n, chunk_factor: 1, inplace: true)\n}\nlet chs = all_pairs_channels(n)\nall_pairs_barrier(chs, n, 5000)\n",
+    );
+    let met = editor.diagnostics(&std_user);
+    assert_eq!(codes(met.clone()), ["E0302"], "{met:?}");
+    assert_eq!(
+        met[0]["range"]["start"],
+        json!({"line": 7, "character": 0}),
+        "{met:?}"
+    );
+    editor.stop();
+}
