@@ -49,7 +49,18 @@ pub fn hover(doc: &Document, position: Position) -> Option<Hover> {
         let text = match r.to {
             Target::Builtin(receiver, name) => describe_builtin(receiver, name)?,
             Target::Constant(name) => {
-                let ty = vocab::Constant::named(name).map(vocab::Constant::ty)?;
+                // The type the checker gave it where it stands: `none` is a
+                // sync setting or a replication policy, as its place wants.
+                let checked = index
+                    .type_at(0, offset)
+                    .filter(|(span, _)| *span == r.span)
+                    .map(|(_, ty)| ty.to_string());
+                let ty = match checked {
+                    Some(ty) => ty,
+                    None => vocab::Constant::named(name)
+                        .map(vocab::Constant::ty)?
+                        .to_string(),
+                };
                 format!("```mscl\n{name}: {ty}\n```\na named constant")
             }
             Target::Def(_) => return None,
@@ -196,25 +207,54 @@ pub fn definition(doc: &Document, position: Position) -> Option<Location> {
 }
 
 /// Every use of the name under the cursor (and its definition, if asked).
-pub fn references(doc: &Document, position: Position, declaration: bool) -> Option<Vec<Location>> {
+pub fn references(
+    doc: &Document,
+    position: Position,
+    declaration: bool,
+    others: &[&Document],
+) -> Option<Vec<Location>> {
     let read = doc.readable();
     let (offset, analysis) = (read.offset(position)?, read.analysis);
     let d = analysis.index.def_of(0, offset)?;
-    let def_span = analysis.index.defs[d].span;
+    let def = &analysis.index.defs[d];
     let spans = declaration
-        .then_some(def_span)
+        .then_some(def.span)
         .into_iter()
         .chain(analysis.index.uses_of(d));
-    Some(
-        spans
-            .filter_map(|span| {
+    let mut found: Vec<Location> = spans
+        .filter_map(|span| {
+            Some(Location::new(
+                file_uri(analysis, span.file, &doc.uri)?,
+                read.range(span)?,
+            ))
+        })
+        .collect();
+    // A definition of this file is used by the open files that import it
+    // too: each has it, at the same place of this file, in its analysis.
+    if def.span.file == 0 {
+        for other in others {
+            let read = other.readable();
+            let index = &read.analysis.index;
+            let here = |file| file_uri(read.analysis, file, &other.uri).as_ref() == Some(&doc.uri);
+            let same = index.defs.iter().position(|o| {
+                o.name == def.name && o.span.start == def.span.start && here(o.span.file)
+            });
+            let uses = same.into_iter().flat_map(|d| index.uses_of(d));
+            found.extend(uses.filter_map(|span| {
                 Some(Location::new(
-                    file_uri(analysis, span.file, &doc.uri)?,
+                    file_uri(read.analysis, span.file, &other.uri)?,
                     read.range(span)?,
                 ))
-            })
-            .collect(),
-    )
+            }));
+        }
+    }
+    let mut unique: Vec<Location> = Vec::new();
+    for location in found {
+        if !unique.contains(&location) {
+            unique.push(location);
+        }
+    }
+    Some(unique)
 }
 
 /// The outline: the program block, params, functions and top-level lets.

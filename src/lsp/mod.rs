@@ -357,10 +357,16 @@ impl Server {
                     .map(GotoDefinitionResponse::Scalar)
             }),
             req::References::METHOD => self.on::<req::References>(request, |doc, p| {
+                let importers: Vec<&Document> = self
+                    .documents
+                    .values()
+                    .filter(|d| d.uri != doc.uri && d.imports(&doc.path))
+                    .collect();
                 features::references(
                     doc,
                     p.text_document_position.position,
                     p.context.include_declaration,
+                    &importers,
                 )
             }),
             req::Completion::METHOD => self.on::<req::Completion>(request, |doc, p| {

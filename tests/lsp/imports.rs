@@ -131,3 +131,37 @@ fn problems_met_in_an_imported_file_stay_when_it_is_open() {
     );
     editor.stop();
 }
+
+/// Find references from the file that defines a function finds its uses
+/// in the open files that import it too.
+#[test]
+fn references_from_a_library_reach_the_files_that_import_it() {
+    let (path, uri) = temp_uri("refs-across");
+    let dir = path.parent().unwrap();
+    let lib_path = dir.join("peers.mscl");
+    let lib = "fn next_peer(r: int, n: int) -> int {\n    return (r + 1) % n\n}\n";
+    std::fs::write(&lib_path, lib).unwrap();
+    let lib_uri = format!("file://{}", lib_path.display());
+    let main = PROGRAM
+        .replace("param num_gpus", "import \"peers.mscl\"\nparam num_gpus")
+        .replace("(r + 1) % num_gpus", "next_peer(r, num_gpus)");
+    let mut editor = Editor::start(json!({}));
+    editor.open(&uri, &main);
+    editor.open(&lib_uri, lib);
+    let refs = editor.at("textDocument/references", &lib_uri, 0, 3);
+    let places: Vec<(String, i64)> = refs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["uri"].as_str().unwrap().to_string(),
+                l["range"]["start"]["line"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(places.contains(&(lib_uri.clone(), 0)), "{refs}");
+    assert!(places.contains(&(uri.clone(), 8)), "{refs}");
+    assert_eq!(places.len(), 2, "{refs}");
+    editor.stop();
+}

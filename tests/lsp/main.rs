@@ -453,6 +453,28 @@ fn warnings_and_settings_reach_the_editor() {
     editor.stop();
 }
 
+/// A named constant's hover gives the type it has where it stands: `none`
+/// is a sync setting in an op and a replication policy in the program.
+#[test]
+fn a_constant_hovers_with_the_type_of_its_place() {
+    let (_, uri) = temp_uri("none");
+    let text = "param pol: replication_policy = none\nprogram \"p\" {\n    collective = allgather(2, chunk_factor: 1, inplace: true)\n    replication_policy = none\n}\nmemory_channel(1, 0).signal(tb: 0, data_sync: none)\nmemory_channel(0, 1).wait(tb: 0)\n";
+    let mut editor = Editor::start(json!({}));
+    editor.open(&uri, text);
+    for (line, character, ty) in [
+        (0, 33, "none: replication_policy"),
+        (3, 26, "none: replication_policy"),
+        (5, 48, "none: sync_type"),
+    ] {
+        let hover = editor.at("textDocument/hover", &uri, line, character);
+        assert!(
+            hover_text(&hover).contains(ty),
+            "{line}:{character}: {hover}"
+        );
+    }
+    editor.stop();
+}
+
 impl Editor {
     /// Sends raw bytes, as a broken or hostile client might.
     fn send_raw(&mut self, bytes: &[u8]) {
