@@ -125,9 +125,7 @@ fn replace(
     }
     // A file its user may not write is not replaced by one they may (a
     // rename asks only the folder's leave): refused, as writing into it is.
-    if old.as_ref().is_some_and(|m| m.is_file()) {
-        std::fs::OpenOptions::new().write(true).open(&target)?;
-    }
+    may_replace(&target)?;
     let temp = temporary_beside(&target)?;
     let mut slot = note_pending(&temp);
     // Once a file of several names is being written in place, the
@@ -380,6 +378,17 @@ fn temporary_beside(target: &Path) -> std::io::Result<PathBuf> {
         NEXT.fetch_add(1, Ordering::Relaxed)
     );
     Ok(target.with_file_name(temp))
+}
+
+/// Whether `path`, where it is a file already, is one its user may write
+/// (asked by opening it to write, writing nothing): an error says why not.
+/// Anything else passes (nothing there yet; a pipe or a device, which
+/// opening would wait on).
+pub fn may_replace(path: &Path) -> std::io::Result<()> {
+    if std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        std::fs::OpenOptions::new().write(true).open(path)?;
+    }
+    Ok(())
 }
 
 /// Whether `path` is a temporary file [`temporary_beside`] made for a

@@ -213,15 +213,11 @@ pub(crate) fn distinct_outputs(
                 ),
             ));
         }
-        // (Opened to write, not written: a regular file only, as opening
-        // a pipe would wait for its reader.)
-        if std::fs::metadata(output).is_ok_and(|m| m.is_file()) {
-            if let Err(e) = std::fs::OpenOptions::new().write(true).open(output) {
-                return Err(Diagnostic::plain(
-                    Code::Unreadable,
-                    format!("{flag} {}: cannot write it: {e}", output.display()),
-                ));
-            }
+        if let Err(e) = msclc::files::may_replace(output) {
+            return Err(Diagnostic::plain(
+                Code::Unreadable,
+                format!("{flag} {}: cannot write it: {e}", output.display()),
+            ));
         }
         if inputs.iter().any(|input| same_file(output, input)) {
             return Err(Diagnostic::plain(

@@ -301,88 +301,73 @@ fn write(
     earlier: &[String],
     args: &TuneArgs,
 ) -> Result<Vec<String>, (PathBuf, std::io::Error)> {
-    let mut made = Vec::new();
-    let written = write_all(dir, tuned, plans, (name, title), earlier, args, &mut made);
+    // Each plan written where none was.
+    let mut made: Vec<PathBuf> = Vec::new();
+    let written = (|| {
+        let at = |path: &Path| {
+            let path = path.to_path_buf();
+            move |e| (path, e)
+        };
+        std::fs::create_dir_all(dir).map_err(at(dir))?;
+        let files: Vec<String> = (0..plans.len())
+            .map(|k| report::file_name(name, tuned, k))
+            .collect();
+        // Every file to be replaced is one its user may write, asked before
+        // any is: the index, written last, is the one most often read-only.
+        for file in files.iter().map(String::as_str).chain(RESULTS) {
+            let path = dir.join(file);
+            msclc::files::may_replace(&path).map_err(at(&path))?;
+        }
+        let mut fingerprinted = Vec::new();
+        for (plan, file) in plans.iter().zip(files) {
+            let path = dir.join(&file);
+            // As `msclc FILE -o PLAN` writes it; held, for its fingerprint.
+            let mut text = Vec::new();
+            super::compile::write_plan_to(plan, false, &mut text).map_err(at(&path))?;
+            let new = !path.exists();
+            msclc::files::write(&path, &text).map_err(at(&path))?;
+            if new {
+                made.push(path);
+            }
+            fingerprinted.push((file, report::fingerprint(&text)));
+        }
+        let about = serde_json::json!({
+            "program": msclc::driver::source_name(&args.input),
+            "topology": args.timing,
+            "dtype": msclc::ir::Dtype::from(args.dtype).nccl_name(),
+            "span": [args.size.0, args.size.1],
+            // As --nranks asked: the plans' rank count, which the fixed and
+            // chosen params alone may not give (null where it was not asked).
+            "nranks": args.nranks,
+            "fixed": args.define.iter().map(|(n, v)| (n.clone(), serde_json::Value::String(v.clone()))).collect::<serde_json::Map<_, _>>(),
+            "sizes": tuned.sizes,
+        });
+        let index = report::index(tuned, &fingerprinted, about);
+        let mut written: Vec<String> = fingerprinted.into_iter().map(|(file, _)| file).collect();
+        let path = dir.join("index.json");
+        let text = format!(
+            "{}\n",
+            serde_json::to_string_pretty(&index).unwrap_or_default()
+        );
+        msclc::files::write(&path, text.as_bytes()).map_err(at(&path))?;
+        written.push("index.json".to_string());
+        // The index lists the new plans now: none is removed past here.
+        made.clear();
+        let path = dir.join("busbw.svg");
+        msclc::files::write(&path, report::svg(tuned, title).as_bytes()).map_err(at(&path))?;
+        written.push("busbw.svg".to_string());
+        // (After the new index: a run stopped here leaves files, never an
+        // index that lists none.)
+        for stale in earlier.iter().filter(|e| !written.contains(e)) {
+            let path = dir.join(stale);
+            std::fs::remove_file(&path).map_err(at(&path))?;
+        }
+        Ok(written)
+    })();
     if written.is_err() {
         for path in made {
             let _ = std::fs::remove_file(path);
         }
     }
     written
-}
-
-/// [`write`], noting in `made` each plan it writes where none was.
-fn write_all(
-    dir: &Path,
-    tuned: &tune::Tuned,
-    plans: &[msclc::ir::Plan],
-    (name, title): (&str, &str),
-    earlier: &[String],
-    args: &TuneArgs,
-    made: &mut Vec<PathBuf>,
-) -> Result<Vec<String>, (PathBuf, std::io::Error)> {
-    let at = |path: &Path| {
-        let path = path.to_path_buf();
-        move |e| (path, e)
-    };
-    std::fs::create_dir_all(dir).map_err(at(dir))?;
-    let files: Vec<String> = (0..plans.len())
-        .map(|k| report::file_name(name, tuned, k))
-        .collect();
-    // Every file to be replaced is one its user may write, asked before
-    // any is: the index, written last, is the one most often read-only.
-    for file in files.iter().map(String::as_str).chain(RESULTS) {
-        let path = dir.join(file);
-        if std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
-            std::fs::OpenOptions::new()
-                .write(true)
-                .open(&path)
-                .map_err(at(&path))?;
-        }
-    }
-    let mut fingerprinted = Vec::new();
-    for (plan, file) in plans.iter().zip(files) {
-        let path = dir.join(&file);
-        // As `msclc FILE -o PLAN` writes it; held, for its fingerprint.
-        let mut text = Vec::new();
-        super::compile::write_plan_to(plan, false, &mut text).map_err(at(&path))?;
-        let new = !path.exists();
-        msclc::files::write(&path, &text).map_err(at(&path))?;
-        if new {
-            made.push(path);
-        }
-        fingerprinted.push((file, report::fingerprint(&text)));
-    }
-    let about = serde_json::json!({
-        "program": msclc::driver::source_name(&args.input),
-        "topology": args.timing,
-        "dtype": msclc::ir::Dtype::from(args.dtype).nccl_name(),
-        "span": [args.size.0, args.size.1],
-        // As --nranks asked: the plans' rank count, which the fixed and
-        // chosen params alone may not give (null where it was not asked).
-        "nranks": args.nranks,
-        "fixed": args.define.iter().map(|(n, v)| (n.clone(), serde_json::Value::String(v.clone()))).collect::<serde_json::Map<_, _>>(),
-        "sizes": tuned.sizes,
-    });
-    let index = report::index(tuned, &fingerprinted, about);
-    let mut written: Vec<String> = fingerprinted.into_iter().map(|(file, _)| file).collect();
-    let path = dir.join("index.json");
-    let text = format!(
-        "{}\n",
-        serde_json::to_string_pretty(&index).unwrap_or_default()
-    );
-    msclc::files::write(&path, text.as_bytes()).map_err(at(&path))?;
-    written.push("index.json".to_string());
-    // The index lists the new plans now: none is removed past here.
-    made.clear();
-    let path = dir.join("busbw.svg");
-    msclc::files::write(&path, report::svg(tuned, title).as_bytes()).map_err(at(&path))?;
-    written.push("busbw.svg".to_string());
-    // (After the new index: a run stopped here leaves files, never an
-    // index that lists none.)
-    for stale in earlier.iter().filter(|e| !written.contains(e)) {
-        let path = dir.join(stale);
-        std::fs::remove_file(&path).map_err(at(&path))?;
-    }
-    Ok(written)
 }
