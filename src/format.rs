@@ -75,16 +75,17 @@ pub fn format_source(file: u32, text: &str) -> Result<String, Diagnostic> {
 fn layout(text: &str, crlf: bool) -> Result<String, usize> {
     let mut writer = Writer::with_capacity(text.len());
     let mut end_of_previous = 0;
-    let mut lines = 0;
+    // The `\r`s the line ends will gain.
+    let mut returns = 0;
     // The text parsed, so every token lexes; `flatten` skips nothing.
     for (start, token, end) in lexer::lex(text).flatten() {
         let class = Class::of(&token);
         let gap = &text[end_of_previous..start];
-        lines += gap.matches('\n').count() * usize::from(crlf);
+        returns += gap.matches('\n').count() * usize::from(crlf);
         writer.gap(gap, Some(class));
         writer.token(class, &text[start..end]);
         end_of_previous = end;
-        if (writer.out.len() + lines) as u64 > MAX_SOURCE_BYTES {
+        if (writer.out.len() + returns) as u64 > MAX_SOURCE_BYTES {
             return Err(start);
         }
     }

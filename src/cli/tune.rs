@@ -321,15 +321,20 @@ fn write(
         let mut fingerprinted = Vec::new();
         for (plan, file) in plans.iter().zip(files) {
             let path = dir.join(&file);
-            // As `msclc FILE -o PLAN` writes it; held, for its fingerprint.
-            let mut text = Vec::new();
-            super::compile::write_plan_to(plan, false, &mut text).map_err(at(&path))?;
+            // As `msclc FILE -o PLAN` writes it, hashed as it is.
             let new = !path.exists();
-            msclc::files::write(&path, &text).map_err(at(&path))?;
+            let mut sha256 = String::new();
+            msclc::files::write_with(&path, |out| {
+                sha256 = report::write_fingerprinted(out, |out| {
+                    super::compile::write_plan_to(plan, false, out)
+                })?;
+                Ok(())
+            })
+            .map_err(at(&path))?;
             if new {
                 made.push(path);
             }
-            fingerprinted.push((file, report::fingerprint(&text)));
+            fingerprinted.push((file, sha256));
         }
         let about = serde_json::json!({
             "program": msclc::driver::source_name(&args.input),

@@ -304,9 +304,14 @@ impl Sim<'_> {
                         &switch_src
                     };
                     let mut values = Vec::with_capacity(operands.len());
+                    // (A switch reduce's operands are its members' plain data.)
+                    let packets_from = match switch_src.is_empty() {
+                        true => first_packet_src,
+                        false => usize::MAX,
+                    };
                     for (i, operand) in operands.iter().enumerate() {
                         if let Some(loc) = at(operand) {
-                            values.extend(match i >= first_packet_src {
+                            values.extend(match i >= packets_from {
                                 true => self.read(t, op_index, loc)?,
                                 false => self.read_plain(t, op_index, loc)?,
                             });

@@ -5,6 +5,7 @@
 
 use super::{Tried, Tuned};
 use serde_json::{json, Value};
+use sha2::Digest;
 use std::fmt::Write;
 
 /// The file of segment `k`'s plan: `NAME_FIRST_LAST.json`, by the first
@@ -133,11 +134,39 @@ pub fn is_tunes_picture(path: &std::path::Path) -> bool {
 /// (`"sha256"`): a plan of the index's name whose bytes have another is
 /// one the user put there or edited since, and tune leaves it be.
 pub fn fingerprint(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex(&sha2::Sha256::digest(bytes))
+}
+
+fn hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// What `write` writes into `out`, and its [`fingerprint`]: a plan's
+/// bytes are hashed as they are written, never held whole.
+pub fn write_fingerprinted(
+    out: &mut dyn std::io::Write,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> std::io::Result<String> {
+    struct Hashing<'a> {
+        out: &'a mut dyn std::io::Write,
+        hash: sha2::Sha256,
+    }
+    impl std::io::Write for Hashing<'_> {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            let n = self.out.write(bytes)?;
+            self.hash.update(&bytes[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            self.out.flush()
+        }
+    }
+    let mut hashing = Hashing {
+        out,
+        hash: sha2::Sha256::new(),
+    };
+    write(&mut hashing)?;
+    Ok(hex(&hashing.hash.finalize()))
 }
 
 /// The index a runtime selector reads: each plan's file (with its
