@@ -268,9 +268,11 @@ fn capabilities() -> ServerCapabilities {
 }
 
 /// The params an editor sets, as `-D` would: `{"params": {"num_gpus": 4}}`
-/// (in `initializationOptions`, or under `msclc` in the settings).
+/// in `initializationOptions` or in the settings, at the top or under
+/// `msclc` in either (clients nest settings by extension, or not).
 fn params_from(options: Option<&serde_json::Value>) -> Vec<(String, String)> {
-    let Some(serde_json::Value::Object(params)) = options.and_then(|o| o.get("params")) else {
+    let params = options.and_then(|o| o.get("params").or_else(|| o.get("msclc")?.get("params")));
+    let Some(serde_json::Value::Object(params)) = params else {
         return Vec::new();
     };
     params
@@ -454,7 +456,7 @@ impl Server {
                 else {
                     return Vec::new();
                 };
-                self.defines = params_from(p.settings.get("msclc"));
+                self.defines = params_from(Some(&p.settings));
                 let open: Vec<(Uri, String)> = self
                     .documents
                     .values()

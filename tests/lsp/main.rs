@@ -450,6 +450,19 @@ fn warnings_and_settings_reach_the_editor() {
         "{}",
         warnings[0]
     );
+    // The settings' params at their top, as some clients send them, too;
+    // and settings with none set the defaults again.
+    for (settings, count) in [
+        (json!({"params": {"n": 16}}), 1),
+        (json!({}), 0),
+        (json!({"msclc": {"params": {"n": 16}}}), 1),
+    ] {
+        editor.notify(
+            "workspace/didChangeConfiguration",
+            json!({ "settings": settings }),
+        );
+        assert_eq!(editor.diagnostics(&uri).len(), count, "{settings}");
+    }
     editor.stop();
 }
 
