@@ -391,7 +391,7 @@ pub fn may_replace(path: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Whether `path` is a temporary file [`temporary_beside`] made for a
+/// Whether `path` is a temporary file `temporary_beside` made for a
 /// msclc that is no longer running (killed while it wrote): msclc's to
 /// remove. A process of that number that runs now may be writing it.
 pub fn stale_temporary(path: &Path) -> bool {

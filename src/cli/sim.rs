@@ -168,6 +168,13 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
         )));
     }
     let declared = plan.collective.inplace;
+    // A simulation of the executions asked, in one buffer mode.
+    let options_in = |inplace: bool, progress: bool| msclc::sim::SimOptions {
+        executions: args.executions,
+        inplace: Some(inplace),
+        progress,
+        pipeline_chunk: None,
+    };
     let modes = match args.buffers {
         BuffersArg::Declared => vec![declared],
         BuffersArg::InPlace => vec![true],
@@ -199,12 +206,7 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
     let runs: Vec<Run> = modes
         .into_iter()
         .map(|inplace| {
-            let options = msclc::sim::SimOptions {
-                executions: args.executions,
-                inplace: Some(inplace),
-                progress: !args.quiet && !args.json,
-                pipeline_chunk: None,
-            };
+            let options = options_in(inplace, !args.quiet && !args.json);
             let before = msclc::memory::start_peak();
             let mut report = if topology.is_some() && recorded.is_none() {
                 let (report, run) = msclc::sim::simulate_recorded(&plan, &options);
@@ -252,13 +254,7 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
     // other mode works: the collective's `inplace` is what is wrong.
     if let [run] = &runs[..] {
         if !verified(run) && run.declared {
-            let options = msclc::sim::SimOptions {
-                executions: args.executions,
-                inplace: Some(!declared),
-                progress: false,
-                pipeline_chunk: None,
-            };
-            let other = msclc::sim::simulate_with(&plan, &options);
+            let other = msclc::sim::simulate_with(&plan, &options_in(!declared, false));
             if other.verdict == msclc::sim::Verdict::Verified {
                 let (works, declares) = match declared {
                     true => ("out-of-place", "in-place"),

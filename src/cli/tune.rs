@@ -281,7 +281,13 @@ fn earlier_plans(dir: &Path) -> Vec<String> {
             };
             meta.is_file()
                 && !meta.permissions().readonly()
-                && std::fs::read(&path).is_ok_and(|bytes| report::fingerprint(&bytes) == *sha256)
+                && std::fs::File::open(&path)
+                    .and_then(|mut file| {
+                        report::write_fingerprinted(&mut std::io::sink(), |out| {
+                            std::io::copy(&mut file, out).map(drop)
+                        })
+                    })
+                    .is_ok_and(|found| found == *sha256)
         })
         .map(|(name, _)| name.to_string())
         .collect()

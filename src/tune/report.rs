@@ -130,19 +130,10 @@ pub fn is_tunes_picture(path: &std::path::Path) -> bool {
         && start == PICTURE_MARK.as_bytes()
 }
 
-/// A plan file's SHA-256, in hex, as its index entry keeps it
-/// (`"sha256"`): a plan of the index's name whose bytes have another is
-/// one the user put there or edited since, and tune leaves it be.
-pub fn fingerprint(bytes: &[u8]) -> String {
-    hex(&sha2::Sha256::digest(bytes))
-}
-
-fn hex(digest: &[u8]) -> String {
-    digest.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// What `write` writes into `out`, and its [`fingerprint`]: a plan's
-/// bytes are hashed as they are written, never held whole.
+/// What `write` writes into `out`, and its SHA-256 in hex: the plan's
+/// fingerprint, as its index entry keeps it (`"sha256"`; a plan of the
+/// index's name whose bytes have another is one the user put there or
+/// edited since, and tune leaves it be). Hashed as written, never held.
 pub fn write_fingerprinted(
     out: &mut dyn std::io::Write,
     write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
@@ -166,12 +157,13 @@ pub fn write_fingerprinted(
         hash: sha2::Sha256::new(),
     };
     write(&mut hashing)?;
-    Ok(hex(&hashing.hash.finalize()))
+    let digest = hashing.hash.finalize();
+    Ok(digest.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// The index a runtime selector reads: each plan's file (with its
-/// [`fingerprint`], `files` holding both), message sizes and params, and
-/// what was predicted; the candidates dropped.
+/// fingerprint, [`write_fingerprinted`], `files` holding both), message
+/// sizes and params, and what was predicted; the candidates dropped.
 pub fn index(tuned: &Tuned, files: &[(String, String)], about: Value) -> Value {
     let plans: Vec<Value> = tuned
         .segments
