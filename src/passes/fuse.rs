@@ -22,8 +22,8 @@
 //! a barrier is dropped. These are the reference compiler's rules, seam by
 //! seam in its order: the plan is the reference's to the last `nop`.
 
-use super::set_order::PySet;
-use crate::ir::{BufRef, BufRefs, ChannelKind, DataSync, Ids, Op, OpName, RefTarget, TbgInfo};
+use super::set_order::FusedSet;
+use crate::ir::{BufRef, BufRefs, ChannelKind, DataSync, Op, OpName, RefTarget, TbgInfo};
 
 /// Fuses a thread block's ops; a pipeline's body is fused when the
 /// pipeline's turn comes to be fused with what follows it.
@@ -44,7 +44,7 @@ pub fn fuse(ops: Vec<Op>) -> Vec<Op> {
 pub struct Fuser {
     out: Vec<Op>,
     /// The reference's set of the last op's channels, once it fused some.
-    channels: Option<PySet>,
+    channels: Option<FusedSet>,
 }
 
 impl Fuser {
@@ -111,11 +111,9 @@ impl Fuser {
 
 /// A fused op's channels in the order the reference lists them, once its
 /// run of fusions has ended.
-fn list_channels(op: Option<&mut Op>, channels: Option<PySet>) {
+fn list_channels(op: Option<&mut Op>, channels: Option<FusedSet>) {
     if let (Some(op), Some(set)) = (op, channels) {
-        // Made at its size: the keys' iterator cannot say how many.
-        op.channel_ids = Ids::with_capacity(set.size());
-        op.channel_ids.extend(set.keys());
+        set.list(&mut op.channel_ids);
     }
 }
 
@@ -252,7 +250,7 @@ impl Fusion {
 
     /// Merges `b` into `a`; `channels` is the reference's set of `a`'s
     /// channels where `a` is itself fused.
-    fn apply(&self, a: &mut Op, b: Op, channels: &mut Option<PySet>) {
+    fn apply(&self, a: &mut Op, b: Op, channels: &mut Option<FusedSet>) {
         a.name = self.name;
         self.src.apply(&mut a.src, &b.src);
         self.dst.apply(&mut a.dst, &b.dst);
@@ -275,15 +273,9 @@ impl Fusion {
 /// (`channels`, made from `a`'s on the first fusion). The set orders the
 /// channels once the run of fusions ends (`list_channels`); until then
 /// they are kept in the order met.
-fn merge_channel_set(a: &mut Op, channels: &mut Option<PySet>, ids: &[u32]) {
-    let set = channels.get_or_insert_with(|| PySet::from_list(&a.channel_ids));
-    let new = a.channel_ids.len();
-    for &c in ids {
-        if !set.contains(c) && !a.channel_ids[new..].contains(&c) {
-            a.channel_ids.push(c);
-        }
-    }
-    set.union_with_list(ids);
+fn merge_channel_set(a: &mut Op, channels: &mut Option<FusedSet>, ids: &[u32]) {
+    let set = channels.get_or_insert_with(|| FusedSet::from_list(&a.channel_ids));
+    set.union_with_list(ids, &mut a.channel_ids);
 }
 
 /// Whether a signal, wait or flush (its name, channel kind and group)
@@ -293,7 +285,7 @@ fn merge_channel_set(a: &mut Op, channels: &mut Option<PySet>, ids: &[u32]) {
 /// (flushing one twice is flushing it once).
 fn syncs_fuse(
     a: &Op,
-    a_set: Option<&PySet>,
+    a_set: Option<&FusedSet>,
     (name, channel, tbg): (OpName, Option<ChannelKind>, Option<TbgInfo>),
     ids: &[u32],
 ) -> bool {
@@ -310,7 +302,7 @@ fn syncs_fuse(
 
 /// Whether `b`'s channels are none of `a`'s, asked of `a`'s set where it
 /// has one: an op that fused a thousand signals has a thousand channels.
-fn disjoint(a: &[u32], a_set: Option<&PySet>, b: &[u32]) -> bool {
+fn disjoint(a: &[u32], a_set: Option<&FusedSet>, b: &[u32]) -> bool {
     match a_set {
         Some(set) => b.iter().all(|&x| !set.contains(x)),
         None => b.iter().all(|x| !a.contains(x)),
@@ -327,7 +319,7 @@ fn same_size(a: &Op, b: &Op) -> bool {
 
 /// How `b` fuses into `a` (with `a_set`, the set of `a`'s channels where
 /// `a` is itself fused), or `None` when they do not.
-fn plan_fusion(a: &Op, a_set: Option<&PySet>, b: &Op) -> Option<Fusion> {
+fn plan_fusion(a: &Op, a_set: Option<&FusedSet>, b: &Op) -> Option<Fusion> {
     use Merge::*;
     use OpName::*;
     let reads_result = |i: usize| b.src.len() == 1 && a.dst.get(i).is_some_and(|d| *d == b.src[0]);
