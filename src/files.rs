@@ -205,8 +205,11 @@ fn in_folder_of(target: &Path, e: std::io::Error) -> std::io::Error {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let why = if kind == std::io::ErrorKind::NotFound {
+    let why = if kind == std::io::ErrorKind::NotFound && !folder.is_dir() {
         format!("there is no folder {}", folder.display())
+    } else if kind == std::io::ErrorKind::NotFound {
+        // A folder of the system's that makes no files (`/proc`).
+        format!("the folder {} takes no new files ({e})", folder.display())
     } else {
         format!(
             "the folder {} is not writable ({e}): msclc writes a file whole beside the old one, and then gives it the name",

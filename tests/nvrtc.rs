@@ -295,5 +295,26 @@ fn emit_cubin_builds_with_nvrtc_12_and_13_without_a_gpu() {
         err.contains("does not know the architecture sm_990"),
         "{err}"
     );
+    // An NVRTC without its builtins library beside it: said so, not
+    // blamed on the generated source.
+    let alone = dir.join("alone");
+    std::fs::create_dir_all(&alone).unwrap();
+    let library = &libraries[0];
+    let copy = alone.join(library.file_name().unwrap());
+    std::fs::copy(library, &copy).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("MSCLC_NVRTC", &copy)
+        .args(["examples/simple_allgather.mscl", "--emit", "cubin"])
+        .args(["--arch", "sm_90", "--no-cache", "-o"])
+        .arg(dir.join("alone.cubin"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("NVRTC cannot find its builtins library") && !err.contains("rejected"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -380,6 +380,31 @@ fn an_output_in_a_missing_folder_is_refused_before_the_work() {
         assert!(out.stdout.is_empty(), "refused before the work");
     }
     assert_eq!(std::fs::read_to_string(&trace).unwrap(), "precious");
+    // A file where the folder should be is said to be one.
+    let in_a_file = trace.join("x.out");
+    let out = msclc()
+        .arg(&program)
+        .arg("-o")
+        .arg(&in_a_file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("{} is a file, not a folder", trace.display())),
+        "{err}"
+    );
+    // A folder of the system's that takes no files is not said missing.
+    if std::path::Path::new("/proc/self").is_dir() {
+        let out = msclc()
+            .arg(&program)
+            .args(["-o", "/proc/plan.json"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("the folder /proc takes no new files"), "{err}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -100,10 +100,12 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
             "--pretty indents JSON plans; CUDA source and cubins are written as they are (leave out --pretty)",
         ));
     }
-    if args.emit == Emit::Cubin && args.output.is_none() {
+    // `-o -` sends it down a pipe, not onto a terminal.
+    let to_terminal = output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout());
+    if args.emit == Emit::Cubin && (args.output.is_none() || to_terminal) {
         return fail(Diagnostic::plain(
             Code::Options,
-            "a cubin is binary: name the file to write with -o (msclc FILE --emit cubin --arch sm_90 -o kernel.cubin)",
+            "a cubin is binary: name the file to write with -o (msclc FILE --emit cubin --arch sm_90 -o kernel.cubin), or send it down a pipe with -o -",
         ));
     }
     // The CUDA source is the same for every element type: NVRTC is told
@@ -165,6 +167,17 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
             let dtype: msclc::ir::Dtype = args.dtype.unwrap_or(DtypeArg::Float32).into();
             if let Err(why) = msclc::back::cuda::arch_supports(arch_number(arch), dtype) {
                 return fail(Diagnostic::plain(Code::Options, why));
+            }
+            // What `msclc run` refuses at every size, the cubin it would
+            // load is refused for.
+            if let Some(why) = msclc::measure::workload::reductions_cut_elements(&plan, dtype) {
+                return fail(Diagnostic::plain(
+                    Code::Options,
+                    format!(
+                        "no cubin for {} data: {why} (`msclc run` refuses the plan at every size)",
+                        dtype.nccl_name()
+                    ),
+                ));
             }
             let cache = if args.no_cache {
                 None

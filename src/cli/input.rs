@@ -204,12 +204,16 @@ pub(crate) fn distinct_outputs(
         }
         let folder = output.parent().filter(|p| !p.as_os_str().is_empty());
         if let Some(folder) = folder.filter(|f| !f.is_dir()) {
+            let why = if folder.exists() {
+                format!("{} is a file, not a folder:", folder.display())
+            } else {
+                format!("there is no folder {}: make it, or", folder.display())
+            };
             return Err(Diagnostic::plain(
                 Code::Unreadable,
                 format!(
-                    "{flag} {}: there is no folder {}: make it, or name a file in a folder that is there",
-                    output.display(),
-                    folder.display()
+                    "{flag} {}: {why} name a file in a folder that is there",
+                    output.display()
                 ),
             ));
         }

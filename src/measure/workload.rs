@@ -78,7 +78,7 @@ fn widest_reference(plan: &Plan, chunk: u64, ranks: &[RankBuffers]) -> u64 {
 /// iterations at multiples of its `unit_size` (copies move bytes, and may
 /// start anywhere). The GPU traps on such an access, and the executor
 /// reads the elements misaligned too.
-fn reductions_cut_elements(plan: &Plan, dtype: Dtype) -> Option<String> {
+pub fn reductions_cut_elements(plan: &Plan, dtype: Dtype) -> Option<String> {
     let element = dtype.bytes();
     let align = u64::from(plan.options.buffer_alignment);
     let (name, bytes) = (dtype.nccl_name(), element);

@@ -51,14 +51,19 @@ impl Api {
     fn open(path: &Path) -> Result<Api, String> {
         preload_builtins(path);
         // SAFETY: loading NVRTC runs its initialisers only.
-        let lib = unsafe { Library::new(path) }
-            .map_err(|e| format!("cannot load NVRTC from {}: {e}", path.display()))?;
+        let lib = unsafe { Library::new(path) }.map_err(|e| {
+            format!(
+                "cannot load NVRTC from {}: {}",
+                path.display(),
+                loader_said(&e)
+            )
+        })?;
         macro_rules! bind {
             ($name:literal) => {
                 // SAFETY: the symbol is NVRTC's, with the signature of the
                 // field it is stored in (nvrtc.h, the same in 12 and 13).
                 *unsafe { lib.get(concat!($name, "\0").as_bytes()) }
-                    .map_err(|e| format!("{} is not NVRTC: {e}", path.display()))?
+                    .map_err(|e| format!("{} is not NVRTC: {}", path.display(), loader_said(&e)))?
             };
         }
         let api = Api {
@@ -127,6 +132,15 @@ fn preload_builtins(path: &Path) {
                 std::mem::forget(lib);
             }
         }
+    }
+}
+
+/// What the loader said of `e`: libloading's own words ("dlopen failed")
+/// and the system's reason under them (no such file, not an ELF file).
+fn loader_said(e: &libloading::Error) -> String {
+    match std::error::Error::source(e) {
+        Some(reason) => format!("{e}: {reason}"),
+        None => e.to_string(),
     }
 }
 
@@ -380,6 +394,12 @@ fn compile_cubin(source: &str, options: &[String]) -> Result<Vec<u8>, String> {
 /// ranks, 7.3 MB, 1.4 GB and 9.4 s; at 256 ranks, 5.3 GB and 46 s), and
 /// more address space than that.
 fn rejected(log: &str, source_bytes: usize) -> String {
+    if log.contains("failed to open libnvrtc-builtins") {
+        return format!(
+            "NVRTC cannot find its builtins library, which it loads beside itself (the source is not at fault): \
+             install NVRTC whole (libnvrtc-builtins.so beside libnvrtc.so), or name one that is with MSCLC_NVRTC\n{log}"
+        );
+    }
     let megabytes = source_bytes as f64 / 1e6;
     let help = format!(
         "NVRTC takes about 200 bytes of memory per byte of source, {:.1} GB for this one, and more \

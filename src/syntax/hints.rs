@@ -20,6 +20,15 @@ pub(super) fn likely_meaning(
     let error = |(start, end): (usize, usize), message: &str, label: &str, help: &str| {
         Diagnostic::error(Code::Syntax, Span::new(file, start, end), message, label).with_note(help)
     };
+    // A JSON execution plan handed over as a program: it opens with `{`.
+    if matches!(tok, Token::LBrace) && src[..at].trim().is_empty() {
+        return Some(error(
+            (at, end),
+            "this is not a program: it opens as a JSON execution plan does",
+            "a program starts with its statements",
+            "help: msclc reads a plan from a file whose name ends in `.json` (as `msclc sim plan.json`); name the file so, rather than piping it or naming it otherwise",
+        ));
+    }
     // The code of the token's line before it, and where that line starts.
     let line_start = src[..at].rfind(['\n', '\r']).map_or(0, |i| i + 1);
     let line = code_of(&src[line_start..at]);

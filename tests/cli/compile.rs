@@ -115,6 +115,17 @@ fn dash_input_is_standard_input() {
         "{stderr}"
     );
     assert!(stderr.contains("<stdin>:1:8"), "{stderr}");
+    // A JSON plan piped in is read as a program: the error says what it
+    // is and how msclc reads one.
+    let plan = piped(&["sim", "-"], &String::from_utf8_lossy(&from_file.stdout));
+    let stderr = String::from_utf8_lossy(&plan.stderr);
+    assert_eq!(plan.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "error[E0001]: this is not a program: it opens as a JSON execution plan does"
+        ) && stderr.contains("whose name ends in `.json`"),
+        "{stderr}"
+    );
 }
 
 /// `-D` takes what a literal may be (the largest message size) and, for a

@@ -392,6 +392,33 @@ fn reductions_that_would_cut_elements_cannot_run() {
         if !fits {
             assert_eq!(out.status.code(), Some(2), "{dtype}: {err}");
         }
+        // The cubin `run` would load is refused as `run` refuses it, and
+        // before NVRTC is looked for.
+        let cubin = std::env::temp_dir().join(format!("msclc-cut-{}.cubin", std::process::id()));
+        let to = cubin.to_str().unwrap();
+        let out = msclc(&[
+            program,
+            "--emit",
+            "cubin",
+            "--arch",
+            "sm_90",
+            "--no-cache",
+            "--dtype",
+            dtype,
+            "-o",
+            to,
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(!err.contains(why), fits, "{dtype}: {err}");
+        if !fits {
+            assert!(
+                err.contains("error[E0803]: no cubin for float data"),
+                "{err}"
+            );
+            assert_eq!(out.status.code(), Some(2), "{dtype}: {err}");
+            assert!(!cubin.exists());
+        }
+        std::fs::remove_file(&cubin).ok();
     }
     // The same reduction in a pipeline's body: its parts are cut alike.
     let dir = std::env::temp_dir().join(format!("msclc-cut-{}", std::process::id()));
@@ -426,6 +453,42 @@ fn reductions_that_would_cut_elements_cannot_run() {
         err.contains("starts its parts at multiples of the buffer_alignment, 2 B"),
         "{err}"
     );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// An NVRTC the loader refuses is said so with the loader's reason.
+#[test]
+fn an_nvrtc_that_does_not_load_says_why() {
+    let dir = std::env::temp_dir().join(format!("msclc-not-nvrtc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = dir.join("libnvrtc.so.12");
+    std::fs::write(&text, "not a library, only text\n".repeat(20)).unwrap();
+    for (library, reason) in [
+        (text, "invalid ELF header"),
+        (dir.join("nowhere.so"), "No such file"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_msclc"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("MSCLC_NVRTC", &library)
+            .args([
+                "examples/simple_allgather.mscl",
+                "--emit",
+                "cubin",
+                "--arch",
+                "sm_90",
+            ])
+            .arg("--no-cache")
+            .arg("-o")
+            .arg(dir.join("k.cubin"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("cannot load NVRTC from") && err.contains(reason),
+            "{err}"
+        );
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 
