@@ -10,8 +10,8 @@ mistake raises :class:`MsclcError` with the diagnostic the command prints.
     True
 
 A ``source`` is a path to a ``.mscl`` program or a ``.json`` plan, or the
-text of a program (imports in a program given as text are found from the
-current directory). Keyword parameters set the program's ``param``s, as
+text of a program or of a JSON plan (imports in a program given as text
+are found from the current directory). Keyword parameters set the program's ``param``s, as
 ``-D NAME=VALUE`` does: ints, bools, strings, and the named constants
 (``protocol="LL"``) by name.
 """
@@ -66,11 +66,25 @@ class MsclcError(Exception):
     status (1: the program or plan is wrong, 2: msclc could not do what
     was asked); ``diagnostics`` the problems, structured."""
 
-    def __init__(self, text: str, exit_code: int, diagnostics: List[Diagnostic]):
+    def __init__(
+        self,
+        text: str,
+        exit_code: int,
+        diagnostics: List[Diagnostic],
+        rows: Optional[List[Dict]] = None,
+    ):
         super().__init__(text)
         self.text = text
         self.exit_code = exit_code
         self.diagnostics = diagnostics
+        #: For :func:`timing`: the table the command printed for a plan it
+        #: found wrong (a race), else ``None``.
+        self.rows = rows
+
+    def __reduce__(self):
+        # Raised in a worker process (multiprocessing, concurrent.futures),
+        # the error is pickled to reach the parent: whole, as it was made.
+        return (type(self), (self.text, self.exit_code, self.diagnostics, self.rows))
 
 
 def binary() -> str:
@@ -86,30 +100,43 @@ def binary() -> str:
     if found:
         return found
     raise MsclcError(
-        "the msclc command is not installed: `pip install msclc`, or set MSCLC_BINARY", 2, []
+        "the msclc command is not installed: `pip install .` in the msclc repository,"
+        " or set MSCLC_BINARY to the command",
+        2,
+        [],
     )
 
 
 def compile(source: Source, output: Optional[Source] = None, **params) -> str:
     """The MSCCL++ JSON execution plan of ``source``, as text; written to
     ``output`` too when given (whole or not at all, as ``msclc -o``
-    writes)."""
-    target = None if output is None else Path(os.fspath(output))
-    if target is not None and (target.is_file() or not target.exists()):
-        # A file: the command writes it, as `msclc -o` does.
-        args = _defines(params) + ["-o", _not_an_option(str(target))]
+    writes; ``"-"``, as there, is no file)."""
+    target = None if output is None else _path_text(output, "output")
+    if target == "-":
+        target = None
+    device = target is not None and os.path.exists(target) and not (
+        os.path.isfile(target) or os.path.isdir(target)
+    )
+    if target is not None and not device:
+        # A file: the command writes it, as `msclc -o` does, and says what
+        # is wrong with the name (a folder, a missing folder, "").
+        args = _defines(params) + ["-o", _not_an_option(target)]
         _run(["compile"], source, args)
         try:
-            return target.read_text(encoding="utf-8")
+            with open(target, encoding="utf-8") as f:
+                return f.read()
         except OSError as e:
             raise MsclcError(f"msclc wrote no plan to {target}: {e}", 2, []) from None
     out = _run(["compile"], source, _defines(params))
     if not out.stdout:
         raise MsclcError("msclc printed no plan", 2, [])
-    if target is not None:
+    if device:
         # A device or a pipe (`/dev/null`): written into as it is.
-        with open(target, "w", encoding="utf-8") as f:
-            f.write(out.stdout)
+        try:
+            with open(target, "w", encoding="utf-8") as f:
+                f.write(out.stdout)
+        except OSError as e:
+            raise MsclcError(f"cannot write the plan to {target}: {e}", 2, []) from None
     return out.stdout
 
 
@@ -168,15 +195,29 @@ def timing(
 ) -> List[Dict]:
     """The predicted table of ``msclc sim --timing``: one dict per size
     with ``size``, ``count``, ``type``, ``redop``, ``time_us``,
-    ``algbw_gbps`` and ``busbw_gbps``."""
-    args = ["--timing", topology, "--size", sizes] + _defines(params)
+    ``algbw_gbps`` and ``busbw_gbps``. A plan the simulator finds wrong
+    raises :class:`MsclcError` (exit code 1), with the table the command
+    printed all the same (a race) as its ``rows``."""
+    args = ["--timing", _text(topology, "topology"), "--size", _text(sizes, "sizes")]
+    args += _defines(params)
     if dtype is not None:
-        args += ["--dtype", dtype]
+        args += ["--dtype", _text(dtype, "dtype")]
     if nranks is not None:
         args += ["--nranks", str(nranks)]
     out = _run(["sim"], source, args, wrong_is_result=True)
+    rows = _rows(out.stdout)
+    if out.returncode != 0:
+        # The simulator's report comes before the table, on standard output.
+        report = out.stdout.split("\n# predicted", 1)[0] + out.stderr
+        report = report.rstrip("\n")
+        raise MsclcError(report, out.returncode, _diagnostics(report), rows)
+    return rows
+
+
+def _rows(stdout: str) -> List[Dict]:
+    """The rows of a predicted table."""
     rows = []
-    for line in out.stdout.splitlines():
+    for line in stdout.splitlines():
         f = line.split()
         if len(f) == 8 and f[0].isdigit():
             rows.append(
@@ -202,19 +243,25 @@ def tune(
     max_candidates: Optional[int] = None,
     within: Optional[float] = None,
     nranks: Optional[int] = None,
+    dtype: Optional[str] = None,
     **params,
 ) -> Dict:
     """``msclc tune`` (docs/tuning.md): the plan set fastest across
     ``sizes`` on ``topology``, written to ``output`` when given. Returns
     its index (the plans' files, message-size ranges, params and predicted
     times, and the candidates dropped with their reasons). ``vary`` maps a
-    param to the values to try; keyword params are set, not varied. When
-    no candidate verifies at some size, raises :class:`MsclcError` (E0606)."""
+    param to the values to try (a list); keyword params are set, not
+    varied. When no candidate verifies at some size, raises
+    :class:`MsclcError` (E0606)."""
     with tempfile.TemporaryDirectory(prefix="msclc-tune-") as scratch:
-        folder = os.fspath(output) if output is not None else os.path.join(scratch, "tuned")
-        args = ["--timing", topology, "--size", sizes, "-o", folder, "--quiet"]
-        args += _defines(params)
+        folder = _path_text(output, "output") if output is not None else os.path.join(scratch, "tuned")
+        args = ["--timing", _text(topology, "topology"), "--size", _text(sizes, "sizes")]
+        args += ["-o", folder, "--quiet"] + _defines(params)
         for name, values in (vary or {}).items():
+            if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple, range)):
+                raise TypeError(f"vary[{name!r}] is {values!r}: give the values to try as a list")
+            if not values:
+                raise ValueError(f"vary[{name!r}] is empty: give at least one value to try")
             texts = [_define_text(v) for v in values]
             if any("," in t for t in texts):
                 raise ValueError(f"vary[{name!r}]: a value holds a comma, which --vary reads as two")
@@ -225,13 +272,16 @@ def tune(
             args += ["--within", str(within)]
         if nranks is not None:
             args += ["--nranks", str(nranks)]
+        if dtype is not None:
+            args += ["--dtype", _text(dtype, "dtype")]
         args[args.index("-o") + 1] = _not_an_option(folder)
-        _run(["tune"], source, args)
-        try:
-            with open(os.path.join(folder, "index.json"), encoding="utf-8") as f:
-                return _json(f.read())
-        except OSError as e:
-            raise MsclcError(f"msclc tune wrote no index in {folder}: {e}", 2, []) from None
+        with _source_file(source) as shown:
+            _run_file(["tune"], shown, args)
+            try:
+                with open(os.path.join(folder, "index.json"), encoding="utf-8") as f:
+                    return shown.restore(_json(f.read()))
+            except OSError as e:
+                raise MsclcError(f"msclc tune wrote no index in {folder}: {e}", 2, []) from None
 
 
 def _define_text(value) -> str:
@@ -253,6 +303,21 @@ def _defines(params: Dict) -> List[str]:
     return args
 
 
+def _text(value, what: str) -> str:
+    """A string argument, or a ``TypeError`` that names it."""
+    if not isinstance(value, str):
+        raise TypeError(f"{what} is {value!r}: give a string")
+    return value
+
+
+def _path_text(path, what: str) -> str:
+    """A path argument as text (a ``str`` or an ``os.PathLike``), kept as
+    written: ``"plans/"`` names a folder, not the file ``plans``."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{what} is {path!r}: give a path (a str or a pathlib.Path)")
+    return os.fspath(path)
+
+
 def _not_an_option(path: str) -> str:
     """``path`` as the command reads it as a path: one that starts with
     ``-`` would be read as an option."""
@@ -267,9 +332,13 @@ def _json(text: str):
 
 
 def _command(argv: List[str]) -> subprocess.CompletedProcess:
-    """Runs ``argv``, its text UTF-8 whatever the locale. A Ctrl-C (or
-    SIGTERM) while it runs reaches the command first, which removes the
-    files it was writing and ends; then it reaches the caller."""
+    """Runs ``argv``, its text UTF-8 whatever the locale. A Ctrl-C while
+    it runs (``KeyboardInterrupt``, or any exception raised in this
+    thread) reaches the command first, which removes the files it was
+    writing and ends; then it reaches the caller. (A SIGTERM, which
+    Python does not turn into an exception unless the program asks it
+    to, ends Python at once, the command with it only as far as the
+    signal reaches its process group.)"""
     try:
         child = subprocess.Popen(
             argv,
@@ -295,46 +364,88 @@ def _command(argv: List[str]) -> subprocess.CompletedProcess:
 
 def _run(command: List[str], source: Source, args: List[str], wrong_is_result: bool = False):
     """Runs ``msclc COMMAND SOURCE ARGS``; raises :class:`MsclcError` on a
-    failure (for ``sim``, exit code 1 is a verdict and returns)."""
-    with _source_file(source) as (path, shown):
-        out = _command([binary()] + command + [_not_an_option(path)] + args)
-        if shown != path:
-            # Program text is shown as such, not as the file it was put in.
-            out.stderr = out.stderr.replace(path, shown)
+    failure (for ``sim``, exit code 1 is a verdict and returns). What it
+    prints names source text as such, not the file it was put in."""
+    with _source_file(source) as shown:
+        out = _run_file(command, shown, args, wrong_is_result)
+        out.stdout = shown.restore_text(out.stdout)
+        return out
+
+
+def _run_file(command: List[str], shown: "_Shown", args: List[str], wrong_is_result: bool = False):
+    out = _command([binary()] + command + [_not_an_option(shown.path)] + args)
+    out.stderr = shown.restore_text(out.stderr)
     if out.returncode == 0 or (wrong_is_result and out.returncode == 1 and out.stdout):
         return out
-    if out.returncode == 0:
-        raise MsclcError("msclc printed nothing", 2, [])
     raise MsclcError(out.stderr.rstrip("\n"), out.returncode, _diagnostics(out.stderr))
 
 
-def _is_path(source: Source) -> bool:
-    """Whether ``source`` names a file (else it is a program's text: a
-    program has a line break or a block's braces, a path neither)."""
+def _kind_of_text(source: Source) -> Optional[str]:
+    """What ``source`` holds when it is text rather than a path (a path has
+    neither a line break nor a brace): a JSON plan (an object) or a
+    program; ``None`` for a path."""
     if isinstance(source, os.PathLike):
-        return True
-    return not any(c in source for c in "\n{}")
+        return None
+    if not isinstance(source, str):
+        raise TypeError(
+            f"the source is {type(source).__name__}: give a path (a str or a pathlib.Path),"
+            " or a program's or plan's text (a str)"
+        )
+    if not any(c in source for c in "\n{}"):
+        return None
+    if source.lstrip().startswith("{"):
+        try:
+            if isinstance(json.loads(source), dict):
+                return "plan"
+        except ValueError:
+            pass
+    return "program"
+
+
+@dataclass
+class _Shown:
+    """The file the command is handed, and how what it prints names it."""
+
+    path: str
+    shown: str
+
+    def restore_text(self, text: str) -> str:
+        return text if self.shown == self.path else text.replace(self.path, self.shown)
+
+    def restore(self, value):
+        """A JSON value read back, with the file named as shown."""
+        if self.shown == self.path:
+            return value
+        if isinstance(value, str):
+            return self.restore_text(value)
+        if isinstance(value, list):
+            return [self.restore(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.restore(v) for k, v in value.items()}
+        return value
 
 
 @contextlib.contextmanager
 def _source_file(source: Source):
-    """A file to hand the command, and how to show it: the path given, or
-    the program text written to a hidden file in the current directory
-    (where its imports are found), shown as ``<program text>`` and
-    removed after."""
-    if _is_path(source):
+    """The file to hand the command: the path given, or the program's (or
+    plan's) text written to a hidden file in the current directory (where
+    its imports are found), shown as ``<program text>`` (``<plan text>``)
+    and removed after."""
+    kind = _kind_of_text(source)
+    if kind is None:
         path = os.fspath(source)
-        yield path, path
+        yield _Shown(path, path)
         return
+    suffix = ".json" if kind == "plan" else ".mscl"
     try:
-        fd, written = tempfile.mkstemp(prefix=".msclc-", suffix=".mscl", dir=".")
+        fd, written = tempfile.mkstemp(prefix=".msclc-", suffix=suffix, dir=".")
     except OSError:
         # A folder that cannot be written: imports are not found.
-        fd, written = tempfile.mkstemp(prefix="msclc-", suffix=".mscl")
+        fd, written = tempfile.mkstemp(prefix="msclc-", suffix=suffix)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(source)
-        yield written, "<program text>"
+        yield _Shown(written, f"<{kind} text>")
     finally:
         try:
             os.unlink(written)

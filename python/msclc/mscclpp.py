@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Dict, Optional
 
-from . import MsclcError, Source, _is_path, compile as _compile_plan, params as _declared, version
+from . import MsclcError, Source, _kind_of_text, compile as _compile_plan, params as _declared, version
 
 __all__ = ["SPEC_FIELDS", "compile", "plan"]
 
@@ -92,10 +92,16 @@ def plan(
     }
     plan_id = _sha256(json.dumps(key, sort_keys=True, separators=(",", ":")).encode())
     directory = Path(cache_dir) if cache_dir is not None else _default_cache_dir()
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise MsclcError(f"cannot make the plan cache {directory}: {e}", 2, []) from None
     path = directory / f"{plan_id}.json"
     if not path.exists():
-        _write_atomically(path, text)
+        try:
+            _write_atomically(path, text)
+        except OSError as e:
+            raise MsclcError(f"cannot write the plan into the cache {directory}: {e}", 2, []) from None
     return path
 
 
@@ -124,7 +130,7 @@ def compile(source: Source, algo_spec: Any, rank: int, **params):
 def _agrees_with_spec(source: Source, plan_json: Dict, spec: Any, declared) -> None:
     """Raises when the plan is not what the spec describes: MSCCL++ would
     pick it for messages it does not handle, or fail at run time."""
-    where = os.fspath(source) if _is_path(source) else "the program"
+    where = os.fspath(source) if _kind_of_text(source) is None else "the program"
     problems = []
 
     def param_hint(param: str, use: str) -> str:
@@ -192,7 +198,7 @@ def _write_atomically(path: Path, text: str) -> None:
 
 
 def _source_bytes(source: Source) -> bytes:
-    if _is_path(source):
+    if _kind_of_text(source) is None:
         return Path(os.fspath(source)).read_bytes()
     return str(source).encode()
 

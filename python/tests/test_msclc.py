@@ -6,6 +6,7 @@ in a fresh virtual environment): python -m unittest discover -s python/tests
 
 import json
 import os
+import pickle
 import subprocess
 import tempfile
 import unittest
@@ -118,6 +119,42 @@ class Check(unittest.TestCase):
         self.assertTrue(any("64" in n for n in w.notes))
 
 
+    def test_the_error_crosses_processes_whole(self):
+        # multiprocessing and concurrent.futures pickle a worker's error.
+        with self.assertRaises(msclc.MsclcError) as raised:
+            msclc.compile("no_such_program.mscl")
+        error = pickle.loads(pickle.dumps(raised.exception))
+        self.assertEqual((str(error), error.exit_code), (str(raised.exception), 2))
+        self.assertEqual(error.diagnostics, raised.exception.diagnostics)
+
+    def test_output_names_what_the_command_would_write(self):
+        path = ROOT / "examples/simple_allgather.mscl"
+        with tempfile.TemporaryDirectory() as d:
+            for folder in (d, os.path.join(d, "plans") + os.sep):
+                with self.assertRaises(msclc.MsclcError, msg=folder) as raised:
+                    msclc.compile(path, output=folder)
+                self.assertEqual(raised.exception.exit_code, 2)
+                self.assertEqual(raised.exception.diagnostics[0].code, "E0801")
+            self.assertEqual(os.listdir(d), [])
+            cwd = os.getcwd()
+            os.chdir(d)
+            try:
+                self.assertEqual(msclc.compile(path, output="-"), msclc.compile(path))
+                self.assertEqual(os.listdir(d), [])
+            finally:
+                os.chdir(cwd)
+
+    def test_a_source_of_no_source_type_is_refused(self):
+        for source in (b"plan.mscl", 3, None):
+            with self.assertRaisesRegex(TypeError, "give a path", msg=repr(source)):
+                msclc.compile(source)
+
+    def test_a_plan_made_here_goes_back_in_as_text(self):
+        plan = msclc.compile(ROOT / "examples/simple_allgather.mscl")
+        self.assertTrue(msclc.sim(plan)["verified"])
+        self.assertEqual(msclc.check(plan), [])
+
+
 class Sim(unittest.TestCase):
     def test_a_verdict_as_sim_json_gives_it(self):
         path = ROOT / "examples/simple_allgather.mscl"
@@ -131,6 +168,12 @@ class Sim(unittest.TestCase):
         self.assertFalse(report["verified"])
         self.assertEqual(report["runs"][0]["verdict"], "wrong result")
 
+    def test_program_text_is_named_so_in_the_report(self):
+        text = (ROOT / "examples/allreduce_nvls.mscl").read_text()
+        report = msclc.sim(text)
+        files = {loc["file"] for run in report["runs"] for p in run["problems"] for loc in p["locations"]}
+        self.assertEqual(files, {"<program text>"})
+
     def test_nranks_sets_the_rank_param(self):
         report = msclc.sim(ROOT / "examples/mscclpp/single_node/allreduce.mscl", nranks=4)
         self.assertEqual(report["ranks"], 4)
@@ -142,6 +185,24 @@ class Timing(unittest.TestCase):
         self.assertEqual([r["size"] for r in rows], [1024 << k for k in range(11)])
         self.assertTrue(all(r["time_us"] > 0 for r in rows))
         self.assertEqual(rows[-1]["redop"], "sum")
+
+    def test_a_plan_the_simulator_finds_wrong_raises(self):
+        # The NVLS AllReduce races (its closing handshake is relaxed): the
+        # table comes with the error.
+        with self.assertRaises(msclc.MsclcError) as raised:
+            msclc.timing(ROOT / "examples/allreduce_nvls.mscl", "h100-nvls", "1K:4K")
+        self.assertEqual(raised.exception.exit_code, 1)
+        self.assertEqual(raised.exception.diagnostics[0].code, "E0603")
+        self.assertEqual([r["size"] for r in raised.exception.rows], [1024, 2048, 4096])
+        # One that never ends has no table.
+        text = 'program "p" {\n    collective = allgather(2, chunk_factor: 1, inplace: false)\n}\n'
+        text += "let a = memory_channel(1, 0)\nlet b = memory_channel(0, 1)\n"
+        text += "a.wait(tb: 0)\na.signal(tb: 0)\nb.wait(tb: 0)\nb.signal(tb: 0)\n"
+        with self.assertRaises(msclc.MsclcError) as raised:
+            msclc.timing(text, "h100-nvlink", "1K:4K")
+        self.assertEqual((raised.exception.exit_code, raised.exception.rows), (1, []))
+        self.assertEqual(raised.exception.diagnostics[0].code, "E0602")
+        self.assertEqual(raised.exception.diagnostics[0].file, "<program text>")
 
 
 class Tune(unittest.TestCase):
@@ -161,6 +222,17 @@ class Tune(unittest.TestCase):
         self.assertEqual(index["fixed"], {"num_gpus": "16"})
         self.assertEqual([p["params"]["tbg"] for p in index["plans"]], ["4"])
         self.assertEqual(index["dropped"][0]["params"], "tbg=1 instances=2")
+
+    def test_vary_takes_a_list(self):
+        for values in ("12", 4):
+            with self.assertRaisesRegex(TypeError, "as a list"):
+                msclc.tune(self.PROGRAM, "h100-ib", "1K:4K", vary={"tbg": values})
+        with self.assertRaisesRegex(ValueError, "is empty"):
+            msclc.tune(self.PROGRAM, "h100-ib", "1K:4K", vary={"tbg": []})
+
+    def test_dtype_is_the_commands(self):
+        index = msclc.tune(self.PROGRAM, "h100-ib", "1K:4K", vary={"tbg": [4]}, dtype="float16", num_gpus=16)
+        self.assertEqual(len(index["plans"]), 1)
 
     def test_nothing_that_verifies_raises(self):
         with self.assertRaises(msclc.MsclcError) as raised:
