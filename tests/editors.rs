@@ -1,10 +1,11 @@
 //! The editor grammars colour every word the language reserves or names:
 //! keywords (from the lexer's own list), named constants, builtin functions
-//! and operation names (from the builtin table). A new keyword or builtin
-//! without colour fails here.
+//! and operation names (from the builtin table), type names (from the
+//! type checker's). A new keyword, builtin or type without colour fails
+//! here.
 
 use msclc::syntax::lexer::KEYWORDS;
-use msclc::vocab::{signatures, CONSTANTS};
+use msclc::vocab::{signatures, CONSTANTS, TYPE_NAMES};
 use std::path::Path;
 
 fn read(path: &str) -> String {
@@ -16,6 +17,9 @@ fn words() -> Vec<String> {
     let mut words: Vec<String> = KEYWORDS.iter().map(|w| w.to_string()).collect();
     words.extend(CONSTANTS.iter().map(|(w, _)| w.to_string()));
     words.extend(signatures().iter().map(|s| s.name.to_string()));
+    words.extend(TYPE_NAMES.iter().map(|(w, _)| w.to_string()));
+    // The generic types, written with their elements' (`list[int]`).
+    words.extend(["list".to_string(), "map".to_string()]);
     words.sort();
     words.dedup();
     words

@@ -1,15 +1,20 @@
 " Headless check of syntax/mscl.vim:
 "   vim -Es -N -u NONE -i NONE -S editors/vim/test.vim
-" Loads the syntax test file and checks the highlight group of one token of
-" each kind; exits non-zero (with the reasons on stdout) on any mismatch or
+" Loads the syntax test file, checks the buffer settings and the highlight
+" group of one token of each kind; exits non-zero (with the reasons on stdout) on any mismatch or
 " error while loading.
 set rtp^=editors/vim
-filetype on
+filetype plugin on
 syntax on
 edit editors/vscode/tests/syntax.test.mscl
 let s:failures = []
 if &filetype !=# 'mscl' || get(b:, 'current_syntax', '') !=# 'mscl'
   call add(s:failures, 'the mscl filetype or syntax did not load')
+endif
+" The buffer settings of ftplugin/mscl.vim: comments msclc reads, and the
+" indentation `msclc fmt` writes.
+if &commentstring !=# '// %s' || &shiftwidth != 4 || !&expandtab
+  call add(s:failures, printf('ftplugin: commentstring %s, shiftwidth %d, expandtab %d', &commentstring, &shiftwidth, &expandtab))
 endif
 " [pattern to search, offset into the match, expected group]
 let s:cases = [
@@ -38,6 +43,17 @@ let s:cases = [
       \ ['reduce_op: max', 11, 'msclConstant'],
       \ ['^pipeline', 0, 'msclKeyword'],
       \ ['^// SYNTAX', 0, 'msclComment'],
+      \ ['tb_group: g)', 0, ''],
+      \ ['reduce_op: sum', 0, ''],
+      \ ['c: chunk', 3, 'msclType'],
+      \ ['reduce_op = max', 12, 'msclConstant'],
+      \ ['-> (chunk', 4, 'msclType'],
+      \ ['pick(chunk', 5, ''],
+      \ ['str(3)', 0, 'msclBuiltin'],
+      \ ['\[scratch(', 1, 'msclBuiltin'],
+      \ ['"\\q', 1, 'msclBadEscape'],
+      \ ['^let after', 0, 'msclKeyword'],
+      \ [', protocol = LL', 2, 'msclOption'],
       \ ]
 for [s:pattern, s:offset, s:group] in s:cases
   call cursor(1, 1)

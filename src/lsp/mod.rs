@@ -507,8 +507,18 @@ impl Server {
             Some(open) => Ok(open.text.clone()),
             None => driver::read_import(full),
         };
-        let analysis = driver::analyze_with(&path, text.clone(), &self.defines, limits, &read);
+        let analyse =
+            |text: String| driver::analyze_with(&path, text, &self.defines, limits, &read);
+        let analysis = analyse(text.clone());
         let key = uri.as_str().to_string();
+        let parsed_before = self
+            .documents
+            .get(&key)
+            .is_some_and(|old| old.analysis.program.is_some() || old.fallback.is_some());
+        let repaired = match analysis.program {
+            None if !parsed_before => readable::repaired(&text, &analysis, analyse),
+            _ => None,
+        };
         let (previous, fallback) = match self.documents.remove(&key) {
             Some(old) if analysis.program.is_none() => {
                 let fallback = match old.analysis.program {
@@ -520,6 +530,7 @@ impl Server {
             Some(old) => (old.found, None),
             None => (Vec::new(), None),
         };
+        let fallback = fallback.or(repaired);
         let found = diagnostics_by_file(&analysis, &uri);
         // The files it found problems in before and now: each gets its
         // list again (one it no longer finds any in, the others' only).

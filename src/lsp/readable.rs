@@ -91,6 +91,47 @@ impl<'d> Readable<'d> {
     }
 }
 
+/// For a text that does not parse and has no older version that did (a
+/// file opened half typed, `c.` on a line of its own): the text with the
+/// line of its first error blanked, or the line before where the error
+/// opens its line (the line left unfinished), and the analysis `analyse`
+/// makes of it, where that parses, for requests to read (what is in scope
+/// there, a receiver's type). Blanked with spaces, the text keeps its
+/// length: the rest of it is where it was.
+pub(crate) fn repaired(
+    text: &str,
+    analysis: &Analysis,
+    analyse: impl Fn(String) -> Analysis,
+) -> Option<(String, Analysis)> {
+    let first = analysis
+        .diagnostics
+        .iter()
+        .find(|d| d.severity == crate::diag::Severity::Error)?;
+    let span = first.primary.as_ref()?.span;
+    // The program's own file is the first the analysis read.
+    if span.file != 0 {
+        return None;
+    }
+    let at = span.start as usize;
+    let line_of = |at: usize| {
+        let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+        start..end
+    };
+    let line = line_of(text.get(..at).map(|_| at)?);
+    let mut lines = vec![line.clone()];
+    if line.start > 0 && text[line.start..at].trim().is_empty() {
+        lines.insert(0, line_of(line.start - 1));
+    }
+    lines.into_iter().find_map(|line| {
+        let mut blanked = text.to_string();
+        blanked.replace_range(line.clone(), &" ".repeat(line.len()));
+        let again = analyse(blanked.clone());
+        again.program.as_ref()?;
+        Some((blanked, again))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -81,28 +81,10 @@ impl Type {
 
     /// Parses a type name as written in a signature (`int`, `chunk`, ...), without arguments.
     pub fn from_name(name: &str) -> Option<Type> {
-        Some(match name {
-            "int" => Type::Int,
-            "bool" => Type::Bool,
-            "str" => Type::Str,
-            "range" => Type::Range,
-            "rank" => Type::Rank,
-            "buffer" => Type::Buffer,
-            "chunk" => Type::Chunk,
-            "memory_channel" => Type::MemoryChannel,
-            "port_channel" => Type::PortChannel,
-            "switch_channel" => Type::SwitchChannel,
-            "switch_view" => Type::SwitchView,
-            "tb_group" => Type::TbGroup,
-            "semaphore" => Type::Semaphore,
-            "collective" => Type::Collective,
-            "protocol" => Type::Protocol,
-            "sync_type" => Type::SyncType,
-            "reduce_op" => Type::ReduceOp,
-            "buffer_type" => Type::BufferType,
-            "replication_policy" => Type::ReplicationPolicy,
-            _ => return None,
-        })
+        TYPE_NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, t)| t.clone())
     }
 }
 
@@ -292,6 +274,30 @@ pub const CONSTANTS: &[(&str, Constant)] = &[
         "interleaved",
         Constant::Policy(ReplicationPolicy::Interleaved),
     ),
+];
+
+/// The types a program names by a word (`list[T]`, `map[K, V]` and
+/// tuples are written with their element types).
+pub const TYPE_NAMES: &[(&str, Type)] = &[
+    ("int", Type::Int),
+    ("bool", Type::Bool),
+    ("str", Type::Str),
+    ("range", Type::Range),
+    ("rank", Type::Rank),
+    ("buffer", Type::Buffer),
+    ("chunk", Type::Chunk),
+    ("memory_channel", Type::MemoryChannel),
+    ("port_channel", Type::PortChannel),
+    ("switch_channel", Type::SwitchChannel),
+    ("switch_view", Type::SwitchView),
+    ("tb_group", Type::TbGroup),
+    ("semaphore", Type::Semaphore),
+    ("collective", Type::Collective),
+    ("protocol", Type::Protocol),
+    ("sync_type", Type::SyncType),
+    ("reduce_op", Type::ReduceOp),
+    ("buffer_type", Type::BufferType),
+    ("replication_policy", Type::ReplicationPolicy),
 ];
 
 /// The options a `program` block may set, with their types.

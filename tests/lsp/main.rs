@@ -349,10 +349,11 @@ fn an_editor_gets_diagnostics_hover_definitions_and_completions() {
 }
 
 /// While a line is typed: completion after `.` reads the receiver's
-/// binding in sight of the cursor (not one of the same name elsewhere), and
-/// nothing inside a comment or a string; a name's range that ends where
-/// the typing starts stays the name's; a file of lone carriage returns
-/// has its lines (its diagnostics and formatting are of them).
+/// binding in sight of the cursor (not one of the same name elsewhere), in
+/// a file opened half typed too, and nothing inside a comment or a string;
+/// a name's range that ends where the typing starts stays the name's; a
+/// file of lone carriage returns has its lines (its diagnostics and
+/// formatting are of them).
 #[test]
 fn typing_reads_the_scope_at_the_cursor() {
     let (_, uri) = temp_uri("typing");
@@ -396,6 +397,14 @@ fn typing_reads_the_scope_at_the_cursor() {
         json!({"line": 5, "character": 12}),
         "{hover}"
     );
+
+    // A file opened half typed, never parsed: its line being typed is
+    // left out to read the rest.
+    let (_, fresh) = temp_uri("typing_fresh");
+    editor.open(&fresh, &format!("{head}{typing}"));
+    let methods = labels(&editor.at("textDocument/completion", &fresh, 7, 6));
+    assert!(methods.contains(&"signal".to_string()), "{methods:?}");
+    assert!(!methods.contains(&"flush".to_string()), "{methods:?}");
 
     let lone_cr = format!("{head}let  a = nope\n").replace('\n', "\r");
     editor.change(&uri, 5, &lone_cr);
