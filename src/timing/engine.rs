@@ -201,8 +201,9 @@ struct Engine<'a, 'r, 'p> {
     prep: &'a Prepared<'r, 'p>,
     top: &'a Topology,
     chunk: f64,
-    /// How many times slower packets move at this size than in the L2.
-    packet_pace: f64,
+    /// How many times slower packets move at this size than in the L2:
+    /// through their block, and through the GPU's memory.
+    packet_pace: (f64, f64),
     heap: BinaryHeap<At>,
     seq: u64,
     times: Times,
@@ -249,10 +250,19 @@ pub fn time(prep: &Prepared, top: &Topology, chunk_bytes: f64) -> Times {
         prep,
         top,
         chunk: chunk_bytes,
+        // Past the L2 a block moves packets at `packet_block_past_l2`; the
+        // memory's share costs more by what an H100 block loses there
+        // (80/60: packet stores are 16 bytes with two flags), less where
+        // a topology's block loses less, never below its bandwidth. Tied
+        // to the block's in-L2 pace instead, a faster block would make
+        // memory slower.
         packet_pace: if past_l2 {
-            bw.packet_block / bw.packet_block_past_l2
+            (
+                bw.packet_block / bw.packet_block_past_l2,
+                (super::topology::H100_PACKET_BLOCK / bw.packet_block_past_l2).max(1.0),
+            )
         } else {
-            1.0
+            (1.0, 1.0)
         },
         heap: BinaryHeap::new(),
         seq: 0,
@@ -308,10 +318,10 @@ impl Engine<'_, '_, '_> {
         let gpus = (self.prep.resources / RESOURCE_KINDS) as u32;
         let sms = r == SMS || r / gpus.max(1) == Resource::Sms as u32;
         let memory = r != SMS && r / gpus.max(1) == Resource::Memory as u32;
-        if cost.packets && (sms || memory) {
-            self.packet_pace
-        } else {
-            1.0
+        match (cost.packets, sms, memory) {
+            (true, true, _) => self.packet_pace.0,
+            (true, _, true) => self.packet_pace.1,
+            _ => 1.0,
         }
     }
 

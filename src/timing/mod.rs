@@ -87,6 +87,17 @@ struct Executions<'p> {
     /// Each set of sizes: the execution it is timed on (an index into
     /// `runs`, or `None` for the verified one), and the sizes.
     groups: Vec<(Option<usize>, Vec<u64>)>,
+    /// The smallest size whose pipelines run more iterations than are
+    /// timed (`sim::iteration_cap`), how many its longest runs, and how
+    /// many are timed: past it, the time is under-counted.
+    capped: Option<Capped>,
+}
+
+/// A size whose pipelines' iterations the timing caps.
+struct Capped {
+    size: u64,
+    iterations: u64,
+    timed: u32,
 }
 
 impl<'p> Executions<'p> {
@@ -105,17 +116,31 @@ impl<'p> Executions<'p> {
                 runs: Vec::new(),
                 problems: Vec::new(),
                 groups: vec![(None, sizes)],
+                capped: None,
             };
         }
         // Sizes by the iterations each pipeline runs at their chunk size.
         let mut groups: Vec<(Vec<u32>, u64, Vec<u64>)> = Vec::new();
         let mut unrunnable = Vec::new();
+        let mut capped = None;
         for size in sizes {
             let Ok(w) = crate::measure::workload::Workload::new(plan, req.dtype, size, None) else {
                 unrunnable.push(size);
                 continue;
             };
             let cap = crate::sim::iteration_cap(plan, Some(w.chunk));
+            let longest = pipelines
+                .iter()
+                .filter_map(|p| p.iter_context())
+                .map(|c| c.iterations(w.chunk))
+                .max();
+            if let Some(iterations) = longest.filter(|n| *n > u64::from(cap)) {
+                capped.get_or_insert(Capped {
+                    size,
+                    iterations,
+                    timed: cap,
+                });
+            }
             let counts: Vec<u32> = pipelines
                 .iter()
                 .map(|p| crate::sim::pipeline_iterations(p, Some(w.chunk), cap))
@@ -153,6 +178,7 @@ impl<'p> Executions<'p> {
             runs,
             problems,
             groups: out,
+            capped,
         }
     }
 
@@ -294,6 +320,13 @@ pub fn predict_report(
              (the skipped rows say why): msclc sim verifies two iterations of each pipeline, and these \
              sizes run other counts\n",
             rows.len()
+        ));
+    }
+    if let Some(c) = executions.capped.as_ref().filter(|_| !deadlocked) {
+        text.push_str(&format!(
+            "# from {} B on, pipelines run more iterations than are timed ({} at {} B, timed as {}, \
+             each of a {}th of the bytes): their times leave out per-iteration latency (docs/timing.md, \"What the model covers\")\n",
+            c.size, c.iterations, c.size, c.timed, c.timed
         ));
     }
     let unverified = unverified > 0;

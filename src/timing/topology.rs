@@ -7,6 +7,12 @@
 
 use serde_json::{Map, Value};
 
+/// What one H100 block moves of raw data read and packets written while
+/// they fit the L2, in GB/s (`packet_block`, measured): past the L2, the
+/// memory's share of a packet op costs this over `packet_block_past_l2`
+/// more (`engine::time`).
+pub const H100_PACKET_BLOCK: f64 = 80.0;
+
 /// One machine model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Topology {
@@ -207,7 +213,7 @@ fn h100(name: &str) -> Topology {
             // copy_packet_test and put_packet_test, one block of 1024
             // threads): raw data read plus packets written at 77-82 GB/s
             // while input and packets fit the L2 (1-8 MB of data) ...
-            packet_block: 80.0,
+            packet_block: H100_PACKET_BLOCK,
             // ... and 57-60 GB/s past it (32-64 MB).
             packet_block_past_l2: 60.0,
             // Measured one-way peer-to-peer copy between two H100s,
@@ -352,6 +358,9 @@ pub fn from_json(name: &str, text: &str) -> Result<Topology, String> {
     };
     // (It heads each table, a comment line: a line break or a terminal's
     // escape would break the table or the terminal.)
+    if name.trim().is_empty() {
+        return Err("`name` is empty: give the machine a name (it heads each table), or leave it out for the file's".into());
+    }
     if name.chars().any(char::is_control) {
         return Err(format!(
             "the name `{}` holds a control character: give a `name` of printable text",
@@ -415,6 +424,11 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// `key` as the file names it: `bandwidth_gbps.nic`.
+    fn named(&self, key: &str) -> String {
+        format!("{}{key}", self.prefix)
+    }
+
     fn absent(&mut self, key: &str) {
         if !self.has_base {
             self.missing.push(format!("`{}{key}`", self.prefix));
@@ -425,7 +439,8 @@ impl<'a> Fields<'a> {
     fn known(&self, names: &[&str]) -> Result<(), String> {
         match self.map.keys().find(|k| !names.contains(&k.as_str())) {
             Some(k) => Err(format!(
-                "unknown field `{k}` (known here: {})",
+                "unknown field `{}` (known here: {})",
+                self.named(k),
                 names.join(", ")
             )),
             None => Ok(()),
@@ -442,7 +457,7 @@ impl<'a> Fields<'a> {
                 .as_f64()
                 .filter(|x| x.is_finite())
                 .map(Some)
-                .ok_or_else(|| format!("`{key}` is a number")),
+                .ok_or_else(|| format!("`{}` is a number", self.named(key))),
         }
     }
 
@@ -451,9 +466,10 @@ impl<'a> Fields<'a> {
     /// to nothing, 0 made it infinite).
     fn positive(&mut self, key: &str, base: f64) -> Result<f64, String> {
         match self.number(key)? {
-            Some(x) if x <= 0.0 => Err(format!("`{key}` must be more than 0")),
+            Some(x) if x <= 0.0 => Err(format!("`{}` must be more than 0", self.named(key))),
             Some(x) if !(MODELLED.contains(&x)) => Err(format!(
-                "`{key}` is {x:e}; the model takes {:e} to {:e}",
+                "`{}` is {x:e}; the model takes {:e} to {:e}",
+                self.named(key),
                 MODELLED.start(),
                 MODELLED.end()
             )),
@@ -464,9 +480,10 @@ impl<'a> Fields<'a> {
     /// A latency (µs): 0 or more, and within what a time can hold.
     fn at_least_zero(&mut self, key: &str, base: f64) -> Result<f64, String> {
         match self.number(key)? {
-            Some(x) if x < 0.0 => Err(format!("`{key}` cannot be negative")),
+            Some(x) if x < 0.0 => Err(format!("`{}` cannot be negative", self.named(key))),
             Some(x) if x > *MODELLED.end() => Err(format!(
-                "`{key}` is {x:e}; the model takes at most {:e}",
+                "`{}` is {x:e}; the model takes at most {:e}",
+                self.named(key),
                 MODELLED.end()
             )),
             other => Ok(other.unwrap_or(base)),
@@ -485,9 +502,10 @@ impl<'a> Fields<'a> {
 
     fn count(&mut self, key: &str, base: u32) -> Result<u32, String> {
         match self.number(key)? {
-            Some(x) if x < 1.0 || x.fract() != 0.0 || x > 1e6 => {
-                Err(format!("`{key}` is a whole number from 1 to 1000000"))
-            }
+            Some(x) if x < 1.0 || x.fract() != 0.0 || x > 1e6 => Err(format!(
+                "`{}` is a whole number from 1 to 1000000",
+                self.named(key)
+            )),
             Some(x) => Ok(x as u32),
             None => Ok(base),
         }
@@ -496,7 +514,7 @@ impl<'a> Fields<'a> {
     fn flag(&mut self, key: &str, base: bool) -> Result<bool, String> {
         match self.map.get(key) {
             Some(Value::Bool(b)) => Ok(*b),
-            Some(_) => Err(format!("`{key}` is true or false")),
+            Some(_) => Err(format!("`{}` is true or false", self.named(key))),
             None => {
                 self.absent(key);
                 Ok(base)

@@ -463,7 +463,8 @@ fn a_pipeline_runs_the_iterations_of_its_size() {
 /// verify, is skipped with what it found: here a block copies 1 MiB out
 /// of scratch after the first 512 KiB of it were released (units of
 /// 512 KiB against 1 MiB), a race from 1 MiB up; and a hang found at the
-/// executor's own count past 1,024 iterations.
+/// executor's own count past 1,024 iterations. Sizes whose iterations are
+/// capped are said to be.
 fn a_pipeline_is_timed_on_what_it_covers_and_checked_at_each_size() {
     let dir = scratch("cover");
     let covered = |num_chunks: u32| {
@@ -587,9 +588,16 @@ fn a_pipeline_is_timed_on_what_it_covers_and_checked_at_each_size() {
         "--size",
         "64M:1G",
     ];
-    let algbw: Vec<f64> = rows(&stdout_of(&args)).iter().map(|r| r.algbw).collect();
+    let text = stdout_of(&args);
+    let algbw: Vec<f64> = rows(&text).iter().map(|r| r.algbw).collect();
     assert_eq!(algbw.len(), 5);
     assert!(algbw.windows(2).all(|w| w[1] >= 0.99 * w[0]), "{algbw:?}");
+    // Past 4,096 iterations they are timed as 4,096, and the table says
+    // from which size.
+    assert!(
+        text.contains("# from 536870912 B on, pipelines run more iterations than are timed (8192 at 536870912 B, timed as 4096,"),
+        "{text}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -51,6 +51,21 @@ pub(crate) fn the_model_follows_the_machine() {
     };
     let time = |args: Vec<&str>| rows(&String::from_utf8_lossy(&msclc(&args).stdout))[0].time;
     assert!(time(args("h100-nvls")) < 0.7 * time(args("h100-nvlink")));
+    // Faster packet blocks never predict a packet plan slower: past the
+    // L2 too, where packets go at `packet_block_past_l2`.
+    let pkt = "examples/mscclpp/single_node/allreduce_pkt.mscl";
+    let quick_packets = write_topology(
+        &dir,
+        "quick_packets",
+        r#"{"base": "emulated-h100", "bandwidth_gbps": {"packet_block": 160}}"#,
+    );
+    for size in ["1M", "16M", "64M"] {
+        let (before, after) = (
+            at(pkt, "emulated-h100", size),
+            at(pkt, &quick_packets, size),
+        );
+        assert!(after <= before, "{size}: {before} us -> {after} us");
+    }
     // A slower proxy slows a port channel plan by its extra latency, at
     // least once per step it waits for.
     let port = "examples/mscclpp/multi_node/allgather.mscl";
@@ -148,17 +163,17 @@ pub(crate) fn bad_topologies_are_diagnostics() {
         (r#"{"base": "a100"}"#, "`a100` is not a built-in topology"),
         (
             r#"{"base": "h100-ib", "latency_us": {"proxy": -1}}"#,
-            "`proxy` cannot be negative",
+            "`latency_us.proxy` cannot be negative",
         ),
         // Values a time cannot be computed from: an op of a bandwidth of
         // 1e-310 took no time, a plan of latency 0 no time at all.
         (
             r#"{"base": "h100-nvlink", "bandwidth_gbps": {"block": 1e-310}}"#,
-            "`block` is 1e-310; the model takes 1e-6 to 1e9",
+            "`bandwidth_gbps.block` is 1e-310; the model takes 1e-6 to 1e9",
         ),
         (
             r#"{"base": "h100-nvlink", "latency_us": {"op": 1e308}}"#,
-            "`op` is 1e308; the model takes at most 1e9",
+            "`latency_us.op` is 1e308; the model takes at most 1e9",
         ),
         (
             r#"{"base": "h100-nvlink", "latency_us": {"launch": 0}}"#,
@@ -172,6 +187,14 @@ pub(crate) fn bad_topologies_are_diagnostics() {
         (
             r#"{"base": "h100-nvlink", "name": "a\nb\u001b[31m"}"#,
             "holds a control character: give a `name` of printable text",
+        ),
+        (
+            r#"{"base": "h100-nvlink", "name": " "}"#,
+            "`name` is empty",
+        ),
+        (
+            r#"{"base": "h100-nvlink", "bandwidth_gbps": {"nvlnk": 300}}"#,
+            "unknown field `bandwidth_gbps.nvlnk`",
         ),
         ("{", "not JSON"),
         ("", "not JSON"),
