@@ -51,12 +51,29 @@ pub fn items(doc: &Document, position: Position) -> Vec<CompletionItem> {
         if !seen.insert(def.name.clone()) {
             continue;
         }
-        let kind = match def.kind {
-            DefKind::Function => CompletionItemKind::FUNCTION,
-            DefKind::Param => CompletionItemKind::CONSTANT,
-            _ => CompletionItemKind::VARIABLE,
+        let (kind, detail) = match def.kind {
+            DefKind::Function => (CompletionItemKind::FUNCTION, function(doc, analysis, def)),
+            DefKind::Param => (CompletionItemKind::CONSTANT, def.ty.to_string()),
+            _ => (CompletionItemKind::VARIABLE, def.ty.to_string()),
         };
-        out.push(item(def.name.clone(), kind, Some(def.ty.to_string()), None));
+        out.push(item(def.name.clone(), kind, Some(detail), None));
+    }
+    // The functions of the files it imports (the standard library's
+    // too), usable anywhere after the import.
+    let imported = index
+        .defs
+        .iter()
+        .filter(|d| d.kind == DefKind::Function && d.span.file != 0);
+    for def in imported {
+        if seen.insert(def.name.clone()) {
+            let detail = function(doc, analysis, def);
+            out.push(item(
+                def.name.clone(),
+                CompletionItemKind::FUNCTION,
+                Some(detail),
+                None,
+            ));
+        }
     }
     for sig in vocab::signatures()
         .into_iter()
@@ -320,4 +337,21 @@ fn unclosed(text: &str, open: char, close: char) -> Option<usize> {
         }
     }
     None
+}
+
+/// A function's signature on one line, and the file it comes from where
+/// that is another (named from `doc`'s folder, or as the standard
+/// library's module).
+fn function(doc: &Document, analysis: &Analysis, def: &crate::check::index::Def) -> String {
+    let signature = super::features::signature(analysis, def);
+    let signature = signature.split_whitespace().collect::<Vec<_>>().join(" ");
+    match analysis.sources.names().nth(def.span.file as usize) {
+        Some(file) if def.span.file != 0 => {
+            let folder = doc.path.parent().unwrap_or(std::path::Path::new(""));
+            let file = std::path::Path::new(file);
+            let shown = file.strip_prefix(folder).unwrap_or(file);
+            format!("{signature} (from {})", shown.display())
+        }
+        _ => signature,
+    }
 }

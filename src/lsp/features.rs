@@ -115,17 +115,20 @@ fn describe_def(doc: &Document, analysis: &Analysis, def: &Def) -> String {
         DefKind::Let => format!("```mscl\nlet {name}: {ty}\n```"),
         DefKind::LoopVariable => format!("```mscl\n{name}: {ty}\n```\na loop variable"),
         DefKind::FunctionParam => format!("```mscl\n{name}: {ty}\n```\na function parameter"),
-        DefKind::Function => {
-            // The signature as written: from `fn` to the body's brace, the
-            // first outside the parameters' brackets (a default may be a
-            // map, a string may hold a brace).
-            let whole = function_span(analysis, def).map(|s| text_of(analysis, s));
-            let signature = whole
-                .and_then(|w| Some(&w[..body_brace(w)?]))
-                .map_or(format!("fn {name}(..) -> {ty}"), |s| s.trim().to_string());
-            format!("```mscl\n{signature}\n```")
-        }
+        DefKind::Function => format!("```mscl\n{}\n```", signature(analysis, def)),
     }
+}
+
+/// The signature of the function `def` names, as written: from `fn` to
+/// the body's brace, the first outside the parameters' brackets (a
+/// default may be a map, a string may hold a brace).
+pub(crate) fn signature(analysis: &Analysis, def: &Def) -> String {
+    let whole = function_span(analysis, def).map(|s| text_of(analysis, s));
+    whole
+        .and_then(|w| Some(&w[..body_brace(w)?]))
+        .map_or(format!("fn {}(..) -> {}", def.name, def.ty), |s| {
+            s.trim().to_string()
+        })
 }
 
 /// The whole definition of the function `def` names.

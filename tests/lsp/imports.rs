@@ -3,8 +3,8 @@
 
 use super::*;
 
-/// A mistake in an imported file is published for that file, and goes to
-/// definition across files.
+/// A mistake in an imported file is published for that file; its
+/// functions complete, and go to definition across files.
 #[test]
 fn imported_files_get_their_diagnostics_and_definitions() {
     let (path, uri) = temp_uri("imports");
@@ -25,6 +25,17 @@ fn imported_files_get_their_diagnostics_and_definitions() {
     assert_eq!(in_lib[0]["code"], "E0103");
     assert_eq!(in_lib[0]["range"]["start"]["line"], 4);
     assert_eq!(editor.diagnostics(&uri), Vec::<Value>::new());
+    // Completion offers the library's functions, with their signatures.
+    let items = editor.at("textDocument/completion", &uri, 8, 0);
+    let next = items
+        .as_array()
+        .or_else(|| items["items"].as_array())
+        .and_then(|items| items.iter().find(|i| i["label"] == "next"))
+        .unwrap_or_else(|| panic!("{items}"));
+    assert_eq!(
+        next["detail"], "fn next(r: int, n: int) -> int (from lib.mscl)",
+        "{next}"
+    );
     // `next` (line 8 of the main file) is defined in lib.mscl.
     let def = editor.at("textDocument/definition", &uri, 8, 16);
     assert_eq!(def["uri"], lib_uri);
