@@ -188,10 +188,7 @@ pub(crate) fn bad_topologies_are_diagnostics() {
             r#"{"base": "h100-nvlink", "name": "a\nb\u001b[31m"}"#,
             "holds a control character: give a `name` of printable text",
         ),
-        (
-            r#"{"base": "h100-nvlink", "name": " "}"#,
-            "`name` is empty",
-        ),
+        (r#"{"base": "h100-nvlink", "name": " "}"#, "`name` is empty"),
         (
             r#"{"base": "h100-nvlink", "bandwidth_gbps": {"nvlnk": 300}}"#,
             "unknown field `bandwidth_gbps.nvlnk`",
