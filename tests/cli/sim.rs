@@ -63,6 +63,31 @@ fn no_command_takes_zero_ranks() {
     }
 }
 
+/// The JSON report has no timing: a timing option beside --json is
+/// refused, not left unused.
+#[test]
+fn json_takes_no_timing_option() {
+    for option in [
+        &["--size", "1K"][..],
+        &["--dtype", "float16"],
+        &["--explain", "1K"],
+    ] {
+        let out = msclc(
+            &[
+                &["sim", "examples/simple_allgather.mscl", "--json"][..],
+                option,
+            ]
+            .concat(),
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{option:?}: {err}");
+        assert!(
+            err.contains("the argument '--json' cannot be used with"),
+            "{option:?}: {err}"
+        );
+    }
+}
+
 /// A negative number given to a numeric option is judged by its range, as
 /// any other out of range: not taken for an unknown option with a tip
 /// that does not work.
