@@ -181,7 +181,8 @@ fn packets_read_as_plain_data_are_a_wrong_result_at_the_reader() {
 /// A race with the user's access around a kernel says what most likely
 /// lets it happen: a relaxed closing handshake (the ring AllGather's), a
 /// port put the kernel ends without flushing (the multi-node
-/// ReduceScatter's); in text and as the JSON problem's hint.
+/// ReduceScatter's), no opening handshake (a next execution's put while
+/// the user reads); in text and as the JSON problem's hint.
 #[test]
 fn a_race_at_the_kernels_end_hints_at_the_handshake_or_the_flush() {
     for (file, hint) in [
@@ -192,6 +193,10 @@ fn a_race_at_the_kernels_end_hints_at_the_handshake_or_the_flush() {
         (
             "examples/mscclpp/multi_node/reducescatter.mscl",
             "hint: a port channel's proxy does its copies after the block goes on, and nothing waits for them before rank 6's kernel of execution 1 ends: flush the channel after its puts",
+        ),
+        (
+            "tests/sim_cli/no_opening_handshake.mscl",
+            "hint: nothing orders rank 1's write to rank 0's buffer in execution 2 after rank 0's kernel of that execution starts: begin with a handshake that does: rank 0 signals at its kernel's start that it is ready, and rank 1 waits for that signal before the op",
         ),
     ] {
         let (out, stdout, _) = sim(&[file]);
@@ -301,6 +306,7 @@ fn both_buffer_modes_say_which_one_a_plan_works_in() {
     let oop = std::env::temp_dir().join(format!("msclc-sim-oop-{}.mscl", std::process::id()));
     std::fs::write(&oop, text.replacen("inplace: true", "inplace: false", 1)).unwrap();
     let (out, stdout, _) = sim(&[oop.to_str().unwrap()]);
+    let (_, quiet, _) = sim(&[oop.to_str().unwrap(), "-q"]);
     let _ = std::fs::remove_file(&oop);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(
@@ -308,6 +314,8 @@ fn both_buffer_modes_say_which_one_a_plan_works_in() {
             && stdout.contains("note: the plan works in-place, but declares out-of-place: declare the collective `inplace: true` (--buffers both runs both)"),
         "{stdout}"
     );
+    // -q: the verdict line alone.
+    assert_eq!(quiet.lines().count(), 1, "{quiet}");
     let (_, right, _) = sim(&["examples/simple_allgather.mscl"]);
     assert!(!right.contains("note:"), "{right}");
 }

@@ -148,9 +148,9 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
         .max_memory
         .unwrap_or_else(msclc::sim::default_memory_limit);
     // A --max-memory above what the machine has now is no promise it can
-    // keep: the process would be killed for memory part way through.
-    let machine = msclc::memory::available().filter(|have| needs > *have);
-    if let Some(have) = machine.filter(|have| *have < max_memory) {
+    // keep: the process would be killed for memory part way through. And
+    // past what the machine has, raising --max-memory is no advice.
+    if let Some(have) = msclc::memory::available().filter(|have| needs > *have) {
         let size = msclc::units::human_bytes;
         return fail(Diagnostic::plain(Code::Memory, format!(
             "simulating this plan ({} ranks) would take about {}, more than this machine lets msclc have now ({}), whatever --max-memory says: simulate the program at fewer ranks, or on a machine with more memory",
@@ -161,12 +161,18 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
     }
     if needs > max_memory {
         let size = msclc::units::human_bytes;
+        let bound = match args.max_memory {
+            Some(_) => format!("--max-memory {}", size(max_memory)),
+            None => format!(
+                "the {} msclc takes by default (at most 8 GiB, and three quarters of what it may allocate; --max-memory sets it)",
+                size(max_memory)
+            ),
+        };
         return fail(Diagnostic::plain(Code::Memory, format!(
-            "simulating this plan ({} ranks, {} thread blocks) would take about {}, more than --max-memory {}: raise --max-memory, or simulate the program at fewer ranks",
+            "simulating this plan ({} ranks, {} thread blocks) would take about {}, more than {bound}: raise --max-memory, or simulate the program at fewer ranks",
             plan.ranks.len(),
             plan.ranks.iter().map(|r| r.threadblocks.len()).sum::<usize>(),
             size(needs),
-            size(max_memory)
         )));
     }
     let declared = plan.collective.inplace;
@@ -253,8 +259,9 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
         say!("{details}");
     }
     // A problem in the mode declared (a wrong result, a race), where the
-    // other mode works: the collective's `inplace` is what is wrong.
-    if let [run] = &runs[..] {
+    // other mode works: the collective's `inplace` is what is wrong. (A
+    // detail: not under -q.)
+    if let ([run], false) = (&runs[..], args.quiet) {
         if !verified(run) && run.declared {
             let other = msclc::sim::simulate_with(&plan, &options_in(!declared, false));
             if other.verdict == msclc::sim::Verdict::Verified {
@@ -270,7 +277,7 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
         }
     }
     if let [first, second] = &runs[..] {
-        if verified(first) != verified(second) {
+        if verified(first) != verified(second) && !args.quiet {
             let (works, fails) = if verified(first) {
                 (first, second)
             } else {

@@ -58,19 +58,35 @@ impl Sim<'_> {
     }
 
     /// What most likely lets an op race with the user's access to a
-    /// rank's buffer around a kernel: the usual mistakes at a kernel's end.
-    /// A port channel's proxy that still copies from the rank's buffer
-    /// when its kernel ends (no flush); a peer's access to the buffer that
-    /// nothing orders before the rank's kernel ends (a closing handshake
+    /// rank's buffer around a kernel: the usual mistakes at a kernel's
+    /// start and end. A port channel's proxy that still copies from the
+    /// rank's buffer when its kernel ends (no flush); a peer's access to
+    /// the buffer that nothing orders after the rank's kernel starts (an
+    /// opening handshake missing: the user still reads the last result,
+    /// or writes the next input) or before it ends (a closing handshake
     /// missing, relaxed, or on another thread block than the op).
     fn race_hint(&self, loc: Loc, a: &Access, b: &Access) -> Option<String> {
-        let op = match (self.is_user(a.thread()), self.is_user(b.thread())) {
-            (true, false) => b,
-            (false, true) => a,
+        let (op, user) = match (self.is_user(a.thread()), self.is_user(b.thread())) {
+            (true, false) => (b, a),
+            (false, true) => (a, b),
             _ => return None,
         };
         let rank = loc.place.rank;
         let by = &self.threads[op.by as usize];
+        let what = if op.write { "write to" } else { "read of" };
+        // The user writes the input before an execution and reads the
+        // result after one: an op of that execution (or, for a read, a
+        // later one) races it at the kernel's start.
+        let at_start = match user.write {
+            true => op.execution >= user.execution,
+            false => op.execution > user.execution,
+        };
+        if at_start && by.rank != rank {
+            return Some(format!(
+                "nothing orders rank {}'s {what} rank {rank}'s buffer in execution {} after rank {rank}'s kernel of that execution starts: begin with a handshake that does: rank {rank} signals at its kernel's start that it is ready, and rank {} waits for that signal before the op (`relaxed: true` is enough)",
+                by.rank, op.execution, by.rank
+            ));
+        }
         let kernel = format!("rank {rank}'s kernel of execution {} ends", op.execution);
         if by.rank == rank {
             // A proxy copying from the rank's own buffer: only a flush
@@ -79,7 +95,6 @@ impl Sim<'_> {
                 "a port channel's proxy does its copies after the block goes on, and nothing waits for them before {kernel}: flush the channel after its puts (`put_with_signal_and_flush`, or `flush`) before the kernel ends"
             ));
         }
-        let what = if op.write { "write to" } else { "read of" };
         Some(format!(
             "nothing orders rank {}'s {what} rank {rank}'s buffer before {kernel}: end with a handshake that does: rank {} signals after the op, on the same thread block (not relaxed, `data_sync: before`), and rank {rank} waits for that signal (`data_sync: after`) before its kernel ends",
             by.rank, by.rank
