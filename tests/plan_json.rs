@@ -320,6 +320,39 @@ fn plans_that_name_what_is_not_there_are_errors_at_the_field() {
         ),
         (
             ALLGATHER,
+            |p| {
+                first_op_with(p, "channel_ids")
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("channel_ids");
+            },
+            "op needs its channel_ids",
+            "ops[",
+        ),
+        (
+            SEMAPHORES,
+            |p| {
+                first_op_with(p, "semaphore_ids")
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("semaphore_ids");
+            },
+            "op needs its semaphore_ids",
+            "ops[",
+        ),
+        (
+            PIPELINE,
+            |p| {
+                first_op_with(p, "iter_context")
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("iter_context");
+            },
+            "a `pipeline` op needs its iter_context",
+            "ops[",
+        ),
+        (
+            ALLGATHER,
             |p| p["gpus"] = serde_json::json!([]),
             "at least one gpu",
             "gpus",

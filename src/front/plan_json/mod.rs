@@ -658,6 +658,22 @@ fn read_op(at: &At, rank: &RankPlan, tb: &ThreadBlock, barriers: &mut Barriers) 
             dst_index: chunk.key("index")?.u32()?,
         });
     }
+    // What these ops act on, a plan must name: without it the executor
+    // would do nothing where the plan means something.
+    let lacks = if syncs && op.channel_ids.is_empty() {
+        Some("channel_ids (the channels it signals, waits on or flushes)")
+    } else if matches!(op.name, OpName::SemAcquire | OpName::SemRelease)
+        && op.semaphore_ids().is_empty()
+    {
+        Some("semaphore_ids (the semaphores it takes or gives)")
+    } else if op.name == OpName::Pipeline && at.opt("iter_context").is_none() {
+        Some("iter_context (its unit_size and num_chunks)")
+    } else {
+        None
+    };
+    if let Some(what) = lacks {
+        return at.fail(format!("a `{}` op needs its {what}", op.name.json()));
+    }
     if let Some(context) = at.opt("iter_context") {
         let unit_at = context.key("unit_size")?;
         let unit_size = unit_at.u64()?;
