@@ -118,7 +118,10 @@ pub(crate) fn repaired(
         let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
         start..end
     };
-    let line = line_of(text.get(..at).map(|_| at)?);
+    if !text.is_char_boundary(at) {
+        return None;
+    }
+    let line = line_of(at);
     let mut lines = vec![line.clone()];
     if line.start > 0 && text[line.start..at].trim().is_empty() {
         lines.insert(0, line_of(line.start - 1));

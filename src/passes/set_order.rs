@@ -8,6 +8,8 @@
 //! perturbation; resizing at three fifths full) for small non-negative
 //! integers, so that a fused op lists its channels as the reference does.
 
+use crate::ir::Ids;
+
 /// Slots probed one after another before jumping (CPython's LINEAR_PROBES).
 const LINEAR_PROBES: usize = 9;
 /// How much of the hash each jump mixes in (CPython's PERTURB_SHIFT).
@@ -92,8 +94,6 @@ impl Shape {
         (0..new).fold(grown, |shape, _| shape.added())
     }
 }
-
-use crate::ir::Ids;
 
 /// A CPython set of small non-negative integers.
 #[derive(Clone, Debug)]
