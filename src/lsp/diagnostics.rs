@@ -1,0 +1,92 @@
+//! The analysis's diagnostics as the editor shows them: per file (the
+//! document and the files it imports), each with its place, code, notes
+//! and related places, and the notification that publishes a file's list.
+
+use super::{file_uri, range_of};
+use crate::diag::{Diagnostic, Severity};
+use crate::driver::Analysis;
+use lsp_server::Notification;
+use lsp_types::notification::{self as notif, Notification as _};
+use lsp_types::*;
+
+pub(super) fn publish(uri: Uri, diagnostics: Vec<lsp_types::Diagnostic>) -> Notification {
+    Notification::new(
+        notif::PublishDiagnostics::METHOD.to_string(),
+        PublishDiagnosticsParams {
+            uri,
+            diagnostics,
+            version: None,
+        },
+    )
+}
+
+/// The analysis's diagnostics as LSP diagnostics, per file: the document
+/// itself always (an empty list clears it), and each import with some.
+/// Diagnostics with no place (a bad param setting) go at the document's
+/// start.
+pub(super) fn diagnostics_by_file(
+    analysis: &Analysis,
+    uri: &Uri,
+) -> Vec<(Uri, Vec<lsp_types::Diagnostic>)> {
+    let mut by_file: Vec<(Uri, Vec<lsp_types::Diagnostic>)> = vec![(uri.clone(), Vec::new())];
+    for d in &analysis.diagnostics {
+        // A place in the standard library, which the editor cannot open,
+        // gives way to the first label in a file it can (the call that
+        // met it, `Diagnostic::called_at`); none goes at the document's
+        // start, as no place does.
+        let labels = d.primary.iter().chain(&d.secondary);
+        let place = labels
+            .filter_map(|label| {
+                Some((
+                    file_uri(analysis, label.span.file, uri)?,
+                    range_of(analysis, label.span),
+                ))
+            })
+            .next();
+        let (file_uri, range) = place.unwrap_or((uri.clone(), Range::default()));
+        let converted = convert(analysis, d, range, uri);
+        match by_file.iter_mut().find(|(u, _)| *u == file_uri) {
+            Some((_, list)) => list.push(converted),
+            None => by_file.push((file_uri, vec![converted])),
+        }
+    }
+    by_file
+}
+
+fn convert(analysis: &Analysis, d: &Diagnostic, range: Range, uri: &Uri) -> lsp_types::Diagnostic {
+    let mut message = d.message.clone();
+    if let Some(label) = &d.primary {
+        if !label.message.is_empty() {
+            message.push_str(&format!(" ({})", label.message));
+        }
+    }
+    for note in &d.notes {
+        message.push('\n');
+        message.push_str(note);
+    }
+    let related: Vec<DiagnosticRelatedInformation> = d
+        .secondary
+        .iter()
+        .filter_map(|l| {
+            Some(DiagnosticRelatedInformation {
+                location: Location::new(
+                    file_uri(analysis, l.span.file, uri)?,
+                    range_of(analysis, l.span),
+                ),
+                message: l.message.clone(),
+            })
+        })
+        .collect();
+    lsp_types::Diagnostic {
+        range,
+        severity: Some(match d.severity {
+            Severity::Error => DiagnosticSeverity::ERROR,
+            Severity::Warning => DiagnosticSeverity::WARNING,
+        }),
+        code: Some(NumberOrString::String(d.code.id().to_string())),
+        source: Some("msclc".into()),
+        message,
+        related_information: (!related.is_empty()).then_some(related),
+        ..lsp_types::Diagnostic::default()
+    }
+}
