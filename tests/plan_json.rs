@@ -326,7 +326,7 @@ fn plans_that_name_what_is_not_there_are_errors_at_the_field() {
                     .unwrap()
                     .remove("channel_ids");
             },
-            "op needs its channel_ids",
+            "op names the memory or port channels it uses (channel_type and channel_ids)",
             "ops[",
         ),
         (

@@ -584,7 +584,8 @@ fn read_op(at: &At, rank: &RankPlan, tb: &ThreadBlock, barriers: &mut Barriers) 
     // A signal or wait without a channel the executor passes over, while
     // its peer waits for it: no compiler writes one.
     let syncs = op.name.is_signal() || op.name.is_wait() || op.name == OpName::Flush;
-    if syncs && (op.channel.is_none() || op.channel == Some(ChannelKind::Switch)) {
+    let no_channel = op.channel.is_none() || op.channel == Some(ChannelKind::Switch);
+    if syncs && (no_channel || op.channel_ids.is_empty()) {
         return at.fail(format!(
             "a `{}` op names the memory or port channels it uses (channel_type and channel_ids)",
             op.name.json()
@@ -645,6 +646,13 @@ fn read_op(at: &At, rank: &RankPlan, tb: &ThreadBlock, barriers: &mut Barriers) 
             .ids_below(rank.semaphores.len(), "semaphore", "the rank")?
             .to_vec();
     }
+    // Without them the executor would take and give nothing.
+    if matches!(op.name, OpName::SemAcquire | OpName::SemRelease) && op.semaphore_ids().is_empty() {
+        return at.fail(format!(
+            "a `{}` op needs its semaphore_ids (the semaphores it takes or gives)",
+            op.name.json()
+        ));
+    }
     if let Some(offset) = at.opt("buffer_offset") {
         let chunk = at.key("dst_chunk")?;
         op.extra_mut().group_reduce = Some(GroupReduce {
@@ -657,22 +665,6 @@ fn read_op(at: &At, rank: &RankPlan, tb: &ThreadBlock, barriers: &mut Barriers) 
             dst_kind: chunk.key("type")?.one_of("buffer type", &BUFFER_KINDS)?,
             dst_index: chunk.key("index")?.u32()?,
         });
-    }
-    // What these ops act on, a plan must name: without it the executor
-    // would do nothing where the plan means something.
-    let lacks = if syncs && op.channel_ids.is_empty() {
-        Some("channel_ids (the channels it signals, waits on or flushes)")
-    } else if matches!(op.name, OpName::SemAcquire | OpName::SemRelease)
-        && op.semaphore_ids().is_empty()
-    {
-        Some("semaphore_ids (the semaphores it takes or gives)")
-    } else if op.name == OpName::Pipeline && at.opt("iter_context").is_none() {
-        Some("iter_context (its unit_size and num_chunks)")
-    } else {
-        None
-    };
-    if let Some(what) = lacks {
-        return at.fail(format!("a `{}` op needs its {what}", op.name.json()));
     }
     if let Some(context) = at.opt("iter_context") {
         let unit_at = context.key("unit_size")?;
@@ -700,6 +692,9 @@ fn read_op(at: &At, rank: &RankPlan, tb: &ThreadBlock, barriers: &mut Barriers) 
                 Ok(inner_op)
             })
             .collect::<Res<_>>()?;
+    } else if op.name == OpName::Pipeline {
+        // Without it the executor would run the body no time.
+        return at.fail("a `pipeline` op needs its iter_context (its unit_size and num_chunks)");
     }
     Ok(op)
 }
