@@ -280,38 +280,39 @@ fn emit_cubin_builds_with_nvrtc_12_and_13_without_a_gpu() {
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr)
         .contains("a cubin is binary: name the file to write with -o"));
+    // A cubin of the quick start for `arch`, with the NVRTC at `library`
+    // (the one found, where none), which must fail: what msclc says.
+    let refused = |library: Option<&std::path::Path>, arch: &str, out: &str| {
+        let mut msclc = std::process::Command::new(env!("CARGO_BIN_EXE_msclc"));
+        if let Some(library) = library {
+            msclc.env("MSCLC_NVRTC", library);
+        }
+        let run = msclc
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["examples/simple_allgather.mscl", "--emit", "cubin"])
+            .args(["--arch", arch, "--no-cache", "-o"])
+            .arg(dir.join(out))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&run.stderr).to_string();
+        assert_eq!(run.status.code(), Some(2), "{err}");
+        err
+    };
     // An architecture past what this NVRTC knows is said so, not blamed
     // on the generated source.
-    let unknown = std::process::Command::new(env!("CARGO_BIN_EXE_msclc"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["examples/simple_allgather.mscl", "--emit", "cubin"])
-        .args(["--arch", "sm_990", "--no-cache", "-o"])
-        .arg(dir.join("unknown.cubin"))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&unknown.stderr);
-    assert_eq!(unknown.status.code(), Some(2), "{err}");
+    let err = refused(None, "sm_990", "unknown.cubin");
     assert!(
         err.contains("does not know the architecture sm_990"),
         "{err}"
     );
     // An NVRTC without its builtins library beside it: said so, not
-    // blamed on the generated source.
+    // blamed on the generated source either.
     let alone = dir.join("alone");
     std::fs::create_dir_all(&alone).unwrap();
     let library = &libraries[0];
     let copy = alone.join(library.file_name().unwrap());
     std::fs::copy(library, &copy).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_msclc"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("MSCLC_NVRTC", &copy)
-        .args(["examples/simple_allgather.mscl", "--emit", "cubin"])
-        .args(["--arch", "sm_90", "--no-cache", "-o"])
-        .arg(dir.join("alone.cubin"))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = refused(Some(&copy), "sm_90", "alone.cubin");
     assert!(
         err.contains("NVRTC cannot find its builtins library") && !err.contains("rejected"),
         "{err}"
