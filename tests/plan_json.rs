@@ -260,6 +260,7 @@ fn plans_that_name_what_is_not_there_are_errors_at_the_field() {
     const PIPELINE: &str = "examples/mscclpp/unit_tests/pipeline_test.mscl";
     const BARRIERS: &str = "examples/mscclpp/unit_tests/barrier_test.mscl";
     const SWITCH: &str = "examples/mscclpp/executor_tests/reduce_nvls.mscl";
+    const SWITCH_REDUCE: &str = "examples/mscclpp/unit_tests/switch_reduce_test.mscl";
     const ALLGATHER: &str = "examples/simple_allgather.mscl";
     type Mutation = fn(&mut Value);
     let cases: &[(&str, Mutation, &str, &str)] = &[
@@ -422,6 +423,49 @@ fn plans_that_name_what_is_not_there_are_errors_at_the_field() {
             },
             "switch channel 0: rank",
             "gpus[0].channels",
+        ),
+        // A switch reduce no broadcast follows (`glre`) names its window
+        // and its destination in fields of its own.
+        (
+            SWITCH_REDUCE,
+            |p| first_op_with(p, "dst_chunk")["buffer_offset"] = serde_json::json!(1),
+            "chunks 1..2 of rank 0's input buffer, which has 1",
+            ".buffer_offset",
+        ),
+        (
+            SWITCH_REDUCE,
+            |p| first_op_with(p, "dst_chunk")["dst_chunk"]["index"] = serde_json::json!(5),
+            "chunks 5..6 of rank 0's scratch buffer, which has 1",
+            ".dst_chunk",
+        ),
+        (
+            SWITCH_REDUCE,
+            |p| first_op_with(p, "dst_chunk")["dst_chunk"]["rank"] = serde_json::json!(2),
+            "rank 2, outside switch channel 0's group [0, 1]",
+            ".dst_chunk.rank",
+        ),
+        (
+            SWITCH_REDUCE,
+            |p| first_op_with(p, "dst_chunk")["buffer_type"] = serde_json::json!("o"),
+            "the output buffer, but switch channel 0 joins the members' input buffers",
+            ".buffer_type",
+        ),
+        (
+            SWITCH_REDUCE,
+            |p| {
+                first_op_with(p, "dst_chunk")
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("buffer_offset");
+            },
+            "a `glre` op names the window it reduces",
+            "ops[",
+        ),
+        (
+            SWITCH_REDUCE,
+            |p| first_op_with(p, "dst_chunk")["channel_ids"] = serde_json::json!([]),
+            "a `glre` op names the one switch channel it reduces over",
+            "ops[",
         ),
     ];
     for (example, mutate, message, path) in cases {

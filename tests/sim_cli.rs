@@ -584,6 +584,42 @@ fn a_switch_reduce_without_its_broadcast_is_flagged_as_refused_by_the_executor()
     }
 }
 
+/// The simulator runs a `glre` as meant: it sums the members' window into
+/// its `dst_chunk`, reading the peers' buffers as the race check sees.
+#[test]
+fn a_switch_reduce_without_its_broadcast_is_run_as_meant() {
+    let file = "tests/sim_cli/switch_reduce_alone.mscl";
+    let (out, stdout, stderr) = sim(&[file, "-q"]);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(
+        stdout.starts_with("verified: allreduce on 2 ranks"),
+        "{stdout}"
+    );
+    // Each rank sums chunk c into output chunk 1 - c: wrong.
+    let text = std::fs::read_to_string(file).unwrap();
+    let swapped = text.replace("rank(r).output[c]", "rank(r).output[1 - c]");
+    assert_ne!(swapped, text, "the reduce's destination moved");
+    let swapped_file = std::env::temp_dir().join(format!("msclc-glre-{}.mscl", std::process::id()));
+    std::fs::write(&swapped_file, swapped).unwrap();
+    let (out, stdout, _) = sim(&[swapped_file.to_str().unwrap(), "-q"]);
+    let _ = std::fs::remove_file(&swapped_file);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.starts_with(
+            "wrong result: execution 1: rank 0 output chunk 0 lacks rank 0's input chunk 0"
+        ),
+        "{stdout}"
+    );
+    // Without the opening handshake, the reduce reads a peer's input the
+    // user may still be writing.
+    let (out, stdout, _) = sim(&["examples/mscclpp/unit_tests/switch_reduce_test.mscl", "-q"]);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.starts_with("data race on rank 1 input chunk 0"),
+        "{stdout}"
+    );
+}
+
 /// With fusion off, a switch reduce stays `glre` even where its broadcast
 /// follows: W0507 blames the option, not a missing broadcast.
 #[test]

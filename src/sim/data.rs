@@ -268,9 +268,22 @@ impl Sim<'_> {
             }
         }
         let th = &self.threads[t];
+        // A switch reduce that no broadcast follows (`glre`) names the
+        // members' window it sums, and its destination, outside its
+        // `src_buff` and `dst_buff` (it has neither).
+        let window = op
+            .group_reduce()
+            .zip(op.channel_ids.first())
+            .map(|(g, id)| BufRef {
+                target: RefTarget::Switch { id: *id },
+                index: g.buffer_offset,
+                size: g.size,
+                rank: None,
+            });
         let switch_src = op
             .src
             .first()
+            .or(window.as_ref())
             .map(|r| self.switch_places(th, r))
             .unwrap_or_default();
         let switch_dst = op
@@ -284,7 +297,7 @@ impl Sim<'_> {
         // The sources and destinations from these on are packets.
         let first_packet_src = op.src.len() - op.packet_sources().len();
         let first_packet_dst = op.dst.len() - op.packet_destinations().len();
-        let size = op.src.first().or(op.dst.first()).map_or(0, |r| r.size);
+        let size = (op.src.first().or(op.dst.first()).or(window.as_ref())).map_or(0, |r| r.size);
         let parts = self.parts;
         for e in self.share(t, op, size) {
             let (chunk, part) = ((e / parts) as usize, e % parts);

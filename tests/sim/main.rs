@@ -146,9 +146,11 @@ const FINDINGS: &[(&str, &str)] = &[
     // chunk; the handshakes pair block j with block j only.
     ("executor/reduce_tbg.json", "race"),
     // Unit tests that are not algorithms: both ranks read and write each
-    // other's chunks at once, or a switch store with no handshake at all.
+    // other's chunks at once, or a switch store or reduce with no
+    // handshake at all.
     ("unit/put_fuse_test.json", "race"),
     ("unit/switch_broadcast_test.json", "race"),
+    ("unit/switch_reduce_test.json", "race"),
     // Unit tests reading packets nobody writes.
     ("unit/read_put_packet_test.json", "deadlock"),
     ("unit/reduce_copy_packet_test.json", "deadlock"),

@@ -653,7 +653,18 @@ fn read_op(at: &At, rank: &RankPlan, tb: &ThreadBlock, barriers: &mut Barriers) 
             op.name.json()
         ));
     }
-    if let Some(offset) = at.opt("buffer_offset") {
+    if op.name == OpName::GroupLoadReduce {
+        // Its window over the members' buffers, and where the sum goes.
+        let Some(offset) = at.opt("buffer_offset") else {
+            return at.fail(
+                "a `glre` op names the window it reduces and where the sum goes (buffer_type, buffer_offset, size, dst_chunk)",
+            );
+        };
+        if op.channel != Some(ChannelKind::Switch) || op.channel_ids.len() != 1 {
+            return at.fail(
+                "a `glre` op names the one switch channel it reduces over (channel_type \"switch\" and one channel_ids entry)",
+            );
+        }
         let chunk = at.key("dst_chunk")?;
         op.extra_mut().group_reduce = Some(GroupReduce {
             buffer: at

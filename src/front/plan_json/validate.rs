@@ -60,14 +60,24 @@ pub(super) fn check_ranks(plan: &Plan) -> Res<()> {
 /// does not check; SEMANTICS.md §5.7), on this rank, a peer or every member
 /// of a switch channel.
 pub(super) fn check_ranges(plan: &Plan) -> Res<()> {
-    let chunks = |rank: u32, kind: BufferKind| -> u64 {
-        let r = &plan.ranks[rank as usize];
-        match kind {
+    // What is wrong with chunks `index..index + size` of rank `owner`'s
+    // `kind` buffer, if anything.
+    let outside = |owner: u32, kind: BufferKind, index: u32, size: u32| -> Option<String> {
+        let Some(r) = plan.ranks.get(owner as usize) else {
+            return Some(format!("rank {owner} is not in the plan"));
+        };
+        let have = match kind {
             BufferKind::Input => r.input_chunks,
             BufferKind::Output => r.output_chunks,
             BufferKind::Scratch => r.scratch_chunks,
-        }
-        .into()
+        };
+        let end = u64::from(index) + u64::from(size);
+        (end > u64::from(have)).then(|| {
+            format!(
+                "chunks {index}..{end} of rank {owner}'s {} buffer, which has {have}",
+                kind.name()
+            )
+        })
     };
     // An op's place: (parent op's node or NONE, its index in its list);
     // its path is written out only for a problem.
@@ -99,29 +109,24 @@ pub(super) fn check_ranges(plan: &Plan) -> Res<()> {
                     }
                     path
                 };
+                if let Some(problem) = group_reduce_problem(rank, tb, op, &outside) {
+                    let (field, message) = problem;
+                    return Err(PlanError {
+                        path: format!("{}.{field}", path()),
+                        message,
+                    });
+                }
                 for (key, refs) in [("src_buff", &op.src), ("dst_buff", &op.dst)] {
                     for (j, r) in refs.iter().enumerate() {
                         // Each buffer the reference lands in.
                         let check = |owner: u32, kind: BufferKind| -> Res<()> {
-                            if owner as usize >= plan.ranks.len() {
-                                return Err(PlanError {
+                            match outside(owner, kind, r.index, r.size) {
+                                Some(message) => Err(PlanError {
                                     path: format!("{}.{key}[{j}]", path()),
-                                    message: format!("rank {owner} is not in the plan"),
-                                });
+                                    message,
+                                }),
+                                None => Ok(()),
                             }
-                            let end = u64::from(r.index) + u64::from(r.size);
-                            let have = chunks(owner, kind);
-                            if end > have {
-                                return Err(PlanError {
-                                    path: format!("{}.{key}[{j}]", path()),
-                                    message: format!(
-                                        "chunks {}..{end} of rank {owner}'s {} buffer, which has {have}",
-                                        r.index,
-                                        kind.name()
-                                    ),
-                                });
-                            }
-                            Ok(())
                         };
                         match r.target {
                             RefTarget::Local(kind) => check(g as u32, kind)?,
@@ -158,4 +163,47 @@ pub(super) fn check_ranges(plan: &Plan) -> Res<()> {
         }
     }
     Ok(())
+}
+
+/// What is wrong with a switch reduce's window over the members' buffers
+/// or its destination (`glre`, which names them outside `src_buff` and
+/// `dst_buff`), if anything: the field, and the problem.
+fn group_reduce_problem(
+    rank: &RankPlan,
+    tb: &ThreadBlock,
+    op: &Op,
+    outside: &impl Fn(u32, BufferKind, u32, u32) -> Option<String>,
+) -> Option<(&'static str, String)> {
+    let g = op.group_reduce()?;
+    // (Read with the one switch channel id below the block's count.)
+    let c = tb.channel_ids(ChannelKind::Switch)[op.channel_ids[0] as usize];
+    let decl = &rank.switch_channels[c as usize];
+    if g.buffer != decl.buffer {
+        return Some((
+            "buffer_type",
+            format!(
+                "the {} buffer, but switch channel {c} joins the members' {} buffers",
+                g.buffer.name(),
+                decl.buffer.name()
+            ),
+        ));
+    }
+    let window = decl
+        .ranks
+        .iter()
+        .find_map(|m| outside(*m, decl.buffer, g.buffer_offset, g.size));
+    if let Some(message) = window {
+        return Some(("buffer_offset", message));
+    }
+    if !decl.ranks.contains(&g.dst_rank) {
+        return Some((
+            "dst_chunk.rank",
+            format!(
+                "rank {}, outside switch channel {c}'s group {}",
+                g.dst_rank,
+                crate::diag::short_list(&decl.ranks, "ranks")
+            ),
+        ));
+    }
+    outside(g.dst_rank, g.dst_kind, g.dst_index, g.size).map(|m| ("dst_chunk", m))
 }
