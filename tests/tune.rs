@@ -157,6 +157,49 @@ fn a_candidate_that_deadlocks_is_dropped_with_its_reason() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A candidate with more thread blocks on a rank than the topology's GPU
+/// holds at once may hang (W0504): dropped. Of candidates the model times
+/// alike, the one with the fewest blocks serves, whatever the order the
+/// values were listed in.
+#[test]
+fn blocks_the_gpu_cannot_hold_drop_a_candidate_and_fewer_blocks_win_ties() {
+    let dir = scratch("blocks");
+    // tbg=32: 1 + 7 x 32 = 225 blocks of 1024 threads, where an H100
+    // holds 132; tbg=16 (113) and tbg=8 (57) take the same time.
+    let (text, index) = tune(
+        &[
+            MULTI_NODE,
+            "--timing",
+            "h100-ib",
+            "--size",
+            "1K:8K",
+            "--vary",
+            "tbg=32,16,8",
+            "--vary",
+            "instances=1",
+        ],
+        &dir,
+    );
+    let dropped = index["dropped"].as_array().unwrap();
+    assert_eq!(dropped.len(), 1, "{index}");
+    assert_eq!(dropped[0]["params"], "tbg=32 instances=1");
+    assert!(
+        dropped[0]["why"]
+            .as_str()
+            .unwrap()
+            .starts_with("W0504: rank ")
+            && dropped[0]["why"]
+                .as_str()
+                .unwrap()
+                .contains(" has 225 thread blocks"),
+        "{index}"
+    );
+    for plan in index["plans"].as_array().unwrap() {
+        assert_eq!(plan["params"]["tbg"], "8", "{text}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn nothing_that_verifies_is_an_error_with_each_reason() {
     let dir = scratch("nothing");
@@ -567,6 +610,34 @@ fn the_index_keeps_the_rank_count_asked() {
 
 /// `--max-candidates 0` asks for nothing to be tried: refused as a bad
 /// option (exit code 2) before anything is compiled, not taken as one.
+/// Every param that lists its values set with -D: nothing varies, and the
+/// error names them rather than saying none lists values.
+#[test]
+fn params_all_set_leave_nothing_to_tune() {
+    let dir = scratch("all_set");
+    let out = msclc(&[
+        "tune",
+        MULTI_NODE,
+        "--timing",
+        "h100-ib",
+        "--size",
+        "1K:2K",
+        "-D",
+        "tbg=4",
+        "-D",
+        "instances=1",
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the params that list their values (tbg, instances) are all set with -D"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn no_candidates_at_all_is_refused() {
     let dir = scratch("none");

@@ -139,6 +139,14 @@ pub const TARGETS: &[Target] = &[
     },
 ];
 
+impl Target {
+    /// The GPU of a timing topology of `sms` SMs: the model's GPUs are
+    /// Hoppers (docs/timing.md), whose SMs it does not describe further.
+    pub fn hopper_with(sms: u32) -> Target {
+        Target { sms, ..HOPPER }
+    }
+}
+
 /// What the MSCCL++ executor's kernel takes per block: it is compiled with
 /// `__launch_bounds__(1024, 1)`, which lets it use up to 64 registers a
 /// thread, and each block copies its share of the plan (up to 64 ops of

@@ -15,12 +15,15 @@ pub struct Segment {
 /// is within `within` (a fraction: 0.01 is 1%) of the fastest there.
 /// `times[c][s]` is candidate c's time at size s, `None` where it has
 /// none. Among the candidates that could serve a segment, the one with
-/// the least time over it, then the first. `Err(s)`: no candidate has a
+/// the least time over it; of equal times, the one with the fewest thread
+/// blocks on a rank (`blocks[c]`: what more blocks do not speed up, they
+/// only take from the GPU), then the first. `Err(s)`: no candidate has a
 /// time at size s.
 pub fn segments(
     times: &[Vec<Option<f64>>],
     sizes: usize,
     within: f64,
+    blocks: &[u32],
 ) -> Result<Vec<Segment>, usize> {
     let fast = |s: usize| -> Result<Vec<usize>, usize> {
         let best = times
@@ -31,7 +34,7 @@ pub fn segments(
             return Err(s);
         }
         Ok((0..times.len())
-            .filter(|&c| times[c][s].is_some_and(|t| t <= best * (1.0 + within)))
+            .filter(|&c| times[c][s].is_some_and(|t| t <= best * (1.0 + within) || equal(t, best)))
             .collect())
     };
     let mut out = Vec::new();
@@ -54,7 +57,13 @@ pub fn segments(
         let candidate = can
             .iter()
             .copied()
-            .min_by(|&a, &b| total(a).total_cmp(&total(b)).then(a.cmp(&b)))
+            .min_by(|&a, &b| {
+                let (ta, tb) = (total(a), total(b));
+                match equal(ta, tb) {
+                    true => blocks[a].cmp(&blocks[b]).then(a.cmp(&b)),
+                    false => ta.total_cmp(&tb),
+                }
+            })
             .expect("a size with a time has a fastest candidate");
         out.push(Segment {
             candidate,
@@ -64,6 +73,11 @@ pub fn segments(
         s = last + 1;
     }
     Ok(out)
+}
+
+/// Whether two times are a rounding apart: equal.
+fn equal(x: f64, y: f64) -> bool {
+    (x - y).abs() <= 1e-9 * x.abs().max(y.abs())
 }
 
 /// The message sizes each segment's plan takes, `(min, max)` inclusive as
@@ -99,7 +113,7 @@ mod tests {
             t(&[1.5, 2.5, 3.5, 7.5, 15.0]),
             t(&[2.0, 3.0, 3.0, 6.0, 12.0]),
         ];
-        let segs = segments(&times, 5, 0.0).unwrap();
+        let segs = segments(&times, 5, 0.0, &[1, 1, 1]).unwrap();
         assert_eq!(
             segs,
             vec![
@@ -117,7 +131,7 @@ mod tests {
         );
         // Within 50%, candidate 2 serves everything... and 0 only the
         // start: one plan, the least time over all sizes.
-        let one = segments(&times, 5, 1.0).unwrap();
+        let one = segments(&times, 5, 1.0, &[1, 1, 1]).unwrap();
         assert_eq!(
             one,
             vec![Segment {
@@ -134,8 +148,18 @@ mod tests {
     }
 
     #[test]
+    fn of_equal_times_the_fewest_thread_blocks_serve() {
+        let times = vec![vec![Some(2.0)], vec![Some(1.0)], vec![Some(1.0 + 1e-12)]];
+        let chosen = |blocks: &[u32]| segments(&times, 1, 0.0, blocks).unwrap()[0].candidate;
+        assert_eq!(chosen(&[1, 8, 4]), 2);
+        assert_eq!(chosen(&[1, 4, 4]), 1);
+        // A faster candidate is not passed over for its blocks.
+        assert_eq!(chosen(&[8, 1, 1]), 1);
+    }
+
+    #[test]
     fn a_size_no_candidate_runs_is_named() {
         let times = vec![vec![Some(1.0), None], vec![Some(2.0), None]];
-        assert_eq!(segments(&times, 2, 0.0), Err(1));
+        assert_eq!(segments(&times, 2, 0.0, &[1, 1]), Err(1));
     }
 }

@@ -2,9 +2,9 @@
 //! message size. Each candidate (a value for each param that varies,
 //! `space`) is compiled, proved by the simulator and timed by the model;
 //! a candidate that does not compile, crosses an executor limit or has an
-//! op the executor does not know, races,
-//! deadlocks or computes a wrong result is dropped with its reason, never
-//! chosen. Of the rest, `choose` takes at each size one of the fastest,
+//! op the executor does not know, does not fit the topology's machine,
+//! races, deadlocks or computes a wrong result is dropped with its reason,
+//! never chosen. Of the rest, `choose` takes at each size one of the fastest,
 //! in the fewest plans, whose message-size ranges tile the span; `report`
 //! writes the table, the index and the picture.
 
@@ -51,6 +51,9 @@ pub struct Tried {
     /// Its prediction at each size (or why it cannot run there), or why
     /// it was dropped.
     pub outcome: Result<Vec<Result<timing::Predicted, String>>, String>,
+    /// The most thread blocks a rank of its plan has (0 where it has
+    /// none): of equally fast candidates, the fewest blocks serve.
+    pub blocks: u32,
 }
 
 impl Tried {
@@ -133,10 +136,19 @@ pub fn tune(req: &Request) -> Result<Tuned, (SourceMap, Vec<Diagnostic>)> {
     )
     .map_err(|why| fail(Diagnostic::plain(Code::Define, why)))?;
     if space.axes.is_empty() {
-        return Err(fail(Diagnostic::plain(
-            Code::Define,
-            "nothing to tune: no param lists its values (`param tbg: int in [1, 2, 4] = 1`) and no --vary NAME=V1,V2 names one",
-        )));
+        let listed: Vec<&str> = declared
+            .iter()
+            .filter(|p| p.literals().is_some())
+            .map(|p| p.name)
+            .collect();
+        let why = match listed.is_empty() {
+            true => "nothing to tune: no param lists its values (`param tbg: int in [1, 2, 4] = 1`) and no --vary NAME=V1,V2 names one".to_string(),
+            false => format!(
+                "nothing to tune: the params that list their values ({}) are all set with -D; leave one out, or --vary NAME=V1,V2 another",
+                listed.join(", ")
+            ),
+        };
+        return Err(fail(Diagnostic::plain(Code::Define, why)));
     }
     match req.nranks {
         Some(n) => rank_count_agrees(req, &space, n).map_err(fail)?,
@@ -155,8 +167,9 @@ pub fn tune(req: &Request) -> Result<Tuned, (SourceMap, Vec<Diagnostic>)> {
                 .collect()
         })
         .collect();
+    let blocks: Vec<u32> = tried.iter().map(|t| t.blocks).collect();
     let segments =
-        choose::segments(&times, sizes.len(), req.within).map_err(|s| {
+        choose::segments(&times, sizes.len(), req.within, &blocks).map_err(|s| {
             let mut d = Diagnostic::plain(
                 Code::NoCandidate,
                 format!(
@@ -203,11 +216,15 @@ fn try_all(req: &Request, space: &Space, candidates: &[Candidate]) -> Vec<Tried>
     };
     let req = &Request { limits, ..*req };
     crate::parallel::map(candidates, crate::parallel::cores(), |candidate| {
-        let outcome = evaluate(req, &space.defines(candidate));
+        let (outcome, blocks) = match evaluate(req, &space.defines(candidate)) {
+            Ok((predicted, blocks)) => (Ok(predicted), blocks),
+            Err(why) => (Err(why), 0),
+        };
         (req.progress)(candidates.len());
         Tried {
             candidate: candidate.clone(),
             outcome,
+            blocks,
         }
     })
 }
@@ -222,11 +239,12 @@ const VERIFY: SimOptions = SimOptions {
 };
 
 /// Compiles the program with `varied` (and the fixed settings), proves
-/// it, and predicts each size; or says why it is dropped.
+/// it, and predicts each size, with the most thread blocks a rank of its
+/// plan has; or says why it is dropped.
 fn evaluate(
     req: &Request,
     varied: &[(String, String)],
-) -> Result<Vec<Result<timing::Predicted, String>>, String> {
+) -> Result<(Vec<Result<timing::Predicted, String>>, u32), String> {
     let mut defines = req.fixed.to_vec();
     defines.extend_from_slice(varied);
     let plan = compiled(req, &defines)?;
@@ -234,8 +252,12 @@ fn evaluate(
     if report.verdict != Verdict::Verified {
         return Err(sim::output::verdict_line(&plan, &report));
     }
-    // The executor cannot make a memory channel between nodes.
-    if let Some(w) = timing::node_memory_channels(&plan, req.topology) {
+    // The executor cannot make a memory channel between nodes; nor run
+    // blocks that wait for blocks the GPU has no room to start.
+    let gpu = sim::Target::hopper_with(req.topology.sms);
+    let on_machine =
+        timing::node_memory_channels(&plan, req.topology).or_else(|| sim::residency(&plan, &gpu));
+    if let Some(w) = on_machine {
         return Err(format!("{}: {}", w.code.id(), w.message));
     }
     let request = timing::Request {
@@ -248,10 +270,12 @@ fn evaluate(
         explain: None,
         title: "",
     };
-    Ok(timing::predicted_times(&plan, &run, &request)
+    let predicted = timing::predicted_times(&plan, &run, &request)
         .into_iter()
         .map(|row| row.map_err(|skipped| skipped.why))
-        .collect())
+        .collect();
+    let blocks = plan.ranks.iter().map(|r| r.threadblocks.len() as u32).max();
+    Ok((predicted, blocks.unwrap_or(0)))
 }
 
 /// An E0803 error, before any tuning, where `--nranks n` contradicts a

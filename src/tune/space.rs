@@ -181,10 +181,16 @@ impl Space {
             let tried = out.len();
             return (out, Search::Every { tried });
         }
-        for (k, axis) in self.axes.iter().enumerate() {
-            for i in 0..axis.values.len() {
+        // The single changes, a value of each param in turn: cut short by
+        // `max`, every param has had as many of its values tried.
+        let longest = self.axes.iter().map(|a| a.values.len()).max().unwrap_or(0);
+        'singles: for i in 0..longest {
+            for (k, axis) in self.axes.iter().enumerate() {
+                if i >= axis.values.len() {
+                    continue;
+                }
                 if out.len() >= max {
-                    break;
+                    break 'singles;
                 }
                 let mut c = self.defaults();
                 c[k] = Some(i);
@@ -192,6 +198,12 @@ impl Space {
             }
         }
         let singles = out.len();
+        // (Each axis's default is no change.)
+        let changes: usize = self
+            .axes
+            .iter()
+            .map(|a| a.values.len() - usize::from(a.default.is_some()))
+            .sum();
         let mut state = SEED;
         let mut draws = 0u64;
         while out.len() < max && draws < 64 * max as u64 {
@@ -209,6 +221,7 @@ impl Space {
             Search::Sampled {
                 of: total,
                 singles,
+                changes,
                 random,
             },
         )
@@ -221,10 +234,12 @@ pub enum Search {
     /// Every combination (with the defaults, if they are not one).
     Every { tried: usize },
     /// Of `of` combinations: the defaults and the single changes from
-    /// them (`singles` in all), and `random` more.
+    /// them (`singles` in all, of the `changes` there are), and `random`
+    /// more.
     Sampled {
         of: u128,
         singles: usize,
+        changes: usize,
         random: usize,
     },
 }
@@ -233,7 +248,22 @@ impl std::fmt::Display for Search {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         match self {
             Search::Every { tried } => write!(f, "every combination: {tried} candidates"),
-            Search::Sampled { of, singles, random } => write!(
+            Search::Sampled {
+                of,
+                singles,
+                changes,
+                random,
+            } if singles - 1 < *changes => write!(
+                f,
+                "{of} combinations, more than --max-candidates: the defaults and {} of the {changes} changes of one param from them (a value of each param in turn)",
+                singles - 1
+            ),
+            Search::Sampled {
+                of,
+                singles,
+                random,
+                ..
+            } => write!(
                 f,
                 "{of} combinations, more than --max-candidates: the defaults and each value of one param with the rest at their defaults ({singles}), and {random} more drawn at random (seed {SEED:#x})"
             ),
@@ -291,13 +321,34 @@ mod tests {
         let Search::Sampled {
             of,
             singles,
+            changes,
             random,
         } = how
         else {
             panic!("{how:?}")
         };
-        assert_eq!((of, singles, random), (1000, 28, 12));
+        assert_eq!((of, singles, changes, random), (1000, 28, 27, 12));
         // The same run tries the same candidates.
         assert_eq!(s.candidates(40).0, c);
+    }
+
+    #[test]
+    fn single_changes_cut_short_take_each_param_in_turn() {
+        let s = space(&[8, 2]);
+        let (c, how) = s.candidates(4);
+        // The defaults, then p0's second value, p1's, p0's third.
+        assert_eq!(
+            c,
+            vec![
+                vec![None, None],
+                vec![Some(1), None],
+                vec![None, Some(1)],
+                vec![Some(2), None]
+            ]
+        );
+        assert_eq!(
+            how.to_string(),
+            "16 combinations, more than --max-candidates: the defaults and 3 of the 8 changes of one param from them (a value of each param in turn)"
+        );
     }
 }
