@@ -55,6 +55,7 @@ codes! {
     NoSuchMember "E0105": "no such method or field";
     Misplaced "E0106": "a definition or statement where it cannot be";
     ParamValues "E0107": "a param's values that are not a list of literals";
+    CommentDivision "W0108": "a `//` comment that reads as the rest of a division";
     // Values.
     Index "E0201": "an index or key that is not there";
     Arithmetic "E0202": "integer overflow, division by zero or a bad shift";

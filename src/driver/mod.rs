@@ -182,17 +182,29 @@ fn compiled(
     result: Result<Passed, Vec<Diagnostic>>,
     warn: bool,
 ) -> Compilation {
-    let warnings = match (&result, warn) {
+    let mut warnings = match (&result, warn) {
         // Their notes give the loop values at their lines.
         (Ok((plan, balance)), true) => {
             timings.time("warnings", || crate::passes::warnings(plan, *balance))
         }
         _ => Vec::new(),
     };
+    let result = match result {
+        Ok((plan, _)) => {
+            if warn {
+                warnings.splice(0..0, comment_divisions(&sources));
+            }
+            Ok(plan)
+        }
+        Err(mut errors) => {
+            errors.extend(comment_divisions(&sources));
+            Err(errors)
+        }
+    };
     Compilation {
         warnings,
         sources,
-        result: result.map(|(plan, _)| plan),
+        result,
         timings,
     }
 }
@@ -353,6 +365,21 @@ fn compile_text(
     compiled(sources, timings, result, warn)
 }
 
+/// The W0108 warnings of the files the user wrote (the standard library's
+/// are ours): also beside an error, which a comment read as a division
+/// may well have caused.
+fn comment_divisions(sources: &SourceMap) -> Vec<Diagnostic> {
+    sources
+        .names()
+        .enumerate()
+        .filter(|(_, name)| !is_builtin_module(name))
+        .flat_map(|(file, _)| {
+            let file = file as u32;
+            crate::syntax::comment_division::comment_divisions(sources.source(file), file)
+        })
+        .collect()
+}
+
 /// A plan through the passes, with how its signals and waits balance
 /// (what its warnings need not count again).
 type Passed = (Plan, crate::passes::pairing::Balance);
@@ -445,13 +472,14 @@ pub fn analyze_with(
     let mut sources = SourceMap::default();
     let program = match load_with(&mut sources, path, text, read) {
         Ok(program) => program,
-        Err(diagnostics) => {
+        Err(mut diagnostics) => {
+            diagnostics.extend(comment_divisions(&sources));
             return Analysis {
                 sources,
                 program: None,
                 index: Default::default(),
                 diagnostics,
-            }
+            };
         }
     };
     let (checked, index) = crate::check::check_indexed(&program);
@@ -460,7 +488,7 @@ pub fn analyze_with(
         .stmts
         .iter()
         .all(|s| matches!(s.kind, StmtKind::Fn(_) | StmtKind::Import { .. }));
-    let diagnostics = match checked {
+    let mut diagnostics = match checked {
         Err(diagnostics) => diagnostics,
         Ok(_) if library => Vec::new(),
         Ok(checked) => match plan_of(
@@ -479,6 +507,7 @@ pub fn analyze_with(
             Err(diagnostics) => diagnostics,
         },
     };
+    diagnostics.extend(comment_divisions(&sources));
     Analysis {
         sources,
         program: Some(program),

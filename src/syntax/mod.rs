@@ -2,6 +2,7 @@
 //! generated from `grammar/mscl.lalrpop`.
 
 pub mod ast;
+pub mod comment_division;
 mod hints;
 pub mod lexer;
 pub mod nesting;

@@ -28,6 +28,35 @@ fn a_bad_program_exits_1_with_a_located_diagnostic() {
     assert!(err.contains("put_with_signal_fuse_test.mscl:21:5"), "{err}");
 }
 
+/// A `//` comment that reads as a division (Python's floor division,
+/// ported as it stands) is warning W0108 at the comment, shown beside the
+/// error it caused; with `/` the program compiles without a word.
+#[test]
+fn a_comment_read_as_a_division_is_named_beside_the_error_it_caused() {
+    let program = "tests/cli/comment_division.mscl";
+    for args in [&[program][..], &["check", program]] {
+        let out = msclc(args);
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("error[E0203]: nodes is 16"), "{err}");
+        assert!(
+            err.contains("warning[W0108]: `//` starts a comment: the line ends before `gpus_per_node`, which reads as a divisor"),
+            "{err}"
+        );
+        assert!(err.contains("comment_division.mscl:6:22"), "{err}");
+    }
+    let text =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(program))
+            .unwrap();
+    let fixed = text.replace("num_gpus // gpus_per_node", "num_gpus / gpus_per_node");
+    assert_ne!(fixed, text);
+    let file = std::env::temp_dir().join(format!("msclc-division-{}.mscl", std::process::id()));
+    std::fs::write(&file, fixed).unwrap();
+    let said = warned(&["check", file.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&file);
+    assert_eq!(said, "");
+}
+
 /// The executor's limits are warnings of compile and `check`, on standard
 /// error, at the program line of the op that crosses one, with the loop
 /// values then; the plan is still written.
