@@ -3,7 +3,7 @@
 
 use crate::diag::{Code, Diagnostic, SourceMap, Span};
 use crate::eval::value::Value;
-use crate::syntax::ast::{Expr, Stmt, StmtKind, TypeExpr};
+use crate::syntax::ast::{Expr, ExprKind, Stmt, StmtKind, TypeExpr};
 use crate::vocab::{self, Literal, Type};
 use std::collections::HashMap;
 use std::path::Path;
@@ -29,6 +29,14 @@ impl Declared<'_> {
     /// Its default as the program writes it.
     pub fn default_text<'s>(&self, sources: &'s SourceMap) -> &'s str {
         text(sources, self.default.span)
+    }
+
+    /// The values it lists, each as the program writes it.
+    pub fn values_text<'s>(&self, sources: &'s SourceMap) -> Option<Vec<&'s str>> {
+        match &self.values?.kind {
+            ExprKind::List(items) => Some(items.iter().map(|v| text(sources, v.span)).collect()),
+            _ => None,
+        }
     }
 }
 
@@ -62,7 +70,9 @@ pub fn declared(stmts: &[Stmt]) -> Vec<Declared<'_>> {
 
 /// The params of the program at `path` as JSON, for tools (`msclc check
 /// --params`): `[{"name", "type", "default", "values"?}]`, the default and
-/// the values as written. Only parsed: a program whose later stages fail
+/// the values as written. Parsed, and the params checked (a type that does
+/// not exist, a name declared twice, values that are no literals of the
+/// type are errors, not a listing): a program whose other statements fail
 /// still lists them.
 pub fn listing_json(path: &Path) -> Result<String, (SourceMap, Vec<Diagnostic>)> {
     let (sources, program) = super::parse_file(path);
@@ -70,6 +80,25 @@ pub fn listing_json(path: &Path) -> Result<String, (SourceMap, Vec<Diagnostic>)>
         Ok(p) => p,
         Err(d) => return Err((sources, d)),
     };
+    let params: Vec<Span> = program
+        .stmts
+        .iter()
+        .filter(|s| matches!(s.kind, StmtKind::Param { .. }))
+        .map(|s| s.span)
+        .collect();
+    if let Err(errors) = crate::check::check(&program) {
+        let at_a_param = |d: &Diagnostic| {
+            d.primary.as_ref().is_some_and(|l| {
+                params.iter().any(|p| {
+                    p.file == l.span.file && p.start <= l.span.start && l.span.end <= p.end
+                })
+            })
+        };
+        let theirs: Vec<Diagnostic> = errors.into_iter().filter(at_a_param).collect();
+        if !theirs.is_empty() {
+            return Err((sources, theirs));
+        }
+    }
     let listed: Vec<serde_json::Value> = declared(&program.stmts)
         .iter()
         .map(|p| {
@@ -78,8 +107,8 @@ pub fn listing_json(path: &Path) -> Result<String, (SourceMap, Vec<Diagnostic>)>
                 "type": p.ty,
                 "default": p.default_text(&sources),
             });
-            if let Some(values) = p.literals() {
-                entry["values"] = values.iter().map(|l| l.to_string()).collect();
+            if let Some(values) = p.values_text(&sources) {
+                entry["values"] = values.into_iter().collect();
             }
             entry
         })

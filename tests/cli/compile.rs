@@ -50,21 +50,6 @@ fn dash_output_is_standard_output() {
 /// directory, and diagnostics call the program `<stdin>`.
 #[test]
 fn dash_input_is_standard_input() {
-    use std::io::Write as _;
-    let piped = |args: &[&str], text: &str| {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_msclc"))
-            .args(args)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("msclc runs");
-        let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(text.as_bytes()).unwrap();
-        drop(stdin);
-        child.wait_with_output().unwrap()
-    };
     let example = "examples/mscclpp/single_node/allreduce.mscl";
     let text = std::fs::read_to_string(example).unwrap();
     let from_file = msclc(&[example, "-D", "num_gpus=4"]);
@@ -273,6 +258,40 @@ fn check_lists_the_declared_params() {
     std::fs::remove_dir_all(&dir).ok();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("bad.mscl:1:9"));
+    // Values as written; params the checker refuses are its errors, not a
+    // listing; another statement's error leaves the listing.
+    let program =
+        "\nprogram \"p\" {\n    collective = allgather(2, chunk_factor: 1, inplace: false)\n}\n";
+    for (params, said) in [
+        (
+            "param a: int in [-1, 0x10, 1_000] = 0x10",
+            Ok(r#"[{"default":"0x10","name":"a","type":"int","values":["-1","0x10","1_000"]}]"#),
+        ),
+        (
+            "param a: int = 1\nlet x = nothere",
+            Ok(r#"[{"default":"1","name":"a","type":"int"}]"#),
+        ),
+        ("param a: int in [1 + 1, 2] = 1", Err("E0107")),
+        ("param a: int = 1\nparam a: int = 2", Err("E0106")),
+        ("param a: foo = 1", Err("E0101")),
+    ] {
+        let out = piped(&["check", "-", "--params"], &format!("{params}{program}"));
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        match said {
+            Ok(json) => assert_eq!(
+                (out.status.code(), stdout.trim()),
+                (Some(0), json),
+                "{stderr}"
+            ),
+            Err(code) => {
+                assert_eq!(out.status.code(), Some(1), "{params}: {stdout}");
+                assert!(stderr.contains(&format!("error[{code}]")), "{stderr}");
+            }
+        }
+    }
     // What would set, bound or judge a compile has nothing to act on.
     for option in [
         &["-D", "x=1"][..],

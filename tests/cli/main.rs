@@ -15,3 +15,20 @@ fn msclc(args: &[&str]) -> std::process::Output {
         .output()
         .expect("msclc runs")
 }
+
+/// `msclc ARGS` with `text` on its standard input.
+fn piped(args: &[&str], text: &str) -> std::process::Output {
+    use std::io::Write as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("msclc runs");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(text.as_bytes()).unwrap();
+    drop(stdin);
+    child.wait_with_output().unwrap()
+}
