@@ -133,9 +133,13 @@ impl LimitArgs {
     }
 }
 
+/// An element type, as msclc names it or as nccl-tests does (`-d float`,
+/// `half`: the names its tables, and msclc's, print in the `type` column).
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub(crate) enum DtypeArg {
+    #[value(alias = "float")]
     Float32,
+    #[value(alias = "half")]
     Float16,
     Bfloat16,
 }

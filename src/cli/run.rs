@@ -25,7 +25,7 @@ pub(crate) struct RunArgs {
     /// Message sizes in bytes, doubling from MIN to MAX (K, M, G suffixes).
     #[arg(long, allow_hyphen_values = true, value_name = "MIN:MAX", default_value = "1K:256M", value_parser = msclc::runner::parse_size_range)]
     pub(crate) size: (u64, u64),
-    /// Element type of the data.
+    /// Element type of the data (`float` and `half`, as nccl-tests names them, are float32 and float16).
     #[arg(long, value_enum, default_value = "float32")]
     pub(crate) dtype: DtypeArg,
     /// Timed launches per size.

@@ -71,7 +71,7 @@ pub(crate) struct TimingArgs {
     /// Message sizes to predict, doubling from MIN to MAX (K, M, G suffixes)
     #[arg(long, allow_hyphen_values = true, value_name = "MIN:MAX", default_value = "1K:1G", requires = "timing", value_parser = msclc::runner::parse_size_range)]
     pub(crate) size: (u64, u64),
-    /// Element type of the data
+    /// Element type of the data (`float` and `half`, as nccl-tests names them, are float32 and float16)
     #[arg(long, value_enum, default_value = "float32", requires = "timing")]
     pub(crate) dtype: DtypeArg,
     /// Write the largest size's predicted timeline in Chrome trace-event

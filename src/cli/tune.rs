@@ -34,7 +34,7 @@ pub(crate) struct TuneArgs {
     /// suffixes); sizes double from MIN.
     #[arg(long, allow_hyphen_values = true, value_name = "MIN:MAX", value_parser = msclc::runner::parse_size_range)]
     pub(crate) size: (u64, u64),
-    /// Element type of the data.
+    /// Element type of the data (`float` and `half`, as nccl-tests names them, are float32 and float16).
     #[arg(long, value_enum, default_value = "float32")]
     pub(crate) dtype: DtypeArg,
     /// Where to write the plans, their index (index.json) and the picture

@@ -153,3 +153,28 @@ fn a_buffer_of_no_chunks_is_warned_at_the_collective() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--dtype` takes the names the `type` column prints (nccl-tests'):
+/// `half` is float16, `float` float32.
+#[test]
+fn dtype_takes_the_names_the_table_prints() {
+    let table = |dtype: &str| {
+        let out = msclc(&[
+            "sim",
+            "examples/mscclpp/single_node/allreduce.mscl",
+            "--timing",
+            "h100-nvlink",
+            "--size",
+            "1M",
+            "--dtype",
+            dtype,
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{dtype}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    for (alias, name, printed) in [("half", "float16", "half"), ("float", "float32", "float")] {
+        let by_alias = table(alias);
+        assert_eq!(by_alias, table(name));
+        assert!(by_alias.contains(&format!("type {printed}")), "{by_alias}");
+    }
+}
