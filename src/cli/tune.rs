@@ -47,7 +47,7 @@ pub(crate) struct TuneArgs {
     pub(crate) max_candidates: u64,
     /// A candidate within PCT percent of the fastest at a size counts as
     /// fastest there: fewer plans, each at most that much slower.
-    #[arg(long, value_name = "PCT", default_value_t = 0.0)]
+    #[arg(long, value_name = "PCT", default_value_t = 0.0, value_parser = parse_percent)]
     pub(crate) within: f64,
     /// Print no progress bar.
     #[arg(short, long)]
@@ -78,12 +78,6 @@ pub(crate) fn exec(args: &TuneArgs) -> ExitCode {
         Ok(t) => t,
         Err(d) => return fail(d),
     };
-    if !(0.0..=100.0).contains(&args.within) {
-        return fail(Diagnostic::plain(
-            Code::Options,
-            format!("--within {}: a percentage from 0 to 100", args.within),
-        ));
-    }
     // Said before the tuning, which may take minutes; of the plans' names
     // once they are known.
     if let Some(dir) = &args.output {
@@ -381,4 +375,12 @@ fn write(
         }
     }
     written
+}
+
+/// A percentage from 0 to 100 (`--within`).
+fn parse_percent(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(p) if (0.0..=100.0).contains(&p) => Ok(p),
+        _ => Err(format!("{s} is not a percentage from 0 to 100")),
+    }
 }

@@ -115,7 +115,7 @@ fn a_negative_number_is_out_of_range() {
                 "--within",
                 "-5",
             ],
-            "--within -5: a percentage from 0 to 100",
+            "-5 is not a percentage from 0 to 100",
         ),
     ] {
         let out = msclc(args);
