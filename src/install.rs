@@ -110,6 +110,20 @@ pub fn install(cache_dir: &Path, force: bool) -> Result<Installed, Refused> {
     install_plans(cache_dir, &plans, force)
 }
 
+/// What to do about `e`, where the error kind says: the cache folder is
+/// the user's to choose or to open to msclc.
+fn fix(e: &std::io::Error) -> &'static str {
+    match e.kind() {
+        std::io::ErrorKind::PermissionDenied => {
+            " (msclc may not write there: make it writable, or give --cache-dir a folder it may write)"
+        }
+        std::io::ErrorKind::NotADirectory => {
+            " (part of that path is a file, not a folder: give --cache-dir a folder)"
+        }
+        _ => "",
+    }
+}
+
 /// Writes `plans` (file name, contents) into `cache_dir/default` in place
 /// of the plans there, as [`install`] does its own: a set `msclc tune`
 /// made, say.
@@ -119,7 +133,7 @@ pub fn install_plans(
     force: bool,
 ) -> Result<Installed, Refused> {
     let failed = |what: &str, path: &Path, e: std::io::Error| {
-        Refused::Failed(format!("cannot {what} {}: {e}", path.display()))
+        Refused::Failed(format!("cannot {what} {}: {e}{}", path.display(), fix(&e)))
     };
     let dir = cache_dir.join("default");
     let link = std::fs::read_link(&dir).ok();
@@ -170,7 +184,7 @@ pub fn install_plans(
         let path = dir.join(file);
         if let Err(e) = crate::files::write(&path, contents) {
             // The plans written stand beside those there before: say which.
-            let mut why = format!("cannot write {}: {e}", path.display());
+            let mut why = format!("cannot write {}: {e}{}", path.display(), fix(&e));
             if !written.is_empty() {
                 let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
                 why += &format!(

@@ -38,6 +38,11 @@ fn main() {
             an_empty_home_is_no_home,
         ),
         common::test(
+            "odd_cache_folders_are_said_as_they_are",
+            Needs::Nothing,
+            odd_cache_folders_are_said_as_they_are,
+        ),
+        common::test(
             "installed_plans_equal_the_reference_installs",
             Needs::Reference,
             installed_plans_equal_the_reference_installs,
@@ -391,5 +396,28 @@ fn an_empty_home_is_no_home() {
         "{err}"
     );
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A cache folder's name with a control character is said escaped where
+/// install lists what it wrote, as in its messages; a cache folder that is
+/// a file says to give a folder.
+fn odd_cache_folders_are_said_as_they_are() {
+    let dir = temp("odd");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = install(&dir.join("esc\u{1b}[31mred"));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("esc\\u{1b}[31mred/default/"), "{said}");
+    assert!(!said.contains('\u{1b}'), "{said}");
+    let file = dir.join("a_file");
+    std::fs::write(&file, "").unwrap();
+    let out = install(&file);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("part of that path is a file, not a folder: give --cache-dir a folder"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -65,14 +65,16 @@ pub(crate) fn exec(args: &InstallArgs) -> ExitCode {
     };
     match installed {
         Ok(done) => {
-            sayln!("wrote, in {}:", done.dir.display());
+            // The paths are the user's: escaped, as in messages, and whole.
+            let shown = |p: &Path| msclc::diag::escaped_whole(&p.display().to_string());
+            sayln!("wrote, in {}:", shown(&done.dir));
             for f in &done.written {
-                sayln!("  {}", f.display());
+                sayln!("  {}", shown(f));
             }
             if !done.removed.is_empty() {
                 sayln!("and removed what was there before:");
                 for f in &done.removed {
-                    sayln!("  {}", f.display());
+                    sayln!("  {}", shown(f));
                 }
             }
             ExitCode::SUCCESS

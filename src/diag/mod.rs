@@ -15,12 +15,17 @@ pub mod spelling;
 /// `error[...]`) or drive the terminal, and at most 200 characters.
 pub fn escaped(text: &str) -> String {
     const MOST: usize = 200;
-    let mut out = String::with_capacity(text.len().min(MOST + 8));
-    for (i, c) in text.chars().enumerate() {
-        if i == MOST {
-            out.push_str("...");
-            break;
-        }
+    match text.char_indices().nth(MOST) {
+        Some((cut, _)) => escaped_whole(&text[..cut]) + "...",
+        None => escaped_whole(text),
+    }
+}
+
+/// `escaped`, however long: a path msclc says it wrote, which its user
+/// may copy.
+pub fn escaped_whole(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
         if c.is_control() {
             out.extend(c.escape_debug());
         } else {
