@@ -109,11 +109,23 @@ pub(crate) fn exec(args: &TuneArgs) -> ExitCode {
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         )
     });
-    let progress = |candidates: usize| {
-        if let Some(bar) = &bar {
+    // Not on a terminal (a log, a CI job): a line every ten seconds, so
+    // that a long tuning shows it is alive and how far it is.
+    let done = std::sync::Mutex::new((0usize, std::time::Instant::now()));
+    let progress = |candidates: usize| match &bar {
+        Some(bar) => {
             bar.set_length(candidates as u64);
             bar.inc(1);
         }
+        None if !args.quiet => {
+            let mut done = done.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            done.0 += 1;
+            if done.1.elapsed() >= std::time::Duration::from_secs(10) {
+                done.1 = std::time::Instant::now();
+                tell!("tuning: {} of {candidates} candidates tried\n", done.0);
+            }
+        }
+        None => {}
     };
     let request = tune::Request {
         path: &args.input,
