@@ -589,6 +589,11 @@ fn candidates_are_compared_at_the_size_asked() {
         let high = 100.0 * ((busbw + 0.005) / (defaults - 0.005) - 1.0) + 1.0;
         assert!((low..=high).contains(&gain), "{f:?}: {text}");
     }
+    // The rows' figures are of the sizes the plans run, and say so.
+    assert!(
+        text.contains("# time and busbw of a size the plan's chunks do not divide are those of the size rounded down to them, as it runs it: 1000 at "),
+        "{text}"
+    );
 }
 
 /// The index says the rank count `--nranks` asked for: the chosen params

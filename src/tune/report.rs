@@ -61,6 +61,8 @@ pub fn table(tuned: &Tuned, title: &str) -> String {
         "(B)", "", "", "(us)", "(GB/s)", "(GB/s)", ""
     );
     let defaults = &tuned.tried[0];
+    // Rows whose plan runs fewer bytes than the size asked: (asked, run).
+    let mut rounded = Vec::new();
     for (s, &size) in tuned.sizes.iter().enumerate() {
         let Some((k, seg)) = tuned
             .segments
@@ -74,6 +76,9 @@ pub fn table(tuned: &Tuned, title: &str) -> String {
         let p = chosen
             .at(s)
             .expect("a chosen candidate has a time at its sizes");
+        if p.size != size {
+            rounded.push((size, p.size));
+        }
         let base = defaults.at(s);
         let (base_text, gain) = match (&defaults.outcome, base) {
             (Err(_), _) => ("dropped".to_string(), String::new()),
@@ -104,6 +109,17 @@ pub fn table(tuned: &Tuned, title: &str) -> String {
         "# gain: how much faster the plan is than the program's defaults ({})",
         tuned.space.describe(&defaults.candidate)
     );
+    if !rounded.is_empty() {
+        let each: Vec<String> = rounded
+            .iter()
+            .map(|(asked, run)| format!("{asked} at {run}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "# time and busbw of a size the plan's chunks do not divide are those of the size rounded down to them, as it runs it: {} B",
+            each.join(", ")
+        );
+    }
     let dropped: Vec<&Tried> = tuned.tried.iter().filter(|t| t.outcome.is_err()).collect();
     if !dropped.is_empty() {
         let _ = writeln!(out, "# dropped ({}):", dropped.len());
