@@ -595,6 +595,13 @@ fn a_switch_reduce_without_its_broadcast_is_run_as_meant() {
         stdout.starts_with("verified: allreduce on 2 ranks"),
         "{stdout}"
     );
+    // Two blocks (one per rank) with two such ops each: W0507 counts the
+    // blocks.
+    let (_, _, stderr) = sim(&[file]);
+    assert!(
+        stderr.contains("warning[W0507]: rank 0 thread block 0 (and 1 more thread block(s)) has a switch reduce"),
+        "{stderr}"
+    );
     // Each rank sums chunk c into output chunk 1 - c: wrong.
     let text = std::fs::read_to_string(file).unwrap();
     let swapped = text.replace("rank(r).output[c]", "rank(r).output[1 - c]");

@@ -205,13 +205,20 @@ impl Crossing {
 /// Every limit `plan` crosses, one per limit and program line, in plan order.
 pub fn check(plan: &Plan) -> Vec<Crossing> {
     let mut found: Vec<Crossing> = Vec::new();
-    let mut at: HashMap<(Limit, Span), usize> = HashMap::new();
+    // Each crossing's index in `found`, and the last block counted in it
+    // (a block's ops come together: several there count the block once).
+    let mut at: HashMap<(Limit, Span), (usize, (u32, u32))> = HashMap::new();
     let mut cross = |limit, origin: Origin, rank, tb, count| {
         let key = (limit, origin.span);
-        match at.get(&key) {
-            Some(&i) => found[i].blocks += 1,
+        match at.get_mut(&key) {
+            Some((i, last)) => {
+                if *last != (rank, tb) {
+                    *last = (rank, tb);
+                    found[*i].blocks += 1;
+                }
+            }
             None => {
-                at.insert(key, found.len());
+                at.insert(key, (found.len(), (rank, tb)));
                 found.push(Crossing {
                     limit,
                     origin,
