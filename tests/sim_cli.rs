@@ -540,7 +540,7 @@ fn a_program_without_ops_is_a_wrong_result() {
     let (out, stdout, _) = sim(&["tests/sim_cli/empty.mscl"]);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(
-        stdout.starts_with("wrong result: execution 1: rank 0 output chunk 0 was never written"),
+        stdout.starts_with("wrong result: execution 1: rank 0 output chunk 0 was never written: it should hold rank 0's input chunk 0"),
         "{stdout}"
     );
 }

@@ -80,7 +80,10 @@ impl Sim<'_> {
                         "holds no rank's data: it was written from a chunk nothing had written"
                             .to_string(),
                     ),
-                    (None, Some(_)) => Some("was never written".to_string()),
+                    (None, Some(want)) => Some(format!(
+                        "was never written: it should hold {}",
+                        what_it_holds(want, self.plan.ranks.len() as u32)
+                    )),
                     (Some(v), Some(want)) => self.difference(&v, want, execution),
                 };
                 if let Some(p) = problem {
@@ -158,6 +161,17 @@ impl Sim<'_> {
             self.checked.insert(k, (value.clone(), found.clone()));
         }
         found
+    }
+}
+
+/// What a result chunk holds at the end, in words: one rank's input
+/// chunk, or the sum (reduction) of every rank's.
+fn what_it_holds(want: ChunkSources, ranks: u32) -> String {
+    match want {
+        ChunkSources::One { rank, chunk } => format!("rank {rank}'s input chunk {chunk}"),
+        ChunkSources::EveryRank { chunk } => {
+            format!("input chunk {chunk} of all {ranks} ranks, reduced")
+        }
     }
 }
 
