@@ -84,13 +84,16 @@ impl Checker {
                 for opt in options {
                     let got = self.expr(&opt.value);
                     let key = opt.key.name.as_str();
-                    match vocab::PROGRAM_OPTIONS.iter().find(|(n, _)| *n == key) {
-                        Some((_, want)) => {
-                            self.expect(&got, want, opt.value.span, &format!("option `{key}`"))
-                        }
+                    match vocab::program_option(key) {
+                        Some(option) => self.expect(
+                            &got,
+                            &option.ty,
+                            opt.value.span,
+                            &format!("option `{key}`"),
+                        ),
                         None => {
                             let names: Vec<&str> =
-                                vocab::PROGRAM_OPTIONS.iter().map(|(n, _)| *n).collect();
+                                vocab::PROGRAM_OPTIONS.iter().map(|o| o.name).collect();
                             self.err(
                                 Diagnostic::error(
                                     Code::Program,

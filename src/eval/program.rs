@@ -58,7 +58,7 @@ pub fn build_plan(
                 max_message_size_at = Some(vspan);
             }
             (name, _) => {
-                let known: Vec<&str> = vocab::PROGRAM_OPTIONS.iter().map(|(n, _)| *n).collect();
+                let known: Vec<&str> = vocab::PROGRAM_OPTIONS.iter().map(|o| o.name).collect();
                 return Err(ev
                     .error(
                         Code::Program,

@@ -66,6 +66,8 @@ pub fn hover(doc: &Document, position: Position) -> Option<Hover> {
             Target::Def(_) => return None,
         };
         (text, r.span)
+    } else if let Some((text, span)) = program_option_at(analysis, offset) {
+        (text, span)
     } else if let Some((text, at)) =
         super::complete::keyword_argument(analysis.sources.source(0), offset as usize, analysis)
     {
@@ -81,6 +83,31 @@ pub fn hover(doc: &Document, position: Position) -> Option<Hover> {
         }),
         range: Some(read.range(span)?),
     })
+}
+
+/// The program option whose name is at `offset` of the document (in its
+/// `program` block): its type and what it does.
+fn program_option_at(analysis: &Analysis, offset: u32) -> Option<(String, Span)> {
+    let key = analysis
+        .program
+        .as_ref()?
+        .stmts
+        .iter()
+        .find_map(|s| match &s.kind {
+            StmtKind::Program { options, .. } => options
+                .iter()
+                .map(|o| &o.key)
+                .find(|k| k.span.file == 0 && k.span.start <= offset && offset <= k.span.end),
+            _ => None,
+        })?;
+    let option = vocab::program_option(&key.name)?;
+    Some((
+        format!(
+            "```mscl\n{}: {}\n```\n{}",
+            option.name, option.ty, option.doc
+        ),
+        key.span,
+    ))
 }
 
 fn describe_def(doc: &Document, analysis: &Analysis, def: &Def) -> String {

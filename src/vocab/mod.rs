@@ -300,22 +300,87 @@ pub const TYPE_NAMES: &[(&str, Type)] = &[
     ("replication_policy", Type::ReplicationPolicy),
 ];
 
-/// The options a `program` block may set, with their types.
-pub const PROGRAM_OPTIONS: &[(&str, Type)] = &[
-    ("collective", Type::Collective),
-    ("num_ranks", Type::Int),
-    ("instances", Type::Int),
-    ("protocol", Type::Protocol),
-    ("instr_fusion", Type::Bool),
-    ("auto_sync", Type::Bool),
-    ("replication_policy", Type::ReplicationPolicy),
-    ("reuse_resources", Type::Bool),
-    ("num_threads_per_block", Type::Int),
-    ("use_double_scratch_buffer", Type::Bool),
-    ("buffer_alignment", Type::Int),
-    ("min_message_size", Type::Int),
-    ("max_message_size", Type::Int),
+/// An option a `program` block may set: its name, type, and what it
+/// does (an editor's hover), defaults as in the DSL's `CollectiveProgram`.
+pub struct ProgramOption {
+    pub name: &'static str,
+    pub ty: Type,
+    pub doc: &'static str,
+}
+
+/// The options a `program` block may set.
+pub const PROGRAM_OPTIONS: &[ProgramOption] = &[
+    ProgramOption {
+        name: "collective",
+        ty: Type::Collective,
+        doc: "The collective the plan implements, and so every rank's input and output chunks: `allreduce(N, chunk_factor: c, inplace: b)`, `allgather`, `reducescatter`, `alltoall`, `sendrecv`, `test_collective`. Required.",
+    },
+    ProgramOption {
+        name: "num_ranks",
+        ty: Type::Int,
+        doc: "The number of ranks: the collective's rank count, which is also the default.",
+    },
+    ProgramOption {
+        name: "instances",
+        ty: Type::Int,
+        doc: "Copies of the program run side by side, each on thread blocks, channels, semaphores and chunks of its own; every buffer is that many times as large. Default 1.",
+    },
+    ProgramOption {
+        name: "protocol",
+        ty: Type::Protocol,
+        doc: "`Simple` (default): data crosses between GPUs as it is, with signals to say it has; `LL`: as packets that carry their own flags, for small messages.",
+    },
+    ProgramOption {
+        name: "instr_fusion",
+        ty: Type::Bool,
+        doc: "Whether adjacent ops of a thread block that the executor can run as one are fused into one op. Default true.",
+    },
+    ProgramOption {
+        name: "auto_sync",
+        ty: Type::Bool,
+        doc: "Whether a thread-block sync (`nop`) is added before an op that touches local chunks an earlier op of its block touched since the block last synchronised. Default true.",
+    },
+    ProgramOption {
+        name: "replication_policy",
+        ty: Type::ReplicationPolicy,
+        doc: "Where each instance's copy of a chunk goes: `interleaved` (default) or `none`.",
+    },
+    ProgramOption {
+        name: "reuse_resources",
+        ty: Type::Bool,
+        doc: "Whether the executor keeps the setup of a plan's first call under its name alone, peers' buffer addresses included, for every later call (the plan should then reach only peers' scratch), and gives it a shared 64 MiB scratch buffer. Default false.",
+    },
+    ProgramOption {
+        name: "num_threads_per_block",
+        ty: Type::Int,
+        doc: "Threads of each thread block the executor launches, 1 to 1024. Default 1024.",
+    },
+    ProgramOption {
+        name: "use_double_scratch_buffer",
+        ty: Type::Bool,
+        doc: "Whether consecutive launches alternate between two halves of the scratch buffer, so that a launch's packets do not meet the last one's. Default false.",
+    },
+    ProgramOption {
+        name: "buffer_alignment",
+        ty: Type::Int,
+        doc: "The alignment, in bytes, the executor gives each chunk. Default 16.",
+    },
+    ProgramOption {
+        name: "min_message_size",
+        ty: Type::Int,
+        doc: "The smallest message, in bytes, the executor picks this plan for. Default 0.",
+    },
+    ProgramOption {
+        name: "max_message_size",
+        ty: Type::Int,
+        doc: "The largest message, in bytes, the executor picks this plan for. Default 2^64 - 1.",
+    },
 ];
+
+/// The program option called `name`, if there is one.
+pub fn program_option(name: &str) -> Option<&'static ProgramOption> {
+    PROGRAM_OPTIONS.iter().find(|o| o.name == name)
+}
 
 /// The types a `param` may have (settable from the command line: the
 /// named constants' types take a constant's name, `-D protocol=Simple`).

@@ -268,6 +268,13 @@ fn an_editor_gets_diagnostics_hover_definitions_and_completions() {
         hover_text(&kwarg).contains("a keyword argument of `wait`"),
         "{kwarg}"
     );
+    // A program option: its type and what it sets.
+    let option = hover_text(&editor.at("textDocument/hover", &uri, 3, 8));
+    assert!(option.contains("collective: collective"), "{option}");
+    assert!(
+        option.contains("every rank's input and output chunks"),
+        "{option}"
+    );
 
     // Go to definition and find references of `peer`.
     let def = editor.at("textDocument/definition", &uri, 11, 16);
