@@ -374,6 +374,7 @@ fn json_reports_carry_the_verdict_problems_and_locations() {
     assert_eq!(locations.len(), 2);
     assert_eq!(locations[0]["json_path"], "gpus[1].threadblocks[1].ops[0]");
     assert_eq!(locations[0]["line"], 45);
+    assert_eq!(locations[0]["fused"], false);
     assert!(locations[0]["file"]
         .as_str()
         .unwrap()
@@ -542,6 +543,35 @@ fn a_program_without_ops_is_a_wrong_result() {
     assert!(
         stdout.starts_with("wrong result: execution 1: rank 0 output chunk 0 was never written: it should hold rank 0's input chunk 0"),
         "{stdout}"
+    );
+}
+
+/// A fused op is reported with the loop values of its first part, which
+/// need not be the part that raced: the report says so, and with fusion
+/// off each part is named with its own.
+#[test]
+fn a_fused_op_is_named_by_its_first_part_and_says_so() {
+    let file = "tests/sim_cli/fused_race.mscl";
+    let (out, said, _) = sim(&[file]);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("= this access when step = 0, r = 1 (those of the first op fused into it, which may not be the one that did this: `instr_fusion = false` names each)"),
+        "{said}"
+    );
+    let text = std::fs::read_to_string(file).unwrap();
+    let unfused = text.replacen(
+        "inplace: true)",
+        "inplace: true)\n    instr_fusion = false",
+        1,
+    );
+    assert_ne!(unfused, text, "the program block moved");
+    let path = std::env::temp_dir().join(format!("msclc-unfused-race-{}.mscl", std::process::id()));
+    std::fs::write(&path, unfused).unwrap();
+    let (_, said, _) = sim(&[path.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&path);
+    assert!(
+        said.contains("= this access when step = 1, r = 1\n"),
+        "{said}"
     );
 }
 

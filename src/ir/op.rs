@@ -104,6 +104,9 @@ pub struct Op {
     pub data_sync: DataSync,
     pub barrier: Option<(u32, u32)>,
     extra: Option<Box<OpExtra>>,
+    /// Whether fusion merged several of the program's ops into this one
+    /// (whose `span` and `context` are then the first's).
+    pub fused: bool,
     /// The source call this op came from (the first one, for a fused op).
     pub span: Span,
     /// The loop values when it was made: the frame of `Plan::loops` it was
@@ -148,6 +151,7 @@ impl Clone for Op {
             data_sync,
             barrier,
             extra,
+            fused,
             span,
             context,
         } = source;
@@ -156,8 +160,13 @@ impl Clone for Op {
         refill(&mut self.dst, dst);
         self.extra.clone_from(extra);
         (self.name, self.channel, self.tbg, self.reduce_op) = (*name, *channel, *tbg, *reduce_op);
-        (self.data_sync, self.barrier, self.span, self.context) =
-            (*data_sync, *barrier, *span, *context);
+        (
+            self.data_sync,
+            self.barrier,
+            self.fused,
+            self.span,
+            self.context,
+        ) = (*data_sync, *barrier, *fused, *span, *context);
     }
 }
 
@@ -194,6 +203,7 @@ impl PartialEq for Op {
             && self.data_sync == other.data_sync
             && self.barrier == other.barrier
             && self.extra() == other.extra()
+            && self.fused == other.fused
             && self.span == other.span
             && self.context == other.context
     }
@@ -243,6 +253,7 @@ impl Op {
             data_sync: DataSync::NONE,
             barrier: None,
             extra: None,
+            fused: false,
             span,
             context: 0,
         }

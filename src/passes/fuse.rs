@@ -55,10 +55,12 @@ impl Fuser {
         if let Some(prev) = self.out.last_mut() {
             if let Some(fused) = fuse_group(prev, &op) {
                 *prev = fused;
+                prev.fused = true;
                 return false;
             }
             if let Some(fusion) = plan_fusion(prev, self.channels.as_ref(), &op) {
                 fusion.apply(prev, op, &mut self.channels);
+                prev.fused = true;
                 return false;
             }
             match settle_seam(prev, &mut op) {
@@ -99,6 +101,7 @@ impl Fuser {
         }
         merge_channel_set(prev, &mut self.channels, &[id]);
         prev.data_sync = prev.data_sync.union(sync);
+        prev.fused = true;
         true
     }
 

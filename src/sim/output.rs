@@ -172,7 +172,7 @@ pub fn details(report: &Report, sources: Option<&SourceMap>) -> String {
                         .with_secondary(a, "races with this one");
                     for (op, which) in [(&second, "this access"), (&first, "the other")] {
                         if let Some(v) = &op.when {
-                            d = d.with_note(format!("{which} when {v}"));
+                            d = d.with_note(format!("{which} when {v}{}", fused_note(op)));
                         }
                     }
                     Some(d)
@@ -199,8 +199,16 @@ pub fn details(report: &Report, sources: Option<&SourceMap>) -> String {
 /// `d` with the loop values `op` was made in, as compile diagnostics note them.
 fn when(d: Diagnostic, op: &OpAt) -> Diagnostic {
     match &op.when {
-        Some(v) => d.with_note(format!("when {v}")),
+        Some(v) => d.with_note(format!("when {v}{}", fused_note(op))),
         None => d,
+    }
+}
+
+/// What a fused op's loop values are, after them: the first part's.
+fn fused_note(op: &OpAt) -> &'static str {
+    match op.fused {
+        true => " (those of the first op fused into it, which may not be the one that did this: `instr_fusion = false` names each)",
+        false => "",
     }
 }
 
@@ -218,6 +226,7 @@ fn location(op: &OpAt, sources: Option<&SourceMap>) -> Value {
         "rank": op.rank,
         "thread_block": op.tb,
         "json_path": op.path,
+        "fused": op.fused,
         "when": op.when,
     });
     if let Some((file, line, column)) = op.span.zip(sources).and_then(|(s, m)| m.location(s)) {

@@ -16,6 +16,10 @@ pub struct OpAt {
     pub span: Option<Span>,
     /// The loop values it was made in ("i = 2, peer = 3").
     pub when: Option<String>,
+    /// Whether fusion made it of several of the program's ops: its line
+    /// and loop values are the first's, which need not be the part that
+    /// did what is reported.
+    pub fused: bool,
 }
 
 /// A thread block that can go no further.
@@ -91,6 +95,7 @@ impl Sim<'_> {
             path: format!("gpus[{}].threadblocks[{}].{path}", th.rank, th.tb),
             span: (op.span != Span::default()).then_some(op.span),
             when: self.plan.loop_values(op.context),
+            fused: op.fused,
         })
     }
 
