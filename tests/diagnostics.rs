@@ -305,9 +305,38 @@ fn common_slips_are_named() {
     said("@while true { }\n", "there is no `while` loop");
     said("let b = 1 < 2 @< 3\n", "comparisons do not chain");
     said("@/* note */\n", "there are no `/* */` comments");
+    // Python's spellings, where .mscl has its own.
+    said(
+        "rank(0).copy(rank(0).output[0], rank(0).input[0], tb@=0)\n",
+        "a keyword argument is written `name: value`",
+    );
+    said(
+        "let c = rank(0).input[0@:1]\n",
+        "a slice is written `[start..end]`",
+    );
+    said("let b = @not false\n", "`not` is Python's: write `!`");
+    said("let b = true @and false\n", "`and` is Python's: write `&&`");
+    said("let x = 2 @** 3\n", "there is no `**`");
     expect(
         "program @{\n    collective = allgather(2, chunk_factor: 1, inplace: true)\n}\n",
         Code::Syntax,
+    );
+}
+
+/// Python's `True` and `False` are `true` and `false`; `l.len()`, as
+/// some write it, is `len(l)`.
+#[test]
+fn python_booleans_are_pointed_to_ours() {
+    expect(&with_header("let t = @True\n"), Code::UnknownName);
+    let rendered = rendered_errors("let t = False\n");
+    assert!(
+        rendered.contains("help: did you mean `false`?"),
+        "{rendered}"
+    );
+    let rendered = rendered_errors("let n = [1, 2].len()\n");
+    assert!(
+        rendered.contains("help: the length of a list, tuple, map, range or string is `len(x)`"),
+        "{rendered}"
     );
 }
 

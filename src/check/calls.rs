@@ -72,6 +72,12 @@ impl Checker {
                         );
                         if !methods.is_empty() {
                             d = d.with_note(format!("its methods are: {}", methods.join(", ")));
+                        } else {
+                            d = d.with_note(format!("a `{t}` has no methods"));
+                        }
+                        // Functions of a value that Python spells as methods.
+                        if matches!(method.name.as_str(), "len" | "__len__") {
+                            d = d.with_note("help: the length of a list, tuple, map, range or string is `len(x)`");
                         }
                         return self.err(d);
                     }

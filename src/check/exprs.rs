@@ -47,9 +47,16 @@ impl Checker {
                         format!("`{n}` is not defined"),
                         "unknown name",
                     );
-                    let hint = (self.errors.len() < super::MOST_ERRORS)
-                        .then(|| self.similar_name(n))
-                        .flatten();
+                    // Python's `True` and `False` are words here, not names.
+                    let literal = ["true", "false"]
+                        .into_iter()
+                        .find(|w| w.eq_ignore_ascii_case(n))
+                        .map(String::from);
+                    let hint = literal.or_else(|| {
+                        (self.errors.len() < super::MOST_ERRORS)
+                            .then(|| self.similar_name(n))
+                            .flatten()
+                    });
                     d = d.with_note(match hint {
                         Some(s) => format!("help: did you mean `{s}`?"),
                         None => "help: define it with `let` or `param` before this use, or import the module that defines it (`import \"std/sync\"`)".to_string(),

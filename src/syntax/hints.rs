@@ -76,6 +76,68 @@ pub(super) fn likely_meaning(
             "help: join them with `&&`: `a < b && b < c`",
         ));
     }
+    // Python's spellings, at the token they leave the parser stuck on.
+    let open = |opening: char, closing: char| {
+        let depth = line.chars().fold(0i32, |d, c| match c {
+            c if c == opening => d + 1,
+            c if c == closing => d - 1,
+            _ => d,
+        });
+        depth > 0
+    };
+    let ends_with_name = line
+        .trim_end()
+        .ends_with(|c: char| c.is_alphanumeric() || c == '_');
+    // `copy(a, b, tb=0)`: a keyword argument with `=`.
+    if matches!(tok, Token::Assign) && open('(', ')') && ends_with_name {
+        return Some(error(
+            (at, end),
+            "a keyword argument is written `name: value`",
+            "`:` here, not `=`",
+            "help: `tb: 0`, where Python writes `tb=0`",
+        ));
+    }
+    // `b[0:2]`: a Python slice.
+    if matches!(tok, Token::Colon) && open('[', ']') {
+        return Some(error(
+            (at, end),
+            "a slice is written `[start..end]`",
+            "`..` here, not `:`",
+            "help: `b[0..2]` is chunks 0 and 1, where Python writes `b[0:2]`; a whole buffer `b` is `b[0..b.size]`",
+        ));
+    }
+    // `not x`, `a and b`, `a or b`: Python's words for `!`, `&&`, `||`.
+    let last_word = line
+        .trim_end()
+        .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .next()
+        .unwrap_or("");
+    if line.ends_with(char::is_whitespace) {
+        let instead = match last_word {
+            "not" => Some("!"),
+            "and" => Some("&&"),
+            "or" => Some("||"),
+            _ => None,
+        };
+        if let Some(instead) = instead {
+            let start = line_start + line.trim_end().len() - last_word.len();
+            return Some(error(
+                (start, start + last_word.len()),
+                &format!("`{last_word}` is Python's: write `{instead}`"),
+                "not an operator of .mscl",
+                &format!("help: the logical operators are `!`, `&&` and `||` (`{instead}` for `{last_word}`)"),
+            ));
+        }
+    }
+    // `a ** b`: no power operator.
+    if matches!(tok, Token::Star) && line.trim_end().ends_with('*') {
+        return Some(error(
+            (at - 1, end),
+            "there is no `**`",
+            "not an operator of .mscl",
+            "help: a power of two is a shift, `1 << k`; other powers, multiply",
+        ));
+    }
     if matches!(tok, Token::Slash) && src[at..].starts_with("/*") {
         return Some(error(
             (at, at + 2),
