@@ -17,23 +17,29 @@ use std::collections::HashSet;
 /// The W0108 warnings of the file `file`, whose text is `src`: none where
 /// the text does not lex (the parser says why).
 pub fn comment_divisions(src: &str, file: u32) -> Vec<Diagnostic> {
-    let Ok(tokens) = lex(src).collect::<Result<Vec<_>, _>>() else {
+    if !src.contains("//") {
         return Vec::new();
-    };
-    let names: HashSet<&str> = tokens
-        .iter()
-        .filter_map(|(_, t, _)| match t {
-            Token::Ident(name) => Some(*name),
-            _ => None,
-        })
-        .collect();
+    }
+    // Two passes over the tokens, none of them kept: a file of millions
+    // of tokens holds no second copy of them.
+    let mut names: HashSet<&str> = HashSet::new();
+    for token in lex(src) {
+        match token {
+            Ok((_, Token::Ident(name), _)) => {
+                names.insert(name);
+            }
+            Ok(_) => {}
+            Err(_) => return Vec::new(),
+        }
+    }
     let mut found = Vec::new();
-    for (k, (_, token, end)) in tokens.iter().enumerate() {
-        if !ends_operand(token) {
+    let mut tokens = lex(src).flatten().peekable();
+    while let Some((_, token, end)) = tokens.next() {
+        if !ends_operand(&token) {
             continue;
         }
-        let next = tokens.get(k + 1).map_or(src.len(), |(start, _, _)| *start);
-        let gap = &src[*end..next];
+        let next = tokens.peek().map_or(src.len(), |(start, _, _)| *start);
+        let gap = &src[end..next];
         // A comment on the operand's own line.
         let line = &gap[..gap.find(['\n', '\r']).unwrap_or(gap.len())];
         let Some(at) = line.find("//") else { continue };
