@@ -82,6 +82,7 @@ codes! {
     UnknownOp "W0507": "an op the MSCCL++ executor does not run";
     EmptySizeRange "W0508": "a message size range that holds no size";
     PipelineCoverage "W0509": "a pipeline that covers other chunks than its ops move";
+    PortPacketSource "W0510": "a port channel's packet put from a buffer that holds no packets";
     // What running the plan finds.
     WrongResult "E0601": "a wrong result";
     Deadlock "E0602": "a deadlock";

@@ -10,6 +10,7 @@ pub mod executor_limits;
 pub mod fuse;
 pub mod pairing;
 pub mod pipeline_coverage;
+pub mod port_packets;
 pub mod replicate;
 pub mod set_order;
 
@@ -75,6 +76,7 @@ pub fn warnings(plan: &Plan, balance: pairing::Balance) -> Vec<Diagnostic> {
     warnings.extend(crossings.iter().map(|c| c.diagnostic(plan)));
     warnings.extend(executor_limits::misread_values(plan));
     warnings.extend(pipeline_coverage::uncovered_ops(plan));
+    warnings.extend(port_packets::plain_sources(plan));
     warnings
 }
 
