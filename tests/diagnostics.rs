@@ -579,6 +579,18 @@ fn unmatched_signal() {
     );
 }
 
+/// A ring that waits on its own end of the channel it signals on: the
+/// error points at that wait too.
+#[test]
+fn a_wait_on_the_signalling_end_is_pointed_at() {
+    let rendered =
+        rendered_errors("let ch = memory_channel(1, 0)\nch.signal(tb: 0)\nch.wait(tb: 0)\n");
+    assert!(
+        rendered.contains("rank 0 waits on this same channel, its own end: a wait sees the peer's signals on the channel back, not its own"),
+        "{rendered}"
+    );
+}
+
 #[test]
 fn missing_file_is_one_line() {
     let c = driver::compile(Path::new("/nonexistent/x.mscl"), &[]);

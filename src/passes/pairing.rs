@@ -277,7 +277,19 @@ fn diagnostic(tally: &Tally, m: &Mismatch) -> Diagnostic {
     if m.back.is_none() && m.excess < 0 {
         return unpaired_waits(plan, m.end, tally.uses.waits(end));
     }
-    let elsewhere = waits_elsewhere(tally, m.end, m.back);
+    let mut elsewhere = waits_elsewhere(tally, m.end, m.back);
+    // A rank that waits on its own end of the channel it signals on (a
+    // ring's `next.wait` for `prev.wait`): most likely the wait meant for
+    // these signals, at the wrong end.
+    if let (None, Some(own)) = (m.back, tally.uses.waits(end).first()) {
+        elsewhere.push((
+            own.span,
+            format!(
+                "rank {} waits on this same channel, its own end: a wait sees the peer's signals on the channel back, not its own",
+                m.end.0
+            ),
+        ));
+    }
     let waits = tally.waits_back(m.back);
     mismatch(
         plan,
