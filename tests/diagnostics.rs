@@ -333,6 +333,8 @@ fn python_booleans_are_pointed_to_ours() {
         rendered.contains("help: did you mean `false`?"),
         "{rendered}"
     );
+    let rendered = rendered_errors("for i in range(2) { }\n");
+    assert!(rendered.contains("help: a range is `a..b`"), "{rendered}");
     let rendered = rendered_errors("let n = [1, 2].len()\n");
     assert!(
         rendered.contains("help: the length of a list, tuple, map, range or string is `len(x)`"),

@@ -27,12 +27,24 @@ impl Checker {
                     for a in args {
                         self.expr(&a.value);
                     }
-                    return self.err(Diagnostic::error(
+                    let d = Diagnostic::error(
                         Code::UnknownName,
                         callee.span,
                         format!("no function named `{n}`"),
                         "unknown function",
-                    ));
+                    );
+                    // Python's builtins that .mscl spells otherwise.
+                    let instead = match n.as_str() {
+                        "range" => Some("a range is `a..b` (`for i in 0..n`); a stepped one is a loop over its count, `a + i * step`"),
+                        "enumerate" => Some("loop over the indices, `for i in 0..len(l) { let x = l[i] }`"),
+                        "print" => Some("a program prints nothing; `assert(condition, message)` stops it with a message"),
+                        "abs" | "sum" | "sorted" | "reversed" => Some("write it with a comprehension or a loop: the builtins are `len`, `min`, `max`, `str` and `assert`"),
+                        _ => None,
+                    };
+                    return self.err(match instead {
+                        Some(help) => d.with_note(format!("help: {help}")),
+                        None => d,
+                    });
                 }
             }
             ExprKind::Field(target, method) => {
