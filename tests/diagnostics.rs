@@ -317,6 +317,10 @@ fn common_slips_are_named() {
     said("let b = @not false\n", "`not` is Python's: write `!`");
     said("let b = true @and false\n", "`and` is Python's: write `&&`");
     said("let x = 2 @** 3\n", "there is no `**`");
+    said(
+        "let x = 1 if true @else 2\n",
+        "a conditional value is written `if c { a } else { b }`",
+    );
     expect(
         "program @{\n    collective = allgather(2, chunk_factor: 1, inplace: true)\n}\n",
         Code::Syntax,

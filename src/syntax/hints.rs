@@ -129,6 +129,22 @@ pub(super) fn likely_meaning(
             ));
         }
     }
+    // `a if c else b`: Python's conditional value.
+    if matches!(tok, Token::Else) {
+        if let Some(i) = line.rfind(" if ") {
+            let (before, cond) = (line[..i].trim_end(), &line[i..]);
+            let value_before =
+                before.ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ')' || c == ']');
+            if value_before && before.contains('=') && !cond.contains('{') {
+                return Some(error(
+                    (at, end),
+                    "a conditional value is written `if c { a } else { b }`",
+                    "Python's `a if c else b`",
+                    "help: `let x = if c { a } else { b }`: the condition first, each value in braces",
+                ));
+            }
+        }
+    }
     // `a ** b`: no power operator.
     if matches!(tok, Token::Star) && line.trim_end().ends_with('*') {
         return Some(error(
