@@ -278,13 +278,21 @@ pub fn references(
             }));
         }
     }
-    let mut unique: Vec<Location> = Vec::new();
-    for location in found {
-        if !unique.contains(&location) {
-            unique.push(location);
-        }
-    }
-    Some(unique)
+    // In the order of the files and of their lines, as an editor lists
+    // them, each place once.
+    let place = |l: &Location| {
+        let (start, end) = (l.range.start, l.range.end);
+        (
+            l.uri.as_str().to_owned(),
+            start.line,
+            start.character,
+            end.line,
+            end.character,
+        )
+    };
+    found.sort_by_cached_key(place);
+    found.dedup();
+    Some(found)
 }
 
 /// The outline: the program block, params, functions and top-level lets.

@@ -176,3 +176,46 @@ fn references_from_a_library_reach_the_files_that_import_it() {
     assert_eq!(places.len(), 2, "{refs}");
     editor.stop();
 }
+
+/// References come in the order of the files and of their lines, whatever
+/// order the checker met them in (a function's body, checked after the
+/// top level, uses `num_gpus` above the top level's uses), each once.
+#[test]
+fn references_are_listed_in_the_order_of_the_text() {
+    let (path, uri) = temp_uri("refs-order");
+    let lib_path = path.parent().unwrap().join("a_lib.mscl");
+    let lib = "fn wrap(r: int, n: int) -> int {\n    return r % n\n}\n";
+    std::fs::write(&lib_path, lib).unwrap();
+    let lib_uri = format!("file://{}", lib_path.display());
+    let main = PROGRAM
+        .replace(
+            "param num_gpus: int in [2, 4, 8] = 2\n",
+            "param num_gpus: int in [2, 4, 8] = 2\nimport \"a_lib.mscl\"\nfn next(r: int) -> int {\n    return wrap(r + 1, num_gpus)\n}\n",
+        )
+        .replace("(r + 1) % num_gpus", "next(r)");
+    let mut editor = Editor::start(json!({}));
+    editor.open(&uri, &main);
+    editor.open(&lib_uri, lib);
+    let lines = start_lines(&editor.at("textDocument/references", &uri, 0, 7));
+    assert_eq!(lines, vec![0, 3, 7, 10, 13, 13], "{main}");
+    // From the library: its own definition first (its file's name comes
+    // first), then the use in the file that imports it.
+    let refs = editor.at("textDocument/references", &lib_uri, 0, 4);
+    let places: Vec<(&str, i64)> = refs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["uri"].as_str().unwrap(),
+                l["range"]["start"]["line"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        places,
+        vec![(lib_uri.as_str(), 0), (uri.as_str(), 3)],
+        "{refs}"
+    );
+    editor.stop();
+}
