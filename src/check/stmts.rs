@@ -198,7 +198,7 @@ impl Checker {
             StmtKind::Pipeline { args, body } => {
                 match vocab::match_args(
                     "pipeline",
-                    &["unit_size", "num_chunks"],
+                    &vocab::PIPELINE_SETTINGS.map(|s| s.name),
                     &[true, true],
                     args,
                     stmt.span,

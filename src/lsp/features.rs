@@ -6,7 +6,7 @@ use super::{file_uri, Document};
 use crate::check::index::{Def, DefKind, Target};
 use crate::diag::Span;
 use crate::driver::Analysis;
-use crate::syntax::ast::{Pattern, StmtKind};
+use crate::syntax::ast::{Pattern, Stmt, StmtKind};
 use crate::vocab::{self, Receiver};
 use lsp_types::*;
 
@@ -68,6 +68,10 @@ pub fn hover(doc: &Document, position: Position) -> Option<Hover> {
         (text, r.span)
     } else if let Some((text, span)) = program_option_at(analysis, offset) {
         (text, span)
+    } else if let Some((text, span)) =
+        (analysis.program.as_ref()).and_then(|program| pipeline_word_at(&program.stmts, offset))
+    {
+        (text, span)
     } else if let Some((text, at)) =
         super::complete::keyword_argument(analysis.sources.source(0), offset as usize, analysis)
     {
@@ -108,6 +112,50 @@ fn program_option_at(analysis: &Analysis, offset: u32) -> Option<(String, Span)>
         ),
         key.span,
     ))
+}
+
+/// The `pipeline` keyword or one of its settings' names at `offset` of
+/// the document, in a statement among `stmts` or in their blocks: what it
+/// does, and its span.
+fn pipeline_word_at(stmts: &[Stmt], offset: u32) -> Option<(String, Span)> {
+    let stmt = stmts
+        .iter()
+        .find(|s| s.span.file == 0 && s.span.start <= offset && offset <= s.span.end)?;
+    match &stmt.kind {
+        StmtKind::Pipeline { args, body } => {
+            let keyword = Span {
+                end: stmt.span.start + "pipeline".len() as u32,
+                ..stmt.span
+            };
+            if offset <= keyword.end {
+                let settings = vocab::PIPELINE_SETTINGS.map(|s| format!("{}: int", s.name));
+                let text = format!(
+                    "```mscl\npipeline({}) {{ .. }}\n```\n{}",
+                    settings.join(", "),
+                    vocab::PIPELINE_DOC
+                );
+                return Some((text, keyword));
+            }
+            let named = args.iter().filter_map(|a| a.name.as_ref());
+            if let Some(name) = named
+                .into_iter()
+                .find(|n| n.span.start <= offset && offset <= n.span.end)
+            {
+                let setting = vocab::PIPELINE_SETTINGS
+                    .iter()
+                    .find(|s| s.name == name.name)?;
+                let text = format!("```mscl\n{}: int\n```\n{}", setting.name, setting.doc);
+                return Some((text, name.span));
+            }
+            pipeline_word_at(body, offset)
+        }
+        StmtKind::For { body, .. } => pipeline_word_at(body, offset),
+        StmtKind::If {
+            then, otherwise, ..
+        } => pipeline_word_at(then, offset).or_else(|| pipeline_word_at(otherwise, offset)),
+        StmtKind::Fn(f) => pipeline_word_at(&f.body, offset),
+        _ => None,
+    }
 }
 
 fn describe_def(doc: &Document, analysis: &Analysis, def: &Def) -> String {

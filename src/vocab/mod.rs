@@ -377,6 +377,28 @@ pub const PROGRAM_OPTIONS: &[ProgramOption] = &[
     },
 ];
 
+/// A setting of the `pipeline(...)` statement (an int): its name and
+/// what it does (an editor's hover).
+pub struct PipelineSetting {
+    pub name: &'static str,
+    pub doc: &'static str,
+}
+
+/// The `pipeline(...)` statement: what it does, for an editor's hover.
+pub const PIPELINE_DOC: &str = "The ops issued inside become the body of one `pipeline` op per thread block: the executor runs the body `ceil(num_chunks × chunk bytes / unit_size)` times, each time on the next `unit_size` bytes of every op's range. Pipelines do not nest.";
+
+/// The settings of `pipeline(...)`, in order; both are required.
+pub const PIPELINE_SETTINGS: [PipelineSetting; 2] = [
+    PipelineSetting {
+        name: "unit_size",
+        doc: "Bytes of each op's range one iteration of the body moves: the plan's `unitSize`.",
+    },
+    PipelineSetting {
+        name: "num_chunks",
+        doc: "How many chunks each op of the body moves (per thread block of its group): the count of the iterations, with `unit_size`. Another count is warning W0509.",
+    },
+];
+
 /// The program option called `name`, if there is one.
 pub fn program_option(name: &str) -> Option<&'static ProgramOption> {
     PROGRAM_OPTIONS.iter().find(|o| o.name == name)

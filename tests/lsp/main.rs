@@ -4,6 +4,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod hover;
 mod imports;
 
 use serde_json::{json, Value};
