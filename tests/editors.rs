@@ -79,3 +79,16 @@ fn grammar_files_are_well_formed() {
         serde_json::from_str(&read("editors/vscode/language-configuration.json")).expect("JSON");
     assert_eq!(config["comments"]["lineComment"], "//");
 }
+
+/// The VS Code client sends the server saved files and unsaved buffers
+/// alike; the server (tests/lsp) checks a document named by any URI.
+#[test]
+fn vscode_client_serves_unsaved_buffers_too() {
+    let client = read("editors/vscode/extension.js");
+    for scheme in ["file", "untitled"] {
+        assert!(
+            client.contains(&format!("{{ scheme: \"{scheme}\", language: \"mscl\" }}")),
+            "no {scheme} documents in the client's documentSelector"
+        );
+    }
+}

@@ -16,7 +16,12 @@ async function start() {
     "msclc",
     { command, args: ["lsp"] },
     {
-      documentSelector: [{ scheme: "file", language: "mscl" }],
+      // Unsaved buffers too: the server checks the text it is sent, and
+      // names an untitled one by its URI in messages.
+      documentSelector: [
+        { scheme: "file", language: "mscl" },
+        { scheme: "untitled", language: "mscl" },
+      ],
       initializationOptions: { params: settings.get("params") || {} },
       synchronize: { configurationSection: "msclc" },
     },

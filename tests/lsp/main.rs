@@ -6,6 +6,7 @@
 mod common;
 mod hover;
 mod imports;
+mod unsaved;
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
