@@ -23,8 +23,10 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import sysconfig
 import tempfile
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Union
@@ -32,6 +34,7 @@ from typing import Dict, List, Optional, Union
 __all__ = [
     "Diagnostic",
     "MsclcError",
+    "MsclcWarning",
     "binary",
     "check",
     "compile",
@@ -87,6 +90,24 @@ class MsclcError(Exception):
         return (type(self), (self.text, self.exit_code, self.diagnostics, self.rows))
 
 
+class MsclcWarning(UserWarning):
+    """A warning the command printed while it made a plan (``W0502``: the
+    executor refuses the plan, ...): :func:`compile` issues one per
+    warning, with Python's ``warnings``. ``diagnostic`` is it,
+    structured."""
+
+    def __init__(self, diagnostic: "Diagnostic"):
+        place = ""
+        if diagnostic.file is not None:
+            place = f"{diagnostic.file}:{diagnostic.line}:{diagnostic.column}: "
+        notes = "".join(f"\n  = {n}" for n in diagnostic.notes)
+        super().__init__(f"{place}warning[{diagnostic.code}]: {diagnostic.message}{notes}")
+        self.diagnostic = diagnostic
+
+    def __reduce__(self):
+        return (type(self), (self.diagnostic,))
+
+
 def binary() -> str:
     """The msclc command this module runs: ``MSCLC_BINARY`` if set, else
     the one installed with this package, else the first on the PATH."""
@@ -121,7 +142,7 @@ def compile(source: Source, output: Optional[Source] = None, **params) -> str:
         # A file: the command writes it, as `msclc -o` does, and says what
         # is wrong with the name (a folder, a missing folder, "").
         args = _defines(params) + ["-o", _not_an_option(target)]
-        _run(["compile"], source, args)
+        _warn(_run(["compile"], source, args).stderr)
         try:
             with open(target, encoding="utf-8") as f:
                 return f.read()
@@ -130,6 +151,7 @@ def compile(source: Source, output: Optional[Source] = None, **params) -> str:
     out = _run(["compile"], source, _defines(params))
     if not out.stdout:
         raise MsclcError("msclc printed no plan", 2, [])
+    _warn(out.stderr)
     if device:
         # A device or a pipe (`/dev/null`): written into as it is.
         try:
@@ -138,6 +160,19 @@ def compile(source: Source, output: Optional[Source] = None, **params) -> str:
         except OSError as e:
             raise MsclcError(f"cannot write the plan to {target}: {e}", 2, []) from None
     return out.stdout
+
+
+def _warn(stderr: str) -> None:
+    """Issues each warning the command printed as an :class:`MsclcWarning`,
+    attributed to the first caller outside this package (the user's line
+    that called :func:`compile`, or ``msclc.mscclpp.plan``)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(0), 1
+    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == here:
+        frame, level = frame.f_back, level + 1
+    for d in _diagnostics(stderr):
+        if d.severity == "warning":
+            warnings.warn(MsclcWarning(d), stacklevel=level)
 
 
 def params(source: Source) -> List[Dict]:
@@ -152,7 +187,7 @@ def version() -> str:
     """The version of the msclc command, as ``msclc --version`` says it."""
     out = _command([binary(), "--version"])
     if out.returncode != 0:
-        raise MsclcError(out.stderr.rstrip("\n"), out.returncode, [])
+        raise MsclcError(_failure_text(out), out.returncode, [])
     words = out.stdout.split()
     if not words:
         raise MsclcError(f"{binary()} --version printed nothing", 2, [])
@@ -178,11 +213,11 @@ def sim(
     ``warnings``. A wrong plan is a verdict, not an exception."""
     args = ["--json"] + _defines(params)
     if nranks is not None:
-        args += ["--nranks", str(nranks)]
+        args += ["--nranks", _int_text(nranks, "nranks")]
     if buffers is not None:
-        args += ["--buffers", buffers]
-    out = _run(["sim"], source, args, wrong_is_result=True)
-    return _json(out.stdout)
+        args += [f"--buffers={_text(buffers, 'buffers')}"]
+    out = _run(["sim"], source, args, wrong_is_result=True, json_out=True)
+    return out.value
 
 
 def timing(
@@ -198,12 +233,12 @@ def timing(
     ``algbw_gbps`` and ``busbw_gbps``. A plan the simulator finds wrong
     raises :class:`MsclcError` (exit code 1), with the table the command
     printed all the same (a race) as its ``rows``."""
-    args = ["--timing", _text(topology, "topology"), "--size", _text(sizes, "sizes")]
+    args = [_topology(topology), f"--size={_text(sizes, 'sizes')}"]
     args += _defines(params)
     if dtype is not None:
-        args += ["--dtype", _text(dtype, "dtype")]
+        args += [f"--dtype={_text(dtype, 'dtype')}"]
     if nranks is not None:
-        args += ["--nranks", str(nranks)]
+        args += ["--nranks", _int_text(nranks, "nranks")]
     out = _run(["sim"], source, args, wrong_is_result=True)
     rows = _rows(out.stdout)
     if out.returncode != 0:
@@ -255,9 +290,13 @@ def tune(
     :class:`MsclcError` (E0606)."""
     with tempfile.TemporaryDirectory(prefix="msclc-tune-") as scratch:
         folder = _path_text(output, "output") if output is not None else os.path.join(scratch, "tuned")
-        args = ["--timing", _text(topology, "topology"), "--size", _text(sizes, "sizes")]
+        args = [_topology(topology), f"--size={_text(sizes, 'sizes')}"]
         args += ["-o", folder, "--quiet"] + _defines(params)
+        if vary is not None and not isinstance(vary, dict):
+            raise TypeError(f"vary is {vary!r}: give a dict of a param's name to the values to try")
         for name, values in (vary or {}).items():
+            if not isinstance(name, str) or not name.isidentifier():
+                raise TypeError(f"vary names {name!r}, which is not a param's name")
             if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple, range)):
                 raise TypeError(f"vary[{name!r}] is {values!r}: give the values to try as a list")
             if not values:
@@ -267,21 +306,64 @@ def tune(
                 raise ValueError(f"vary[{name!r}]: a value holds a comma, which --vary reads as two")
             args += ["--vary", f"{name}={','.join(texts)}"]
         if max_candidates is not None:
-            args += ["--max-candidates", str(max_candidates)]
+            args += ["--max-candidates", _int_text(max_candidates, "max_candidates")]
         if within is not None:
+            if isinstance(within, bool) or not isinstance(within, (int, float)):
+                raise TypeError(f"within is {within!r}: give a fraction, a float")
             args += ["--within", str(within)]
         if nranks is not None:
-            args += ["--nranks", str(nranks)]
+            args += ["--nranks", _int_text(nranks, "nranks")]
         if dtype is not None:
-            args += ["--dtype", _text(dtype, "dtype")]
+            args += [f"--dtype={_text(dtype, 'dtype')}"]
         args[args.index("-o") + 1] = _not_an_option(folder)
         with _source_file(source) as shown:
             _run_file(["tune"], shown, args)
+            index_path = os.path.join(folder, "index.json")
             try:
-                with open(os.path.join(folder, "index.json"), encoding="utf-8") as f:
-                    return shown.restore(_json(f.read()))
+                with open(index_path, encoding="utf-8") as f:
+                    index = _json(f.read())
             except OSError as e:
                 raise MsclcError(f"msclc tune wrote no index in {folder}: {e}", 2, []) from None
+            if shown.shown != shown.path and output is not None:
+                # The files kept name the program as what comes back does,
+                # not the hidden file it was in while the command ran.
+                _rename_in_results(folder, shown)
+            return shown.restore(index)
+
+
+def _rename_in_results(folder: str, shown: "_Shown") -> None:
+    """Rewrites tune's ``index.json`` and ``busbw.svg`` in ``folder`` with
+    the source named as ``shown`` names it (each replaced whole)."""
+    index_path = os.path.join(folder, "index.json")
+    with open(index_path, encoding="utf-8") as f:
+        index = shown.restore(json.load(f))
+    _replace_file(index_path, json.dumps(index, indent=2, ensure_ascii=False) + "\n")
+    picture = os.path.join(folder, "busbw.svg")
+    if os.path.isfile(picture):
+        with open(picture, encoding="utf-8") as f:
+            svg = f.read()
+        for written in {_xml_text(shown.path, quotes) for quotes in (False, True)}:
+            svg = svg.replace(written, _xml_text(shown.shown, False))
+        _replace_file(picture, svg)
+
+
+def _xml_text(text: str, quotes: bool) -> str:
+    """``text`` as SVG text holds it (``quotes``: as an attribute does)."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace('"', "&quot;") if quotes else text
+
+
+def _replace_file(path: str, text: str) -> None:
+    """Writes ``path`` whole or not at all: a temporary file beside it,
+    renamed over it."""
+    fd, tmp = tempfile.mkstemp(prefix=".msclc-", suffix=".tmp", dir=os.path.dirname(path) or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def _define_text(value) -> str:
@@ -301,6 +383,21 @@ def _defines(params: Dict) -> List[str]:
             raise TypeError(f"{name!r} is not a param's name")
         args += ["-D", f"{name}={_define_text(value)}"]
     return args
+
+
+def _int_text(value, what: str) -> str:
+    """An int argument as the command reads it, or a ``TypeError``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} is {value!r}: give an int")
+    return str(value)
+
+
+def _topology(topology) -> str:
+    """``--timing=TOPOLOGY``: a built-in's name or a file (a ``str`` or a
+    ``pathlib.Path``), read as a value even where it starts with ``-``."""
+    if not isinstance(topology, (str, os.PathLike)):
+        raise TypeError(f"topology is {topology!r}: give a built-in's name or a file's path")
+    return f"--timing={os.fspath(topology)}"
 
 
 def _text(value, what: str) -> str:
@@ -362,12 +459,22 @@ def _command(argv: List[str]) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(argv, child.returncode, stdout, stderr)
 
 
-def _run(command: List[str], source: Source, args: List[str], wrong_is_result: bool = False):
+def _run(
+    command: List[str],
+    source: Source,
+    args: List[str],
+    wrong_is_result: bool = False,
+    json_out: bool = False,
+):
     """Runs ``msclc COMMAND SOURCE ARGS``; raises :class:`MsclcError` on a
     failure (for ``sim``, exit code 1 is a verdict and returns). What it
-    prints names source text as such, not the file it was put in."""
+    prints names source text as such, not the file it was put in; with
+    ``json_out``, its standard output read as JSON is ``value`` (the
+    name replaced in the values, where the JSON text escapes it)."""
     with _source_file(source) as shown:
         out = _run_file(command, shown, args, wrong_is_result)
+        if json_out:
+            out.value = shown.restore(_json(out.stdout))
         out.stdout = shown.restore_text(out.stdout)
         return out
 
@@ -377,7 +484,24 @@ def _run_file(command: List[str], shown: "_Shown", args: List[str], wrong_is_res
     out.stderr = shown.restore_text(out.stderr)
     if out.returncode == 0 or (wrong_is_result and out.returncode == 1 and out.stdout):
         return out
-    raise MsclcError(out.stderr.rstrip("\n"), out.returncode, _diagnostics(out.stderr))
+    raise MsclcError(_failure_text(out), out.returncode, _diagnostics(out.stderr))
+
+
+def _failure_text(out: subprocess.CompletedProcess) -> str:
+    """What the command said when it failed; for one a signal ended (its
+    exit code negative, as ``subprocess`` gives it), which signal, since it
+    could say nothing (killed for memory, most often)."""
+    text = out.stderr.rstrip("\n")
+    if out.returncode < 0:
+        try:
+            name = signal.Signals(-out.returncode).name
+        except ValueError:
+            name = f"signal {-out.returncode}"
+        ended = f"{out.args[0]} was ended by {name}"
+        if -out.returncode == signal.SIGKILL:
+            ended += " (the system kills a process so when it runs out of memory)"
+        text = f"{text}\n{ended}" if text else ended
+    return text
 
 
 def _kind_of_text(source: Source) -> Optional[str]:
@@ -393,12 +517,10 @@ def _kind_of_text(source: Source) -> Optional[str]:
         )
     if not any(c in source for c in "\n{}"):
         return None
+    # No program opens with a brace: text that does is a plan, and JSON
+    # that does not read is the plan reader's error to say.
     if source.lstrip().startswith("{"):
-        try:
-            if isinstance(json.loads(source), dict):
-                return "plan"
-        except ValueError:
-            pass
+        return "plan"
     return "program"
 
 

@@ -28,7 +28,7 @@ from typing import Any, Dict, Optional
 
 from . import MsclcError, Source, _kind_of_text, compile as _compile_plan, params as _declared, version
 
-__all__ = ["SPEC_FIELDS", "compile", "plan"]
+__all__ = ["PLAN_FIELDS", "SPEC_FIELDS", "compile", "plan"]
 
 # The AlgoSpec fields (mscclpp.language.utils.AlgoSpec) that set a program's
 # params of the same names. `collective` and `tags` are not params: the
@@ -67,7 +67,9 @@ def plan(
     Params: each field of :data:`SPEC_FIELDS` the program declares, then
     ``params`` (which win). Raises :class:`msclc.MsclcError` when the
     program does not compile, or when its plan is not the spec's: another
-    world size, collective, buffer mode or name."""
+    world size, collective, buffer mode or name, or another value of a
+    field the plan holds (``protocol``, ``min_message_size``, ...)."""
+    _spec_fields_read(algo_spec)
     declared = {p["name"] for p in _declared(source)}
     values: Dict[str, Any] = {}
     for field in SPEC_FIELDS:
@@ -111,7 +113,9 @@ def compile(source: Source, algo_spec: Any, rank: int, **params):
     over the plan :func:`plan` writes into MSCCL++'s cache, its id the
     plan's, its constraint the spec's world size and ranks per node, its
     tags the spec's."""
-    world_size = getattr(algo_spec, "world_size")
+    world_size = _spec_fields_read(algo_spec)
+    if isinstance(rank, bool) or not isinstance(rank, int):
+        raise TypeError(f"rank is {rank!r}: give an int, one of the AlgoSpec's {world_size} ranks")
     if not 0 <= rank < world_size:
         raise ValueError(f"rank {rank} is not one of the AlgoSpec's {world_size} ranks")
     import mscclpp  # Only here: msclc works without MSCCL++ installed.
@@ -125,6 +129,33 @@ def compile(source: Source, algo_spec: Any, rank: int, **params):
         ),
         tags=dict(getattr(algo_spec, "tags", {}) or {}),
     )
+
+
+def _spec_fields_read(algo_spec: Any) -> int:
+    """The spec's world size, after a ``TypeError`` for what is no AlgoSpec
+    (a dict, ``None``): it has a world size and ranks per node, ints."""
+    for field in ("world_size", "nranks_per_node"):
+        value = getattr(algo_spec, field, None)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(
+                f"the AlgoSpec's {field} is {value!r}: give an mscclpp.language.AlgoSpec"
+                " (its world_size and nranks_per_node ints)"
+            )
+    return algo_spec.world_size
+
+
+# The fields of the plan that the executor reads and the AlgoSpec says:
+# another value makes MSCCL++ pick the plan for messages it was not made
+# for (the sizes), or run it otherwise than the spec asks.
+PLAN_FIELDS = (
+    "protocol",
+    "num_threads_per_block",
+    "reuse_resources",
+    "use_double_scratch_buffer",
+    "buffer_alignment",
+    "min_message_size",
+    "max_message_size",
+)
 
 
 def _agrees_with_spec(source: Source, plan_json: Dict, spec: Any, declared) -> None:
@@ -148,6 +179,12 @@ def _agrees_with_spec(source: Source, plan_json: Dict, spec: Any, declared) -> N
         getattr(spec, "world_size", None),
         param_hint("world_size", "make it the collective's number of ranks"),
     )
+    differs(
+        "ranks of the AlgoSpec's collective",
+        len(plan_json.get("gpus", [])),
+        getattr(getattr(spec, "collective", None), "num_ranks", None),
+        "make the collective's ranks the AlgoSpec's world_size",
+    )
     collective = getattr(getattr(spec, "collective", None), "name", None)
     if collective not in (None, "custom"):
         differs(
@@ -168,6 +205,13 @@ def _agrees_with_spec(source: Source, plan_json: Dict, spec: Any, declared) -> N
         getattr(spec, "name", None),
         param_hint("name", "name the program with it (`program name { ... }`)"),
     )
+    for field in PLAN_FIELDS:
+        differs(
+            field,
+            plan_json.get(field),
+            getattr(spec, field, None),
+            param_hint(field, f"set the program's option with it (`{field} = {field}`)"),
+        )
     if problems:
         text = f"{where} does not make the plan the AlgoSpec describes:\n" + "\n".join(
             f"  {p}" for p in problems

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import types
 import unittest
+import warnings
 from pathlib import Path
 
 import msclc
@@ -55,7 +56,8 @@ def command(*args):
 class Plan(unittest.TestCase):
     def test_the_plan_is_the_commands_with_the_specs_params(self):
         with tempfile.TemporaryDirectory() as cache:
-            path = msclc.mscclpp.plan(PROGRAM, spec(world_size=4, nranks_per_node=4), cache_dir=cache)
+            four = spec(world_size=4, nranks_per_node=4, collective=AllReduce(4, 1, True))
+            path = msclc.mscclpp.plan(PROGRAM, four, cache_dir=cache)
             self.assertEqual(path.parent, Path(cache))
             self.assertRegex(path.name, r"^[0-9a-f]{64}\.json$")
             # The params the program declares, from the spec's fields of
@@ -82,7 +84,7 @@ class Plan(unittest.TestCase):
             others = {
                 msclc.mscclpp.plan(PROGRAM, spec(instances=4), cache_dir=cache),
                 msclc.mscclpp.plan(PROGRAM, spec(tags={"nvls": 2}), cache_dir=cache),
-                msclc.mscclpp.plan(PROGRAM, spec(), cache_dir=cache, num_threads_per_block=512),
+                msclc.mscclpp.plan(PROGRAM, spec(num_threads_per_block=512), cache_dir=cache),
                 msclc.mscclpp.plan(PROGRAM.read_text() + "\n// changed\n", spec(), cache_dir=cache),
             }
             self.assertEqual(len(others), 4)
@@ -95,34 +97,59 @@ class Plan(unittest.TestCase):
                 (spec(in_place=False), "declare `param in_place`"),
                 # A param given by hand wins over the spec's field.
                 (spec(), "name: the plan's is 'other', the AlgoSpec's 'allreduce_nvls'", {"name": "other"}),
+                # The spec's own fields disagree.
+                (spec(world_size=4, nranks_per_node=4), "ranks of the AlgoSpec's collective: the plan's is 4, the AlgoSpec's 8"),
+                # What the executor picks the plan by, set by hand otherwise.
+                (spec(), "max_message_size: the plan's is 4194304, the AlgoSpec's 51539607552", {"max_message_size": 4 << 20}),
             ]
             for wrong, says, *given in cases:
                 with self.assertRaises(msclc.MsclcError, msg=says) as raised:
                     msclc.mscclpp.plan(PROGRAM, wrong, cache_dir=cache, **(given[0] if given else {}))
                 self.assertIn(says, str(raised.exception))
                 self.assertEqual(raised.exception.exit_code, 1)
-            # A program whose ranks are its own param, not world_size.
+            # A program whose ranks are its own param, not world_size, and
+            # whose message sizes are its own, not params.
             simple = ROOT / "examples/simple_allgather.mscl"
+            gather = spec(name="simple_allgather_2gpus", collective=AllGather(8, 1, True))
             with self.assertRaises(msclc.MsclcError) as raised:
-                msclc.mscclpp.plan(simple, spec(name="simple_allgather_2gpus", collective=AllGather(8, 1, True)), cache_dir=cache)
-            self.assertIn("world size: the plan's is 2, the AlgoSpec's 8; declare `param world_size`", str(raised.exception))
-            fixed = msclc.mscclpp.plan(
-                simple,
-                spec(name="simple_allgather_2gpus", collective=AllGather(8, 1, True)),
-                cache_dir=cache,
-                num_gpus=8,
+                msclc.mscclpp.plan(simple, gather, cache_dir=cache)
+            said = str(raised.exception)
+            self.assertIn("world size: the plan's is 2, the AlgoSpec's 8; declare `param world_size`", said)
+            self.assertIn(
+                "min_message_size: the plan's is 0, the AlgoSpec's 1048576; declare `param min_message_size`"
+                " and set the program's option with it (`min_message_size = min_message_size`)",
+                said,
             )
+            sizes = dict(min_message_size=0, max_message_size=1 << 30)
+            fixed = msclc.mscclpp.plan(simple, spec(**dict(vars(gather), **sizes)), cache_dir=cache, num_gpus=8)
             self.assertEqual(len(json.loads(fixed.read_text())["gpus"]), 8)
             self.assertEqual(os.listdir(cache), [fixed.name], "nothing is written for a refused plan")
 
     def test_a_mistake_raises_the_commands_diagnostic(self):
         broken = PROGRAM.read_text().replace("let nvls", "let nvls = undefined_name\nlet nvls2")
-        cli_path = Path(tempfile.mkdtemp()) / "broken.mscl"
-        cli_path.write_text(broken)
-        with self.assertRaises(msclc.MsclcError) as raised:
-            msclc.mscclpp.plan(cli_path, spec(), cache_dir=cli_path.parent)
-        self.assertEqual(str(raised.exception), command(str(cli_path)).stderr.rstrip("\n"))
+        with tempfile.TemporaryDirectory() as folder:
+            cli_path = Path(folder) / "broken.mscl"
+            cli_path.write_text(broken)
+            with self.assertRaises(msclc.MsclcError) as raised:
+                msclc.mscclpp.plan(cli_path, spec(), cache_dir=cli_path.parent)
+            self.assertEqual(str(raised.exception), command(str(cli_path)).stderr.rstrip("\n"))
         self.assertTrue(any(d.code.startswith("E") for d in raised.exception.diagnostics))
+
+    def test_the_plans_warnings_are_the_callers(self):
+        with tempfile.TemporaryDirectory() as cache, warnings.catch_warnings(record=True) as issued:
+            warnings.simplefilter("always")
+            msclc.mscclpp.plan(PROGRAM, spec(world_size=64, collective=AllReduce(64, 1, True)), cache_dir=cache)
+        self.assertTrue(issued)
+        self.assertTrue(all(w.category is msclc.MsclcWarning for w in issued))
+        self.assertEqual({w.filename for w in issued}, {__file__})
+
+    def test_what_is_no_algospec_or_rank_is_a_type_error(self):
+        for wrong in (None, {"world_size": 8, "nranks_per_node": 8}):
+            with self.assertRaisesRegex(TypeError, "give an mscclpp.language.AlgoSpec"):
+                msclc.mscclpp.plan(PROGRAM, wrong)
+        for rank in ("1", 1.5, True):
+            with self.assertRaisesRegex(TypeError, "rank is"):
+                msclc.mscclpp.compile(PROGRAM, spec(), rank=rank)
 
 
 class Compile(unittest.TestCase):

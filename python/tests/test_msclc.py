@@ -8,8 +8,10 @@ import json
 import os
 import pickle
 import subprocess
+import stat
 import tempfile
 import unittest
+import warnings
 from pathlib import Path
 
 import msclc
@@ -22,6 +24,29 @@ def command(*args):
     return subprocess.run([msclc.binary(), *args], capture_output=True, text=True, cwd=ROOT)
 
 
+class Docs(unittest.TestCase):
+    def test_the_first_example_of_docs_python_runs_as_written(self):
+        doc = (ROOT / "docs/python.md").read_text()
+        snippet = doc.split("```python\n", 1)[1].split("```", 1)[0]
+        cwd = os.getcwd()
+        with tempfile.TemporaryDirectory() as d:
+            # As from the repository's folder, what it writes kept apart.
+            for folder in ("examples", "benches"):
+                os.symlink(ROOT / folder, Path(d) / folder)
+            os.chdir(d)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", msclc.MsclcWarning)
+                    names = {}
+                    exec(snippet, names)
+                self.assertTrue(Path("plan.json").is_file())
+                self.assertTrue((Path("tuned") / "index.json").is_file())
+            finally:
+                os.chdir(cwd)
+        self.assertTrue(names["report"]["verified"])
+        self.assertEqual(names["found"][0].code, "W0502")
+
+
 class Compile(unittest.TestCase):
     def test_every_example_gives_the_commands_plan(self):
         compiled = 0
@@ -32,9 +57,44 @@ class Compile(unittest.TestCase):
                     msclc.compile(path)
                 self.assertEqual(str(raised.exception), out.stderr.rstrip("\n"), path)
                 continue
-            self.assertEqual(msclc.compile(path), out.stdout, path)
+            with warnings.catch_warnings(record=True) as issued:
+                warnings.simplefilter("always")
+                self.assertEqual(msclc.compile(path), out.stdout, path)
+            # Each warning the command prints, as a Python warning.
+            said = [w.message.diagnostic for w in issued if issubclass(w.category, msclc.MsclcWarning)]
+            self.assertEqual(said, msclc._diagnostics(out.stderr), path)
             compiled += 1
         self.assertGreater(compiled, 60)
+
+    def test_warnings_are_python_warnings_that_say_where(self):
+        path = ROOT / "benches/ring_allreduce.mscl"
+        with warnings.catch_warnings(record=True) as issued:
+            warnings.simplefilter("always")
+            msclc.compile(path)
+        first = issued[0]
+        self.assertIs(first.category, msclc.MsclcWarning)
+        self.assertEqual(first.filename, __file__, "attributed to the caller")
+        self.assertTrue(str(first.message).startswith(f"{path}:28:"), str(first.message))
+        self.assertIn("warning[W0502]", str(first.message))
+        self.assertEqual(pickle.loads(pickle.dumps(first.message)).diagnostic, first.message.diagnostic)
+
+    def test_a_killed_command_says_so(self):
+        with tempfile.TemporaryDirectory() as d:
+            killed = Path(d) / "msclc"
+            killed.write_text("#!/bin/sh\nkill -9 $$\n")
+            killed.chmod(killed.stat().st_mode | stat.S_IXUSR)
+            before = os.environ.get("MSCLC_BINARY")
+            os.environ["MSCLC_BINARY"] = str(killed)
+            try:
+                with self.assertRaises(msclc.MsclcError) as raised:
+                    msclc.compile(ROOT / "examples/simple_allgather.mscl")
+            finally:
+                if before is None:
+                    del os.environ["MSCLC_BINARY"]
+                else:
+                    os.environ["MSCLC_BINARY"] = before
+        self.assertEqual(raised.exception.exit_code, -9)
+        self.assertIn("was ended by SIGKILL", str(raised.exception))
 
     def test_params_are_python_values(self):
         path = ROOT / "examples/simple_allgather.mscl"
@@ -154,6 +214,12 @@ class Check(unittest.TestCase):
         self.assertTrue(msclc.sim(plan)["verified"])
         self.assertEqual(msclc.check(plan), [])
 
+    def test_plan_text_that_is_not_json_gets_the_plan_readers_error(self):
+        with self.assertRaises(msclc.MsclcError) as raised:
+            msclc.sim('{"gpus": [}')
+        self.assertIn("not JSON", str(raised.exception))
+        self.assertIn("<plan text>", str(raised.exception))
+
 
 class Sim(unittest.TestCase):
     def test_a_verdict_as_sim_json_gives_it(self):
@@ -174,9 +240,28 @@ class Sim(unittest.TestCase):
         files = {loc["file"] for run in report["runs"] for p in run["problems"] for loc in p["locations"]}
         self.assertEqual(files, {"<program text>"})
 
+    def test_program_text_is_named_so_wherever_the_folder_is(self):
+        # The hidden file's path, JSON-escaped in the report where the
+        # folder's name has a quote, is replaced all the same.
+        text = (ROOT / "examples/allreduce_nvls.mscl").read_text()
+        cwd = os.getcwd()
+        with tempfile.TemporaryDirectory() as d:
+            quoted = Path(d) / 'a "quoted" folder'
+            quoted.mkdir()
+            os.chdir(quoted)
+            try:
+                report = msclc.sim(text)
+            finally:
+                os.chdir(cwd)
+        files = {loc["file"] for run in report["runs"] for p in run["problems"] for loc in p["locations"]}
+        self.assertEqual(files, {"<program text>"})
+
     def test_nranks_sets_the_rank_param(self):
         report = msclc.sim(ROOT / "examples/mscclpp/single_node/allreduce.mscl", nranks=4)
         self.assertEqual(report["ranks"], 4)
+        for nranks in (True, 2.0, "4"):
+            with self.assertRaisesRegex(TypeError, "nranks is", msg=repr(nranks)):
+                msclc.sim(ROOT / "examples/simple_allgather.mscl", nranks=nranks)
 
 
 class Timing(unittest.TestCase):
@@ -185,6 +270,19 @@ class Timing(unittest.TestCase):
         self.assertEqual([r["size"] for r in rows], [1024 << k for k in range(11)])
         self.assertTrue(all(r["time_us"] > 0 for r in rows))
         self.assertEqual(rows[-1]["redop"], "sum")
+
+    def test_a_topology_file_is_a_path_whatever_its_name(self):
+        program = ROOT / "examples/mscclpp/single_node/allreduce.mscl"
+        builtin = msclc.timing(program, "h100-nvlink", "1K:4K")
+        cwd = os.getcwd()
+        with tempfile.TemporaryDirectory() as d:
+            os.chdir(d)
+            try:
+                Path("-topo.json").write_text('{"base": "h100-nvlink"}')
+                self.assertEqual(msclc.timing(program, "-topo.json", "1K:4K"), builtin)
+                self.assertEqual(msclc.timing(program, Path("-topo.json"), "1K:4K"), builtin)
+            finally:
+                os.chdir(cwd)
 
     def test_a_plan_the_simulator_finds_wrong_raises(self):
         # The NVLS AllReduce races (its closing handshake is relaxed): the
@@ -223,10 +321,31 @@ class Tune(unittest.TestCase):
         self.assertEqual([p["params"]["tbg"] for p in index["plans"]], ["4"])
         self.assertEqual(index["dropped"][0]["params"], "tbg=1 instances=2")
 
+    def test_program_text_is_named_so_in_the_files_kept(self):
+        text = self.PROGRAM.read_text()
+        cwd = os.getcwd()
+        with tempfile.TemporaryDirectory() as d:
+            os.chdir(d)
+            try:
+                index = msclc.tune(text, "h100-ib", "1K:4K", output="tuned", vary={"tbg": [4]}, num_gpus=16)
+                with open("tuned/index.json") as f:
+                    self.assertEqual(json.load(f), index)
+                self.assertEqual(index["program"], "<program text>")
+                with open("tuned/busbw.svg") as f:
+                    self.assertIn("&lt;program text&gt; on h100-ib", f.read())
+                self.assertEqual(sorted(os.listdir(".")), ["tuned"], "no hidden file is left")
+                # The command takes the folder for its own again.
+                msclc.tune(text, "h100-ib", "1K:4K", output="tuned", vary={"tbg": [4]}, num_gpus=16)
+            finally:
+                os.chdir(cwd)
+
     def test_vary_takes_a_list(self):
         for values in ("12", 4):
             with self.assertRaisesRegex(TypeError, "as a list"):
                 msclc.tune(self.PROGRAM, "h100-ib", "1K:4K", vary={"tbg": values})
+        for vary in ([("tbg", [1])], {"a=b": [1]}):
+            with self.assertRaisesRegex(TypeError, "vary", msg=repr(vary)):
+                msclc.tune(self.PROGRAM, "h100-ib", "1K:4K", vary=vary)
         with self.assertRaisesRegex(ValueError, "is empty"):
             msclc.tune(self.PROGRAM, "h100-ib", "1K:4K", vary={"tbg": []})
 
