@@ -26,6 +26,11 @@ fn main() {
             Needs::NoCudaDriver,
             run_without_a_gpu_says_so_in_one_line,
         ),
+        common::test(
+            "a_driver_library_that_falls_short_is_an_error_not_a_crash",
+            Needs::Cxx,
+            a_driver_library_that_falls_short_is_an_error_not_a_crash,
+        ),
     ]);
 }
 
@@ -171,4 +176,59 @@ fn run_without_a_gpu_says_so_in_one_line() {
         err.starts_with("error[E0806]: no NVIDIA driver found"),
         "{err}"
     );
+}
+
+/// A `libcuda.so` that lacks a function msclc calls (an old driver, or a
+/// library of that name that is not NVIDIA's), or whose driver sees no
+/// GPU: one line that says so and what to do, exit code 2, never a
+/// crash. The libraries are stand-ins, built here, found first through
+/// LD_LIBRARY_PATH.
+fn a_driver_library_that_falls_short_is_an_error_not_a_crash() {
+    let cxx = common::cxx_compiler(false).expect("a C++ compiler");
+    let dir = std::env::temp_dir().join(format!("msclc-libcuda-{}", std::process::id()));
+    let cases = [
+        ("empty", "", "has no `cuInit`, which `msclc run` calls: the driver is too old"),
+        (
+            "no_device",
+            "static const char *said = \"no CUDA-capable device is detected\";\n\
+             int cuInit(unsigned) { return 0; }\n\
+             int cuDeviceGetCount(int *) { return 100; }\n\
+             int cuGetErrorString(int, const char **s) { *s = said; return 0; }\n",
+            "cannot query CUDA devices: no CUDA-capable device is detected (CUDA_ERROR_NO_DEVICE): the driver sees no GPU",
+        ),
+    ];
+    for (name, body, says) in cases {
+        let lib = dir.join(name);
+        std::fs::create_dir_all(&lib).unwrap();
+        let source = lib.join("cuda.cpp");
+        std::fs::write(
+            &source,
+            format!("extern \"C\" {{\nint msclc_stand_in;\n{body}}}\n"),
+        )
+        .unwrap();
+        let built = Command::new(&cxx)
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(lib.join("libcuda.so"))
+            .arg(&source)
+            .output()
+            .expect("the C++ compiler runs");
+        assert!(
+            built.status.success(),
+            "{}",
+            String::from_utf8_lossy(&built.stderr)
+        );
+        std::fs::copy(lib.join("libcuda.so"), lib.join("libcuda.so.1")).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_msclc"))
+            .args(["run", "examples/simple_allgather.mscl", "--nranks", "2"])
+            .env("LD_LIBRARY_PATH", &lib)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("msclc runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert_eq!(err.lines().count(), 1, "{name}: {err}");
+        assert!(err.starts_with("error[E0806]: "), "{name}: {err}");
+        assert!(err.contains(says), "{name}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

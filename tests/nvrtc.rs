@@ -31,7 +31,54 @@ fn main() {
             Needs::Nvrtc,
             bad_sources_are_errors,
         ),
+        common::test(
+            "a_library_of_nvrtcs_name_that_will_not_do_is_named",
+            Needs::Nothing,
+            a_library_of_nvrtcs_name_that_will_not_do_is_named,
+        ),
     ]);
+}
+
+/// A file of NVRTC's name that the loader finds first but that is not
+/// NVRTC is said to be there and why it will not do, not taken for no
+/// NVRTC at all. (Where a real NVRTC is found after it, in a toolkit or a
+/// wheel, the cubin is built.)
+fn a_library_of_nvrtcs_name_that_will_not_do_is_named() {
+    let dir = std::env::temp_dir().join(format!("msclc-not-nvrtc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for major in [12, 13] {
+        std::fs::write(dir.join(format!("libnvrtc.so.{major}")), "not a library\n").unwrap();
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .args([
+            "examples/simple_allgather.mscl",
+            "--emit",
+            "cubin",
+            "--arch",
+            "sm_90",
+        ])
+        .args(["--no-cache", "-o"])
+        .arg(dir.join("k.cubin"))
+        .env_remove("MSCLC_NVRTC")
+        .env("LD_LIBRARY_PATH", &dir)
+        .env("CUDA_HOME", dir.join("no-toolkit"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("msclc runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.starts_with("error[E0806]: no NVRTC 12 or 13 that msclc can use: "),
+            "{err}"
+        );
+        assert!(
+            err.contains("cannot load NVRTC from libnvrtc.so.13"),
+            "{err}"
+        );
+        assert!(err.contains("install the CUDA toolkit"), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn is_cubin(bytes: &[u8]) -> bool {

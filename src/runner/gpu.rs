@@ -64,8 +64,64 @@ const HELPER_GRID: LaunchConfig = LaunchConfig {
     shared_mem_bytes: 0,
 };
 
+/// What the driver said of a call that failed, after `what`: its words
+/// and the error's name, and what to do where that is known.
 fn driver_error(what: &str) -> impl Fn(cudarc::driver::DriverError) -> String + '_ {
-    move |e| format!("{what}: {e:?}")
+    move |e| {
+        use sys::cudaError_enum as E;
+        let words = e.error_string().map(|w| w.to_string_lossy().into_owned());
+        let hint = match e.0 {
+            E::CUDA_ERROR_NO_DEVICE => {
+                ": the driver sees no GPU (`nvidia-smi` lists what it sees; CUDA_VISIBLE_DEVICES may hide them)"
+            }
+            E::CUDA_ERROR_SYSTEM_DRIVER_MISMATCH
+            | E::CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE => {
+                ": update the NVIDIA driver (its kernel module and library together)"
+            }
+            _ => "",
+        };
+        match words {
+            Ok(words) => format!("{what}: {words} ({:?}){hint}", e.0),
+            Err(_) => format!("{what}: {:?}{hint}", e.0),
+        }
+    }
+}
+
+/// Runs `f`, which calls the driver through cudarc; where the driver
+/// library lacks a function cudarc calls (an old driver, or a library of
+/// libcuda's name that is not NVIDIA's), cudarc panics: that is said as
+/// an error here, not a crash.
+fn with_driver<T>(f: impl FnOnce() -> Result<T, RunError>) -> Result<T, RunError> {
+    fn missing_symbol(payload: &(dyn std::any::Any + Send)) -> Option<String> {
+        let text = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())?;
+        let rest = text.strip_prefix("Missing symbol ")?;
+        Some(rest.split(':').next().unwrap_or(rest).to_string())
+    }
+    let previous: Arc<dyn Fn(&std::panic::PanicHookInfo) + Send + Sync> =
+        Arc::from(std::panic::take_hook());
+    let other = previous.clone();
+    // Quiet for the missing function alone: any other panic is a bug,
+    // reported as ever.
+    std::panic::set_hook(Box::new(move |info| {
+        if missing_symbol(info.payload()).is_none() {
+            other(info)
+        }
+    }));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    std::panic::set_hook(Box::new(move |info| previous(info)));
+    match result {
+        Ok(result) => result,
+        Err(payload) => match missing_symbol(payload.as_ref()) {
+            Some(function) => Err(format!(
+                "the NVIDIA driver library (libcuda.so) has no `{function}`, which `msclc run` calls: the driver is too old for this msclc (update it), or the library is not NVIDIA's"
+            )
+            .into()),
+            None => std::panic::resume_unwind(payload),
+        },
+    }
 }
 
 /// Runs `plan` per `opts`, writing the table to `out`; Ok(true) when every
@@ -103,8 +159,21 @@ pub fn run(plan: &Plan, opts: &RunOptions, out: &mut dyn std::io::Write) -> Resu
     let source = cuda::generate(plan)?;
     // SAFETY: only tries to open the library.
     if !unsafe { sys::is_culib_present() } {
-        return Err("no NVIDIA driver found (libcuda.so): `msclc run` needs a GPU; `msclc sim` checks a plan on the CPU".into());
+        return Err("no NVIDIA driver found (libcuda.so): `msclc run` needs a GPU and its driver (then NVRTC, to compile the kernel); `msclc sim` checks a plan on the CPU".into());
     }
+    with_driver(|| on_gpu(plan, opts, out, &workloads, &source))
+}
+
+/// The rest of [`run`], once the plan is known to run at some size and
+/// the driver library is there: the GPU found, the kernel compiled and
+/// launched at each size.
+fn on_gpu(
+    plan: &Plan,
+    opts: &RunOptions,
+    out: &mut dyn std::io::Write,
+    workloads: &[(u64, Result<Workload, String>)],
+    source: &str,
+) -> Result<bool, RunError> {
     let count = CudaContext::device_count().map_err(driver_error("cannot query CUDA devices"))?;
     if count < 1 {
         return Err(
@@ -127,7 +196,7 @@ pub fn run(plan: &Plan, opts: &RunOptions, out: &mut dyn std::io::Write) -> Resu
         )));
     }
     let compiled = nvrtc::compile(
-        &source,
+        source,
         &arch,
         &[cuda::dtype_define(opts.dtype)],
         opts.cache.as_deref(),
@@ -216,7 +285,7 @@ pub fn run(plan: &Plan, opts: &RunOptions, out: &mut dyn std::io::Write) -> Resu
     let mut table = Table::new(plan, opts, &mode);
     table.header(out);
     let mut all_right = true;
-    for (size, workload) in &workloads {
+    for (size, workload) in workloads {
         match workload {
             Err(why) => table.skip(out, *size, why),
             Ok(w) => {

@@ -167,13 +167,17 @@ fn find() -> Result<Api, String> {
         return Api::open(Path::new(&path));
     }
     let names: Vec<String> = MAJORS.iter().map(|m| format!("libnvrtc.so.{m}")).collect();
+    let mut refused = Vec::new();
     for name in &names {
-        if let Ok(api) = Api::open(Path::new(name)) {
-            return Ok(api);
+        match Api::open(Path::new(name)) {
+            Ok(api) => return Ok(api),
+            // The loader found a library of the name that will not do (not
+            // NVRTC, another version, damaged): said, not taken for none.
+            Err(why) if !why.contains("No such file or directory") => refused.push(why),
+            Err(_) => {}
         }
     }
     let mut tried = vec!["the loader's path".to_string()];
-    let mut refused = Vec::new();
     for dir in candidate_dirs() {
         for name in &names {
             let lib = dir.join(name);
@@ -186,13 +190,16 @@ fn find() -> Result<Api, String> {
         }
         tried.push(dir.display().to_string());
     }
-    let refused = if refused.is_empty() {
-        String::new()
-    } else {
-        format!("; found but refused: {}", refused.join("; "))
-    };
+    let install = "install the CUDA toolkit, or `pip install nvidia-cuda-nvrtc` (13) or `nvidia-cuda-nvrtc-cu12`, or set MSCLC_NVRTC to the library's path";
+    if !refused.is_empty() {
+        return Err(format!(
+            "no NVRTC 12 or 13 that msclc can use: {}; {install} (looked in {})",
+            refused.join("; "),
+            tried.join(", ")
+        ));
+    }
     Err(format!(
-        "NVRTC 12 or 13 (libnvrtc.so.13, libnvrtc.so.12) not found: install the CUDA toolkit, or `pip install nvidia-cuda-nvrtc` (13) or `nvidia-cuda-nvrtc-cu12`, or set MSCLC_NVRTC to the library's path (looked in {}){refused}",
+        "NVRTC 12 or 13 (libnvrtc.so.13, libnvrtc.so.12) not found: {install} (looked in {})",
         tried.join(", ")
     ))
 }
