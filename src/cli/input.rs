@@ -99,8 +99,19 @@ pub(crate) fn load_plan(
                     format!("cannot read {}: {e}", input.display()),
                 ))
             })?;
-        let plan = msclc::front::plan_json::read_plan(&text)
-            .map_err(|e| fail(e.diagnostic().in_plan(input)))?;
+        let plan = msclc::front::plan_json::read_plan(&text).map_err(|e| {
+            let mut d = e.diagnostic().in_plan(input);
+            // A program in a file named as a plan: no plan opens otherwise.
+            let opening = text.trim_start_matches('\u{feff}').trim_start();
+            if !opening.is_empty() && !opening.starts_with('{') {
+                d = d.with_note(format!(
+                    "help: a plan is a JSON object, opening with `{{`; msclc reads a file whose name ends in `.json` as a plan: a program's file is named `.mscl` ({} as {})",
+                    input.display(),
+                    input.with_extension("mscl").display()
+                ));
+            }
+            fail(d)
+        })?;
         if let Some(n) = nranks.filter(|n| *n as usize != plan.ranks.len()) {
             return Err(fail(Diagnostic::plain(Code::Ranks, format!(
                 "--nranks {n}: {} is a plan for {} ranks; a JSON plan's rank count is fixed (compile the program for {n} ranks instead)",

@@ -208,6 +208,11 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 /// Parses `MIN:MAX` (or one size for both).
 pub fn parse_size_range(text: &str) -> Result<(u64, u64), String> {
     let (lo, hi) = match text.split_once(':') {
+        Some((_, hi)) if hi.contains(':') => {
+            return Err(format!(
+                "`{text}`: a range is MIN:MAX, two sizes (like 1K:1G), or one size"
+            ))
+        }
         Some((lo, hi)) => (parse_size(lo)?, parse_size(hi)?),
         None => {
             let s = parse_size(text)?;
@@ -242,6 +247,9 @@ mod tests {
         assert!(parse_size_range("2M:1M").is_err());
         assert!(parse_size_range("0:1K").is_err());
         assert!(parse_size_range("0").is_err());
+        // A third size is said as such, not as a size that is no count.
+        let three = parse_size_range("1K:1K:1K").unwrap_err();
+        assert!(three.contains("a range is MIN:MAX"), "{three}");
         // Past u64::MAX bytes, said as such (not as a malformed count).
         for past in [
             "99999999999G",

@@ -559,3 +559,28 @@ fn errors_say_how_to_fix_them() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A program in a file named `.json` is read as a plan, which it is not:
+/// the error says how to name it.
+#[test]
+fn a_program_named_as_a_plan_is_told_its_name() {
+    let path = std::env::temp_dir().join(format!("msclc-program-{}.json", std::process::id()));
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/examples/simple_allgather.mscl"
+        ),
+        &path,
+    )
+    .unwrap();
+    let out = msclc(&["sim", path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("error[E0309]"), "{err}");
+    assert!(err.contains("a program's file is named `.mscl`"), "{err}");
+    assert!(
+        err.contains(&format!("as {}", path.with_extension("mscl").display())),
+        "{err}"
+    );
+    std::fs::remove_file(&path).unwrap();
+}
