@@ -7,7 +7,9 @@
 //! comment reads as a division when the code before it on its line ends
 //! with an operand, and its text starts with arithmetic on names the file
 //! uses or numbers, which ends the comment or is followed only by a
-//! bracket or comma (the rest of the line a division would leave).
+//! bracket or comma (the rest of the line a division would leave). The
+//! names are the values' names: not a method's or a field's (`ch.put(..)
+//! // put` names the op), nor a keyword argument's (`tb: 0`).
 
 use super::lexer::{lex, Token};
 use crate::diag::{Code, Diagnostic, Span};
@@ -23,14 +25,22 @@ pub fn comment_divisions(src: &str, file: u32) -> Vec<Diagnostic> {
     // Two passes over the tokens, none of them kept: a file of millions
     // of tokens holds no second copy of them.
     let mut names: HashSet<&str> = HashSet::new();
-    for token in lex(src) {
-        match token {
-            Ok((_, Token::Ident(name), _)) => {
+    let (mut before, mut tokens) = (None, lex(src).peekable());
+    while let Some(token) = tokens.next() {
+        let Ok((_, token, _)) = token else {
+            return Vec::new();
+        };
+        if let Token::Ident(name) = token {
+            let method = matches!(before, Some(Token::Dot));
+            // `name:` names a parameter: of a call (`tb: 0`), unless
+            // declared (`param n: int`; a function's are used in its body).
+            let keyword = matches!(tokens.peek(), Some(Ok((_, Token::Colon, _))))
+                && !matches!(before, Some(Token::Param));
+            if !method && !keyword {
                 names.insert(name);
             }
-            Ok(_) => {}
-            Err(_) => return Vec::new(),
         }
+        before = Some(token);
     }
     let mut found = Vec::new();
     let mut tokens = lex(src).flatten().peekable();
@@ -144,6 +154,9 @@ mod tests {
             "let n = 8 //\n",
             "let n = f( // n\n)\n",
             "let n = 8 // n +\n",
+            // An op's or a keyword argument's name, after a call.
+            "let ch = f()\nch.put(tb: 0) // put\n",
+            "let ch = f()\nch.put(tb: 0) // tb\n",
         ] {
             assert!(warned(src).is_empty(), "{src}");
         }
