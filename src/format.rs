@@ -19,8 +19,10 @@
 //!   lines around its bracket, so that in `], b)` the `]` lines up with
 //!   `foo(a, [`. A line that continues an expression, because the line
 //!   before ends in an operator or it starts with one (a binary operator,
-//!   `=`, `->`, `.`, `..`), is one level deeper, and so are the lines
-//!   inside the brackets it opens.
+//!   `=`, `->`, `.`, `..`, `in`, `where`), is one level deeper, and so are
+//!   the lines inside the brackets it opens, but for a block's braces: the
+//!   statements of `if a &&` / `b {` are one level deeper than the `if`,
+//!   and its `}` lines up with the `if`.
 //! - Within a line, tokens are one space apart, except:
 //!   - none before `,` `:` `;` `)` `]`, nor around `.` and `..`;
 //!   - none after `(` and `[`, nor after a unary `-` or `!`;
@@ -119,6 +121,9 @@ enum Class {
     Operand,
     /// A keyword, which a space separates from what it introduces.
     Keyword,
+    /// `else`, after which a brace opens a block (after another keyword,
+    /// `return {`, it may open a map).
+    Else,
     /// `pipeline`, whose arguments follow it like a call's.
     CallLikeKeyword,
     /// `(` or `[`.
@@ -131,7 +136,7 @@ enum Class {
     Separator,
     /// `.` `..`, which bind what they join.
     Joiner,
-    /// A binary operator, `=` or `->`.
+    /// A binary operator, `=`, `->`, `in` or `where`.
     Operator,
     /// `-`, binary or unary by what precedes it (see `Writer::in_context`).
     Minus,
@@ -145,9 +150,11 @@ impl Class {
         match token {
             // (A fraction or an unclosed string is never a token.)
             Ident(_) | Int(_) | Str(_) | True | False | Fraction | UnclosedString => Class::Operand,
-            Param | Program | Import | Fn | Let | Return | For | In | Where | If | Else => {
-                Class::Keyword
-            }
+            Param | Program | Import | Fn | Let | Return | For | If => Class::Keyword,
+            Else => Class::Else,
+            // Between two operands, as a binary operator is (`x in list`,
+            // `for i in 0..n where i > 0`): a line may break on either side.
+            In | Where => Class::Operator,
             Pipeline => Class::CallLikeKeyword,
             LParen | LBracket => Class::Open,
             RParen | RBracket => Class::Close,
@@ -305,7 +312,13 @@ impl Writer {
         }
         self.out.push_str(text);
         if class.opens() {
-            self.open_bracket();
+            // A brace after an operand or `else` opens a block (`n < 5 {`,
+            // `-> int {`, `} else {`); elsewhere a map.
+            let block = class == Class::OpenBrace
+                && self
+                    .previous
+                    .is_some_and(|before| before.ends_operand() || before == Class::Else);
+            self.open_bracket(block);
         } else if class.closes() {
             self.close_bracket();
         }
@@ -348,16 +361,21 @@ impl Writer {
         self.line_continues = continues;
     }
 
-    fn open_bracket(&mut self) {
+    /// A bracket opened (`block`: a brace that opens a block of
+    /// statements).
+    fn open_bracket(&mut self, block: bool) {
         match self.open_lines.last_mut() {
             Some(line) if line.line_number == self.line_number => line.open_brackets += 1,
             // The lines inside are one level deeper than those around the
             // bracket, or two on a continuation line: the brackets closed
-            // earlier on this line (`b) {`) do not count.
+            // earlier on this line (`b) {`) do not count. A block's
+            // statements are one level deeper than its statement, whose
+            // header may have run over lines (`if a &&` / `b {`), and its
+            // `}` lines up with the statement's first line.
             _ => self.open_lines.push(OpenLine {
                 line_number: self.line_number,
                 open_brackets: 1,
-                inner_indent: self.inner_indent() + 1 + usize::from(self.line_continues),
+                inner_indent: self.inner_indent() + 1 + usize::from(self.line_continues && !block),
             }),
         }
     }
@@ -472,6 +490,36 @@ mod tests {
         check(
             "let x = a +\n// why\nb\n",
             "let x = a +\n    // why\n    b\n",
+        );
+    }
+
+    #[test]
+    fn in_and_where_continue_a_line_as_operators_do() {
+        check(
+            "let x = a\nin b\nlet y = a in\nb\n",
+            "let x = a\n    in b\nlet y = a in\n    b\n",
+        );
+        check(
+            "for i in 0..2\nwhere i > 0 {\nf(i)\n}\n",
+            "for i in 0..2\n    where i > 0 {\n    f(i)\n}\n",
+        );
+    }
+
+    #[test]
+    fn a_block_whose_header_runs_over_lines_is_indented_from_its_statement() {
+        check("if a &&\nb {\nf()\n}\n", "if a &&\n    b {\n    f()\n}\n");
+        check(
+            "fn f()\n-> int {\nreturn 1\n}\n",
+            "fn f()\n    -> int {\n    return 1\n}\n",
+        );
+        // A map is no block: inside it, deeper than its continuation line.
+        check(
+            "let m = a +\n{\n1: 2 }[1]\n",
+            "let m = a +\n    {\n        1: 2 }[1]\n",
+        );
+        check(
+            "if a { f() }\nelse {\ng()\n}\n",
+            "if a { f() }\nelse {\n    g()\n}\n",
         );
     }
 
