@@ -247,6 +247,18 @@ mod tests {
     }
 
     #[test]
+    fn program_options_end_with_a_line_a_comma_or_a_semicolon() {
+        for options in ["a = 1\nb = 2\n", "a = 1, b = 2", "a = 1; b = 2;"] {
+            let src = format!("program \"x\" {{ {options} }}");
+            let stmts = parse(0, &src).unwrap_or_else(|d| panic!("{src}: {}", d.message));
+            let StmtKind::Program { options, .. } = &stmts[0].kind else {
+                panic!("{src}: no program block");
+            };
+            assert_eq!(options.len(), 2, "{src}");
+        }
+    }
+
+    #[test]
     fn reports_position_of_bad_token() {
         let err = parse(0, "let x = (1 + ]").unwrap_err();
         assert_eq!(err.message, "unexpected `]`");
