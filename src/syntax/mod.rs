@@ -251,7 +251,7 @@ mod tests {
         for options in ["a = 1\nb = 2\n", "a = 1, b = 2", "a = 1; b = 2;"] {
             let src = format!("program \"x\" {{ {options} }}");
             let stmts = parse(0, &src).unwrap_or_else(|d| panic!("{src}: {}", d.message));
-            let StmtKind::Program { options, .. } = &stmts[0].kind else {
+            let ast::StmtKind::Program { options, .. } = &stmts[0].kind else {
                 panic!("{src}: no program block");
             };
             assert_eq!(options.len(), 2, "{src}");
