@@ -97,6 +97,11 @@ fn main() {
             Needs::Cxx,
             user_text_in_the_generated_source_stays_text,
         ),
+        common::test(
+            "the_host_branch_compiles_without_warnings",
+            Needs::Cxx,
+            the_host_branch_compiles_without_warnings,
+        ),
     ]);
 }
 
@@ -634,4 +639,58 @@ fn user_text_in_the_generated_source_stays_text() {
     let outcome = HostKernel::build(&cxx, &plan, &tmp, false).run(small_size(&plan), 1, BUDGET_NS);
     let _ = std::fs::remove_dir_all(&tmp);
     assert!(outcome.gave_up.is_none() && outcome.wrong.iter().all(|w| *w == 0));
+}
+
+/// Whoever builds the generated source as C++ (the host branch) with the
+/// compiler's warnings on, and as errors, gets none: not of the prelude
+/// (a barrier the compiler cannot prove set, CUDA's unroll pragma), nor of
+/// the plan's code, for a plan of each kind of op.
+fn the_host_branch_compiles_without_warnings() {
+    let cxx = plain_compiler();
+    let tmp = temp_dir("warnings");
+    std::fs::create_dir_all(&tmp).unwrap();
+    for (example, defines) in [
+        ("examples/simple_allgather.mscl", &[("num_gpus", "16")][..]),
+        ("examples/mscclpp/single_node/allreduce_pkt.mscl", &[]),
+        (
+            "examples/mscclpp/single_node/alltoall/alltoall_ring.mscl",
+            &[],
+        ),
+        ("examples/mscclpp/multi_node/allgather_tbg.mscl", &[]),
+        ("examples/allreduce_nvls.mscl", &[]),
+    ] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(example);
+        let defines: Vec<(String, String)> = defines
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let plan = msclc::driver::compile(&path, &defines)
+            .result
+            .expect("compiles");
+        let source = tmp.join("kernel.cu");
+        std::fs::write(
+            &source,
+            msclc::back::cuda::generate(&plan).expect("generates"),
+        )
+        .unwrap();
+        let out = std::process::Command::new(&cxx)
+            .args([
+                "-std=c++17",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-fsyntax-only",
+                "-x",
+                "c++",
+            ])
+            .arg(&source)
+            .output()
+            .expect("runs the C++ compiler");
+        assert!(
+            out.status.success(),
+            "{example}:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
 }
