@@ -28,11 +28,11 @@ pub(crate) struct RunArgs {
     /// Element type of the data (`float` and `half`, as nccl-tests names them, are float32 and float16).
     #[arg(long, value_enum, default_value = "float32")]
     pub(crate) dtype: DtypeArg,
-    /// Timed launches per size.
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    /// Timed launches per size, 1 to 1,000,000.
+    #[arg(long, default_value_t = 20, value_parser = launches(1))]
     pub(crate) iters: u32,
-    /// Untimed launches before them.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    /// Untimed launches before them, 0 to 1,000,000.
+    #[arg(long, default_value_t = 5, value_parser = launches(0))]
     pub(crate) warmup: u32,
     /// Capture each size's timed launches in one CUDA graph and time its
     /// launch: the time per launch without the host's cost of issuing it
@@ -44,12 +44,24 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     pub(crate) no_cache: bool,
     /// Seconds any one wait of the kernel (signal, barrier, semaphore,
-    /// packet) may spin: then the kernel stops, and msclc says which rank,
-    /// thread block and op waited for what, and exits 1.
+    /// packet) may spin, 0.001 to 1e9: then the kernel stops, and msclc
+    /// says which rank, thread block and op waited for what, and exits 1.
     #[arg(long, value_name = "SECONDS", default_value = "5", value_parser = parse_seconds)]
     pub(crate) timeout: std::time::Duration,
     #[command(flatten)]
     pub(crate) limits: LimitArgs,
+}
+
+/// A count of launches from `least` to a million, said as such whatever
+/// the number given (clap says "too large to fit" past u32's).
+fn launches(least: u32) -> impl Fn(&str) -> Result<u32, String> + Clone {
+    move |s| {
+        s.parse::<u64>()
+            .ok()
+            .filter(|n| (u64::from(least)..=1_000_000).contains(n))
+            .map(|n| n as u32)
+            .ok_or_else(|| format!("`{s}` is not a count of launches from {least} to 1,000,000"))
+    }
 }
 
 /// A wait's budget: from a millisecond (the kernel counts it in

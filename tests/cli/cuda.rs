@@ -342,10 +342,18 @@ fn sizes_that_cannot_run_are_usage_errors() {
 fn options_that_would_be_ignored_or_misread_are_usage_errors() {
     let ag = "examples/simple_allgather.mscl";
     for (args, why) in [
-        (vec!["run", ag, "--iters", "0"], "0 is not in 1..=1000000"),
+        (
+            vec!["run", ag, "--iters", "0"],
+            "`0` is not a count of launches from 1 to 1,000,000",
+        ),
         (
             vec!["run", ag, "--warmup", "2000000"],
-            "2000000 is not in 0..=1000000",
+            "`2000000` is not a count of launches from 0 to 1,000,000",
+        ),
+        // Past what any integer type holds: said the same way.
+        (
+            vec!["run", ag, "--iters", "99999999999999999999"],
+            "is not a count of launches from 1 to 1,000,000",
         ),
         (vec!["run", ag, "--timeout", "1e-12"], "from 0.001 to 1e9"),
         (
