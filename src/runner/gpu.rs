@@ -129,10 +129,16 @@ fn with_driver<T>(f: impl FnOnce() -> Result<T, RunError>) -> Result<T, RunError
 pub fn run(plan: &Plan, opts: &RunOptions, out: &mut dyn std::io::Write) -> Result<bool, RunError> {
     // What cannot run anywhere is said before looking for a GPU.
     if plan.ranks.iter().all(|r| r.threadblocks.is_empty()) {
-        return Err(RunError::Problem(crate::diag::Diagnostic::plain(
+        let mut problem = crate::diag::Diagnostic::plain(
             crate::diag::Code::NoCudaForm,
             "the plan has no thread block on any rank: there is no kernel to launch (`msclc sim` checks what such a plan leaves in the buffers)",
-        )));
+        );
+        if plan.ranks.len() == 1 {
+            problem = problem.with_note(
+                "help: a collective of one rank has no peer to move data to: give --nranks 2 or more",
+            );
+        }
+        return Err(RunError::Problem(problem));
     }
     let senders = crate::measure::workload::sendrecv_senders(plan);
     let workloads: Vec<(u64, Result<Workload, String>)> =

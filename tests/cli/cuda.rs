@@ -45,6 +45,13 @@ fn a_plan_without_blocks_has_cuda_but_nothing_to_run() {
         err.contains("E0605") && err.contains("no thread block on any rank"),
         "{err}"
     );
+    assert!(!err.contains("--nranks 2"), "{err}");
+    // A collective of one rank: the same, and how to have a kernel.
+    let out = msclc(&["run", "examples/simple_allgather.mscl", "--nranks", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("E0605"), "{err}");
+    assert!(err.contains("give --nranks 2 or more"), "{err}");
 }
 
 /// The executor counts a pipeline's iterations in 16 bits: a size at which
