@@ -449,9 +449,9 @@ MSCL_DEV void mscl_reduce_elems(const mscl_ptrs<ND>& d, const mscl_cptrs<NS>& s,
   typedef typename R::E E;
   for (u64 i = from / sizeof(E) + MSCL_TID; i < to / sizeof(E); i += MSCL_NT) {
     E acc = ((const E*)s.p[0])[i];
-MSCL_UNROLL
+    MSCL_UNROLL
     for (int k = 1; k < NS; k++) acc = R::of(acc, ((const E*)s.p[k])[i]);
-MSCL_UNROLL
+    MSCL_UNROLL
     for (int k = 0; k < ND; k++) ((E*)d.p[k])[i] = acc;
   }
 }
@@ -459,9 +459,9 @@ MSCL_UNROLL
 template <typename R, int NS, int ND>
 MSCL_MOVER void mscl_reduce(mscl_ptrs<ND> d, mscl_cptrs<NS> s, u64 bytes) {
   u64 mixed = 0;
-MSCL_UNROLL
+  MSCL_UNROLL
   for (int k = 1; k < NS; k++) mixed |= (u64)s.p[k] ^ (u64)s.p[0];
-MSCL_UNROLL
+  MSCL_UNROLL
   for (int k = 0; k < ND; k++) mixed |= (u64)d.p[k] ^ (u64)s.p[0];
   const u64 head = mscl_head((u64)s.p[0], mixed, bytes);
   mscl_reduce_elems<R, NS, ND>(d, s, 0, head);
@@ -471,13 +471,13 @@ MSCL_UNROLL
   for (; i + nt < n; i += 2 * nt) {
     const u64 o0 = head + 16 * (u64)i, o1 = head + 16 * (u64)(i + nt);
     mscl_v16 a0 = mscl_ld16(s.p[0] + o0), a1 = mscl_ld16(s.p[0] + o1);
-MSCL_UNROLL
+    MSCL_UNROLL
     for (int k = 1; k < NS; k++) {
       mscl_v16 b0 = mscl_ld16(s.p[k] + o0), b1 = mscl_ld16(s.p[k] + o1);
       a0 = mscl_reduce16<R>(a0, b0);
       a1 = mscl_reduce16<R>(a1, b1);
     }
-MSCL_UNROLL
+    MSCL_UNROLL
     for (int k = 0; k < ND; k++) {
       mscl_st16(d.p[k] + o0, a0);
       mscl_st16(d.p[k] + o1, a1);
@@ -486,9 +486,9 @@ MSCL_UNROLL
   for (; i < n; i += nt) {
     const u64 o = head + 16 * (u64)i;
     mscl_v16 acc = mscl_ld16(s.p[0] + o);
-MSCL_UNROLL
+    MSCL_UNROLL
     for (int k = 1; k < NS; k++) acc = mscl_reduce16<R>(acc, mscl_ld16(s.p[k] + o));
-MSCL_UNROLL
+    MSCL_UNROLL
     for (int k = 0; k < ND; k++) mscl_st16(d.p[k] + o, acc);
   }
   mscl_reduce_elems<R, NS, ND>(d, s, head + 16 * (u64)n, bytes);
@@ -554,12 +554,12 @@ MSCL_DEV bool mscl_packets_aligned(const MsclArgs& a, u64 packets, u64 raw, u64 
 template <int ND>
 MSCL_MOVER void mscl_put_packets(const MsclArgs& a, mscl_ptrs<ND> d, const char* src, u64 bytes, u64 at) {
   u64 mixed = 0;
-MSCL_UNROLL
+  MSCL_UNROLL
   for (int k = 0; k < ND; k++) mixed |= (u64)d.p[k];
   if (!mscl_packets_aligned(a, mixed, (u64)src, bytes, at)) return;
   for (u32 j = MSCL_TID; j < bytes / 8; j += MSCL_NT) {
     mscl_v8 v = ((const mscl_v8*)src)[j];
-MSCL_UNROLL
+    MSCL_UNROLL
     for (int k = 0; k < ND; k++) mscl_store_packet(d.p[k] + 16 * (u64)j, v, a.flag);
   }
 }
@@ -568,12 +568,12 @@ MSCL_UNROLL
 template <int ND>
 MSCL_MOVER void mscl_forward_packets(const MsclArgs& a, mscl_ptrs<ND> d, const char* src, u64 bytes, u64 at) {
   u64 mixed = (u64)src;
-MSCL_UNROLL
+  MSCL_UNROLL
   for (int k = 0; k < ND; k++) mixed |= (u64)d.p[k];
   if (!mscl_packets_aligned(a, mixed, 0, bytes, at)) return;
   for (u32 j = MSCL_TID; j < bytes / 8; j += MSCL_NT) {
     mscl_v8 v = mscl_load_packet(a, src, j, at);
-MSCL_UNROLL
+    MSCL_UNROLL
     for (int k = 0; k < ND; k++) mscl_store_packet(d.p[k] + 16 * (u64)j, v, a.flag);
   }
 }
@@ -590,18 +590,18 @@ template <typename R, int NP, int NO>
 MSCL_MOVER void mscl_reduce_packets(const MsclArgs& a, char* dst, mscl_ptrs<NO> out, const char* raw,
                                     mscl_cptrs<NP> pkt, u64 bytes, u64 at) {
   u64 packets = 0;
-MSCL_UNROLL
+  MSCL_UNROLL
   for (int k = 0; k < NP; k++) packets |= (u64)pkt.p[k];
-MSCL_UNROLL
+  MSCL_UNROLL
   for (int k = 0; k < NO; k++) packets |= (u64)out.p[k];
   if (!mscl_packets_aligned(a, packets, (u64)dst | (u64)raw, bytes, at)) return;
   for (u32 j = MSCL_TID; j < bytes / 8; j += MSCL_NT) {
     mscl_v8 acc = mscl_load_packet(a, pkt.p[0], j, at);
-MSCL_UNROLL
+    MSCL_UNROLL
     for (int k = 1; k < NP; k++) acc = mscl_reduce8<R>(acc, mscl_load_packet(a, pkt.p[k], j, at));
     acc = mscl_reduce8<R>(acc, ((const mscl_v8*)raw)[j]);
     ((mscl_v8*)dst)[j] = acc;
-MSCL_UNROLL
+    MSCL_UNROLL
     for (int k = 0; k < NO; k++) mscl_store_packet(out.p[k] + 16 * (u64)j, acc, a.flag);
   }
 }
