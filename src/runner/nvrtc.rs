@@ -173,7 +173,11 @@ fn find() -> Result<Api, String> {
             Ok(api) => return Ok(api),
             // The loader found a library of the name that will not do (not
             // NVRTC, another version, damaged): said, not taken for none.
-            Err(why) if !why.contains("No such file or directory") => refused.push(why),
+            // It names a file it found by its path, one it did not by the
+            // name asked for alone (in the language of the locale).
+            Err(why) if !why.starts_with("cannot load NVRTC from ") || why.contains('/') => {
+                refused.push(why)
+            }
             Err(_) => {}
         }
     }
