@@ -3,13 +3,22 @@
 use crate::diag::{Code, Diagnostic};
 use crate::ir::*;
 
-/// Executor limits and reliance on executor bugs (SEMANTICS.md §9), as warnings.
+/// Signals the executor will not pair with their waits, executor limits
+/// and reliance on executor bugs (SEMANTICS.md §9), as warnings.
 pub fn check_limits(plan: &Plan) -> Vec<Diagnostic> {
+    // Signals and waits that pair per pair of ranks only (W0501): the
+    // cause, at its program lines, of the deadlock the run then reports.
+    // (A plan they do not balance in has been refused before it got here.)
+    let mut warnings = match crate::passes::pairing::check(plan) {
+        Ok(balance) => crate::passes::pairing::warnings(plan, balance),
+        Err(_) => Vec::new(),
+    };
     // The executor's fixed limits, at their program lines.
-    let mut warnings: Vec<Diagnostic> = crate::passes::executor_limits::check(plan)
-        .iter()
-        .map(|c| c.diagnostic(plan))
-        .collect();
+    warnings.extend(
+        crate::passes::executor_limits::check(plan)
+            .iter()
+            .map(|c| c.diagnostic(plan)),
+    );
     warnings.extend(crate::passes::executor_limits::misread_values(plan));
     warnings.extend(crate::passes::pipeline_coverage::uncovered_ops(plan));
     // Each bug once, at the first op that meets it (a plan read from JSON

@@ -178,3 +178,28 @@ fn dtype_takes_the_names_the_table_prints() {
         assert!(by_alias.contains(&format!("type {printed}")), "{by_alias}");
     }
 }
+
+/// A deadlock whose cause is a signal on a channel the peer does not wait
+/// on comes with the warning `check` gives (W0501), which names the
+/// channel and where it was made; on a plan read back from JSON too.
+#[test]
+fn a_deadlock_comes_with_the_unpaired_signals_that_cause_it() {
+    let program = "examples/mscclpp/unit_tests/signal_wait/signal_wait_fuse_test.mscl";
+    let out = msclc(&["sim", program]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stdout.starts_with("deadlock:"), "{stdout}");
+    assert!(
+        stderr.contains("warning[W0501]: signal/wait mismatch on memory channels: rank 0's memory channel 0 (to rank 1) signals 1 time"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&format!("┌─ {program}:")), "{stderr}");
+    let plan = std::env::temp_dir().join(format!("msclc-unpaired-{}.json", std::process::id()));
+    let written = msclc(&[program, "-q", "-o", plan.to_str().unwrap()]);
+    assert!(written.status.success());
+    let out = msclc(&["sim", plan.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("warning[W0501]"), "{stderr}");
+    std::fs::remove_file(&plan).unwrap();
+}
