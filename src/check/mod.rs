@@ -163,12 +163,17 @@ impl Checker {
             }
         }
         if !got.fits(want) {
-            self.err(Diagnostic::error(
+            let mut d = Diagnostic::error(
                 Code::TypeMismatch,
                 span,
                 format!("{what} has type `{got}`, expected `{want}`"),
                 format!("of type `{got}`"),
-            ));
+            );
+            // The DSL's `buffer[:]`: a whole buffer where its chunks are meant.
+            if (got, want) == (&Type::Buffer, &Type::Chunk) {
+                d = d.with_note("help: a buffer's chunks are a slice of it: all of `b` is `b[0..b.size]`, chunk i `b[i]`");
+            }
+            self.err(d);
         }
     }
 

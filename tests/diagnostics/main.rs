@@ -358,6 +358,18 @@ fn wrong_argument_type() {
     expect(&with_header("rank(@\"zero\")"), Code::TypeMismatch);
 }
 
+/// A whole buffer where a chunk goes (the DSL's `buffer[:]`) is told how
+/// to slice it.
+#[test]
+fn a_buffer_for_a_chunk_is_told_its_slice() {
+    expect(
+        &with_header("rank(0).copy(@rank(0).output, rank(0).input[0], tb: 0)"),
+        Code::TypeMismatch,
+    );
+    let said = rendered_errors("rank(0).copy(rank(0).output, rank(0).input[0], tb: 0)");
+    assert!(said.contains("all of `b` is `b[0..b.size]`"), "{said}");
+}
+
 #[test]
 fn unknown_keyword_argument() {
     expect(
