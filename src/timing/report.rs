@@ -99,12 +99,15 @@ pub fn render(
         out,
         "# predicted on {} ({}): plan {} ({}, {}), type {}",
         top.name,
-        describe(top),
+        describe(top, plan.ranks.len() as u32),
         plan.name,
         c.name,
         crate::units::count(plan.ranks.len() as u64, "rank"),
         dtype.nccl_name()
     );
+    if let Some(note) = ports_within_a_node(plan, top) {
+        let _ = writeln!(out, "# {note}");
+    }
     let _ = writeln!(
         out,
         "# a model, not a measurement: docs/timing.md says what it covers and how close it comes"
@@ -178,12 +181,39 @@ fn fit(line: String) -> String {
 }
 
 /// `8 GPUs per node, NVLS`, for the header.
-fn describe(top: &Topology) -> String {
+/// The machine `ranks` ranks run on: how many GPUs a node has, and how
+/// many nodes the ranks fill.
+fn describe(top: &Topology, ranks: u32) -> String {
     if top.one_gpu {
         return "every rank on one GPU".to_string();
     }
     let nvls = if top.nvls { ", NVLS" } else { "" };
-    format!("{} GPUs per node{nvls}", top.gpus_per_node)
+    let nodes = ranks.div_ceil(top.gpus_per_node.max(1)).max(1);
+    format!(
+        "{} GPUs per node{nvls}, {}",
+        top.gpus_per_node,
+        crate::units::count(nodes.into(), "node")
+    )
+}
+
+/// A note where the plan has port channels and every one joins ranks of
+/// one node: timed over NVLink, which a program written for several nodes
+/// at this rank count did not mean (a topology's `gpus_per_node` says
+/// where the nodes divide).
+fn ports_within_a_node(plan: &Plan, top: &Topology) -> Option<String> {
+    let mut ports = plan
+        .ranks
+        .iter()
+        .enumerate()
+        .flat_map(|(rank, r)| r.port_peers.iter().map(move |&peer| (rank as u32, peer)));
+    let (rank, peer) = ports.next()?;
+    let within = |(from, to): (u32, u32)| top.link(from, to) != super::topology::Link::Network;
+    (!top.one_gpu && within((rank, peer)) && ports.all(within)).then(|| {
+        format!(
+            "every port channel joins two GPUs of one node of {} ({} per node), timed within it: a topology file with \"gpus_per_node\" places the nodes otherwise (docs/timing.md)",
+            top.name, top.gpus_per_node
+        )
+    })
 }
 
 /// Segments of the path shown at most, the longest.

@@ -203,3 +203,34 @@ fn a_deadlock_comes_with_the_unpaired_signals_that_cause_it() {
     assert!(stderr.contains("warning[W0501]"), "{stderr}");
     std::fs::remove_file(&plan).unwrap();
 }
+
+/// The predicted table says how many nodes the ranks fill, and where a
+/// multi-node program's port channels all stay within one node of the
+/// topology, that they are timed so.
+#[test]
+fn the_timing_header_says_the_nodes_and_ports_that_stay_within_one() {
+    let program = "examples/mscclpp/multi_node/allgather.mscl";
+    let one_node = msclc(&[
+        "sim",
+        program,
+        "-D",
+        "gpus_per_node=4",
+        "--timing",
+        "h100-ib",
+        "--size",
+        "1K",
+    ]);
+    let text = String::from_utf8_lossy(&one_node.stdout);
+    assert!(
+        text.contains("# predicted on h100-ib (8 GPUs per node, 1 node)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("# every port channel joins two GPUs of one node of h100-ib"),
+        "{text}"
+    );
+    let two_nodes = msclc(&["sim", program, "--timing", "h100-ib", "--size", "1K"]);
+    let text = String::from_utf8_lossy(&two_nodes.stdout);
+    assert!(text.contains("(8 GPUs per node, 2 nodes)"), "{text}");
+    assert!(!text.contains("every port channel"), "{text}");
+}
