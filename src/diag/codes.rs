@@ -106,6 +106,15 @@ codes! {
     Internal "E0999": "an internal error (a bug in msclc: please report it)";
 }
 
+impl Code {
+    /// Whether a warning of this code means the MSCCL++ executor does not
+    /// run the plan as written: a limit crossed (it refuses the plan, or
+    /// overwrites memory) or an op it does not know.
+    pub fn executor_refuses(self) -> bool {
+        matches!(self, Code::ExecutorLimit | Code::UnknownOp)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -38,10 +38,21 @@ pub fn verdict_line(plan: &Plan, report: &Report) -> String {
         count(report.ops_run, "op")
     );
     match &report.verdict {
-        Verdict::Verified => match &report.sendrecv_sources {
-            Some(sources) => format!("verified: {summary}; {}", describe_sendrecv(sources)),
-            None => format!("verified: {summary}"),
-        },
+        Verdict::Verified => {
+            let mut line = format!("verified: {summary}");
+            if let Some(sources) = &report.sendrecv_sources {
+                line = format!("{line}; {}", describe_sendrecv(sources));
+            }
+            // Right as simulated, and not what the executor will run: said
+            // in the line `--quiet` keeps, the warning's code to look for.
+            if let Some(w) = report.warnings.iter().find(|w| w.code.executor_refuses()) {
+                line = format!(
+                    "{line}; but the MSCCL++ executor will not run it as simulated ({})",
+                    w.code.id()
+                );
+            }
+            line
+        }
         Verdict::WrongResult(w) => format!("wrong result: {}", w.text),
         Verdict::Deadlock(_) => format!("deadlock: no thread block can go on ({summary})"),
         Verdict::Race(race) => format!("data race on {}", race.location),

@@ -371,16 +371,11 @@ pub fn compiled(req: &Request, defines: &[(String, String)]) -> Result<Plan, Str
     let limits: Vec<Diagnostic> = c
         .warnings
         .into_iter()
-        .filter(|w| refused_by_the_executor(w.code) && Some(w) != misread_range.as_ref())
+        .filter(|w| w.code.executor_refuses() && Some(w) != misread_range.as_ref())
         .collect();
     if limits.is_empty() {
         Ok(plan)
     } else {
         Err(first(&limits))
     }
-}
-
-/// Whether a warning of `code` means the executor does not run the plan.
-fn refused_by_the_executor(code: Code) -> bool {
-    matches!(code, Code::ExecutorLimit | Code::UnknownOp)
 }

@@ -234,3 +234,24 @@ fn the_timing_header_says_the_nodes_and_ports_that_stay_within_one() {
     assert!(text.contains("(8 GPUs per node, 2 nodes)"), "{text}");
     assert!(!text.contains("every port channel"), "{text}");
 }
+
+/// A plan that verifies but crosses a limit the executor refuses it for
+/// says so in the verdict line, the line `--quiet` keeps.
+#[test]
+fn a_verified_plan_the_executor_refuses_says_so_in_its_verdict() {
+    let out = msclc(&[
+        "sim",
+        "examples/simple_allgather.mscl",
+        "-D",
+        "num_gpus=16",
+        "-q",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        text.trim_end(),
+        "verified: allgather on 16 ranks, 2 executions, 4352 ops run; but the MSCCL++ executor will not run it as simulated (W0502)"
+    );
+    let fits = msclc(&["sim", "examples/simple_allgather.mscl", "-q"]);
+    assert!(!String::from_utf8_lossy(&fits.stdout).contains("executor"));
+}
