@@ -20,9 +20,10 @@
 //!   `foo(a, [`. A line that continues an expression, because the line
 //!   before ends in an operator or it starts with one (a binary operator,
 //!   `=`, `->`, `.`, `..`, `in`, `where`), is one level deeper, and so are
-//!   the lines inside the brackets it opens, but for a block's braces: the
-//!   statements of `if a &&` / `b {` are one level deeper than the `if`,
-//!   and its `}` lines up with the `if`.
+//!   the lines inside the brackets it opens, but for a block's braces: a
+//!   block's statements are one level deeper than the line of the word
+//!   that heads it (`if a &&` / `b {`, `let x =` / `if c {`), and its `}`
+//!   lines up with that line.
 //! - Within a line, tokens are one space apart, except:
 //!   - none before `,` `:` `;` `)` `]`, nor around `.` and `..`;
 //!   - none after `(` and `[`, nor after a unary `-` or `!`;
@@ -85,7 +86,12 @@ fn layout(text: &str, crlf: bool) -> Result<String, usize> {
         let gap = &text[end_of_previous..start];
         returns += gap.matches('\n').count() * usize::from(crlf);
         writer.gap(gap, Some(class));
-        writer.token(class, &text[start..end]);
+        // The words whose block's braces follow them (`if c {`, `} else {`).
+        let header = matches!(
+            token,
+            Token::If | Token::Else | Token::For | Token::Fn | Token::Program | Token::Pipeline
+        );
+        writer.token(class, &text[start..end], header);
         end_of_previous = end;
         if (writer.out.len() + returns) as u64 > MAX_SOURCE_BYTES {
             return Err(start);
@@ -211,6 +217,15 @@ struct Writer {
     /// Whether the current line continues an expression from the line
     /// before (see `Writer::continues`).
     line_continues: bool,
+    /// The current line's indentation, in levels.
+    line_indent: usize,
+    /// Brackets open, all lines together.
+    depth: usize,
+    /// The words that head a block (`if`, `for`, `else`, ...) whose brace
+    /// has not come yet: the brackets open at each and the indentation of
+    /// its line, which the block's statements are one level under. (A
+    /// comprehension's `for` is deeper than any brace it could head.)
+    headers: Vec<(usize, usize)>,
     /// Whether a blank line separates the last line written from the next:
     /// set by an empty source line, kept only between two written lines.
     blank_line_pending: bool,
@@ -236,6 +251,9 @@ impl Writer {
             line_number: 0,
             line_started: false,
             line_continues: false,
+            line_indent: 0,
+            depth: 0,
+            headers: Vec::new(),
             blank_line_pending: false,
             open_lines: Vec::new(),
             previous: None,
@@ -292,7 +310,8 @@ impl Writer {
         self.out.push_str(comment.trim_end());
     }
 
-    fn token(&mut self, class: Class, text: &str) {
+    /// A token of `class`, its `text`; `header`: a word that heads a block.
+    fn token(&mut self, class: Class, text: &str, header: bool) {
         let class = self.in_context(class);
         if !self.line_started {
             if class.closes() {
@@ -311,6 +330,9 @@ impl Writer {
             self.out.push(' ');
         }
         self.out.push_str(text);
+        if header {
+            self.headers.push((self.depth, self.line_indent));
+        }
         if class.opens() {
             // A brace after an operand or `else` opens a block (`n < 5 {`,
             // `-> int {`, `} else {`); elsewhere a map.
@@ -318,7 +340,8 @@ impl Writer {
                 && self
                     .previous
                     .is_some_and(|before| before.ends_operand() || before == Class::Else);
-            self.open_bracket(block);
+            let heading = if block { self.block_header() } else { None };
+            self.open_bracket(heading);
         } else if class.closes() {
             self.close_bracket();
         }
@@ -350,6 +373,26 @@ impl Writer {
         self.previous.is_some_and(wants_more) || first.is_some_and(takes_left)
     }
 
+    /// The indentation of the line of the word that heads the block whose
+    /// brace opens now, at this bracket depth; words deeper, which headed
+    /// no block (a comprehension's `for`), are dropped.
+    fn block_header(&mut self) -> Option<usize> {
+        while self
+            .headers
+            .last()
+            .is_some_and(|&(depth, _)| depth > self.depth)
+        {
+            self.headers.pop();
+        }
+        match self.headers.last() {
+            Some(&(depth, indent)) if depth == self.depth => {
+                self.headers.pop();
+                Some(indent)
+            }
+            _ => None,
+        }
+    }
+
     fn start_line(&mut self, indent: usize, continues: bool) {
         if std::mem::take(&mut self.blank_line_pending) {
             self.out.push('\n');
@@ -359,28 +402,34 @@ impl Writer {
         }
         self.line_started = true;
         self.line_continues = continues;
+        self.line_indent = indent;
     }
 
-    /// A bracket opened (`block`: a brace that opens a block of
-    /// statements).
-    fn open_bracket(&mut self, block: bool) {
+    /// A bracket opened; `heading`: for a brace that opens a block, the
+    /// indentation of the line of the word that heads it.
+    fn open_bracket(&mut self, heading: Option<usize>) {
+        self.depth += 1;
         match self.open_lines.last_mut() {
             Some(line) if line.line_number == self.line_number => line.open_brackets += 1,
             // The lines inside are one level deeper than those around the
             // bracket, or two on a continuation line: the brackets closed
             // earlier on this line (`b) {`) do not count. A block's
-            // statements are one level deeper than its statement, whose
-            // header may have run over lines (`if a &&` / `b {`), and its
-            // `}` lines up with the statement's first line.
+            // statements are one level deeper than the line of the word
+            // that heads it, whose header may have run over lines (`if a
+            // &&` / `b {`), and its `}` lines up with that line.
             _ => self.open_lines.push(OpenLine {
                 line_number: self.line_number,
                 open_brackets: 1,
-                inner_indent: self.inner_indent() + 1 + usize::from(self.line_continues && !block),
+                inner_indent: match heading {
+                    Some(indent) => indent + 1,
+                    None => self.inner_indent() + 1 + usize::from(self.line_continues),
+                },
             }),
         }
     }
 
     fn close_bracket(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
         if let Some(line) = self.open_lines.last_mut() {
             line.open_brackets -= 1;
             if line.open_brackets == 0 {
@@ -520,6 +569,21 @@ mod tests {
         check(
             "if a { f() }\nelse {\ng()\n}\n",
             "if a { f() }\nelse {\n    g()\n}\n",
+        );
+        // An `if` expression on a continuation line: its branches one level
+        // under the `if`'s line, its braces lined up with it.
+        check(
+            "let x =\nif c {\n1\n} else {\n2\n}\n",
+            "let x =\n    if c {\n        1\n    } else {\n        2\n    }\n",
+        );
+        check(
+            "let t = f(a) +\ng(if c {\n1\n} else {\n2\n})\n",
+            "let t = f(a) +\n    g(if c {\n        1\n    } else {\n        2\n    })\n",
+        );
+        // A comprehension's `for` heads no block.
+        check(
+            "for x in [\ny for y in z\n] {\nf(x)\n}\n",
+            "for x in [\n    y for y in z\n] {\n    f(x)\n}\n",
         );
     }
 
