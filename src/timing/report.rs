@@ -196,19 +196,28 @@ fn describe(top: &Topology, ranks: u32) -> String {
     )
 }
 
-/// A note where the plan has port channels and every one joins ranks of
-/// one node: timed over NVLink, which a program written for several nodes
-/// at this rank count did not mean (a topology's `gpus_per_node` says
-/// where the nodes divide).
+/// A note where a program written for several nodes is timed on one: its
+/// port channels reach the peers its memory channels do not (the mark of
+/// a hierarchical program: NVLink within a node, the network across), and
+/// every one joins ranks of one node of the topology, so it is timed over
+/// NVLink (a topology's `gpus_per_node` says where the nodes divide). A
+/// program of port channels alone, or over the same pairs as its memory
+/// channels, uses them on purpose.
 fn ports_within_a_node(plan: &Plan, top: &Topology) -> Option<String> {
-    let mut ports = plan
-        .ranks
-        .iter()
-        .enumerate()
-        .flat_map(|(rank, r)| r.port_peers.iter().map(move |&peer| (rank as u32, peer)));
-    let (rank, peer) = ports.next()?;
-    let within = |(from, to): (u32, u32)| top.link(from, to) != super::topology::Link::Network;
-    (!top.one_gpu && within((rank, peer)) && ports.all(within)).then(|| {
+    let pairs = |peers: fn(&crate::ir::RankPlan) -> &Vec<u32>| {
+        let mut pairs: Vec<(u32, u32)> = (plan.ranks.iter().enumerate())
+            .flat_map(|(rank, r)| peers(r).iter().map(move |&peer| (rank as u32, peer)))
+            .collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        pairs
+    };
+    let (ports, memory) = (pairs(|r| &r.port_peers), pairs(|r| &r.memory_peers));
+    let within = |&(from, to): &(u32, u32)| top.link(from, to) != super::topology::Link::Network;
+    let hierarchical =
+        !memory.is_empty() && ports.iter().all(|pair| memory.binary_search(pair).is_err());
+    let timed_within = !top.one_gpu && !ports.is_empty() && ports.iter().all(within);
+    (hierarchical && timed_within).then(|| {
         format!(
             "every port channel joins two GPUs of one node of {} ({} per node), timed within it: a topology file with \"gpus_per_node\" places the nodes otherwise (docs/timing.md)",
             top.name, top.gpus_per_node

@@ -233,6 +233,12 @@ fn the_timing_header_says_the_nodes_and_ports_that_stay_within_one() {
     let text = String::from_utf8_lossy(&two_nodes.stdout);
     assert!(text.contains("(8 GPUs per node, 2 nodes)"), "{text}");
     assert!(!text.contains("every port channel"), "{text}");
+    // Port channels alone, on one node on purpose: no note.
+    let ports_only = "examples/mscclpp/unit_tests/flush/flush_test.mscl";
+    let out = msclc(&["sim", ports_only, "--timing", "h100-nvlink", "--size", "1K"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("(8 GPUs per node, 1 node)"), "{text}");
+    assert!(!text.contains("every port channel"), "{text}");
 }
 
 /// A plan that verifies but crosses a limit the executor refuses it for
