@@ -21,7 +21,9 @@ import json
 import os
 import re
 import shutil
+import numbers
 import signal
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -355,11 +357,12 @@ def _xml_text(text: str, quotes: bool) -> str:
 
 def _replace_file(path: str, text: str) -> None:
     """Writes ``path`` whole or not at all: a temporary file beside it,
-    renamed over it."""
+    renamed over it, with the permissions the file had."""
     fd, tmp = tempfile.mkstemp(prefix=".msclc-", suffix=".tmp", dir=os.path.dirname(path) or ".")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -386,10 +389,11 @@ def _defines(params: Dict) -> List[str]:
 
 
 def _int_text(value, what: str) -> str:
-    """An int argument as the command reads it, or a ``TypeError``."""
-    if isinstance(value, bool) or not isinstance(value, int):
+    """An int argument as the command reads it (any integral number, a
+    NumPy one too, but a bool), or a ``TypeError``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{what} is {value!r}: give an int")
-    return str(value)
+    return str(int(value))
 
 
 def _topology(topology) -> str:

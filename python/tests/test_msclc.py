@@ -334,6 +334,9 @@ class Tune(unittest.TestCase):
                 with open("tuned/busbw.svg") as f:
                     self.assertIn("&lt;program text&gt; on h100-ib", f.read())
                 self.assertEqual(sorted(os.listdir(".")), ["tuned"], "no hidden file is left")
+                # Rewritten with the permissions the command gave them.
+                modes = {stat.S_IMODE(p.stat().st_mode) for p in Path("tuned").iterdir()}
+                self.assertEqual(len(modes), 1, modes)
                 # The command takes the folder for its own again.
                 msclc.tune(text, "h100-ib", "1K:4K", output="tuned", vary={"tbg": [4]}, num_gpus=16)
             finally:

@@ -101,9 +101,11 @@ pub(crate) fn load_plan(
             })?;
         let plan = msclc::front::plan_json::read_plan(&text).map_err(|e| {
             let mut d = e.diagnostic().in_plan(input);
-            // A program in a file named as a plan: no plan opens otherwise.
+            // A program in a file named as a plan: it opens with a word or
+            // a comment, which no JSON does.
             let opening = text.trim_start_matches('\u{feff}').trim_start();
-            if !opening.is_empty() && !opening.starts_with('{') {
+            if opening.starts_with(|c: char| c.is_ascii_alphabetic()) || opening.starts_with("//")
+            {
                 d = d.with_note(format!(
                     "help: a plan is a JSON object, opening with `{{`; msclc reads a file whose name ends in `.json` as a plan: a program's file is named `.mscl` ({} as {})",
                     input.display(),

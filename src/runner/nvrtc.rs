@@ -174,7 +174,9 @@ fn find() -> Result<Api, String> {
             // The loader found a library of the name that will not do (not
             // NVRTC, another version, damaged): said, not taken for none.
             // It names a file it found by its path, one it did not by the
-            // name asked for alone (in the language of the locale).
+            // name asked for alone (in the language of the locale); a
+            // library of a found NVRTC's own that is missing is named
+            // without a path too, and taken for no NVRTC.
             Err(why) if !why.starts_with("cannot load NVRTC from ") || why.contains('/') => {
                 refused.push(why)
             }

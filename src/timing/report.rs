@@ -180,9 +180,8 @@ fn fit(line: String) -> String {
     cut
 }
 
-/// `8 GPUs per node, NVLS`, for the header.
-/// The machine `ranks` ranks run on: how many GPUs a node has, and how
-/// many nodes the ranks fill.
+/// The machine `ranks` ranks run on, for the header: how many GPUs a node
+/// has, and how many nodes the ranks fill (`8 GPUs per node, NVLS, 1 node`).
 fn describe(top: &Topology, ranks: u32) -> String {
     if top.one_gpu {
         return "every rank on one GPU".to_string();
