@@ -374,16 +374,9 @@ impl Writer {
     }
 
     /// The indentation of the line of the word that heads the block whose
-    /// brace opens now, at this bracket depth; words deeper, which headed
-    /// no block (a comprehension's `for`), are dropped.
+    /// brace opens now, at this bracket depth (the words inside brackets
+    /// closed since, which headed none, are gone: `close_bracket`).
     fn block_header(&mut self) -> Option<usize> {
-        while self
-            .headers
-            .last()
-            .is_some_and(|&(depth, _)| depth > self.depth)
-        {
-            self.headers.pop();
-        }
         match self.headers.last() {
             Some(&(depth, indent)) if depth == self.depth => {
                 self.headers.pop();
@@ -430,6 +423,15 @@ impl Writer {
 
     fn close_bracket(&mut self) {
         self.depth = self.depth.saturating_sub(1);
+        // A word inside the brackets closed headed no block (`[y for y in
+        // z]`): the block's brace comes at its own depth or not at all.
+        while self
+            .headers
+            .last()
+            .is_some_and(|&(depth, _)| depth > self.depth)
+        {
+            self.headers.pop();
+        }
         if let Some(line) = self.open_lines.last_mut() {
             line.open_brackets -= 1;
             if line.open_brackets == 0 {
