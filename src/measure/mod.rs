@@ -15,8 +15,21 @@ use crate::ir::Plan;
 pub fn no_size_runs(min: u64, max: u64, size: u64, why: &str) -> Diagnostic {
     Diagnostic::plain(
         Code::NoSize,
-        format!("no size of --size {min}:{max} runs this plan: at {size} B, {why}"),
+        format!(
+            "no size of --size {}:{} runs this plan: at {size} B, {why}",
+            size_option(min),
+            size_option(max)
+        ),
     )
+}
+
+/// A byte count as `--size` takes it (`2G`): as `short_bytes` writes it,
+/// but in G where that would be T, which `--size` does not read.
+fn size_option(bytes: u64) -> String {
+    match crate::units::short_bytes(bytes) {
+        terabytes if terabytes.ends_with('T') => format!("{}G", bytes >> 30),
+        short => short,
+    }
 }
 
 /// The message sizes of a `--size MIN:MAX` range: from MIN (at least one

@@ -261,3 +261,26 @@ fn a_verified_plan_the_executor_refuses_says_so_in_its_verdict() {
     let fits = msclc(&["sim", "examples/simple_allgather.mscl", "-q"]);
     assert!(!String::from_utf8_lossy(&fits.stdout).contains("executor"));
 }
+
+/// E0808 says the `--size` range as it can be typed again (`2G:4G`, not
+/// its count of bytes).
+#[test]
+fn no_size_that_runs_says_the_range_as_typed() {
+    let program = "examples/mscclpp/single_node/allreduce_pkt.mscl";
+    let out = msclc(&["sim", program, "--timing", "h100-nvlink", "--size", "2G:4G"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("error[E0808]: no size of --size 2G:4G runs this plan"),
+        "{err}"
+    );
+    let out = msclc(&[
+        "sim",
+        program,
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "1024G:2048G",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no size of --size 1024G:2048G runs"), "{err}");
+}
