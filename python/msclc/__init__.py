@@ -339,14 +339,14 @@ def _rename_in_results(folder: str, shown: "_Shown") -> None:
     index_path = os.path.join(folder, "index.json")
     with open(index_path, encoding="utf-8") as f:
         index = shown.restore(json.load(f))
-    _replace_file(index_path, json.dumps(index, indent=2, ensure_ascii=False) + "\n")
+    _write_whole(index_path, json.dumps(index, indent=2, ensure_ascii=False) + "\n")
     picture = os.path.join(folder, "busbw.svg")
     if os.path.isfile(picture):
         with open(picture, encoding="utf-8") as f:
             svg = f.read()
         for written in {_xml_text(shown.path, quotes) for quotes in (False, True)}:
             svg = svg.replace(written, _xml_text(shown.shown, False))
-        _replace_file(picture, svg)
+        _write_whole(picture, svg)
 
 
 def _xml_text(text: str, quotes: bool) -> str:
@@ -355,14 +355,21 @@ def _xml_text(text: str, quotes: bool) -> str:
     return text.replace('"', "&quot;") if quotes else text
 
 
-def _replace_file(path: str, text: str) -> None:
-    """Writes ``path`` whole or not at all: a temporary file beside it,
-    renamed over it, with the permissions the file had."""
-    fd, tmp = tempfile.mkstemp(prefix=".msclc-", suffix=".tmp", dir=os.path.dirname(path) or ".")
+def _write_whole(path: Source, text: str) -> None:
+    """Writes ``path`` whole or not at all: a temporary file of this
+    writer's own beside it (ranks or threads writing at once each have
+    one), on disk before it is renamed over the path; a file that was
+    there keeps its permissions."""
+    path = os.fspath(path)
+    name = os.path.basename(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=os.path.dirname(path) or ".")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
-        os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
+            f.flush()
+            os.fsync(f.fileno())
+        if os.path.exists(path):
+            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

@@ -22,11 +22,10 @@ but msclc.
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Dict, Optional
 
-from . import MsclcError, Source, _kind_of_text, compile as _compile_plan, params as _declared, version
+from . import MsclcError, Source, _kind_of_text, _write_whole, compile as _compile_plan, params as _declared, version
 
 __all__ = ["PLAN_FIELDS", "SPEC_FIELDS", "compile", "plan"]
 
@@ -101,7 +100,7 @@ def plan(
     path = directory / f"{plan_id}.json"
     if not path.exists():
         try:
-            _write_atomically(path, text)
+            _write_whole(path, text)
         except OSError as e:
             raise MsclcError(f"cannot write the plan into the cache {directory}: {e}", 2, []) from None
     return path
@@ -223,22 +222,6 @@ def _default_cache_dir() -> Path:
     """MSCCL++'s cache when MSCCL++ is not imported: as its env() finds it."""
     named = os.environ.get("MSCCLPP_CACHE_DIR")
     return Path(named) if named else Path.home() / ".cache" / "mscclpp"
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Writes ``path`` whole or not at all: each caller (ranks compiling
-    at once, threads of one) writes a temporary file of its own, and each
-    rename puts a whole plan in place."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def _source_bytes(source: Source) -> bytes:
