@@ -46,18 +46,17 @@ struct Api {
 unsafe impl Send for Api {}
 unsafe impl Sync for Api {}
 
+/// How the loader's refusal of a library starts: `find` tells a library
+/// the loader could not open from one it opened that will not do.
+const NOT_LOADED: &str = "cannot load NVRTC from ";
+
 impl Api {
     /// Binds the NVRTC at `path` (a full path, or a name the loader finds).
     fn open(path: &Path) -> Result<Api, String> {
         preload_builtins(path);
         // SAFETY: loading NVRTC runs its initialisers only.
-        let lib = unsafe { Library::new(path) }.map_err(|e| {
-            format!(
-                "cannot load NVRTC from {}: {}",
-                path.display(),
-                loader_said(&e)
-            )
-        })?;
+        let lib = unsafe { Library::new(path) }
+            .map_err(|e| format!("{NOT_LOADED}{}: {}", path.display(), loader_said(&e)))?;
         macro_rules! bind {
             ($name:literal) => {
                 // SAFETY: the symbol is NVRTC's, with the signature of the
@@ -177,9 +176,7 @@ fn find() -> Result<Api, String> {
             // name asked for alone (in the language of the locale); a
             // library of a found NVRTC's own that is missing is named
             // without a path too, and taken for no NVRTC.
-            Err(why) if !why.starts_with("cannot load NVRTC from ") || why.contains('/') => {
-                refused.push(why)
-            }
+            Err(why) if !why.starts_with(NOT_LOADED) || why.contains('/') => refused.push(why),
             Err(_) => {}
         }
     }
