@@ -27,10 +27,12 @@ pub(crate) struct CompileArgs {
     /// write twice as fast and take half the space). JSON only.
     #[arg(long)]
     pub(crate) pretty: bool,
-    /// What to write: the MSCCL++ JSON execution plan, CUDA source
-    /// specialized for the plan (all ranks on one GPU), or that source
-    /// compiled by NVRTC to a cubin for `--arch` (no GPU needed; the
-    /// cubin `msclc run` loads, through the same cache).
+    /// What to write: the MSCCL++ JSON execution plan; its ops listed to
+    /// read, per rank and thread block, each with the program line and
+    /// loop values that made it; CUDA source specialized for the plan (all
+    /// ranks on one GPU); or that source compiled by NVRTC to a cubin for
+    /// `--arch` (no GPU needed; the cubin `msclc run` loads, through the
+    /// same cache).
     #[arg(long, value_enum, default_value = "json")]
     pub(crate) emit: Emit,
     /// The GPU architecture a cubin is for: sm_80 (A100), sm_90 (H100,
@@ -57,6 +59,7 @@ pub(crate) struct CompileArgs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Emit {
     Json,
+    Ops,
     Cuda,
     Cubin,
 }
@@ -97,7 +100,7 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
     if args.pretty && args.emit != Emit::Json {
         return fail(Diagnostic::plain(
             Code::Options,
-            "--pretty indents JSON plans; CUDA source and cubins are written as they are (leave out --pretty)",
+            "--pretty indents JSON plans; listings, CUDA source and cubins are written as they are (leave out --pretty)",
         ));
     }
     // `-o -` sends it down a pipe, not onto a terminal.
@@ -113,11 +116,12 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
     if args.emit != Emit::Cubin && (args.arch.is_some() || args.dtype.is_some() || args.no_cache) {
         return fail(Diagnostic::plain(
             Code::Options,
-            "--arch, --dtype and --no-cache are for --emit cubin (CUDA source serves every element type)",
+            "--arch, --dtype and --no-cache are for --emit cubin (CUDA source serves every element type; a listing has none)",
         ));
     }
     let example = match args.emit {
         Emit::Json => "plan.json",
+        Emit::Ops => "plan.txt",
         Emit::Cuda => "plan.cu",
         Emit::Cubin => "kernel.cubin",
     };
@@ -142,7 +146,7 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
             Emit::Json => args
                 .warnings
                 .compile_leaving_instances(input, defines, limits),
-            Emit::Cuda | Emit::Cubin => args.warnings.compile(input, defines, limits),
+            Emit::Ops | Emit::Cuda | Emit::Cubin => args.warnings.compile(input, defines, limits),
         };
         match c.result {
             Ok(_) if args.warnings.report(&c) => return wrong(),
@@ -154,7 +158,7 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
         return fail(d);
     }
     let cuda = match args.emit {
-        Emit::Json => None,
+        Emit::Json | Emit::Ops => None,
         Emit::Cuda | Emit::Cubin => {
             match timings.time("cuda", || msclc::back::cuda::generate(&plan)) {
                 Ok(source) => Some(source.into_bytes()),
@@ -195,9 +199,10 @@ pub(crate) fn exec(args: &CompileArgs) -> ExitCode {
         }
         _ => cuda,
     };
-    let write = |out: &mut dyn Write| match &image {
-        Some(bytes) => out.write_all(bytes).and_then(|()| out.flush()),
-        None => write_plan_to(&plan, args.pretty, out),
+    let write = |out: &mut dyn Write| match (&image, args.emit) {
+        (Some(bytes), _) => out.write_all(bytes).and_then(|()| out.flush()),
+        (None, Emit::Ops) => msclc::back::listing::write_listing(&plan, sources.as_ref(), out),
+        (None, _) => write_plan_to(&plan, args.pretty, out),
     };
     let written = timings.time("write", || match output {
         Some(path) => msclc::files::write_output_with(path, write),

@@ -124,6 +124,37 @@ pub struct RankPlan {
 }
 
 impl RankPlan {
+    /// The peer of block `tb`'s memory or port channel `id` (its place in
+    /// the block's own list of that kind).
+    pub fn channel_peer(&self, tb: u32, kind: ChannelKind, id: u32) -> Option<u32> {
+        let global = *self
+            .threadblocks
+            .get(tb as usize)?
+            .channel_ids(kind)
+            .get(id as usize)?;
+        let peers = match kind {
+            ChannelKind::Memory => &self.memory_peers,
+            ChannelKind::Port => &self.port_peers,
+            ChannelKind::Switch => return None,
+        };
+        peers.get(global as usize).copied()
+    }
+
+    /// The peer's buffer block `tb` reaches through its remote buffer `id`
+    /// of `kind` channels.
+    pub fn remote_buffer(&self, tb: u32, kind: ChannelKind, id: u32) -> Option<&RemoteBuffer> {
+        let tb = self.threadblocks.get(tb as usize)?;
+        let global = *tb.remote_buffer_ids(kind).get(id as usize)?;
+        self.remote_buffers.get(global as usize)
+    }
+
+    /// Block `tb`'s switch channel `id`.
+    pub fn switch_channel(&self, tb: u32, id: u32) -> Option<&SwitchChannelDecl> {
+        let tb = self.threadblocks.get(tb as usize)?;
+        let global = *tb.channel_ids(ChannelKind::Switch).get(id as usize)?;
+        self.switch_channels.get(global as usize)
+    }
+
     /// Gives each op, channel and semaphore the loop frame `renumber`
     /// makes of its own: the rank's frames have moved
     /// (`LoopValues::append`).

@@ -263,6 +263,15 @@ impl Op {
         Op::new(OpName::Nop, span)
     }
 
+    /// A `nop` that syncs the thread block around `op`, for it: placed in
+    /// the program (reports, `--emit ops`) where `op` is, loop values too.
+    pub fn nop_for(op: &Op) -> Op {
+        Op {
+            context: op.context,
+            ..Op::nop(op.span)
+        }
+    }
+
     pub fn span(&self) -> Span {
         self.span
     }

@@ -143,7 +143,7 @@ pub fn insert(ops: Vec<Op>) -> Vec<Op> {
             .iter()
             .fold(false, |any, a| touches.touch(a, i) | any);
         if conflicts {
-            out.push(Op::nop(op.span()));
+            out.push(Op::nop_for(&op));
         }
         out.push(op);
     }

@@ -9,14 +9,13 @@ use crate::ir::Op;
 pub fn insert(ops: Vec<Op>) -> Vec<Op> {
     let mut out: Vec<Op> = Vec::with_capacity(ops.len());
     for op in ops {
-        let (sync, span) = (op.data_sync, op.span());
+        let sync = op.data_sync;
         if sync.before {
-            out.push(Op::nop(span));
+            out.push(Op::nop_for(&op));
         }
+        let after = sync.after.then(|| Op::nop_for(&op));
         out.push(op);
-        if sync.after {
-            out.push(Op::nop(span));
-        }
+        out.extend(after);
     }
     out
 }

@@ -2,11 +2,10 @@
 //! picture: a slice per op with what it did, flows from each op to those
 //! it let go, and where a deadlocked run's blocks stopped.
 
-use super::cost::{peer, switch_members};
 use super::critical::CriticalPath;
 use super::engine::{Prepared, Times, Why};
 use super::timeline::*;
-use crate::ir::{BufRef, Op, Plan, RefTarget};
+use crate::ir::{Op, Plan};
 use crate::sim::record::Release;
 use crate::units::human_bytes;
 
@@ -127,40 +126,10 @@ pub fn timeline(
     }
 }
 
-/// What an op does, in a line: `put input[0:2] -> rank 3 scratch[4:6], 1.0 MiB`.
+/// What an op does, in a line (`put input[0..2] -> rank(3).scratch[4..6]`,
+/// as `msclc --emit ops` lists it), and the bytes it moves.
 fn describe(plan: &Plan, rank: u32, tb: u32, op: &Op, bytes: u64) -> String {
-    let refs = |list: &[BufRef]| -> String {
-        list.iter()
-            .map(|r| {
-                let range = if r.size == 1 {
-                    format!("[{}]", r.index)
-                } else {
-                    format!("[{}:{}]", r.index, r.index + r.size)
-                };
-                match r.target {
-                    RefTarget::Local(kind) => format!("{}{range}", kind.name()),
-                    RefTarget::Remote { id, kind } => match peer(plan, rank, tb, op, id) {
-                        Some(q) => format!("rank {q} {}{range}", kind.name()),
-                        None => format!("remote {}{range}", kind.name()),
-                    },
-                    RefTarget::Switch { id } => format!(
-                        "switch of ranks {:?}{range}",
-                        switch_members(plan, rank, tb, id)
-                    ),
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let mut text = op.name.json().to_string();
-    if !op.src.is_empty() {
-        text.push(' ');
-        text.push_str(&refs(&op.src));
-    }
-    if !op.dst.is_empty() {
-        text.push_str(" -> ");
-        text.push_str(&refs(&op.dst));
-    }
+    let mut text = crate::back::listing::op_text(plan, rank, tb, op);
     if bytes > 0 {
         text.push_str(&format!(", {}", human_bytes(bytes)));
     }

@@ -93,7 +93,10 @@ pub fn cost(plan: &Plan, top: &Topology, event: &Event, rank: u32, tb: u32) -> C
     let gpus = gpu_count(plan, top);
     let me = top.gpu(rank);
     let peer = |id: u32| peer(plan, rank, tb, op, id);
-    let members = |id: u32| switch_members(plan, rank, tb, id);
+    let members = |id: u32| {
+        let switch = plan.ranks[rank as usize].switch_channel(tb, id);
+        switch.map_or(&[][..], |s| &s.ranks[..])
+    };
     let mut reads_remote = false;
     let mut multimem = false;
     let packets = packet_refs(op.name);
@@ -110,7 +113,7 @@ pub fn cost(plan: &Plan, top: &Topology, event: &Event, rank: u32, tb: u32) -> C
             RefTarget::Switch { id } => {
                 let members = members(id);
                 multimem |= top.nvls;
-                for m in &members {
+                for m in members {
                     if top.nvls {
                         cost.add(Resource::Memory, top.gpu(*m), gpus, bytes);
                         cost.add(Resource::NvLinkOut, top.gpu(*m), gpus, bytes);
@@ -145,7 +148,7 @@ pub fn cost(plan: &Plan, top: &Topology, event: &Event, rank: u32, tb: u32) -> C
                 if top.nvls {
                     cost.add(Resource::NvLinkOut, me, gpus, bytes);
                 }
-                for m in &members {
+                for m in members {
                     if top.nvls {
                         cost.add(Resource::NvLinkIn, top.gpu(*m), gpus, bytes);
                         cost.add(Resource::Memory, top.gpu(*m), gpus, bytes);
@@ -185,24 +188,10 @@ pub fn cost(plan: &Plan, top: &Topology, event: &Event, rank: u32, tb: u32) -> C
 
 /// The rank whose buffer an op of `rank`'s block `tb` reaches through its
 /// remote buffer `id`.
-pub fn peer(plan: &Plan, rank: u32, tb: u32, op: &Op, id: u32) -> Option<u32> {
-    let r = &plan.ranks[rank as usize];
+fn peer(plan: &Plan, rank: u32, tb: u32, op: &Op, id: u32) -> Option<u32> {
     let channel = op.channel.unwrap_or(ChannelKind::Memory);
-    let global = r.threadblocks[tb as usize]
-        .remote_buffer_ids(channel)
-        .get(id as usize)?;
-    Some(r.remote_buffers.get(*global as usize)?.rank)
-}
-
-/// The ranks of `rank`'s block `tb`'s switch channel `id`.
-pub fn switch_members(plan: &Plan, rank: u32, tb: u32, id: u32) -> Vec<u32> {
     let r = &plan.ranks[rank as usize];
-    r.threadblocks[tb as usize]
-        .channel_ids(ChannelKind::Switch)
-        .get(id as usize)
-        .and_then(|g| r.switch_channels.get(*g as usize))
-        .map(|decl| decl.ranks.to_vec())
-        .unwrap_or_default()
+    Some(r.remote_buffer(tb, channel, id)?.rank)
 }
 
 /// Bytes going from rank `from` to rank `to`, read from or written to the

@@ -5,6 +5,7 @@ use std::process::Command;
 mod compile;
 mod cuda;
 mod diagnostics;
+mod listing;
 mod sim;
 mod streams;
 

@@ -1,0 +1,130 @@
+//! `--emit ops`: a plan's ops listed to read, each with the program line
+//! and loop values that made it.
+
+use super::msclc;
+
+fn listing(args: &[&str]) -> String {
+    let out = msclc(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "msclc {args:?} failed: {stderr}");
+    String::from_utf8(out.stdout).expect("the listing is text")
+}
+
+/// The listing without its `// file:line` notes.
+fn ops_only(text: &str) -> String {
+    let lines = text
+        .lines()
+        .map(|l| l.split(" //").next().unwrap_or(l).trim_end());
+    lines.collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn each_rank_block_and_op_on_a_line_of_its_own_with_the_program_line_that_made_it() {
+    let text = listing(&["examples/simple_allgather.mscl", "--emit", "ops"]);
+    let rank_0 = "\
+simple_allgather_2gpus: allgather on 2 ranks, in place, protocol Simple, 1024 threads per block, messages up to 1 GiB
+
+rank 0: input 1, output 2, scratch 0 chunks
+  thread block 0: memory channels to 1
+    0  nop                                 // examples/simple_allgather.mscl:19:9, src = 0, dst = 1
+    1  rlxsignal over memory to 1          // examples/simple_allgather.mscl:19:9, src = 0, dst = 1
+    2  nop                                 // examples/simple_allgather.mscl:19:9, src = 0, dst = 1
+    3  rlxwait over memory to 1            // examples/simple_allgather.mscl:20:9, src = 0, dst = 1
+    4  nop                                 // examples/simple_allgather.mscl:20:9, src = 0, dst = 1
+    5  put output[0] -> rank(1).output[0]  // examples/simple_allgather.mscl:21:9, src = 0, dst = 1
+    6  nop                                 // examples/simple_allgather.mscl:23:9, src = 0, dst = 1
+    7  signal over memory to 1             // examples/simple_allgather.mscl:23:9, src = 0, dst = 1
+    8  wait over memory to 1               // examples/simple_allgather.mscl:24:9, src = 0, dst = 1
+    9  nop                                 // examples/simple_allgather.mscl:24:9, src = 0, dst = 1
+";
+    assert!(text.starts_with(rank_0), "{text}");
+    let docs = std::fs::read_to_string("docs/executor.md").unwrap();
+    assert!(
+        docs.contains(&format!("```\n{rank_0}```\n")),
+        "docs/executor.md shows the listing as it is"
+    );
+    assert!(
+        text.contains("    5  put output[1] -> rank(0).output[1]  // examples/simple_allgather.mscl:21:9, src = 1, dst = 0\n"),
+        "{text}"
+    );
+    assert_eq!(text.matches("thread block").count(), 2, "{text}");
+}
+
+/// Fused ops say so and keep their first call's line; peers in a row are
+/// a range; a pipeline's ops are numbered under it.
+#[test]
+fn fused_ops_ranges_of_ranks_and_pipeline_bodies() {
+    let text = listing(&[
+        "examples/mscclpp/executor_tests/reduce_nvls_pipeline.mscl",
+        "--emit",
+        "ops",
+    ]);
+    let ops = ops_only(&text);
+    assert!(
+        ops.contains(
+            "  thread block 0: memory channels to 1..8; switch channels of switch(0..8)\n"
+        ),
+        "{ops}"
+    );
+    assert!(
+        ops.contains("    5  pipeline num_chunks 1, unit_size 1 MiB\n  5.0  glres switch(0..8).input[0] -> switch(0..8).input[0]\n"),
+        "{ops}"
+    );
+    let signal = text
+        .lines()
+        .find(|l| l.contains("rlxsignal over memory to 0 2..8"))
+        .expect("rank 1 signals its seven peers in one op");
+    assert!(
+        signal.ends_with("// std/sync:14:54, gpu = 1, peer = 0, fused"),
+        "{signal}"
+    );
+}
+
+/// The ops of a plan read from JSON are listed as the program's are: the
+/// listing reads the plan, not the program (which it only places).
+#[test]
+fn a_json_plan_lists_as_the_program_that_made_it() {
+    let dir = std::env::temp_dir().join(format!("msclc-listing-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for example in [
+        "examples/simple_allgather.mscl",
+        "examples/mscclpp/executor_tests/reduce_nvls_pipeline.mscl",
+        "examples/mscclpp/executor_tests/reduce_tbg.mscl",
+        "examples/mscclpp/unit_tests/semaphore.mscl",
+        "examples/mscclpp/unit_tests/put/put_with_signal_and_flush_test.mscl",
+        "examples/mscclpp/single_node/allgather_ring.mscl",
+        "examples/mscclpp/single_node/alltoall/alltoall_pkt.mscl",
+        "examples/mscclpp/multi_node/allgather_tbg.mscl",
+    ] {
+        let plan = dir.join("plan.json");
+        let plan = plan.to_str().unwrap();
+        let out = msclc(&[example, "-q", "-o", plan]);
+        assert!(
+            out.status.success(),
+            "{example}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let from_program = listing(&[example, "-q", "--emit", "ops"]);
+        let from_plan = listing(&[plan, "--emit", "ops"]);
+        assert!(from_program.contains(" // "), "{example}: {from_program}");
+        assert!(!from_plan.contains("//"), "{example}: {from_plan}");
+        assert_eq!(ops_only(&from_program), ops_only(&from_plan), "{example}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_listing_is_not_indented_as_json_is() {
+    let out = msclc(&[
+        "examples/simple_allgather.mscl",
+        "--emit",
+        "ops",
+        "--pretty",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--pretty indents JSON plans; listings"),
+        "{stderr}"
+    );
+}
