@@ -1,4 +1,4 @@
-"""msclc from Python: compile, check, simulate and time .mscl programs.
+"""msclc from Python: compile, list, check, simulate and time .mscl programs.
 
 Every function runs the ``msclc`` command this package installed beside
 it, so a plan made from Python is the plan the command line writes, and a
@@ -40,6 +40,7 @@ __all__ = [
     "binary",
     "check",
     "compile",
+    "ops",
     "params",
     "sim",
     "timing",
@@ -161,6 +162,15 @@ def compile(source: Source, output: Optional[Source] = None, **params) -> str:
                 f.write(out.stdout)
         except OSError as e:
             raise MsclcError(f"cannot write the plan to {target}: {e}", 2, []) from None
+    return out.stdout
+
+
+def ops(source: Source, **params) -> str:
+    """The plan's ops listed to read, as ``msclc --emit ops`` lists them:
+    per rank and thread block, each op with the program line and loop
+    values that made it (a JSON plan's without them)."""
+    out = _run(["compile"], source, _defines(params) + ["--emit", "ops"])
+    _warn(out.stderr)
     return out.stdout
 
 

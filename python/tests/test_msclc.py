@@ -168,6 +168,26 @@ class Compile(unittest.TestCase):
         self.assertIn("num_gpus: int", note)
 
 
+class Ops(unittest.TestCase):
+    def test_the_listing_the_command_prints(self):
+        example = str(ROOT / "examples/simple_allgather.mscl")
+        listed = msclc.ops(example, num_gpus=3)
+        self.assertEqual(listed, command(example, "-D", "num_gpus=3", "--emit", "ops").stdout)
+        self.assertIn("    5  put output[0] -> rank(1).output[0]", listed)
+
+    def test_program_text_is_named_so(self):
+        text = (ROOT / "examples/simple_allgather.mscl").read_text()
+        listed = msclc.ops(text)
+        self.assertIn("// <program text>:19:9, src = 0, dst = 1", listed)
+        self.assertNotIn(".msclc-", listed)
+
+    def test_a_plan_is_listed_without_program_lines(self):
+        plan = msclc.compile(str(ROOT / "examples/simple_allgather.mscl"))
+        listed = msclc.ops(plan)
+        self.assertIn("    5  put output[0] -> rank(1).output[0]\n", listed)
+        self.assertNotIn("//", listed)
+
+
 class Check(unittest.TestCase):
     def test_warnings_come_back_structured(self):
         path = ROOT / "benches/ring_allreduce.mscl"
