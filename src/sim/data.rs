@@ -64,10 +64,8 @@ impl Sim<'_> {
         let (owner, kind) = match r.target {
             RefTarget::Local(kind) => (th.rank, kind),
             RefTarget::Remote { id, kind } => {
-                let tb = &rank.threadblocks[th.tb as usize];
                 let channel = op.channel.unwrap_or(ChannelKind::Memory);
-                let global = tb.remote_buffer_ids(channel).get(id as usize);
-                match global.and_then(|g| rank.remote_buffers.get(*g as usize)) {
+                match rank.remote_buffer(th.tb, channel, id) {
                     Some(b) => (b.rank, kind),
                     None => return Vec::new(),
                 }
@@ -85,9 +83,7 @@ impl Sim<'_> {
             return Vec::new();
         };
         let rank = &self.plan.ranks[th.rank as usize];
-        let tb = &rank.threadblocks[th.tb as usize];
-        let global = tb.channel_ids(ChannelKind::Switch).get(id as usize);
-        let Some(decl) = global.and_then(|g| rank.switch_channels.get(*g as usize)) else {
+        let Some(decl) = rank.switch_channel(th.tb, id) else {
             return Vec::new();
         };
         decl.ranks
