@@ -10,7 +10,7 @@
 
 use crate::diag::SourceMap;
 use crate::ir::*;
-use crate::units::human_bytes;
+use crate::units::{count, human_bytes};
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
@@ -22,44 +22,70 @@ const PADDED_WIDTH: usize = 64;
 /// (none for a plan read from JSON).
 pub fn write_listing(plan: &Plan, sources: Option<&SourceMap>, out: impl Write) -> io::Result<()> {
     let mut out = io::BufWriter::new(out);
-    writeln!(out, "{}", header(plan))?;
+    writeln!(out, "{}", header(plan, sources.is_some()))?;
+    let mut namer = OpNamer::new(plan);
     for (id, rank) in plan.ranks.iter().enumerate() {
         let mut text = String::new();
-        rank_text(plan, sources, id as u32, rank, &mut text);
+        rank_text(&mut namer, sources, id as u32, rank, &mut text);
         out.write_all(text.as_bytes())?;
     }
     out.flush()
 }
 
-/// The plan's name, collective and the settings the executor reads.
-fn header(plan: &Plan) -> String {
+/// The plan's name, collective and the settings the executor reads; the
+/// program's instances after `//` (a JSON plan holds its copies, not
+/// their number).
+fn header(plan: &Plan, from_program: bool) -> String {
     let c = &plan.collective;
     let o = &plan.options;
     let (min, max) = o.message_sizes();
-    let sizes = match (min, max) {
-        (0, u64::MAX) => "every message size".to_string(),
-        (0, max) => format!("messages up to {}", human_bytes(max)),
-        (min, u64::MAX) => format!("messages from {}", human_bytes(min)),
-        (min, max) => format!("messages from {} to {}", human_bytes(min), human_bytes(max)),
-    };
-    let place = if c.inplace {
-        "in place"
-    } else {
-        "out of place"
-    };
-    format!(
-        "{}: {} on {} ranks, {place}, protocol {}, {} threads per block, {sizes}",
+    let mut text = format!(
+        "{}: {} on {}, {}, protocol {}, {} threads per block",
         plan.name,
         c.name,
-        c.num_ranks,
+        count(c.num_ranks.into(), "rank"),
+        if c.inplace {
+            "in place"
+        } else {
+            "out of place"
+        },
         o.protocol.name(),
         o.num_threads_per_block,
-    )
+    );
+    let _ = match (min, max) {
+        (0, u64::MAX) => write!(text, ", every message size"),
+        (0, max) => write!(text, ", messages up to {}", human_bytes(max)),
+        (min, u64::MAX) => write!(text, ", messages from {}", human_bytes(min)),
+        (min, max) => write!(
+            text,
+            ", messages from {} to {}",
+            human_bytes(min),
+            human_bytes(max)
+        ),
+    };
+    if o.use_double_scratch_buffer {
+        text.push_str(", use_double_scratch_buffer");
+    }
+    if o.reuse_resources {
+        text.push_str(", reuse_resources");
+    }
+    if o.buffer_alignment != Options::default().buffer_alignment {
+        let _ = write!(text, ", buffer_alignment {}", o.buffer_alignment);
+    }
+    if from_program && o.instances > 1 {
+        let i = o.instances;
+        let _ = write!(
+            text,
+            "  // {i} instances: the program's thread block t is blocks {i}t to {i}t + {}",
+            i - 1
+        );
+    }
+    text
 }
 
 /// Rank `id`'s buffers, semaphores and thread blocks.
 fn rank_text(
-    plan: &Plan,
+    namer: &mut OpNamer,
     sources: Option<&SourceMap>,
     id: u32,
     rank: &RankPlan,
@@ -67,12 +93,23 @@ fn rank_text(
 ) {
     let _ = write!(
         text,
-        "\nrank {id}: input {}, output {}, scratch {} chunks",
+        "\nrank {id}: chunks input {}, output {}, scratch {}",
         rank.input_chunks, rank.output_chunks, rank.scratch_chunks
     );
-    if !rank.semaphores.is_empty() {
-        let initial: Vec<String> = rank.semaphores.iter().map(i64::to_string).collect();
-        let _ = write!(text, "; semaphores starting at {}", initial.join(", "));
+    match &rank.semaphores[..] {
+        [] => {}
+        [first, rest @ ..] if rest.iter().all(|v| v == first) => {
+            let n = count(rank.semaphores.len() as u64, "semaphore");
+            let _ = write!(text, "; {n} starting at {first}");
+        }
+        values => {
+            let each: Vec<String> = values
+                .iter()
+                .enumerate()
+                .map(|(s, v)| format!("{s} = {v}"))
+                .collect();
+            let _ = write!(text, "; semaphores starting at {}", each.join(", "));
+        }
     }
     text.push('\n');
     for (tb, block) in rank.threadblocks.iter().enumerate() {
@@ -81,27 +118,23 @@ fn rank_text(
         let mut sep = ':';
         for (kind, ids) in &block.channels {
             let local: Vec<u32> = (0..ids.len() as u32).collect();
-            let ends = channel_ends(rank, tb, *kind, &local);
+            let ends = namer.channel_ends(id, tb, *kind, &local);
             let _ = write!(text, "{sep} {} channels {ends}", kind.name());
             sep = ';';
         }
         text.push('\n');
-        let lines: Vec<(String, String)> = block
-            .ops
-            .iter()
-            .enumerate()
-            .flat_map(|(i, op)| {
-                let inner = op.body().iter().enumerate();
-                std::iter::once((i.to_string(), op))
-                    .chain(inner.map(move |(j, inner)| (format!("{i}.{j}"), inner)))
-            })
-            .map(|(number, op)| {
-                (
-                    format!("{number:>5}  {}", op_text(plan, id, tb, op)),
-                    origin(plan, sources, op),
-                )
-            })
-            .collect();
+        let mut lines: Vec<(String, String)> = Vec::with_capacity(block.ops.len());
+        for (i, op) in block.ops.iter().enumerate() {
+            let plan = namer.plan;
+            lines.push((
+                format!("{i:>5}  {}", namer.op_text(id, tb, op)),
+                origin(plan, sources, op),
+            ));
+            for (j, inner) in op.body().iter().enumerate() {
+                let line = format!("{:7}{i}.{j}  {}", "", namer.op_text(id, tb, inner));
+                lines.push((line, origin(plan, sources, inner)));
+            }
+        }
         let width = lines
             .iter()
             .map(|(op, _)| op.chars().count())
@@ -136,127 +169,278 @@ fn origin(plan: &Plan, sources: Option<&SourceMap>, op: &Op) -> String {
     text
 }
 
-/// What an op does, in a line: its name, what it reads and writes
-/// (`input[0..2] -> rank(3).scratch[4..6]`), the peers of its channels,
-/// and the settings it has beyond the usual. (An op's `data_sync` is not
-/// among them: the plan holds it as the `nop`s around the op.)
-pub fn op_text(plan: &Plan, rank: u32, tb: u32, op: &Op) -> String {
-    let r = &plan.ranks[rank as usize];
-    let mut text = op.name.json().to_string();
-    let refs = |list: &[BufRef]| -> String {
-        let parts: Vec<String> = list.iter().map(|b| buffer_ref(r, tb, op, b)).collect();
-        parts.join(", ")
-    };
-    if !op.src.is_empty() {
-        let _ = write!(text, " {}", refs(&op.src));
-    }
-    if !op.dst.is_empty() {
-        let _ = write!(text, " -> {}", refs(&op.dst));
-    }
-    if let Some(g) = op.group_reduce() {
-        let _ = write!(
-            text,
-            " {} -> rank({}).{}",
-            chunks(g.buffer, g.buffer_offset, g.size),
-            g.dst_rank,
-            chunks(g.dst_kind, g.dst_index, g.size)
-        );
-    }
-    if let (Some(kind), true) = (op.channel, op.writes_channel_ids()) {
-        let ends = channel_ends(r, tb, kind, &op.channel_ids);
-        let _ = write!(text, " over {} {ends}", kind.name());
-    }
-    if let Some(reduce) = op.reduce_op.filter(|r| *r != ReduceOp::Sum) {
-        let _ = write!(text, ", reduce_op {}", reduce.name());
-    }
-    if let Some((id, blocks)) = op.barrier {
-        let _ = write!(text, " id {id} of {blocks} thread blocks");
-    }
-    if !op.semaphore_ids().is_empty() {
-        let ids = op.semaphore_ids();
-        let noun = if ids.len() == 1 {
-            "semaphore"
-        } else {
-            "semaphores"
-        };
-        let _ = write!(text, " {noun} {}", rank_list(ids));
-    }
-    if let Some(t) = op.tbg {
-        let _ = write!(text, ", part {} of a tb_group of {}", t.tb_id, t.size);
-    }
-    if let Some(it) = op.iter_context() {
-        let unit = human_bytes(it.unit_size);
-        let _ = write!(text, " num_chunks {}, unit_size {unit}", it.num_chunks);
-    }
-    text
+/// Writes ops as lines of a plan (`OpNamer::op_text`), naming each rank's
+/// channels once.
+pub struct OpNamer<'p> {
+    plan: &'p Plan,
+    /// Per rank, once asked for: its memory and port channels' names.
+    channels: Vec<Option<ChannelNames>>,
 }
 
-/// The far ends of block `tb`'s channels `ids` of `kind`: `to 1 2..5`
-/// (their peers), or `of switch(0..8)` (a switch channel's ranks).
-fn channel_ends(rank: &RankPlan, tb: u32, kind: ChannelKind, ids: &[u32]) -> String {
-    if kind == ChannelKind::Switch {
-        let switches: Vec<String> = ids
+/// What a rank's channels of each kind are called, by rank-level id: the
+/// peer, and where the rank has several channels of the kind to that
+/// peer, which of them it is (`1#2`, the third): channels pair by that
+/// number (a rank's k-th channel of a kind to a peer with the peer's k-th
+/// back).
+struct ChannelNames {
+    memory: Vec<(u32, Option<u32>)>,
+    port: Vec<(u32, Option<u32>)>,
+}
+
+impl ChannelNames {
+    fn of(rank: &RankPlan) -> ChannelNames {
+        ChannelNames {
+            memory: Self::numbered(&rank.memory_peers),
+            port: Self::numbered(&rank.port_peers),
+        }
+    }
+
+    fn numbered(peers: &[u32]) -> Vec<(u32, Option<u32>)> {
+        let mut seen: std::collections::HashMap<u32, u32> = Default::default();
+        let ordinals: Vec<u32> = peers
             .iter()
-            .map(|&id| match rank.switch_channel(tb, id) {
-                Some(s) => switch_name(&s.ranks),
-                None => "switch(?)".to_string(),
+            .map(|p| {
+                let k = seen.entry(*p).or_default();
+                *k += 1;
+                *k - 1
             })
             .collect();
-        return format!("of {}", switches.join(" "));
+        peers
+            .iter()
+            .zip(ordinals)
+            .map(|(p, k)| (*p, (seen[p] > 1).then_some(k)))
+            .collect()
     }
-    let peers: Vec<u32> = ids
-        .iter()
-        .map(|&id| rank.channel_peer(tb, kind, id).unwrap_or(u32::MAX))
-        .collect();
-    format!("to {}", rank_list(&peers))
 }
 
-/// `switch(0..8)`: the multicast of those ranks' buffers.
-fn switch_name(ranks: &[u32]) -> String {
-    format!("switch({})", rank_list(ranks))
+impl<'p> OpNamer<'p> {
+    pub fn new(plan: &'p Plan) -> OpNamer<'p> {
+        OpNamer {
+            plan,
+            channels: (0..plan.ranks.len()).map(|_| None).collect(),
+        }
+    }
+
+    /// What an op of block `tb` of rank `rank` does, in a line: its name,
+    /// what it reads and writes (`input[0..2] -> rank(3).scratch[4..6]`),
+    /// the peers of its channels, and the settings it has beyond the
+    /// usual. (An op's `data_sync` is not among them: the plan holds it
+    /// as the `nop`s around the op.)
+    pub fn op_text(&mut self, rank: u32, tb: u32, op: &Op) -> String {
+        let r = &self.plan.ranks[rank as usize];
+        let mut text = op.name.json().to_string();
+        let refs = |list: &[BufRef]| -> String {
+            let names: Vec<Ref> = list.iter().map(|b| buffer_ref(r, tb, op, b)).collect();
+            ref_list(&names)
+        };
+        if !op.src.is_empty() {
+            let _ = write!(text, " {}", refs(&op.src));
+        }
+        if !op.dst.is_empty() {
+            let _ = write!(text, " -> {}", refs(&op.dst));
+        }
+        if let Some(g) = op.group_reduce() {
+            // Read through the switch channel, into a chunk of the rank.
+            let switch = op
+                .channel_ids
+                .first()
+                .and_then(|id| r.switch_channel(tb, *id));
+            let members = switch.map_or("?".to_string(), |s| rank_list(&s.ranks));
+            let dst = chunks(g.dst_kind, g.dst_index, g.size);
+            let _ = write!(
+                text,
+                " switch({members}).{} -> ",
+                chunks(g.buffer, g.buffer_offset, g.size)
+            );
+            let _ = match g.dst_rank == rank {
+                true => write!(text, "{dst}"),
+                false => write!(text, "rank({}).{dst}", g.dst_rank),
+            };
+        }
+        // A switch op's references name its switch channel already.
+        let kind = op.channel.filter(|k| *k != ChannelKind::Switch);
+        if let (Some(kind), true) = (kind, op.writes_channel_ids()) {
+            let ends = self.channel_ends(rank, tb, kind, &op.channel_ids);
+            let _ = write!(text, " over {} {ends}", kind.name());
+        }
+        if let Some(reduce) = op.reduce_op.filter(|r| *r != ReduceOp::Sum) {
+            let _ = write!(text, ", reduce_op {}", reduce.name());
+        }
+        if let Some((id, blocks)) = op.barrier {
+            let _ = write!(text, " id {id} of {blocks} thread blocks");
+        }
+        let semaphores = op.semaphore_ids();
+        if !semaphores.is_empty() {
+            let noun = if semaphores.len() == 1 {
+                "semaphore"
+            } else {
+                "semaphores"
+            };
+            let _ = write!(text, " {noun} {}", rank_list(semaphores));
+        }
+        if let Some(t) = op.tbg {
+            let _ = write!(text, ", part {} of a tb_group of {}", t.tb_id, t.size);
+        }
+        if let Some(it) = op.iter_context() {
+            let unit = human_bytes(it.unit_size);
+            let _ = write!(text, " unit_size {unit}, num_chunks {}", it.num_chunks);
+        }
+        text
+    }
+
+    /// The far ends of rank `rank`'s block `tb`'s channels `ids` of
+    /// `kind`: `to 1 2..5` (their peers; `1#2`, the third channel to rank
+    /// 1, where there are several), or the switch channels
+    /// (`switch(0..8).input`).
+    fn channel_ends(&mut self, rank: u32, tb: u32, kind: ChannelKind, ids: &[u32]) -> String {
+        let r = &self.plan.ranks[rank as usize];
+        if kind == ChannelKind::Switch {
+            let switches: Vec<String> = ids
+                .iter()
+                .map(|&id| match r.switch_channel(tb, id) {
+                    Some(s) => format!("switch({}).{}", rank_list(&s.ranks), s.buffer.name()),
+                    None => "switch(?)".to_string(),
+                })
+                .collect();
+            return switches.join(" ");
+        }
+        let names = self.channels[rank as usize].get_or_insert_with(|| ChannelNames::of(r));
+        let by_id = match kind {
+            ChannelKind::Memory => &names.memory,
+            _ => &names.port,
+        };
+        let table = r
+            .threadblocks
+            .get(tb as usize)
+            .map_or(&[][..], |b| b.channel_ids(kind));
+        let ends: Vec<(u32, Option<u32>)> = ids
+            .iter()
+            .map(|&id| {
+                let global = table.get(id as usize);
+                global
+                    .and_then(|g| by_id.get(*g as usize))
+                    .copied()
+                    .unwrap_or((u32::MAX, None))
+            })
+            .collect();
+        format!("to {}", peer_list(&ends))
+    }
 }
 
-/// Ranks as a list to read: runs of three or more in a row as ranges, as
-/// the language writes them (`0 2..8` for 0, 2, 3, 4, 5, 6, 7).
-pub fn rank_list(ranks: &[u32]) -> String {
+/// One chunk reference of an op, named: where (`rank(3).` or nothing for
+/// the rank's own, `switch(0..8).`) and what (`scratch[0..4]`).
+#[derive(Clone, PartialEq)]
+enum Ref {
+    Local(String),
+    Remote(u32, String),
+    Other(String),
+}
+
+/// A buffer reference as the language writes a chunk: `input[2]`,
+/// `rank(3).scratch[0..4]`, `switch(0..8).input[1]`.
+fn buffer_ref(rank: &RankPlan, tb: u32, op: &Op, r: &BufRef) -> Ref {
+    match r.target {
+        RefTarget::Local(kind) => Ref::Local(chunks(kind, r.index, r.size)),
+        RefTarget::Remote { id, kind } => {
+            let channel = op.channel.unwrap_or(ChannelKind::Memory);
+            match rank.remote_buffer(tb, channel, id) {
+                Some(b) => Ref::Remote(b.rank, chunks(kind, r.index, r.size)),
+                None => Ref::Other(format!("rank(?).{}", chunks(kind, r.index, r.size))),
+            }
+        }
+        RefTarget::Switch { id } => Ref::Other(match rank.switch_channel(tb, id) {
+            Some(s) => format!(
+                "switch({}).{}",
+                rank_list(&s.ranks),
+                chunks(s.buffer, r.index, r.size)
+            ),
+            None => format!("switch(?)[{}]", r.index),
+        }),
+    }
+}
+
+/// A list of references, as short as it reads: the same chunk of ranks in
+/// a row as one (`rank(1..8).output[0]`), a reference repeated as one with
+/// its count (`output[0] ×7`: a fused put sends it to each peer).
+fn ref_list(refs: &[Ref]) -> String {
     let mut parts = Vec::new();
     let mut at = 0;
-    while at < ranks.len() {
-        let first = ranks[at];
+    while at < refs.len() {
         let mut end = at + 1;
-        while end < ranks.len() && u64::from(ranks[end]) == u64::from(first) + (end - at) as u64 {
+        while end < refs.len() && refs[end] == refs[at] {
             end += 1;
         }
+        if end - at > 1 {
+            parts.push(format!("{} ×{}", ref_text(&refs[at]), end - at));
+            at = end;
+            continue;
+        }
+        if let Ref::Remote(first, what) = &refs[at] {
+            let mut ranks = vec![*first];
+            while let Some(Ref::Remote(q, same)) = refs.get(at + ranks.len()) {
+                if same != what || u64::from(*q) != u64::from(*first) + ranks.len() as u64 {
+                    break;
+                }
+                ranks.push(*q);
+            }
+            if ranks.len() >= 3 {
+                parts.push(format!("rank({}).{what}", rank_list(&ranks)));
+                at += ranks.len();
+                continue;
+            }
+        }
+        parts.push(ref_text(&refs[at]));
+        at += 1;
+    }
+    parts.join(", ")
+}
+
+fn ref_text(r: &Ref) -> String {
+    match r {
+        Ref::Local(what) | Ref::Other(what) => what.clone(),
+        Ref::Remote(rank, what) => format!("rank({rank}).{what}"),
+    }
+}
+
+/// Channel ends as a list to read: peers in a row with the same channel
+/// number as ranges (`1..8`, `1..8#1`).
+fn peer_list(ends: &[(u32, Option<u32>)]) -> String {
+    let mut parts = Vec::new();
+    let mut at = 0;
+    while at < ends.len() {
+        let (first, k) = ends[at];
+        let mut end = at + 1;
+        while end < ends.len()
+            && ends[end].1 == k
+            && u64::from(ends[end].0) == u64::from(first) + (end - at) as u64
+        {
+            end += 1;
+        }
+        let suffix = k.map_or(String::new(), |k| format!("#{k}"));
         if end - at >= 3 {
-            parts.push(format!("{first}..{}", u64::from(ranks[end - 1]) + 1));
+            parts.push(format!(
+                "{first}..{}{suffix}",
+                u64::from(ends[end - 1].0) + 1
+            ));
         } else {
-            parts.extend(ranks[at..end].iter().map(u32::to_string));
+            for (p, _) in &ends[at..end] {
+                parts.push(if *p == u32::MAX {
+                    "?".to_string()
+                } else {
+                    format!("{p}{suffix}")
+                });
+            }
         }
         at = end;
     }
     parts.join(" ")
 }
 
-/// A buffer reference as the language writes a chunk: `input[2]`,
-/// `rank(3).scratch[0..4]`, `switch(0 1 2 3).input[1]`.
-fn buffer_ref(rank: &RankPlan, tb: u32, op: &Op, r: &BufRef) -> String {
-    match r.target {
-        RefTarget::Local(kind) => chunks(kind, r.index, r.size),
-        RefTarget::Remote { id, kind } => {
-            let channel = op.channel.unwrap_or(ChannelKind::Memory);
-            let owner = rank.remote_buffer(tb, channel, id);
-            let owner = owner.map_or("?".to_string(), |b| b.rank.to_string());
-            format!("rank({owner}).{}", chunks(kind, r.index, r.size))
-        }
-        RefTarget::Switch { id } => match rank.switch_channel(tb, id) {
-            Some(s) => format!(
-                "{}.{}",
-                switch_name(&s.ranks),
-                chunks(s.buffer, r.index, r.size)
-            ),
-            None => format!("switch(?)[{}]", r.index),
-        },
-    }
+/// Ranks (or ids) as a list to read: runs of three or more in a row as
+/// ranges, as the language writes them (`0 2..8` for 0, 2, 3, 4, 5, 6, 7).
+pub fn rank_list(ranks: &[u32]) -> String {
+    let ends: Vec<(u32, Option<u32>)> = ranks.iter().map(|r| (*r, None)).collect();
+    peer_list(&ends)
 }
 
 /// `input[2]` for one chunk, `input[2..6]` for four.

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 #[derive(Debug, Args)]
 pub(crate) struct CompileArgs {
     /// The .mscl program (`-`: read from standard input), or a .json
-    /// execution plan, for `--emit cuda` or `--emit cubin`.
+    /// execution plan, for `--emit ops`, `--emit cuda` or `--emit cubin`.
     #[arg(required = true, value_hint = clap::ValueHint::FilePath)]
     pub(crate) input: Option<PathBuf>,
     /// Sets a `param` the program declares (repeatable).

@@ -9,13 +9,24 @@ use crate::ir::*;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+/// A `pipeline` block being evaluated.
+#[derive(Clone, Copy)]
+struct OpenPipeline {
+    /// Which of the program's pipelines it is, in the order they opened.
+    serial: u32,
+    iter: IterContext,
+    span: Span,
+    /// The loop frame of the pipeline statement.
+    context: u32,
+}
+
 /// The plan under construction.
 pub struct Recorder {
     pub plan: Plan,
     /// Per rank: barrier id of each thread-block set already used.
     barrier_ids: Vec<HashMap<Vec<u32>, u32>>,
     /// The `pipeline` block being evaluated, if any, with a serial number.
-    pipeline: Option<(u32, IterContext, Span)>,
+    pipeline: Option<OpenPipeline>,
     pipelines_opened: u32,
     /// Per (rank, tb): the serial number of the pipeline its last op belongs to.
     last_pipeline: HashMap<(u32, u32), u32>,
@@ -471,7 +482,6 @@ impl Recorder {
         self.ops += 1;
         self.ops_by_rank[rank as usize] += 1;
         op.context = self.context;
-        let context = self.context;
         let pipeline = self.pipeline;
         let fusing = self.fuse;
         // Only ops in a pipeline ask which pipeline their block had last.
@@ -483,19 +493,21 @@ impl Recorder {
                 block.close_pipeline(fusing);
                 block.push(op, fusing)
             }
-            Some((serial, iter, span)) => match &mut block.open_pipeline {
-                Some(p) if last == Some(serial) => {
+            Some(open) => match &mut block.open_pipeline {
+                Some(p) if last == Some(open.serial) => {
                     p.extra_mut().body.push(op);
                     true
                 }
                 _ => {
                     block.close_pipeline(fusing);
-                    let mut p = Op::new(OpName::Pipeline, span);
-                    p.context = context;
-                    p.extra_mut().iter = Some(iter);
+                    let mut p = Op::new(OpName::Pipeline, open.span);
+                    // The loops around the pipeline statement: its frame
+                    // is the body's or an older one the body's keeps.
+                    p.context = open.context;
+                    p.extra_mut().iter = Some(open.iter);
                     p.extra_mut().body.push(op);
                     block.open_pipeline = Some(p);
-                    self.last_pipeline.insert((rank, tb), serial);
+                    self.last_pipeline.insert((rank, tb), open.serial);
                     true
                 }
             },
@@ -512,7 +524,12 @@ impl Recorder {
             return false;
         }
         self.pipelines_opened += 1;
-        self.pipeline = Some((self.pipelines_opened, iter, span));
+        self.pipeline = Some(OpenPipeline {
+            serial: self.pipelines_opened,
+            iter,
+            span,
+            context: self.context,
+        });
         true
     }
 

@@ -306,8 +306,10 @@ impl<'c> Evaluator<'c> {
                 u32::MAX.into(),
             )?,
         };
-        let rec = self.recorder_mut(span)?;
-        if !rec.open_pipeline(iter, span) {
+        self.recorder_mut(span)?;
+        // Told the loop values: the pipeline's op is placed in the loops
+        // around this statement.
+        if !self.rec().open_pipeline(iter, span) {
             return Err(self
                 .error(
                     Code::Pipeline,

@@ -5,6 +5,7 @@
 use super::critical::CriticalPath;
 use super::engine::{Prepared, Times, Why};
 use super::timeline::*;
+use crate::back::listing::OpNamer;
 use crate::ir::{Op, Plan};
 use crate::sim::record::Release;
 use crate::units::human_bytes;
@@ -47,13 +48,14 @@ pub fn timeline(
         on_path[e as usize] = true;
     }
     let mut slices = Vec::with_capacity(order.len());
+    let mut namer = OpNamer::new(plan);
     for &e in &order {
         let i = e as usize;
         let event = &run.events[i];
         let (rank, tb) = run.threads[event.thread as usize];
         let cost = &prep.costs[i];
         let bytes = (cost.payload * labels.chunk_bytes).round() as u64;
-        let mut detail = describe(plan, rank, tb, event.op, bytes);
+        let mut detail = describe(&mut namer, rank, tb, event.op, bytes);
         if times.done[i] > times.ended[i] {
             detail.push_str(&format!(
                 "; the proxy finished it at {:.2} us",
@@ -128,8 +130,8 @@ pub fn timeline(
 
 /// What an op does, in a line (`put input[0..2] -> rank(3).scratch[4..6]`,
 /// as `msclc --emit ops` lists it), and the bytes it moves.
-fn describe(plan: &Plan, rank: u32, tb: u32, op: &Op, bytes: u64) -> String {
-    let mut text = crate::back::listing::op_text(plan, rank, tb, op);
+fn describe(namer: &mut OpNamer, rank: u32, tb: u32, op: &Op, bytes: u64) -> String {
+    let mut text = namer.op_text(rank, tb, op);
     if bytes > 0 {
         text.push_str(&format!(", {}", human_bytes(bytes)));
     }

@@ -24,7 +24,7 @@ fn each_rank_block_and_op_on_a_line_of_its_own_with_the_program_line_that_made_i
     let rank_0 = "\
 simple_allgather_2gpus: allgather on 2 ranks, in place, protocol Simple, 1024 threads per block, messages up to 1 GiB
 
-rank 0: input 1, output 2, scratch 0 chunks
+rank 0: chunks input 1, output 2, scratch 0
   thread block 0: memory channels to 1
     0  nop                                 // examples/simple_allgather.mscl:19:9, src = 0, dst = 1
     1  rlxsignal over memory to 1          // examples/simple_allgather.mscl:19:9, src = 0, dst = 1
@@ -51,7 +51,8 @@ rank 0: input 1, output 2, scratch 0 chunks
 }
 
 /// Fused ops say so and keep their first call's line; peers in a row are
-/// a range; a pipeline's ops are numbered under it.
+/// a range; a pipeline's ops are numbered under it, and the pipeline is
+/// placed in the loops around its statement (none here).
 #[test]
 fn fused_ops_ranges_of_ranks_and_pipeline_bodies() {
     let text = listing(&[
@@ -62,13 +63,18 @@ fn fused_ops_ranges_of_ranks_and_pipeline_bodies() {
     let ops = ops_only(&text);
     assert!(
         ops.contains(
-            "  thread block 0: memory channels to 1..8; switch channels of switch(0..8)\n"
+            "  thread block 0: memory channels to 1..8; switch channels switch(0..8).input\n"
         ),
         "{ops}"
     );
     assert!(
-        ops.contains("    5  pipeline num_chunks 1, unit_size 1 MiB\n  5.0  glres switch(0..8).input[0] -> switch(0..8).input[0]\n"),
+        ops.contains("    5  pipeline unit_size 1 MiB, num_chunks 1\n       5.0  glres switch(0..8).input[0] -> switch(0..8).input[0]\n"),
         "{ops}"
+    );
+    let pipeline = text.lines().find(|l| l.contains("  pipeline ")).unwrap();
+    assert!(
+        pipeline.ends_with("  // examples/mscclpp/executor_tests/reduce_nvls_pipeline.mscl:28:1"),
+        "{pipeline}"
     );
     let signal = text
         .lines()
@@ -77,6 +83,56 @@ fn fused_ops_ranges_of_ranks_and_pipeline_bodies() {
     assert!(
         signal.ends_with("// std/sync:14:54, gpu = 1, peer = 0, fused"),
         "{signal}"
+    );
+}
+
+/// Where a rank has several channels of a kind to one peer, which of them
+/// an op uses tells whether its signals meet their waits: the k-th to the
+/// peer pairs with the peer's k-th back.
+#[test]
+fn channels_to_one_peer_are_told_apart_by_their_number() {
+    let text = listing(&[
+        "examples/mscclpp/unit_tests/signal_wait/signal_wait_fuse_test.mscl",
+        "-q",
+        "--emit",
+        "ops",
+    ]);
+    let ops = ops_only(&text);
+    for line in [
+        "  thread block 0: memory channels to 1#0 1#1 1#2 1#3",
+        "    1  signal over memory to 1#0 1#1",
+        "    3  wait over memory to 1#2 1#3",
+    ] {
+        assert!(ops.contains(line), "{line}\n{ops}");
+    }
+}
+
+/// A fused put of one chunk to seven peers: its sources counted, its
+/// destinations one range; the program's instances are said once, in the
+/// header, and each copy's channel is numbered.
+#[test]
+fn repeated_chunks_are_counted_and_peers_are_ranges() {
+    let text = listing(&[
+        "examples/mscclpp/multi_node/allgather.mscl",
+        "-q",
+        "--emit",
+        "ops",
+    ]);
+    assert!(
+        ops_only(&text).contains("    5  put output[0] ×7 -> rank(1..8).output[0]\n"),
+        "{text}"
+    );
+    let text = listing(&["examples/allreduce_nvls.mscl", "-q", "--emit", "ops"]);
+    let header = text.lines().next().unwrap();
+    assert!(
+        header.ends_with("// 8 instances: the program's thread block t is blocks 8t to 8t + 7"),
+        "{header}"
+    );
+    assert!(
+        text.contains(
+            "  thread block 1: memory channels to 1..8#1; switch channels switch(0..8).input\n"
+        ),
+        "{text}"
     );
 }
 
