@@ -160,6 +160,11 @@ fn origin(plan: &Plan, sources: Option<&SourceMap>, op: &Op) -> String {
         return String::new();
     };
     let mut text = format!("{file}:{line}:{column}");
+    for call in plan.loops.call_sites(op.context) {
+        if let Some((file, line, column)) = sources.and_then(|s| s.location(call)) {
+            let _ = write!(text, " called from {file}:{line}:{column}");
+        }
+    }
     if let Some(values) = plan.loops.text(op.context).filter(|v| !v.is_empty()) {
         let _ = write!(text, ", {values}");
     }

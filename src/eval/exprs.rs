@@ -545,6 +545,13 @@ impl<'c> Evaluator<'c> {
         let (caller, callee) = (self.base, self.stack.len());
         self.stack.resize(callee + f.frame as usize, Value::Unit);
         self.depth += 1;
+        // What the call records keeps where it was called, among its loop
+        // values (`LoopValues::call_sites`).
+        let loops = self.loop_vars.len();
+        let site = Value::Int(crate::ir::call_site_value(span));
+        let name = self.call_frame.clone();
+        self.loop_vars.push((name, site, super::operands::NO_FRAME));
+        self.loop_values_changed = true;
         let result = (|| {
             for (slot, (default, arg)) in f.defaults.iter().zip(args).enumerate() {
                 let value = match (arg, default) {
@@ -565,6 +572,8 @@ impl<'c> Evaluator<'c> {
         self.base = caller;
         self.depth -= 1;
         self.stack.truncate(callee);
+        self.loop_vars.truncate(loops);
+        self.loop_values_changed = true;
         Ok(match result.map_err(|d| d.called_at(span))? {
             Flow::Return(v) => v,
             Flow::Next => Value::Unit,

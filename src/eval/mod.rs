@@ -64,6 +64,9 @@ pub struct Evaluator<'c> {
     loop_vars: Vec<(Rc<str>, Value, u32)>,
     /// Whether `loop_vars` changed since the recorder last heard of them.
     loop_values_changed: bool,
+    /// The name of the entries of `loop_vars` that are calls, not loops
+    /// (`ir::CALL_FRAME`): each holds where its call was made.
+    call_frame: Rc<str>,
     depth: usize,
     /// Steps taken so far (`Limits::max_iterations`).
     steps: u64,
@@ -149,6 +152,7 @@ pub fn evaluate_part(
         recorder: None,
         loop_vars: Vec::new(),
         loop_values_changed: false,
+        call_frame: Rc::from(crate::ir::CALL_FRAME),
         depth: 0,
         steps: 0,
         limits,
@@ -182,20 +186,22 @@ impl<'c> Evaluator<'c> {
         label: impl Into<String>,
     ) -> Diagnostic {
         let d = Diagnostic::error(code, span, message, label);
-        if self.loop_vars.is_empty() {
-            return d;
+        match self.loop_values() {
+            Some(values) => d.with_note(format!("when {values}")),
+            None => d,
         }
-        d.with_note(format!("when {}", self.loop_values()))
     }
 
-    /// The loop variables' current values: "i = 2, peer = 3".
-    fn loop_values(&self) -> String {
+    /// The loop variables' current values: "i = 2, peer = 3"; `None`
+    /// outside any loop.
+    fn loop_values(&self) -> Option<String> {
         let vars: Vec<String> = self
             .loop_vars
             .iter()
+            .filter(|(n, _, _)| !Rc::ptr_eq(n, &self.call_frame))
             .map(|(n, v, _)| format!("{n} = {}", v.brief()))
             .collect();
-        vars.join(", ")
+        (!vars.is_empty()).then(|| vars.join(", "))
     }
 
     fn read(&self, place: Place, span: Span) -> Res<Value> {

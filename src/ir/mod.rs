@@ -293,6 +293,16 @@ struct LoopFrame {
 /// Marks a frame whose value is a text.
 const TEXT: u32 = 1 << 31;
 
+/// The name of the frames that hold where a function was called (its
+/// `call_site_value`) rather than a loop variable's value: the ops a call
+/// records say where it was called from. No loop variable is named so.
+pub const CALL_FRAME: &str = "(call)";
+
+/// A call's place as the value of its frame: its file and first byte.
+pub fn call_site_value(call: Span) -> i64 {
+    (i64::from(call.file) << 32) | i64::from(call.start)
+}
+
 /// A loop variable's value: nearly always an int; anything else as the
 /// evaluator writes it briefly.
 #[derive(Debug, Clone, PartialEq)]
@@ -396,6 +406,10 @@ impl LoopValues {
                 .names
                 .get((frame.name & !TEXT) as usize)
                 .map_or("?", String::as_str);
+            if name == CALL_FRAME {
+                at = frame.parent;
+                continue;
+            }
             parts.push(match frame.name & TEXT {
                 0 => format!("{name} = {}", frame.value),
                 _ => format!("{name} = {}", self.texts[frame.value as usize]),
@@ -404,6 +418,24 @@ impl LoopValues {
         }
         parts.reverse();
         (!parts.is_empty()).then(|| parts.join(", "))
+    }
+}
+
+impl LoopValues {
+    /// Where the calls around frame `context` were made, the innermost
+    /// first (each a span of its call's first byte).
+    pub fn call_sites(&self, context: u32) -> Vec<Span> {
+        let mut calls = Vec::new();
+        let mut at = context;
+        while let Some(frame) = self.frames.get(at as usize).filter(|_| at != 0) {
+            let name = self.names.get((frame.name & !TEXT) as usize);
+            if frame.name & TEXT == 0 && name.is_some_and(|n| n == CALL_FRAME) {
+                let (file, start) = ((frame.value >> 32) as u32, frame.value as u32);
+                calls.push(Span::new(file, start as usize, start as usize));
+            }
+            at = frame.parent;
+        }
+        calls
     }
 }
 

@@ -50,8 +50,9 @@ rank 0: chunks input 1, output 2, scratch 0
     assert_eq!(text.matches("thread block").count(), 2, "{text}");
 }
 
-/// Fused ops say so and keep their first call's line; peers in a row are
-/// a range; a pipeline's ops are numbered under it, and the pipeline is
+/// Fused ops say so and keep their first call's line; an op made in a
+/// function says where the function was called; peers in a row are a
+/// range; a pipeline's ops are numbered under it, and the pipeline is
 /// placed in the loops around its statement (none here).
 #[test]
 fn fused_ops_ranges_of_ranks_and_pipeline_bodies() {
@@ -81,9 +82,16 @@ fn fused_ops_ranges_of_ranks_and_pipeline_bodies() {
         .find(|l| l.contains("rlxsignal over memory to 0 2..8"))
         .expect("rank 1 signals its seven peers in one op");
     assert!(
-        signal.ends_with("// std/sync:14:54, gpu = 1, peer = 0, fused"),
+        signal.ends_with("// std/sync:14:54 called from examples/mscclpp/executor_tests/reduce_nvls_pipeline.mscl:27:1, gpu = 1, peer = 0, fused"),
         "{signal}"
     );
+    // The barrier after the pipeline: another call of the same function.
+    let second = text
+        .lines()
+        .filter(|l| l.contains("rlxsignal over memory to 0 2..8"))
+        .nth(1)
+        .unwrap();
+    assert!(second.contains("// std/sync:14:54 called from examples/mscclpp/executor_tests/reduce_nvls_pipeline.mscl:35:1,"), "{second}");
 }
 
 /// Where a rank has several channels of a kind to one peer, which of them
