@@ -81,8 +81,9 @@ codes! {
     SemaphoreBalance "W0506": "a semaphore a launch does not leave as it found it";
     UnknownOp "W0507": "an op the MSCCL++ executor does not run";
     EmptySizeRange "W0508": "a message size range that holds no size";
-    PipelineCoverage "W0509": "a pipeline that covers other chunks than its ops move";
+    PipelineCoverage "W0509": "a pipeline that covers fewer chunks than its ops move";
     PortPacketSource "W0510": "a port channel's packet put from a buffer that holds no packets";
+    PipelineOverrun "W0511": "a pipeline that runs past its ops' ranges";
     // What running the plan finds.
     WrongResult "E0601": "a wrong result";
     Deadlock "E0602": "a deadlock";
@@ -109,9 +110,13 @@ codes! {
 impl Code {
     /// Whether a warning of this code means the MSCCL++ executor does not
     /// run the plan as written: a limit crossed (it refuses the plan, or
-    /// overwrites memory) or an op it does not know.
+    /// overwrites memory), an op it does not know, or a pipeline it runs
+    /// past its ops' ranges.
     pub fn executor_refuses(self) -> bool {
-        matches!(self, Code::ExecutorLimit | Code::UnknownOp)
+        matches!(
+            self,
+            Code::ExecutorLimit | Code::UnknownOp | Code::PipelineOverrun
+        )
     }
 }
 

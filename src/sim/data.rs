@@ -18,7 +18,7 @@ impl Sim<'_> {
     /// (`pipeline_cover`), for the ops that honour its offsets. Of a
     /// longer share the tail is never moved; past a shorter one, today's
     /// executor's unsigned size wraps and each iteration moves a whole
-    /// unit beyond the op's range (W0509): that is run here as the share
+    /// unit beyond the op's range (W0511): that is run here as the share
     /// bounds it, as msclc's kernel does.
     pub(super) fn share(&self, t: usize, op: &Op, size: u32) -> std::ops::Range<u32> {
         let whole = 0..size * self.parts;

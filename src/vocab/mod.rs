@@ -395,7 +395,7 @@ pub const PIPELINE_SETTINGS: [PipelineSetting; 2] = [
     },
     PipelineSetting {
         name: "num_chunks",
-        doc: "How many chunks each op of the body moves (per thread block of its group): the count of the iterations, with `unit_size`. Another count is warning W0509.",
+        doc: "How many chunks each op of the body moves (per thread block of its group): the count of the iterations, with `unit_size`. A smaller count is warning W0509, a larger one W0511.",
     },
 ];
 
