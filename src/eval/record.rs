@@ -25,7 +25,7 @@ pub struct Recorder {
     pub plan: Plan,
     /// Per rank: barrier id of each thread-block set already used.
     barrier_ids: Vec<HashMap<Vec<u32>, u32>>,
-    /// The `pipeline` block being evaluated, if any, with a serial number.
+    /// The `pipeline` block being evaluated, if any.
     pipeline: Option<OpenPipeline>,
     pipelines_opened: u32,
     /// Per (rank, tb): the serial number of the pipeline its last op belongs to.

@@ -419,9 +419,7 @@ impl LoopValues {
         parts.reverse();
         (!parts.is_empty()).then(|| parts.join(", "))
     }
-}
 
-impl LoopValues {
     /// Where the calls around frame `context` were made, the innermost
     /// first (each a span of its call's first byte).
     pub fn call_sites(&self, context: u32) -> Vec<Span> {
