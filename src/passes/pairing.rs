@@ -200,7 +200,7 @@ pub fn check(plan: &Plan) -> Result<Balance, Diagnostic> {
         return Ok(Balance::EveryChannel);
     }
     let unbalanced = tally.rank_pair_excess();
-    let first = tally.mismatches().find(|m| {
+    let mut refused = tally.mismatches().filter(|m| {
         let (rank, kind, _) = m.end;
         let peer = tally.peer(m.end);
         let key = if m.excess > 0 || m.back.is_some() {
@@ -210,10 +210,38 @@ pub fn check(plan: &Plan) -> Result<Balance, Diagnostic> {
         };
         unbalanced.get(&key).is_some_and(|&e| e != 0)
     });
-    match first {
-        Some(m) => Err(diagnostic(&tally.with_origins(), &m)),
-        None => Ok(Balance::RankPairs),
-    }
+    let Some(first) = refused.next() else {
+        return Ok(Balance::RankPairs);
+    };
+    let rest: Vec<Mismatch> = refused.collect();
+    let tally = tally.with_origins();
+    let d = diagnostic(&tally, &first);
+    // One mistake often unbalances two channel pairs (a wait moved to the
+    // channel to another peer): the first other one at a line of its own
+    // is shown too, where that wait is.
+    let shown: Vec<Span> = d
+        .primary
+        .iter()
+        .chain(&d.secondary)
+        .map(|l| l.span)
+        .collect();
+    let other = rest
+        .iter()
+        .find(|m| !shown.contains(&primary(&tally, m).span));
+    Err(match other {
+        Some(m) => {
+            let also = diagnostic(&tally, m);
+            let what = also
+                .message
+                .split_once(": ")
+                .map_or(&*also.message, |(_, what)| what);
+            d.with_secondary(
+                primary(&tally, m).span,
+                format!("and a mismatch here: {what}"),
+            )
+        }
+        None => d,
+    })
 }
 
 /// The channel pairs whose signals and waits differ in a plan that

@@ -130,6 +130,43 @@ fn a_wait_on_the_signalling_end_is_pointed_at() {
     );
 }
 
+/// A ring's wait moved from `prev` to `next`: the signals it should
+/// have met go unwaited on one channel pair, and it waits on another whose
+/// peer never signals. The error shows both, the misplaced wait at its
+/// line.
+#[test]
+fn a_wait_on_the_channel_to_another_peer_is_pointed_at() {
+    let ring = "\
+program \"t\" { collective = allreduce(3, chunk_factor: 1, inplace: true) }
+let n = 3
+let next = [memory_channel((r + 1) % n, r) for r in 0..n]
+let prev = [memory_channel((r + n - 1) % n, r) for r in 0..n]
+for r in 0..n {
+    next[r].signal(tb: 0)
+}
+for r in 0..n {
+    next[r].wait(tb: 0)
+}
+";
+    let c = driver::compile_source(Path::new("case.mscl"), ring.to_string(), &[]);
+    let Err(diags) = &c.result else {
+        panic!("the ring compiled");
+    };
+    assert_eq!(diags.len(), 1);
+    let wait = ring.find("next[r].wait").unwrap();
+    let label = diags[0]
+        .secondary
+        .iter()
+        .find(|l| l.span.start as usize == wait)
+        .unwrap_or_else(|| panic!("no label at the wait: {}", c.sources.render(diags)));
+    assert!(
+        label.message.starts_with("and a mismatch here: "),
+        "{}",
+        label.message
+    );
+    assert!(label.message.contains("waits 1 time"), "{}", label.message);
+}
+
 #[test]
 fn missing_file_is_one_line() {
     let c = driver::compile(Path::new("/nonexistent/x.mscl"), &[]);
