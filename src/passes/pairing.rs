@@ -230,6 +230,8 @@ pub fn check(plan: &Plan) -> Result<Balance, Diagnostic> {
         .find(|m| !shown.contains(&primary(&tally, m).span));
     Err(match other {
         Some(m) => {
+            // Its message, less the headline every mismatch's starts
+            // with (`signal/wait mismatch on memory channels: `).
             let also = diagnostic(&tally, m);
             let what = also
                 .message
