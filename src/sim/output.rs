@@ -4,7 +4,7 @@
 //! pipelines.
 
 use super::{describe_sendrecv, OpAt, Report, Verdict};
-use crate::diag::{Code, Diagnostic, SourceMap};
+use crate::diag::{Code, Diagnostic, SourceMap, Span};
 use crate::ir::Plan;
 use crate::units::count;
 use serde_json::{json, Value};
@@ -121,11 +121,14 @@ pub fn details(report: &Report, sources: Option<&SourceMap>) -> String {
             // all theirs and wait for them: in a large plan, hundreds.
             let (at_op, finished): (Vec<&super::Stuck>, Vec<&super::Stuck>) =
                 stuck.iter().partition(|s| s.op.is_some());
+            // A hint is said once for the blocks in a row it is the same for.
+            let mut last_hint = None;
             for s in at_op.iter().take(STUCK_LISTED) {
                 out.push_str(&format!("  {s}\n"));
-                if let Some(hint) = &s.hint {
+                if let Some(hint) = s.hint.as_ref().filter(|h| last_hint != Some(*h)) {
                     out.push_str(&format!("    hint: {hint}\n"));
                 }
+                last_hint = s.hint.as_ref();
             }
             if at_op.len() > STUCK_LISTED {
                 out.push_str(&format!(
@@ -146,13 +149,33 @@ pub fn details(report: &Report, sources: Option<&SourceMap>) -> String {
                     ));
                 }
             }
-            let located = stuck.iter().filter_map(|s| Some((s, s.op.as_ref()?.span?)));
-            for (s, span) in located.take(STUCK_SHOWN) {
+            // One diagnostic per program line: a loop's blocks stuck at one
+            // op are one mistake, told once with how many more there are.
+            let mut lines: Vec<(Span, Vec<&super::Stuck>)> = Vec::new();
+            for (s, span) in stuck.iter().filter_map(|s| Some((s, s.op.as_ref()?.span?))) {
+                match lines.iter_mut().find(|(at, _)| *at == span) {
+                    Some((_, blocks)) => blocks.push(s),
+                    None => lines.push((span, vec![s])),
+                }
+            }
+            for (span, blocks) in lines.iter().take(STUCK_SHOWN) {
+                let s = blocks[0];
                 let mut d =
-                    Diagnostic::error(Code::Deadlock, span, "deadlock", "this op waits forever")
+                    Diagnostic::error(Code::Deadlock, *span, "deadlock", "this op waits forever")
                         .with_note(s.text.clone());
                 if let Some(op) = &s.op {
                     d = when(d, op);
+                }
+                let others = &blocks[1..];
+                if !others.is_empty() {
+                    let mut ranks: Vec<u32> = others.iter().map(|o| o.rank).collect();
+                    ranks.sort_unstable();
+                    ranks.dedup();
+                    d = d.with_note(format!(
+                        "and {} more thread block(s) stuck at this op, on ranks {}",
+                        others.len(),
+                        crate::diag::short_list(&ranks, "ranks")
+                    ));
                 }
                 for (made, what) in &s.channels {
                     d = d.with_secondary(*made, what.clone());

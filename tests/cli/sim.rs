@@ -284,3 +284,26 @@ fn no_size_that_runs_says_the_range_as_typed() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no size of --size 1024G:2048G runs"), "{err}");
 }
+
+/// Blocks stuck at one program line are one mistake: one diagnostic there,
+/// with how many more blocks wait at it (the verdict lists each).
+#[test]
+fn blocks_stuck_at_one_line_are_one_diagnostic() {
+    let out = msclc(&["sim", "tests/cli/waits_in_a_cycle.mscl"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let listed = stdout
+        .lines()
+        .filter(|l| l.starts_with("  rank ") && l.contains(" is stuck at op 1 (wait)"));
+    assert_eq!(listed.count(), 4, "{stdout}");
+    // The diagnostics follow the verdict on standard output.
+    assert_eq!(
+        stdout.matches("error[E0602]: deadlock").count(),
+        1,
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("= and 3 more thread block(s) stuck at this op, on ranks [1, 2, 3]"),
+        "{stdout}"
+    );
+}
