@@ -124,22 +124,6 @@ pub struct RankPlan {
 }
 
 impl RankPlan {
-    /// The peer of block `tb`'s memory or port channel `id` (its place in
-    /// the block's own list of that kind).
-    pub fn channel_peer(&self, tb: u32, kind: ChannelKind, id: u32) -> Option<u32> {
-        let global = *self
-            .threadblocks
-            .get(tb as usize)?
-            .channel_ids(kind)
-            .get(id as usize)?;
-        let peers = match kind {
-            ChannelKind::Memory => &self.memory_peers,
-            ChannelKind::Port => &self.port_peers,
-            ChannelKind::Switch => return None,
-        };
-        peers.get(global as usize).copied()
-    }
-
     /// The peer's buffer block `tb` reaches through its remote buffer `id`
     /// of `kind` channels.
     pub fn remote_buffer(&self, tb: u32, kind: ChannelKind, id: u32) -> Option<&RemoteBuffer> {

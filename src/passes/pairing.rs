@@ -227,9 +227,10 @@ pub fn check(plan: &Plan) -> Result<Balance, Diagnostic> {
         .collect();
     let other = rest
         .iter()
-        .find(|m| !shown.contains(&primary(&tally, m).span));
+        .map(|m| (m, primary(&tally, m).span))
+        .find(|(_, at)| !shown.contains(at));
     Err(match other {
-        Some(m) => {
+        Some((m, at)) => {
             // Its message, less the headline every mismatch's starts
             // with (`signal/wait mismatch on memory channels: `).
             let also = diagnostic(&tally, m);
@@ -237,10 +238,7 @@ pub fn check(plan: &Plan) -> Result<Balance, Diagnostic> {
                 .message
                 .split_once(": ")
                 .map_or(&*also.message, |(_, what)| what);
-            d.with_secondary(
-                primary(&tally, m).span,
-                format!("and a mismatch here: {what}"),
-            )
+            d.with_secondary(at, format!("and a mismatch here: {what}"))
         }
         None => d,
     })
