@@ -230,7 +230,11 @@ fn cubin_cache_hits_misses_and_mends() {
         1,
         "one entry after one compilation: {entries:?}"
     );
-    assert_eq!(std::fs::read(&entries[0]).unwrap(), first.cubin);
+    let entry = std::fs::read(&entries[0]).unwrap();
+    assert!(
+        entry.starts_with(&first.cubin) && entry.len() == first.cubin.len() + 32,
+        "an entry is the cubin and its SHA-256"
+    );
 
     let second = compile(&f32);
     assert!(second.from_cache, "the same compilation again must hit");
@@ -246,8 +250,19 @@ fn cubin_cache_hits_misses_and_mends() {
     let mended = compile(&f32);
     assert!(!mended.from_cache, "a corrupted entry must not be used");
     assert!(is_cubin(&mended.cubin));
-    assert_eq!(std::fs::read(&entries[0]).unwrap(), mended.cubin);
+    assert_eq!(std::fs::read(&entries[0]).unwrap(), entry);
     assert!(compile(&f32).from_cache);
+
+    // So is an entry that still looks like a cubin but has a byte changed
+    // in its code: loaded, it would run a damaged kernel.
+    let mut damaged = entry.clone();
+    let middle = first.cubin.len() / 2;
+    damaged[middle] ^= 0x40;
+    std::fs::write(&entries[0], &damaged).unwrap();
+    let mended = compile(&f32);
+    assert!(!mended.from_cache, "a damaged entry must not be used");
+    assert_eq!(mended.cubin, first.cubin);
+    assert_eq!(std::fs::read(&entries[0]).unwrap(), entry);
 
     // No temporary files are left behind.
     let all = std::fs::read_dir(&cache.0).unwrap().count();

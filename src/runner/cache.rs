@@ -2,8 +2,13 @@
 //! the key is a SHA-256 over everything that decides the cubin (the source,
 //! every NVRTC option in order, the NVRTC version and the architecture).
 //!
-//! The cache is an optimisation only: a file that cannot be read, or does
-//! not look like a cubin, is a miss, and a failed write is ignored by the
+//! An entry is the cubin followed by the SHA-256 of the cubin: an entry
+//! cut short, overwritten or with a byte changed (a full disk, another
+//! program, a failing disk) no longer matches its digest, and is never
+//! handed to the driver, which could load a damaged kernel and run it.
+//!
+//! The cache is an optimisation only: a file that cannot be read, or whose
+//! digest does not match, is a miss, and a failed write is ignored by the
 //! caller. Files are written to a temporary name in the same folder and
 //! renamed into place, so a concurrent run sees a whole file or none.
 
@@ -11,11 +16,12 @@ use sha2::{Digest, Sha256};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-/// What every ELF file, and so every cubin, starts with.
-const ELF_MAGIC: &[u8] = b"\x7fELF";
+/// Changes when what a key covers (or how), or the entry's layout,
+/// changes, so old entries miss. 2: the digest after the cubin.
+const KEY_FORMAT: &str = "msclc-cubin-2";
 
-/// Changes when what a key covers (or how) changes, so old entries miss.
-const KEY_FORMAT: &str = "msclc-cubin-1";
+/// The length of the SHA-256 digest after an entry's cubin.
+const DIGEST_LEN: usize = 32;
 
 /// The cache key: hex SHA-256 over the format tag, the source, the options
 /// (their count, then each), the NVRTC version and the architecture. Every
@@ -44,28 +50,16 @@ pub fn path(dir: &Path, key: &str) -> PathBuf {
     dir.join(format!("{key}.cubin"))
 }
 
-/// The cached cubin for `key`, if there is a readable one that looks like
-/// a whole cubin ([`whole_elf`]); anything else is a miss, compiled again.
+/// The cached cubin for `key`, if there is a readable entry whose cubin
+/// matches the digest after it; anything else is a miss, compiled again.
 pub fn read(dir: &Path, key: &str) -> Option<Vec<u8>> {
-    let bytes = std::fs::read(path(dir, key)).ok()?;
-    whole_elf(&bytes).then_some(bytes)
-}
-
-/// Whether `bytes` are a 64-bit little-endian ELF file whose program and
-/// section header tables lie within it: an entry cut short or overwritten
-/// (a full disk, another program) is not handed to the driver as a cubin.
-fn whole_elf(bytes: &[u8]) -> bool {
-    const HEADER: usize = 64;
-    if bytes.len() < HEADER || !bytes.starts_with(ELF_MAGIC) || bytes[4] != 2 || bytes[5] != 1 {
-        return false;
+    let mut entry = std::fs::read(path(dir, key)).ok()?;
+    let cubin_len = entry.len().checked_sub(DIGEST_LEN)?;
+    if Sha256::digest(&entry[..cubin_len]).as_slice() != &entry[cubin_len..] {
+        return None;
     }
-    let u16_at = |at: usize| u64::from(u16::from_le_bytes([bytes[at], bytes[at + 1]]));
-    let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
-    let table_end = |offset: u64, entry: u64, count: u64| offset.checked_add(entry * count);
-    let programs = table_end(u64_at(0x20), u16_at(0x36), u16_at(0x38));
-    let sections = table_end(u64_at(0x28), u16_at(0x3a), u16_at(0x3c));
-    let len = bytes.len() as u64;
-    programs.is_some_and(|end| end <= len) && sections.is_some_and(|end| end <= len)
+    entry.truncate(cubin_len);
+    Some(entry)
 }
 
 /// Stores `cubin` as the entry for `key`, creating `dir` if need be:
@@ -80,7 +74,10 @@ pub fn write(dir: &Path, key: &str, cubin: &[u8]) -> std::io::Result<()> {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
         _ => {}
     }
-    crate::files::write(&entry, cubin)
+    let mut bytes = Vec::with_capacity(cubin.len() + DIGEST_LEN);
+    bytes.extend_from_slice(cubin);
+    bytes.extend_from_slice(&Sha256::digest(cubin));
+    crate::files::write(&entry, &bytes)
 }
 
 /// The cache folder: `$MSCLC_CACHE_DIR`, else `$XDG_CACHE_HOME/msclc`,
@@ -192,17 +189,6 @@ mod tests {
         );
     }
 
-    /// An ELF file of a header and one section header, as the cache keeps.
-    fn small_elf() -> Vec<u8> {
-        let mut elf = vec![0u8; 128];
-        elf[..4].copy_from_slice(ELF_MAGIC);
-        (elf[4], elf[5]) = (2, 1);
-        elf[0x28..0x30].copy_from_slice(&64u64.to_le_bytes());
-        elf[0x3a..0x3c].copy_from_slice(&64u16.to_le_bytes());
-        elf[0x3c..0x3e].copy_from_slice(&1u16.to_le_bytes());
-        elf
-    }
-
     #[test]
     fn default_dir_precedence() {
         let v = |s: &str| Some(OsString::from(s));
@@ -246,7 +232,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let k = key("s", &[], (1, 0), "sm_90");
         assert_eq!(read(&dir, &k), None, "missing folder is a miss");
-        let cubin = small_elf();
+        let cubin = b"\x7fELF and the rest of a kernel".to_vec();
         write(&dir, &k, &cubin).unwrap();
         assert_eq!(read(&dir, &k), Some(cubin.clone()));
         // No temporary file is left behind.
@@ -255,20 +241,22 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![OsString::from(format!("{k}.cubin"))]);
-        std::fs::write(path(&dir, &k), b"").unwrap();
-        assert_eq!(read(&dir, &k), None, "empty file is a miss");
-        std::fs::write(path(&dir, &k), b"garbage").unwrap();
-        assert_eq!(read(&dir, &k), None, "non-ELF file is a miss");
-        std::fs::write(path(&dir, &k), &cubin[..100]).unwrap();
-        assert_eq!(read(&dir, &k), None, "a cubin cut short is a miss");
-        let mut overwritten = cubin.clone();
-        overwritten[0x28..0x30].copy_from_slice(&u64::MAX.to_le_bytes());
-        std::fs::write(path(&dir, &k), overwritten).unwrap();
-        assert_eq!(
-            read(&dir, &k),
-            None,
-            "the magic and then anything is a miss"
-        );
+        let entry = std::fs::read(path(&dir, &k)).unwrap();
+        assert_eq!(entry.len(), cubin.len() + DIGEST_LEN);
+        let damaged = |bytes: &[u8], what: &str| {
+            std::fs::write(path(&dir, &k), bytes).unwrap();
+            assert_eq!(read(&dir, &k), None, "{what} is a miss");
+        };
+        damaged(b"", "an empty file");
+        damaged(&entry[..DIGEST_LEN - 1], "a file shorter than a digest");
+        damaged(&entry[..entry.len() - 1], "an entry cut short");
+        damaged(&cubin, "a cubin without its digest");
+        let mut flipped = entry.clone();
+        flipped[5] ^= 1;
+        damaged(&flipped, "a cubin with one bit changed");
+        let mut grown = entry.clone();
+        grown.push(0);
+        damaged(&grown, "an entry with a byte more");
         // An entry that is a link, or another name of a file, is replaced
         // as an entry: the file it names is left as it was.
         #[cfg(unix)]
