@@ -66,7 +66,7 @@ fn a_deadlock_points_at_the_waits_and_the_channel_numbers() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("rank 1's signals arrive on rank 0's memory channel(s) 0, 1 (nobody waits there), but this op waits on channel(s) 2, 3"),
+        stdout.contains("rank 1's signals arrive on rank 0's memory channel(s) #0, #1 to rank 1 (nobody waits there), but this op waits on channel(s) #2, #3"),
         "{stdout}"
     );
     assert!(
@@ -81,8 +81,8 @@ fn a_deadlock_points_at_the_waits_and_the_channel_numbers() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("rank 0's memory channel 2 to rank 1, made here (when r = 0)")
-            && stdout.contains("rank 1's memory channel 2 to rank 0, made here (when r = 1): the pair of rank 0's channel 2, which must signal"),
+        stdout.contains("rank 0's memory channel #2 to rank 1, made here (when r = 0)")
+            && stdout.contains("rank 1's memory channel #2 to rank 0, made here (when r = 1): the pair of rank 0's memory channel #2 to rank 1, which must signal"),
         "{stdout}"
     );
 }
@@ -271,7 +271,7 @@ fn a_wait_naming_a_channel_twice_needs_two_signals() {
     assert!(
         stdout.contains("stuck at op 8 (wait): ")
             && stdout
-                .contains("signal(s) from rank 1 on memory channel 0, which it waits on 2 times"),
+                .contains("signal(s) from rank 1 on memory channel, which it waits on 2 times"),
         "{stdout}"
     );
 }

@@ -195,25 +195,20 @@ struct ChannelNames {
 impl ChannelNames {
     fn of(rank: &RankPlan) -> ChannelNames {
         ChannelNames {
-            memory: Self::numbered(&rank.memory_peers),
-            port: Self::numbered(&rank.port_peers),
+            memory: Self::numbered(rank, ChannelKind::Memory),
+            port: Self::numbered(rank, ChannelKind::Port),
         }
     }
 
-    fn numbered(peers: &[u32]) -> Vec<(u32, Option<u32>)> {
-        let mut seen: std::collections::HashMap<u32, u32> = Default::default();
-        let ordinals: Vec<u32> = peers
-            .iter()
-            .map(|p| {
-                let k = seen.entry(*p).or_default();
-                *k += 1;
-                *k - 1
-            })
-            .collect();
+    /// Each channel's peer, and its number among the channels to that
+    /// peer where there are several.
+    fn numbered(rank: &RankPlan, kind: ChannelKind) -> Vec<(u32, Option<u32>)> {
+        let peers = rank.channel_peers(kind);
+        let ordinals = rank.peer_ordinals(kind);
         peers
             .iter()
             .zip(ordinals)
-            .map(|(p, k)| (*p, (seen[p] > 1).then_some(k)))
+            .map(|(p, (k, of))| (*p, (of > 1).then_some(k)))
             .collect()
     }
 }

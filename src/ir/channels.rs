@@ -9,6 +9,9 @@
 //! numbered the same way.
 
 use super::{ChannelKind, Endpoint, Plan};
+use rustc_hash::FxHashMap;
+use std::cell::RefCell;
+use std::rc::Rc;
 
 /// A rank's channels: the peer of each memory channel, of each port channel.
 type Peers<'a> = (&'a [u32], &'a [u32]);
@@ -163,6 +166,67 @@ impl ChannelPairs {
     }
 }
 
+/// Channels named as the executor pairs them: by their number among their
+/// rank's channels of the kind to the same peer (`RankPlan::peer_ordinals`),
+/// the number `--emit ops` shows (`1#2`), rather than by their rank-level
+/// id. Worked out per rank when a name first needs it: reports name a few
+/// channels of a plan that may have millions.
+pub struct ChannelNumbers<'p> {
+    plan: &'p Plan,
+    ranks: RefCell<FxHashMap<(u32, ChannelKind), Rc<[(u32, u32)]>>>,
+}
+
+impl<'p> ChannelNumbers<'p> {
+    pub fn new(plan: &'p Plan) -> ChannelNumbers<'p> {
+        ChannelNumbers {
+            plan,
+            ranks: RefCell::default(),
+        }
+    }
+
+    /// End `e`'s number among its rank's channels of its kind to its peer,
+    /// and how many those are.
+    pub fn number(&self, (rank, kind, channel): Endpoint) -> (u32, u32) {
+        let numbers = Rc::clone(
+            self.ranks
+                .borrow_mut()
+                .entry((rank, kind))
+                .or_insert_with(|| self.plan.ranks[rank as usize].peer_ordinals(kind).into()),
+        );
+        // An end the plan lacks has no number to give: (its id, alone).
+        numbers
+            .get(channel as usize)
+            .copied()
+            .unwrap_or((channel, 1))
+    }
+
+    /// The peer of end `e` (`u32::MAX` for an end the plan lacks).
+    pub fn peer(&self, (rank, kind, channel): Endpoint) -> u32 {
+        let peers = self.plan.ranks[rank as usize].channel_peers(kind);
+        peers.get(channel as usize).copied().unwrap_or(u32::MAX)
+    }
+
+    /// "memory channel #2", or "memory channel" where it is the rank's
+    /// only one of the kind to its peer.
+    pub fn kind_and_number(&self, e: Endpoint) -> String {
+        match self.number(e) {
+            (k, of) if of > 1 => format!("{} channel #{k}", e.1.name()),
+            _ => format!("{} channel", e.1.name()),
+        }
+    }
+
+    /// "rank 0's memory channel #2 to rank 1", or "rank 0's memory channel
+    /// to rank 1" where it is the only one.
+    pub fn name(&self, e: Endpoint) -> String {
+        format!(
+            "rank {}'s {} to rank {}",
+            e.0,
+            self.kind_and_number(e),
+            self.peer(e)
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,5 +252,21 @@ mod tests {
         for i in 0..pairs.len() {
             assert_eq!(pairs.index(pairs.endpoint(i)), Some(i));
         }
+    }
+
+    #[test]
+    fn a_channel_is_numbered_among_its_ranks_channels_to_its_peer() {
+        use super::super::RankPlan;
+        // Memory channels to 1, 2, 1; a port channel to 1.
+        let rank = RankPlan {
+            memory_peers: vec![1, 2, 1],
+            port_peers: vec![1],
+            ..RankPlan::default()
+        };
+        assert_eq!(
+            rank.peer_ordinals(ChannelKind::Memory),
+            [(0, 2), (0, 1), (1, 2)]
+        );
+        assert_eq!(rank.peer_ordinals(ChannelKind::Port), [(0, 1)]);
     }
 }

@@ -20,7 +20,7 @@ use crate::diag::Span;
 mod channels;
 mod kinds;
 mod op;
-pub use channels::ChannelPairs;
+pub use channels::{ChannelNumbers, ChannelPairs};
 pub use kinds::*;
 pub use op::*;
 
@@ -124,6 +124,39 @@ pub struct RankPlan {
 }
 
 impl RankPlan {
+    /// The peer of each of the rank's `kind` channels (memory or port),
+    /// by rank-level id.
+    pub fn channel_peers(&self, kind: ChannelKind) -> &[u32] {
+        match kind {
+            ChannelKind::Port => &self.port_peers,
+            _ => &self.memory_peers,
+        }
+    }
+
+    /// For each of the rank's `kind` channels, by rank-level id, its
+    /// number among the rank's channels of that kind to the same peer,
+    /// and how many those are: the number the executor pairs channels by
+    /// (a rank's k-th channel of a kind to a peer pairs with the peer's
+    /// k-th back), and the one `--emit ops` and the pairing diagnostics
+    /// name a channel by (`1#2`, "channel #2 to rank 1").
+    pub fn peer_ordinals(&self, kind: ChannelKind) -> Vec<(u32, u32)> {
+        let peers = self.channel_peers(kind);
+        let mut seen: rustc_hash::FxHashMap<u32, u32> = Default::default();
+        let ordinals: Vec<u32> = peers
+            .iter()
+            .map(|p| {
+                let k = seen.entry(*p).or_default();
+                *k += 1;
+                *k - 1
+            })
+            .collect();
+        peers
+            .iter()
+            .zip(ordinals)
+            .map(|(p, k)| (k, seen[p]))
+            .collect()
+    }
+
     /// The peer's buffer block `tb` reaches through its remote buffer `id`
     /// of `kind` channels.
     pub fn remote_buffer(&self, tb: u32, kind: ChannelKind, id: u32) -> Option<&RemoteBuffer> {

@@ -11,7 +11,7 @@
 //! emit it too (the plans are the same) and warn (`warnings`).
 
 use crate::diag::{Code, Diagnostic, Severity, Span};
-use crate::ir::{ChannelKind, ChannelPairs, Endpoint, OpName, Origin, Plan};
+use crate::ir::{ChannelKind, ChannelNumbers, ChannelPairs, Endpoint, OpName, Origin, Plan};
 use rustc_hash::FxHashMap;
 
 fn signals(name: OpName) -> bool {
@@ -337,6 +337,7 @@ fn waits_elsewhere(tally: &Tally, from: Endpoint, back: Option<Endpoint>) -> Vec
     let (plan, pairs, uses) = (tally.plan, &tally.pairs, &tally.uses);
     let (rank, kind, _) = from;
     let peer = peer_of(plan, from);
+    let numbers = ChannelNumbers::new(plan);
     // Each wait's line, its channel, and the channel that pairs with it.
     let mut waits: Vec<(Span, u32, Option<u32>)> = Vec::new();
     for end in pairs.ends_of(peer) {
@@ -351,8 +352,9 @@ fn waits_elsewhere(tally: &Tally, from: Endpoint, back: Option<Endpoint>) -> Vec
         if uses.wait_count(end) <= signalled {
             continue;
         }
-        let paired = paired.map(|p| p.2);
-        waits.extend(uses.waits(end).iter().map(|o| (o.span, theirs.2, paired)));
+        let number = numbers.number(theirs).0;
+        let paired = paired.map(|p| numbers.number(p).0);
+        waits.extend(uses.waits(end).iter().map(|o| (o.span, number, paired)));
     }
     waits.sort_by_key(|&(s, channel, paired)| (s.file, s.start, s.end, paired.is_some(), channel));
     waits.dedup();
@@ -364,9 +366,9 @@ fn waits_elsewhere(tally: &Tally, from: Endpoint, back: Option<Endpoint>) -> Vec
             _ => ("channels", "have", "pair"),
         };
         let waits_on = format!(
-            "rank {peer} waits on its {} {channel} {}",
+            "rank {peer} waits on its {} {channel} {} to rank {rank}",
             kind.name(),
-            in_runs(&channels)
+            in_runs(&channels, "#")
         );
         let pairing = if group[0].2.is_none() {
             format!("which {has} no pair on rank {rank}")
@@ -374,8 +376,8 @@ fn waits_elsewhere(tally: &Tally, from: Endpoint, back: Option<Endpoint>) -> Vec
             let mut paired: Vec<u32> = group.iter().filter_map(|w| w.2).collect();
             paired.sort_unstable();
             format!(
-                "which {pair} with rank {rank}'s {channel} {}",
-                in_runs(&paired)
+                "which {pair} with rank {rank}'s {channel} {} to rank {peer}",
+                in_runs(&paired, "#")
             )
         };
         out.push((group[0].0, format!("{waits_on} here, {pairing}")));
@@ -383,14 +385,14 @@ fn waits_elsewhere(tally: &Tally, from: Endpoint, back: Option<Endpoint>) -> Vec
     out
 }
 
-/// Sorted numbers, a run of three or more as one: "3", "3 and 4",
-/// "1, 3 to 5 and 9".
-fn in_runs(numbers: &[u32]) -> String {
+/// Sorted numbers, each after `mark`, a run of three or more as one:
+/// "#3", "#3 and #4", "#1, #3 to #5 and #9".
+fn in_runs(numbers: &[u32], mark: &str) -> String {
     let mut runs: Vec<String> = Vec::new();
     for run in numbers.chunk_by(|a, b| b.checked_sub(*a) == Some(1)) {
         match run {
-            [first, _, .., last] => runs.push(format!("{first} to {last}")),
-            _ => runs.extend(run.iter().map(u32::to_string)),
+            [first, _, .., last] => runs.push(format!("{mark}{first} to {mark}{last}")),
+            _ => runs.extend(run.iter().map(|n| format!("{mark}{n}"))),
         }
     }
     match runs.split_last() {
@@ -399,21 +401,8 @@ fn in_runs(numbers: &[u32]) -> String {
     }
 }
 
-/// "rank 0's memory channel 2 (to rank 1)".
-fn channel_name((rank, kind, channel): Endpoint, peer: u32) -> String {
-    format!(
-        "rank {rank}'s {} channel {channel} (to rank {peer})",
-        kind.name()
-    )
-}
-
 fn peer_of(plan: &Plan, (rank, kind, channel): Endpoint) -> u32 {
-    let r = &plan.ranks[rank as usize];
-    let peers = match kind {
-        ChannelKind::Port => &r.port_peers,
-        _ => &r.memory_peers,
-    };
-    peers[channel as usize]
+    plan.ranks[rank as usize].channel_peers(kind)[channel as usize]
 }
 
 /// The error for the signals on `from` that its paired channel `back` does
@@ -427,13 +416,14 @@ fn mismatch(
 ) -> Diagnostic {
     let peer = peer_of(plan, from);
     let (ns, nw) = (signals.len(), waits.len());
-    let sender = channel_name(from, peer);
+    let names = ChannelNumbers::new(plan);
+    let sender = names.name(from);
     let message = match back {
         Some(b) => format!(
             "signal/wait mismatch on {} channels: {sender} signals {}, but its paired channel back, {}, waits {}",
             from.1.name(),
             times(ns, "time"),
-            channel_name(b, from.0),
+            names.name(b),
             times(nw, "time"),
         ),
         None => format!(
@@ -492,7 +482,7 @@ fn mismatch(
 /// The error for waits on a channel whose peer has no channel back.
 fn unpaired_waits(plan: &Plan, on: Endpoint, waits: &[Origin]) -> Diagnostic {
     let peer = peer_of(plan, on);
-    let name = channel_name(on, peer);
+    let name = ChannelNumbers::new(plan).name(on);
     let mut d = Diagnostic::error(Code::SignalWait,
         waits[0].span,
         format!(
@@ -577,11 +567,11 @@ mod tests {
 
     #[test]
     fn channels_are_named_in_runs() {
-        assert_eq!(in_runs(&[7]), "7");
-        assert_eq!(in_runs(&[3, 4]), "3 and 4");
-        assert_eq!(in_runs(&[1, 3, 4, 5, 9]), "1, 3 to 5 and 9");
+        assert_eq!(in_runs(&[7], "#"), "#7");
+        assert_eq!(in_runs(&[3, 4], "#"), "#3 and #4");
+        assert_eq!(in_runs(&[1, 3, 4, 5, 9], "#"), "#1, #3 to #5 and #9");
         assert_eq!(
-            in_runs(&[16384, 16385, 16386, 17407]),
+            in_runs(&[16384, 16385, 16386, 17407], ""),
             "16384 to 16386 and 17407"
         );
     }

@@ -100,6 +100,7 @@ impl Sim<'_> {
     }
 
     pub(super) fn blocked_threads(&self) -> Vec<Stuck> {
+        let names = ChannelNumbers::new(self.plan);
         let mut out = Vec::new();
         for (t, th) in self.threads.iter().enumerate() {
             if th.done {
@@ -120,7 +121,7 @@ impl Sim<'_> {
                 continue;
             }
             let op = th.ops.op(th.pc);
-            let (why, hint) = self.why_blocked(t, op);
+            let (why, hint) = self.why_blocked(t, op, &names);
             // A pipeline's body runs as often as the size asks (twice
             // where no size is given): which time it stopped in.
             let iteration = th.ops.iteration(th.pc).map_or(String::new(), |it| {
@@ -135,14 +136,14 @@ impl Sim<'_> {
                 ),
                 op: self.op_at(t, th.pc),
                 hint,
-                channels: self.starving_channel_lines(t, op),
+                channels: self.starving_channel_lines(t, op, &names),
             });
         }
         out
     }
 
     /// What `t`'s op waits for, and a hint where the cause is clear.
-    fn why_blocked(&self, t: usize, op: &Op) -> (String, Option<String>) {
+    fn why_blocked(&self, t: usize, op: &Op, names: &ChannelNumbers) -> (String, Option<String>) {
         let th = &self.threads[t];
         match op.name {
             OpName::Wait | OpName::RelaxedWait => {
@@ -160,33 +161,26 @@ impl Sim<'_> {
                 let text: Vec<String> = starving
                     .iter()
                     .map(|e| {
-                        let peer = self.peer_of(*e);
+                        let peer = names.peer(*e);
+                        let channel = names.kind_and_number(*e);
                         let (have, want) = (
                             self.signals.waiting_at(*e),
                             ends.iter().filter(|x| *x == e).count(),
                         );
                         match self.signals.pair(*e) {
                             Some(_) if want > 1 => format!(
-                                "{have} signal(s) from rank {peer} on {} channel {}, which it waits on {want} times",
-                                e.1.name(),
-                                e.2
+                                "{have} signal(s) from rank {peer} on {channel}, which it waits on {want} times"
                             ),
-                            Some(_) => format!(
-                                "no signal from rank {peer} on {} channel {}",
-                                e.1.name(),
-                                e.2
-                            ),
+                            Some(_) => format!("no signal from rank {peer} on {channel}"),
                             None => format!(
-                                "{} channel {} to rank {peer} has no paired channel on that rank",
-                                e.1.name(),
-                                e.2
+                                "{channel} to rank {peer} has no paired channel on that rank"
                             ),
                         }
                     })
                     .collect();
                 (
                     format!(": {}", text.join("; ")),
-                    self.signalled_elsewhere(&starving),
+                    self.signalled_elsewhere(&starving, names),
                 )
             }
             OpName::SemAcquire => {
@@ -240,7 +234,12 @@ impl Sim<'_> {
 
     /// For a stuck wait: where its starving channels and their pairs on
     /// the peers were made (the first two channels).
-    fn starving_channel_lines(&self, t: usize, op: &Op) -> Vec<(Span, String)> {
+    fn starving_channel_lines(
+        &self,
+        t: usize,
+        op: &Op,
+        names: &ChannelNumbers,
+    ) -> Vec<(Span, String)> {
         if !matches!(op.name, OpName::Wait | OpName::RelaxedWait) {
             return Vec::new();
         }
@@ -252,24 +251,20 @@ impl Sim<'_> {
         let mut lines = Vec::new();
         for e in starving.take(2) {
             let (rank, kind, c) = e;
-            let peer = self.peer_of(e);
+            let ours = names.name(e);
             if let Some(made) = self.plan.channel_origin(rank, kind, c) {
                 lines.push((
                     made.span,
-                    format!(
-                        "rank {rank}'s {} channel {c} to rank {peer}, made here{}",
-                        kind.name(),
-                        self.when(made.context)
-                    ),
+                    format!("{ours}, made here{}", self.when(made.context)),
                 ));
             }
-            if let Some((p, kind, pc)) = self.signals.pair(e) {
+            if let Some(pair @ (p, kind, pc)) = self.signals.pair(e) {
                 if let Some(made) = self.plan.channel_origin(p, kind, pc) {
                     lines.push((
                         made.span,
                         format!(
-                            "rank {p}'s {} channel {pc} to rank {rank}, made here{}: the pair of rank {rank}'s channel {c}, which must signal",
-                            kind.name(),
+                            "{}, made here{}: the pair of {ours}, which must signal",
+                            names.name(pair),
                             self.when(made.context)
                         ),
                     ));
@@ -289,46 +284,40 @@ impl Sim<'_> {
     /// When channels starve while their peer's signals sit unwaited on
     /// other channels of this rank to that peer: which, in the pairing's
     /// terms (one hint, for the first such peer).
-    fn signalled_elsewhere(&self, starving: &[Endpoint]) -> Option<String> {
+    fn signalled_elsewhere(&self, starving: &[Endpoint], names: &ChannelNumbers) -> Option<String> {
         starving.iter().find_map(|e| {
             let (rank, kind, _) = *e;
-            let peer = self.peer_of(*e);
-            let to_peer = |o: &Endpoint| o.0 == rank && o.1 == kind && self.peer_of(*o) == peer;
+            let peer = names.peer(*e);
+            let to_peer = |o: &Endpoint| o.0 == rank && o.1 == kind && names.peer(*o) == peer;
             // Signals on a channel the op waits on too are not elsewhere.
             let mut signalled: Vec<u32> = self
                 .signals
                 .waiting_on(rank)
                 .filter(|(o, _)| to_peer(o) && !starving.contains(o))
-                .map(|(o, _)| o.2)
+                .map(|(o, _)| names.number(o).0)
                 .collect();
             if signalled.is_empty() {
                 return None;
             }
             signalled.sort();
-            let waited: Vec<u32> = starving.iter().filter(|o| to_peer(o)).map(|o| o.2).collect();
+            let waited: Vec<u32> = starving
+                .iter()
+                .filter(|o| to_peer(o))
+                .map(|o| names.number(*o).0)
+                .collect();
             let list = |ids: &[u32]| {
                 ids.iter()
-                    .map(|c| c.to_string())
+                    .map(|c| format!("#{c}"))
                     .collect::<Vec<_>>()
                     .join(", ")
             };
             Some(format!(
-                "rank {peer}'s signals arrive on rank {rank}'s {} channel(s) {} (nobody waits there), but this op waits on channel(s) {}: a rank's k-th channel of a type to a peer pairs with the peer's k-th channel back, so signal and wait on channels of the same number",
+                "rank {peer}'s signals arrive on rank {rank}'s {} channel(s) {} to rank {peer} (nobody waits there), but this op waits on channel(s) {}: a rank's k-th channel of a type to a peer pairs with the peer's k-th channel back, so signal and wait on channels of the same number",
                 kind.name(),
                 list(&signalled),
                 list(&waited)
             ))
         })
-    }
-
-    pub(super) fn peer_of(&self, e: Endpoint) -> u32 {
-        let r = &self.plan.ranks[e.0 as usize];
-        let peers = if e.1 == ChannelKind::Port {
-            &r.port_peers
-        } else {
-            &r.memory_peers
-        };
-        peers.get(e.2 as usize).copied().unwrap_or(u32::MAX)
     }
 }
 

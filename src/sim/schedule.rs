@@ -182,14 +182,13 @@ impl<'p> Sim<'p> {
     pub(super) fn unconsumed_signals(&self) -> Vec<crate::diag::Diagnostic> {
         let mut waiting: Vec<_> = self.signals.waiting().collect();
         waiting.sort();
+        let names = crate::ir::ChannelNumbers::new(self.plan);
         waiting
             .into_iter()
             .map(|(e, n)| {
                 crate::diag::Diagnostic::plain(crate::diag::Code::ChannelPair, format!(
-                    "{n} signal(s) to rank {} on its {} channel {} are never waited for; they carry over into the next launch",
-                    e.0,
-                    e.1.name(),
-                    e.2
+                    "{n} signal(s) to {} are never waited for; they carry over into the next launch",
+                    names.name(e)
                 ))
                 .as_warning()
             })

@@ -22,7 +22,7 @@ fn a_bad_program_exits_1_with_a_located_diagnostic() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("error[E0308]: signal/wait mismatch on port channels: rank 0's port channel 0 (to rank 1) signals 3 times, but its paired channel back, rank 1's port channel 0 (to rank 0), waits 2 times"),
+        err.contains("error[E0308]: signal/wait mismatch on port channels: rank 0's port channel to rank 1 signals 3 times, but its paired channel back, rank 1's port channel to rank 0, waits 2 times"),
         "{err}"
     );
     assert!(err.contains("put_with_signal_fuse_test.mscl:21:5"), "{err}");
@@ -328,14 +328,14 @@ fn a_wait_on_the_wrong_channel_points_at_the_channel_pair() {
     let err = warned(&["check", program]);
     assert_eq!(err.matches("warning[").count(), 1, "one warning:\n{err}");
     assert!(
-        err.contains("warning[W0501]: signal/wait mismatch on memory channels: rank 0's memory channel 0 (to rank 1) signals 1 time, but its paired channel back, rank 1's memory channel 0 (to rank 0), waits 0 times"),
+        err.contains("warning[W0501]: signal/wait mismatch on memory channels: rank 0's memory channel #0 to rank 1 signals 1 time, but its paired channel back, rank 1's memory channel #0 to rank 0, waits 0 times"),
         "{err}"
     );
     assert!(err.contains("wait_on_the_wrong_channel.mscl:13:9"), "{err}");
     let labels = [
-        "rank 0's memory channel 0 (to rank 1) and its paired channel back are made here",
+        "rank 0's memory channel #0 to rank 1 and its paired channel back are made here",
         "1 signal more than rank 1 waits for on the paired channel",
-        "rank 1 waits on its memory channel 1 here, which pairs with rank 0's channel 1",
+        "rank 1 waits on its memory channel #1 to rank 0 here, which pairs with rank 0's channel #1 to rank 1",
     ];
     let at: Vec<usize> = labels
         .iter()
@@ -365,7 +365,7 @@ fn a_mismatch_on_a_thousand_instances_names_its_channels_as_a_run() {
     // The 1,024 copies of the channel, one run.
     assert!(
         label.ends_with(
-            "rank 3 waits on its memory channels 16384 to 17407 here, which have no pair on rank 1"
+            "rank 3 waits on its memory channels #16384 to #17407 to rank 1 here, which have no pair on rank 1"
         ),
         "{label}"
     );

@@ -191,7 +191,7 @@ fn a_deadlock_comes_with_the_unpaired_signals_that_cause_it() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stdout.starts_with("deadlock:"), "{stdout}");
     assert!(
-        stderr.contains("warning[W0501]: signal/wait mismatch on memory channels: rank 0's memory channel 0 (to rank 1) signals 1 time"),
+        stderr.contains("warning[W0501]: signal/wait mismatch on memory channels: rank 0's memory channel #0 to rank 1 signals 1 time"),
         "{stderr}"
     );
     assert!(stderr.contains(&format!("┌─ {program}:")), "{stderr}");
