@@ -11,7 +11,6 @@
 use super::{ChannelKind, Endpoint, Plan};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
-use std::rc::Rc;
 
 /// A rank's channels: the peer of each memory channel, of each port channel.
 type Peers<'a> = (&'a [u32], &'a [u32]);
@@ -173,7 +172,8 @@ impl ChannelPairs {
 /// channels of a plan that may have millions.
 pub struct ChannelNumbers<'p> {
     plan: &'p Plan,
-    ranks: RefCell<FxHashMap<(u32, ChannelKind), Rc<[(u32, u32)]>>>,
+    /// Per rank and kind, `RankPlan::peer_ordinals`.
+    ranks: RefCell<FxHashMap<(u32, ChannelKind), Vec<(u32, u32)>>>,
 }
 
 impl<'p> ChannelNumbers<'p> {
@@ -187,12 +187,10 @@ impl<'p> ChannelNumbers<'p> {
     /// End `e`'s number among its rank's channels of its kind to its peer,
     /// and how many those are.
     pub fn number(&self, (rank, kind, channel): Endpoint) -> (u32, u32) {
-        let numbers = Rc::clone(
-            self.ranks
-                .borrow_mut()
-                .entry((rank, kind))
-                .or_insert_with(|| self.plan.ranks[rank as usize].peer_ordinals(kind).into()),
-        );
+        let mut ranks = self.ranks.borrow_mut();
+        let numbers = ranks
+            .entry((rank, kind))
+            .or_insert_with(|| self.plan.ranks[rank as usize].peer_ordinals(kind));
         // An end the plan lacks has no number to give: (its id, alone).
         numbers
             .get(channel as usize)
