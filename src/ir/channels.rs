@@ -165,6 +165,10 @@ impl ChannelPairs {
     }
 }
 
+/// Each channel's number among its rank's channels of the kind to its
+/// peer, and how many those are, by rank-level id.
+type Numbers = Vec<(u32, u32)>;
+
 /// Channels named as the executor pairs them: by their number among their
 /// rank's channels of the kind to the same peer (`RankPlan::peer_ordinals`),
 /// the number `--emit ops` shows (`1#2`), rather than by their rank-level
@@ -173,7 +177,7 @@ impl ChannelPairs {
 pub struct ChannelNumbers<'p> {
     plan: &'p Plan,
     /// Per rank and kind, `RankPlan::peer_ordinals`.
-    ranks: RefCell<FxHashMap<(u32, ChannelKind), Vec<(u32, u32)>>>,
+    ranks: RefCell<FxHashMap<(u32, ChannelKind), Numbers>>,
 }
 
 impl<'p> ChannelNumbers<'p> {
