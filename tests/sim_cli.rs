@@ -182,13 +182,18 @@ fn packets_read_as_plain_data_are_a_wrong_result_at_the_reader() {
 /// lets it happen: a relaxed closing handshake (the ring AllGather's), a
 /// port put the kernel ends without flushing (the multi-node
 /// ReduceScatter's), no opening handshake (a next execution's put while
-/// the user reads); in text and as the JSON problem's hint.
+/// the user reads), a tb_group's closing signal on one of its blocks
+/// only; in text and as the JSON problem's hint.
 #[test]
 fn a_race_at_the_kernels_end_hints_at_the_handshake_or_the_flush() {
     for (file, hint) in [
         (
             "examples/mscclpp/single_node/allgather_ring.mscl",
-            "hint: nothing orders rank 0's write to rank 6's buffer before rank 6's kernel of execution 1 ends: end with a handshake that does: rank 0 signals after the op, on the same thread block (not relaxed, `data_sync: before`), and rank 6 waits for that signal (`data_sync: after`) before its kernel ends",
+            "hint: nothing orders rank 0's write to rank 6's buffer before rank 6's kernel of execution 1 ends: end with a handshake that does: rank 0 signals after the op on the thread block that did it, block 0 (not relaxed, `data_sync: before`), and rank 6 waits for that signal (`data_sync: after`) before its kernel ends",
+        ),
+        (
+            "tests/sim_cli/group_signals_on_one_block.mscl",
+            "hint: nothing orders rank 0's write to rank 6's buffer before rank 6's kernel of execution 1 ends: end with a handshake that does: rank 0 signals after the op on the thread block that did it, block 1 (not relaxed, `data_sync: before`), and rank 6 waits for that signal (`data_sync: after`) before its kernel ends; the op is part 1 of a tb_group of 4, each block doing its own part, so every block of the group signals after its part",
         ),
         (
             "examples/mscclpp/multi_node/reducescatter.mscl",

@@ -95,9 +95,18 @@ impl Sim<'_> {
                 "a port channel's proxy does its copies after the block goes on, and nothing waits for them before {kernel}: flush the channel after its puts (`put_with_signal_and_flush`, or `flush`) before the kernel ends"
             ));
         }
+        // A tb_group's op is done by every block of the group, each its
+        // part: a signal on one block orders that block's part only.
+        let group = by.ops.op(op.op as usize).tbg.filter(|g| g.size > 1).map_or(
+            String::new(),
+            |g| format!(
+                "; the op is part {} of a tb_group of {}, each block doing its own part, so every block of the group signals after its part",
+                g.tb_id, g.size
+            ),
+        );
         Some(format!(
-            "nothing orders rank {}'s {what} rank {rank}'s buffer before {kernel}: end with a handshake that does: rank {} signals after the op, on the same thread block (not relaxed, `data_sync: before`), and rank {rank} waits for that signal (`data_sync: after`) before its kernel ends",
-            by.rank, by.rank
+            "nothing orders rank {}'s {what} rank {rank}'s buffer before {kernel}: end with a handshake that does: rank {} signals after the op on the thread block that did it, block {} (not relaxed, `data_sync: before`), and rank {rank} waits for that signal (`data_sync: after`) before its kernel ends{group}",
+            by.rank, by.rank, by.tb
         ))
     }
 
