@@ -1,0 +1,348 @@
+//! `msclc tune` as a user runs it: the plan set it writes tiles the span,
+//! every plan in it verifies, its index says what the plans are, a
+//! candidate that deadlocks is dropped with its reason, and the tuned
+//! multi-node AllReduce is at least as fast as MSCCL++'s four hand-made
+//! default plans at every size.
+
+mod files;
+mod refusals;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const MULTI_NODE: &str = "examples/mscclpp/default_algos/allreduce_multi_nodes.mscl";
+
+fn msclc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("msclc runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("msclc-tune-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn tune(args: &[&str], dir: &Path) -> (String, Value) {
+    let mut all = vec!["tune"];
+    all.extend_from_slice(args);
+    all.extend(["-o", dir.to_str().unwrap()]);
+    let out = msclc(&all);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let index = std::fs::read_to_string(dir.join("index.json")).expect("index.json");
+    (text, serde_json::from_str(&index).expect("JSON"))
+}
+
+/// Predicted time of `program` with `defines` at each size of MIN:MAX.
+fn predicted(program: &str, defines: &[String], span: &str) -> Vec<(u64, f64)> {
+    let mut args = vec![
+        "sim", program, "--timing", "h100-ib", "--size", span, "--quiet",
+    ];
+    for d in defines {
+        args.extend(["-D", d.as_str()]);
+    }
+    let out = msclc(&args);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 8).then_some(())?;
+            Some((f[0].parse().ok()?, f[5].parse().ok()?))
+        })
+        .collect()
+}
+
+#[test]
+fn the_plan_set_tiles_the_span_verifies_and_matches_its_index() {
+    let dir = scratch("tiles");
+    // tbg and instances vary (the program lists them); protocol too, from
+    // the command line; 48 ranks is 6 nodes.
+    let (text, index) = tune(
+        &[
+            MULTI_NODE,
+            "--timing",
+            "h100-ib",
+            "--size",
+            "1000:3M",
+            "-D",
+            "num_gpus=24",
+            "--vary",
+            "tbg=1,4",
+        ],
+        &dir,
+    );
+    assert!(
+        text.contains("# varied: tbg [1, 4], instances [1, 2]"),
+        "{text}"
+    );
+    let plans = index["plans"].as_array().unwrap();
+    assert!(!plans.is_empty());
+    // Tiled: from MIN to MAX, each range starting one byte after the last.
+    let mut next = 1000u64;
+    for plan in plans {
+        let (min, max) = (
+            plan["min_message_size"].as_u64().unwrap(),
+            plan["max_message_size"].as_u64().unwrap(),
+        );
+        assert_eq!(min, next, "{index}");
+        assert!(max >= min);
+        next = max + 1;
+        // The file is the plan the index says: its sizes, its params.
+        let file = dir.join(plan["file"].as_str().unwrap());
+        let json: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(json["min_message_size"].as_u64(), Some(min));
+        assert_eq!(json["max_message_size"].as_u64(), Some(max));
+        assert_eq!(json["gpus"].as_array().unwrap().len(), 24);
+        let tbg = plan["params"]["tbg"].as_str().unwrap();
+        let defines = vec![
+            "num_gpus=24".to_string(),
+            format!("tbg={tbg}"),
+            format!(
+                "instances={}",
+                plan["params"]["instances"].as_str().unwrap()
+            ),
+            format!("min_message_size={min}"),
+            format!("max_message_size={max}"),
+        ];
+        let again = {
+            let mut args = vec![MULTI_NODE];
+            for d in &defines {
+                args.extend(["-D", d.as_str()]);
+            }
+            msclc(&args)
+        };
+        assert!(
+            again.stdout == std::fs::read(&file).unwrap(),
+            "{}: not the plan its params compile to",
+            file.display()
+        );
+        // Every written plan verifies.
+        let sim = msclc(&["sim", file.to_str().unwrap(), "--quiet"]);
+        assert_eq!(sim.status.code(), Some(0), "{}", file.display());
+    }
+    assert_eq!(next, 3 << 20 | 1, "the last range ends at MAX");
+    assert!(dir.join("busbw.svg").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// MSCCL++'s default AllReduce for 2 and 4 nodes is four hand-made plans
+/// of this program: tbg 1 from 1K to 64K, tbg 4 from 128K to 2M
+/// (`msclc install` writes them). Tuned over the values the program
+/// lists, the plan set is predicted at most as slow at every size.
+#[test]
+fn tuned_is_at_least_as_fast_as_the_default_plans() {
+    for gpus in ["16", "32"] {
+        let dir = scratch(&format!("defaults-{gpus}"));
+        let define = format!("num_gpus={gpus}");
+        let (_, index) = tune(
+            &[
+                MULTI_NODE, "--timing", "h100-ib", "--size", "1K:2M", "-D", &define,
+            ],
+            &dir,
+        );
+        let mut tuned = Vec::new();
+        for plan in index["plans"].as_array().unwrap() {
+            for p in plan["predicted"].as_array().unwrap() {
+                tuned.push((p["size"].as_u64().unwrap(), p["time_us"].as_f64().unwrap()));
+            }
+        }
+        let small = predicted(MULTI_NODE, &[define.clone(), "tbg=1".into()], "1K:64K");
+        let large = predicted(MULTI_NODE, &[define.clone(), "tbg=4".into()], "128K:2M");
+        let defaults: Vec<(u64, f64)> = small.into_iter().chain(large).collect();
+        assert_eq!(defaults.len(), 12);
+        assert_eq!(tuned.len(), 12, "{index}");
+        for ((size, t), (dsize, d)) in tuned.iter().zip(&defaults) {
+            assert_eq!(size, dsize);
+            // The tables print two decimals.
+            assert!(
+                *t <= d + 0.005,
+                "{gpus} ranks, {size} B: tuned {t} us, default {d} us"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// A range that starts at 2 GiB or more is written as asked, with the
+/// warning that the executor reads its start as another number (it keeps
+/// `min_message_size` in a 32-bit int: 2 GiB is negative there, widened to
+/// nearly 2^64), naming the plan's file.
+#[test]
+fn a_range_from_2_gib_is_written_with_the_executors_reading_of_it() {
+    let dir = scratch("large");
+    let program = "examples/mscclpp/single_node/allreduce.mscl";
+    let mut args = vec![
+        "tune",
+        program,
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "2G:4G",
+    ];
+    args.extend([
+        "--vary",
+        "num_threads_per_block=512,1024",
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    let out = msclc(&args);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning[W0502]: ")
+            && err.contains("_2G_4G.json: min_message_size is 2147483648")
+            && err.contains("which makes it 18446744071562067968, above max_message_size (4294967296): the executor refuses the plan at every size"),
+        "{err}"
+    );
+    let index: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("index.json")).unwrap()).unwrap();
+    assert_eq!(
+        index["plans"][0]["min_message_size"].as_u64(),
+        Some(2 << 30)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The plans tune writes carry its ranges, not the program's: a program
+/// whose own `min_message_size` the executor would misread (3 GB, read as
+/// nearly 2^64) is tuned like any other, and only the ranges written are
+/// warned of.
+#[test]
+fn the_programs_own_misread_min_message_size_drops_no_candidate() {
+    let program = "examples/mscclpp/single_node/allreduce.mscl";
+    let out = msclc(&[
+        "tune",
+        program,
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "3G:4G",
+        "-D",
+        "min_message_size=3000000000",
+        "--vary",
+        "num_threads_per_block=512,1024",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("2 verified, 0 dropped"), "{said}");
+    assert!(
+        err.contains(".json: min_message_size is 3221225472"),
+        "{err}"
+    );
+    assert!(!err.contains("3000000000"), "{err}");
+}
+
+/// Candidates are compared at the size asked, though each is timed at it
+/// rounded down to its own chunks (1000 B: 512 for one, 896 for another):
+/// the gain over the defaults is what the two bus bandwidths say.
+#[test]
+fn candidates_are_compared_at_the_size_asked() {
+    let out = msclc(&[
+        "tune",
+        "tests/tune/allgather_two_ways.mscl",
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "1000:4000",
+        "-q",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split_whitespace().collect())
+        .filter(|f: &Vec<&str>| f.len() >= 7)
+        .collect();
+    assert_eq!(rows.len(), 3, "{text}");
+    for f in rows {
+        let n = f.len();
+        let busbw: f64 = f[n - 3].parse().unwrap();
+        let defaults: f64 = f[n - 2].parse().unwrap();
+        let gain: f64 = f[n - 1].trim_end_matches('%').parse().unwrap();
+        // Both printed to 0.01 GB/s: the gain they allow, and 1% more.
+        let low = 100.0 * ((busbw - 0.005) / (defaults + 0.005) - 1.0) - 1.0;
+        let high = 100.0 * ((busbw + 0.005) / (defaults - 0.005) - 1.0) + 1.0;
+        assert!((low..=high).contains(&gain), "{f:?}: {text}");
+    }
+    // The rows' figures are of the sizes the plans run, and say so.
+    assert!(
+        text.contains("# time and busbw of a size the plan's chunks do not divide are those of the size rounded down to them, as it runs it: 1000 at "),
+        "{text}"
+    );
+}
+
+/// The index says the rank count `--nranks` asked for: the chosen params
+/// alone compile to the program's default count.
+#[test]
+fn the_index_keeps_the_rank_count_asked() {
+    let dir = scratch("nranks");
+    let program = "tests/tune/allgather_two_ways.mscl";
+    let common = [program, "--timing", "h100-nvlink", "--size", "1K:2K"];
+    let (_, index) = tune(&[&common[..], &["--nranks", "4"]].concat(), &dir);
+    assert_eq!(index["nranks"], 4, "{index}");
+    let file = index["plans"][0]["file"].as_str().unwrap();
+    let plan: Value = serde_json::from_slice(&std::fs::read(dir.join(file)).unwrap()).unwrap();
+    assert_eq!(plan["gpus"].as_array().map(Vec::len), Some(4));
+    let (_, index) = tune(&common, &dir);
+    assert_eq!(index["nranks"], Value::Null, "{index}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A plan's range stays within the program's own message sizes, though
+/// the span asked runs past them (simple_allgather declares at most 1 GiB).
+#[test]
+fn a_plan_range_stays_within_the_programs_own_sizes() {
+    let dir = scratch("own-sizes");
+    let args = [
+        "examples/simple_allgather.mscl",
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "1G:2147483647",
+        "--vary",
+        "name=first,second",
+    ];
+    let (_, index) = tune(&args, &dir);
+    let last = index["plans"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["max_message_size"], 1u64 << 30, "{index}");
+    let plan = std::fs::read_to_string(dir.join(last["file"].as_str().unwrap())).unwrap();
+    let plan: Value = serde_json::from_str(&plan).unwrap();
+    assert_eq!(plan["max_message_size"], 1u64 << 30);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A value given twice to `--vary` (or twice over, as 512 and 0x200) is
+/// one candidate.
+#[test]
+fn a_value_varied_twice_is_one_candidate() {
+    let out = msclc(&[
+        "tune",
+        "examples/mscclpp/single_node/allreduce.mscl",
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "1M:1M",
+        "--vary",
+        "num_threads_per_block=512,512,0x200,1024",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("# varied: num_threads_per_block [512, 1024]"),
+        "{text}"
+    );
+    assert!(text.contains("2 candidates; 2 verified"), "{text}");
+}
