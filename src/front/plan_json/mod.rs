@@ -4,7 +4,6 @@
 //! source lines to point at.
 
 use crate::ir::*;
-use json::Json;
 
 /// A problem with a plan: where in the document, and what.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,9 +58,7 @@ pub fn read_plan(text: &str) -> Res<Plan> {
     let root = At::root(&doc.top);
     let plan = plan(&root, || match doc.gpus {
         stream::Gpus::Missing => root.key("gpus").map(|_| Vec::new()),
-        stream::Gpus::NotList => root
-            .child(&Json::Null, Step::Key("gpus"))
-            .fail("expected a list"),
+        stream::Gpus::NotList => At::top_level("gpus").fail("expected a list"),
         stream::Gpus::Ranks(ranks) => Ok(ranks),
         stream::Gpus::Failed(e) => Err(e),
     })?;
@@ -74,7 +71,7 @@ pub fn read_plan(text: &str) -> Res<Plan> {
 /// [`read_plan`] must agree with.
 #[cfg(test)]
 fn read_plan_whole(text: &str) -> Res<Plan> {
-    let doc: Json = serde_json::from_str(text).map_err(|e| PlanError {
+    let doc: json::Json = serde_json::from_str(text).map_err(|e| PlanError {
         path: String::new(),
         message: format!("not JSON: {e}"),
     })?;
@@ -95,203 +92,14 @@ fn read_plan_whole(text: &str) -> Res<Plan> {
 
 mod json;
 
+mod at;
 mod barriers;
 mod stream;
 mod validate;
 
+use at::{At, Step};
 use barriers::Barriers;
 use validate::{check_ranges, check_ranks};
-
-/// A value and where it is in the document: its parent and the key or
-/// index that leads from there. The path is written out only for a
-/// problem (a plan has millions of values, a problem one).
-#[derive(Clone, Copy)]
-struct At<'a> {
-    value: &'a Json<'a>,
-    parent: Option<&'a At<'a>>,
-    step: Step<'a>,
-}
-
-#[derive(Clone, Copy)]
-enum Step<'a> {
-    Root,
-    Key(&'a str),
-    Index(usize),
-}
-
-impl<'a> At<'a> {
-    fn root(value: &'a Json<'a>) -> At<'a> {
-        At {
-            value,
-            parent: None,
-            step: Step::Root,
-        }
-    }
-
-    /// `gpus[1].threadblocks[0].ops[5]`.
-    fn path(&self) -> String {
-        let mut out = self.parent.map_or_else(String::new, At::path);
-        match self.step {
-            Step::Root => {}
-            Step::Key(key) => {
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                out.push_str(key);
-            }
-            Step::Index(i) => out.push_str(&format!("[{i}]")),
-        }
-        out
-    }
-
-    fn fail<T>(&self, message: impl Into<String>) -> Res<T> {
-        Err(PlanError {
-            path: self.path(),
-            message: message.into(),
-        })
-    }
-
-    fn key<'s>(&'s self, key: &'s str) -> Res<At<'s>> {
-        match self.value.get(key) {
-            Some(value) => Ok(self.child(value, Step::Key(key))),
-            None if self.value.is_object() => self.fail(format!("missing field `{key}`")),
-            None => self.fail("expected an object"),
-        }
-    }
-
-    fn opt<'s>(&'s self, key: &'s str) -> Option<At<'s>> {
-        self.value
-            .get(key)
-            .map(|value| self.child(value, Step::Key(key)))
-    }
-
-    fn child<'s>(&'s self, value: &'s Json<'s>, step: Step<'s>) -> At<'s> {
-        At {
-            value,
-            parent: Some(self),
-            step,
-        }
-    }
-
-    fn items(&self) -> Res<Vec<At<'_>>> {
-        let Some(list) = self.value.as_array() else {
-            return self.fail("expected a list");
-        };
-        Ok(list
-            .iter()
-            .enumerate()
-            .map(|(i, value)| self.child(value, Step::Index(i)))
-            .collect())
-    }
-
-    fn u64(&self) -> Res<u64> {
-        match self.value.as_u64() {
-            Some(v) => Ok(v),
-            None => self.fail(format!(
-                "expected a non-negative integer, found {}",
-                self.value
-            )),
-        }
-    }
-
-    /// An integer of either JSON form: from `i64::MIN` to `u64::MAX`, as
-    /// the reference may write a message size.
-    fn wide_int(&self) -> Res<i128> {
-        match (self.value.as_i64(), self.value.as_u64()) {
-            (Some(v), _) => Ok(v.into()),
-            (_, Some(v)) => Ok(v.into()),
-            _ => self.fail(format!(
-                "expected an integer between {} and {}, found {}",
-                i64::MIN,
-                u64::MAX,
-                self.value
-            )),
-        }
-    }
-
-    fn i64(&self) -> Res<i64> {
-        match self.value.as_i64() {
-            Some(v) => Ok(v),
-            None => self.fail(format!(
-                "expected an integer between {} and {}, found {}",
-                i64::MIN,
-                i64::MAX,
-                self.value
-            )),
-        }
-    }
-
-    /// The value of `key` read by `read`, or `default` where it is absent.
-    fn opt_or<T>(&self, key: &str, default: T, read: impl Fn(&At) -> Res<T>) -> Res<T> {
-        match self.opt(key) {
-            Some(at) => read(&at),
-            None => Ok(default),
-        }
-    }
-
-    /// A u32 within `range` (`what` says what it counts).
-    fn u32_in(&self, range: std::ops::RangeInclusive<u32>, what: &str) -> Res<u32> {
-        let v = self.u32()?;
-        if range.contains(&v) {
-            Ok(v)
-        } else {
-            self.fail(format!(
-                "{v} {what}; expected {} to {}",
-                range.start(),
-                range.end()
-            ))
-        }
-    }
-
-    fn u32(&self) -> Res<u32> {
-        let v = self.u64()?;
-        u32::try_from(v).or_else(|_| self.fail(format!("{v} is too large")))
-    }
-
-    fn bool(&self) -> Res<bool> {
-        match self.value.as_bool() {
-            Some(v) => Ok(v),
-            None => self.fail(format!("expected true or false, found {}", self.value)),
-        }
-    }
-
-    fn str(&self) -> Res<&'a str> {
-        match self.value.as_str() {
-            Some(v) => Ok(v),
-            None => self.fail(format!("expected a string, found {}", self.value)),
-        }
-    }
-
-    fn u32s<C: FromIterator<u32>>(&self) -> Res<C> {
-        self.items()?.iter().map(At::u32).collect()
-    }
-
-    /// A list of ids of `what`, each below `count`, the number `owner`
-    /// ("the rank", "the thread block") has.
-    fn ids_below(&self, count: usize, what: &str, owner: &str) -> Res<Ids> {
-        let values: Ids = self.u32s()?;
-        match values.iter().find(|v| **v as usize >= count) {
-            Some(bad) => self.fail(format!("{what} {bad} but {owner} has {count}")),
-            None => Ok(values),
-        }
-    }
-
-    /// One of `choices`, by name.
-    fn one_of<T: Copy>(&self, what: &str, choices: &[(&str, T)]) -> Res<T> {
-        let s = self.str()?;
-        match choices.iter().find(|(name, _)| *name == s) {
-            Some((_, v)) => Ok(*v),
-            None => {
-                let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();
-                self.fail(format!(
-                    "unknown {what} \"{}\" (expected one of: {})",
-                    crate::diag::escaped(s),
-                    names.join(", ")
-                ))
-            }
-        }
-    }
-}
 
 const BUFFER_KINDS: [(&str, BufferKind); 3] = [
     ("i", BufferKind::Input),

@@ -110,11 +110,7 @@ impl<'de> Visitor<'de> for GpusVisitor {
             let Some(value) = seq.next_element::<Json>()? else {
                 return Ok(Gpus::Ranks(ranks));
             };
-            let gpus = At {
-                value: &Json::Null,
-                parent: None,
-                step: Step::Key("gpus"),
-            };
+            let gpus = At::top_level("gpus");
             match gpu_rank(&gpus.child(&value, Step::Index(i)), i) {
                 Ok(rank) => ranks.push(rank),
                 Err(e) => {

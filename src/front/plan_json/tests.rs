@@ -1,3 +1,4 @@
+use super::json::Json;
 use super::*;
 use serde_json::Value;
 
