@@ -101,6 +101,45 @@ pub(crate) fn exec(args: &TuneArgs) -> ExitCode {
             return refused;
         }
     }
+    let made = match args.output.as_deref().map(make_folder).transpose() {
+        Ok(made) => made.unwrap_or_default(),
+        Err(d) => return fail(d),
+    };
+    let code = tune_and_write(args, &topology);
+    if code != ExitCode::SUCCESS {
+        // Nothing was written: the folders made for it go again.
+        for folder in &made {
+            let _ = std::fs::remove_dir(folder);
+        }
+    }
+    code
+}
+
+/// Makes the folder `-o` names, with those above it that are not there,
+/// before the tuning, which may take minutes: a folder that cannot be
+/// made (a file in its path, no permission) is said before any work.
+/// Returns the folders made, the deepest first.
+fn make_folder(dir: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
+    let made: Vec<PathBuf> = dir
+        .ancestors()
+        .filter(|a| !a.as_os_str().is_empty())
+        .take_while(|a| std::fs::symlink_metadata(a).is_err())
+        .map(Path::to_path_buf)
+        .collect();
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Diagnostic::plain(
+            Code::Unreadable,
+            format!(
+                "-o {}: cannot make the folder: {e}; name a folder that can be made (or is there)",
+                dir.display()
+            ),
+        )
+    })?;
+    Ok(made)
+}
+
+/// Tunes, reports and writes the results of `args`.
+fn tune_and_write(args: &TuneArgs, topology: &msclc::timing::topology::Topology) -> ExitCode {
     let bar = (!args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr())).then(|| {
         indicatif::ProgressBar::new(0).with_style(
             indicatif::ProgressStyle::with_template(
@@ -132,7 +171,7 @@ pub(crate) fn exec(args: &TuneArgs) -> ExitCode {
         fixed: &args.define,
         vary: &args.vary,
         nranks: args.nranks,
-        topology: &topology,
+        topology,
         dtype: args.dtype.into(),
         span: args.size,
         max_candidates: usize::try_from(args.max_candidates).unwrap_or(usize::MAX),

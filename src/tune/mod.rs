@@ -122,8 +122,12 @@ pub fn tune(req: &Request) -> Result<Tuned, (SourceMap, Vec<Diagnostic>)> {
         Ok(p) => p,
         Err(d) => return Err((sources, d)),
     };
-    // A -D every candidate shares is judged once, before any is tried.
+    // A -D every candidate shares is judged once, before any is tried;
+    // and so is what the checker finds, which no param value changes.
     if let Err(d) = driver::params::parse_defines(&sources, &program.stmts, req.fixed) {
+        return Err((sources, d));
+    }
+    if let Err(d) = crate::check::check(&program) {
         return Err((sources, d));
     }
     let fail = |d: Diagnostic| (SourceMap::default(), vec![d]);
@@ -168,32 +172,8 @@ pub fn tune(req: &Request) -> Result<Tuned, (SourceMap, Vec<Diagnostic>)> {
         })
         .collect();
     let blocks: Vec<u32> = tried.iter().map(|t| t.blocks).collect();
-    let segments =
-        choose::segments(&times, sizes.len(), req.within, &blocks).map_err(|s| {
-            let mut d = Diagnostic::plain(
-                Code::NoCandidate,
-                format!(
-                    "no candidate of the {} tried verifies and runs at {} B",
-                    tried.len(),
-                    sizes[s]
-                ),
-            );
-            const SHOWN: usize = 8;
-            for t in tried.iter().take(SHOWN) {
-                let why = t.why_not(s).unwrap_or("");
-                d = d.with_note(format!("{}: {why}", space.describe(&t.candidate)));
-            }
-            if tried.len() > SHOWN {
-                d = d.with_note(format!(
-                    "and {} more candidates, not shown (sim one with -D to see why)",
-                    tried.len() - SHOWN
-                ));
-            }
-            fail(d.with_note(format!(
-                "help: fix the program for one candidate (msclc sim -D ...), vary other values, or leave {} B out of --size",
-                sizes[s]
-            )))
-        })?;
+    let segments = choose::segments(&times, sizes.len(), req.within, &blocks)
+        .map_err(|s| no_candidate(req, &space, &tried, &sizes, s))?;
     let ranges = choose::ranges(&segments, &sizes, req.span);
     Ok(Tuned {
         space,
@@ -203,6 +183,72 @@ pub fn tune(req: &Request) -> Result<Tuned, (SourceMap, Vec<Diagnostic>)> {
         segments,
         ranges,
     })
+}
+
+/// The E0606 error where no candidate verifies and runs at the `s`-th
+/// size, with each candidate's reason. Where the defaults do not compile,
+/// their own diagnostics follow, at their program lines: the program's
+/// error, most often every candidate's.
+fn no_candidate(
+    req: &Request,
+    space: &Space,
+    tried: &[Tried],
+    sizes: &[u64],
+    s: usize,
+) -> (SourceMap, Vec<Diagnostic>) {
+    let mut d = Diagnostic::plain(
+        Code::NoCandidate,
+        format!(
+            "no candidate of the {} tried verifies and runs at {} B",
+            tried.len(),
+            sizes[s]
+        ),
+    );
+    const SHOWN: usize = 8;
+    for t in tried.iter().take(SHOWN) {
+        let why = t.why_not(s).unwrap_or("");
+        d = d.with_note(format!("{}: {why}", space.describe(&t.candidate)));
+    }
+    if tried.len() > SHOWN {
+        d = d.with_note(format!(
+            "and {} more candidates, not shown (sim one with -D to see why)",
+            tried.len() - SHOWN
+        ));
+    }
+    // Leaving the size out helps only where some candidate runs elsewhere.
+    let runs_somewhere = tried
+        .iter()
+        .any(|t| (0..sizes.len()).any(|i| t.at(i).is_some()));
+    d = d.with_note(match runs_somewhere {
+        true => format!(
+            "help: fix the program for one candidate (msclc sim -D ...), vary other values, or leave {} B out of --size",
+            sizes[s]
+        ),
+        false => "help: no candidate runs at any size: fix the program for one candidate (msclc sim -D ...), or vary other values".to_string(),
+    });
+    let defaults = tried.first().map(|t| space.defines(&t.candidate));
+    let compiled = defaults.map(|varied| {
+        let mut defines = req.fixed.to_vec();
+        defines.extend(varied);
+        match req.nranks {
+            Some(n) => driver::compile_for_ranks(req.path, &defines, n, req.limits),
+            None => driver::compile_with(req.path, &defines, req.limits),
+        }
+    });
+    match compiled {
+        Some(Compilation {
+            sources,
+            result: Err(errors),
+            ..
+        }) => {
+            let d = d.with_note(format!(
+                "the defaults ({}) do not compile: their error follows",
+                space.describe(&tried[0].candidate)
+            ));
+            (sources, std::iter::once(d).chain(errors).collect())
+        }
+        _ => (SourceMap::default(), vec![d]),
+    }
 }
 
 /// Every candidate, on as many threads as there are cores, each taking

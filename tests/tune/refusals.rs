@@ -249,3 +249,87 @@ fn options_that_contradict_each_other_are_refused_before_tuning() {
         .join("-")
         .exists());
 }
+
+/// A program's own mistake is shown as `msclc FILE` shows it, at its
+/// line: one the checker finds before any candidate is tried; one every
+/// candidate meets (an assertion) after the reasons of E0606, whose help
+/// does not ask to leave sizes out where no size would do. A folder
+/// `-o` made for the results goes again when there are none.
+#[test]
+fn the_programs_own_mistake_is_shown_at_its_line() {
+    let base = scratch("mistake");
+    let dir = base.join("made/for/it");
+    let run = |program: &str| {
+        msclc(&[
+            "tune",
+            program,
+            "--timing",
+            "h100-ib",
+            "--size",
+            "1K:4K",
+            "-o",
+            dir.to_str().unwrap(),
+        ])
+    };
+    let unknown = run("tests/tune/unknown_name.mscl");
+    assert_eq!(unknown.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&unknown.stderr);
+    assert!(
+        err.starts_with("error[E0101]: `undefined_thing` is not defined")
+            && err.contains("tests/tune/unknown_name.mscl:7:9"),
+        "{err}"
+    );
+    assert!(!err.contains("E0606"), "{err}");
+
+    let wrong = run("tests/tune/wrong_program.mscl");
+    assert_eq!(wrong.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&wrong.stderr);
+    assert!(err.starts_with("error[E0606]"), "{err}");
+    assert!(
+        err.contains("tbg=2: E0203: this program needs 4 ranks"),
+        "{err}"
+    );
+    assert!(
+        err.contains("help: no candidate runs at any size") && !err.contains("out of --size"),
+        "{err}"
+    );
+    assert!(
+        err.contains("error[E0203]: this program needs 4 ranks")
+            && err.contains("tests/tune/wrong_program.mscl:9:1"),
+        "{err}"
+    );
+    assert!(
+        !base.join("made").exists() && base.exists(),
+        "the folders made for the results are gone, and only they"
+    );
+}
+
+/// An `-o` folder that cannot be made is said before the tuning, which
+/// may take minutes, not after it.
+#[test]
+fn an_output_folder_that_cannot_be_made_is_refused_first() {
+    let dir = scratch("unmakeable");
+    let file = dir.join("a_file");
+    std::fs::write(&file, "mine").unwrap();
+    let below = file.join("results");
+    let start = std::time::Instant::now();
+    let out = msclc(&[
+        "tune",
+        MULTI_NODE,
+        "--timing",
+        "h100-ib",
+        "--size",
+        "1K:1G",
+        "-o",
+        below.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error[E0801]: -o ") && err.contains("cannot make the folder"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty(), "no table: nothing was tuned");
+    assert!(start.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+}
