@@ -345,6 +345,11 @@ fn a_layout_past_what_msclc_reads_is_refused() {
 
 /// `msclc fmt -` with `text` on its standard input.
 fn fmt_stdin(text: &str) -> Output {
+    fmt_stdin_bytes(text.as_bytes())
+}
+
+/// `msclc fmt -` with `bytes` on its standard input.
+fn fmt_stdin_bytes(bytes: &[u8]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_msclc"))
         .args(["fmt", "-"])
         .stdin(Stdio::piped())
@@ -352,13 +357,14 @@ fn fmt_stdin(text: &str) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("msclc runs");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(text.as_bytes())
-        .expect("write");
-    child.wait_with_output().expect("msclc ends")
+    // Written from a thread: msclc may write back before it has read all
+    // (the pipes would fill, each side waiting on the other).
+    let mut stdin = child.stdin.take().expect("stdin");
+    let bytes = bytes.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&bytes));
+    let out = child.wait_with_output().expect("msclc ends");
+    writer.join().expect("writer").expect("write");
+    out
 }
 
 /// A file some Windows editor started with a byte-order mark compiles to
@@ -396,6 +402,27 @@ fn standard_input_that_does_not_parse_is_written_back_as_it_was() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("error[E0001]"), "{err}");
     assert!(err.contains("<stdin>:2:14"), "{err}");
+}
+
+/// Standard input that is no text msclc reads (not UTF-8, larger than a
+/// source may be) comes back as it was too, every byte, with why.
+#[test]
+fn standard_input_that_is_not_text_is_written_back_as_it_was() {
+    let latin1 = b"let   x = \"\xff\"\n".to_vec();
+    let out = fmt_stdin_bytes(&latin1);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.stdout, latin1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("it is not UTF-8: byte 11 (line 1, column 12)"),
+        "{err}"
+    );
+    let huge = vec![b' '; 17 << 20];
+    let out = fmt_stdin_bytes(&huge);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout == huge, "{} bytes back", out.stdout.len());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("it is too large"), "{err}");
 }
 
 #[test]

@@ -52,7 +52,11 @@ pub(crate) fn format_file(path: &std::path::Path, check: bool) -> u8 {
         ));
     }
     let name = driver::source_name(path);
-    let text = match driver::read_main(path) {
+    let read = match stdin {
+        true => stdin_text(!check),
+        false => driver::read_main(path),
+    };
+    let text = match read {
         Ok(text) => text,
         Err(e) if stdin => return unusable(format!("cannot read standard input: {e}")),
         Err(e) => return unusable(format!("cannot read {name}: {e}")),
@@ -95,4 +99,25 @@ pub(crate) fn format_file(path: &std::path::Path, check: bool) -> u8 {
         }
     }
     0
+}
+
+/// Standard input as text; where it is none (not UTF-8, larger than a
+/// source may be), why, with the bytes written back to standard output
+/// as they came when `echo`: as for text that does not parse, an editor
+/// that pipes its buffer through `msclc fmt -` keeps it.
+fn stdin_text(echo: bool) -> std::io::Result<String> {
+    use std::io::Read;
+    let most = msclc::syntax::MAX_SOURCE_BYTES;
+    let mut input = std::io::stdin().lock();
+    let mut bytes = Vec::new();
+    (&mut input).take(most + 1).read_to_end(&mut bytes)?;
+    // Judged as any source is, for the same message.
+    let text = msclc::files::read_text(&bytes[..], Some(most));
+    if text.is_err() && echo {
+        let mut out = std::io::stdout().lock();
+        out.write_all(&bytes)?;
+        std::io::copy(&mut input, &mut out)?;
+        out.flush()?;
+    }
+    text
 }
