@@ -222,6 +222,24 @@ fn tune_and_write(args: &TuneArgs, topology: &msclc::timing::topology::Topology)
         msclc::units::short_bytes(args.size.1)
     );
     say!("{}", report::table(&tuned, &title));
+    // The program's own sizes may stop short of the span's ends: what no
+    // plan serves, the runtime serves otherwise; said, not left to find.
+    let first = tuned.ranges.first().map_or(args.size.0, |r| r.0);
+    let last = tuned.ranges.last().map_or(args.size.1, |r| r.1);
+    if first > args.size.0 {
+        sayln!(
+            "# no plan serves {} to {} B: the program's sizes start at {first} B (its min_message_size)",
+            args.size.0,
+            first - 1
+        );
+    }
+    if last < args.size.1 {
+        sayln!(
+            "# no plan serves {} to {} B: the program's sizes stop at {last} B (its max_message_size)",
+            last + 1,
+            args.size.1
+        );
+    }
     // A range that starts at 2 GiB or more is one the executor misreads.
     let misread: Vec<Diagnostic> = plans
         .iter()

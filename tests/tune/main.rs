@@ -302,7 +302,8 @@ fn the_index_keeps_the_rank_count_asked() {
 }
 
 /// A plan's range stays within the program's own message sizes, though
-/// the span asked runs past them (simple_allgather declares at most 1 GiB).
+/// the span asked runs past them (simple_allgather declares at most 1 GiB),
+/// and the sizes no plan serves are said.
 #[test]
 fn a_plan_range_stays_within_the_programs_own_sizes() {
     let dir = scratch("own-sizes");
@@ -315,9 +316,13 @@ fn a_plan_range_stays_within_the_programs_own_sizes() {
         "--vary",
         "name=first,second",
     ];
-    let (_, index) = tune(&args, &dir);
+    let (text, index) = tune(&args, &dir);
     let last = index["plans"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["max_message_size"], 1u64 << 30, "{index}");
+    assert!(
+        text.contains("# no plan serves 1073741825 to 2147483647 B: the program's sizes stop at 1073741824 B (its max_message_size)"),
+        "{text}"
+    );
     let plan = std::fs::read_to_string(dir.join(last["file"].as_str().unwrap())).unwrap();
     let plan: Value = serde_json::from_str(&plan).unwrap();
     assert_eq!(plan["max_message_size"], 1u64 << 30);
