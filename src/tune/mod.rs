@@ -158,6 +158,7 @@ pub fn tune(req: &Request) -> Result<Tuned, (SourceMap, Vec<Diagnostic>)> {
         Some(n) => rank_count_agrees(req, &space, n).map_err(fail)?,
         None => one_rank_count(req, &space).map_err(fail)?,
     }
+    message_sizes_not_varied(req, &space).map_err(fail)?;
     let (candidates, search) = space.candidates(req.max_candidates);
     let tried = try_all(req, &space, &candidates);
     let sizes: Vec<u64> = std::iter::successors(Some(req.span.0.max(1)), |s| s.checked_mul(2))
@@ -380,6 +381,42 @@ fn one_rank_count(req: &Request, space: &Space) -> Result<(), Diagnostic> {
                     format!(
                         "`{}` = {value} runs the program on {n} ranks, and the defaults on {base}: the plans of a set serve one rank count; vary other params, and set this one with -D (or the rank count with --nranks)",
                         axis.name
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An E0803 error, before any tuning, where a value tuned changes the
+/// message sizes the program declares (`min_message_size`,
+/// `max_message_size`): tune sets each plan's range itself, so the
+/// candidates would differ in nothing it compares.
+fn message_sizes_not_varied(req: &Request, space: &Space) -> Result<(), Diagnostic> {
+    let sizes = |defines: &[(String, String)]| {
+        let c = match req.nranks {
+            Some(n) => driver::compile_for_ranks(req.path, defines, n, req.limits),
+            None => driver::compile_quietly(req.path, defines, req.limits),
+        };
+        c.result
+            .ok()
+            .map(|plan| (plan.options.min_message_size, plan.options.max_message_size))
+    };
+    // Defaults that do not compile are each candidate's to say.
+    let Some(base) = sizes(req.fixed) else {
+        return Ok(());
+    };
+    for axis in &space.axes {
+        for value in &axis.values {
+            let mut defines = req.fixed.to_vec();
+            defines.push((axis.name.clone(), value.clone()));
+            if sizes(&defines).is_some_and(|s| s != base) {
+                return Err(Diagnostic::plain(
+                    Code::Options,
+                    format!(
+                        "`{}` = {value} changes the message sizes the program declares: tune gives each plan its range of sizes itself; set `{}` with -D (to bound the plans' sizes), and leave --size to say which to tune",
+                        axis.name, axis.name
                     ),
                 ));
             }

@@ -231,6 +231,12 @@ fn options_that_contradict_each_other_are_refused_before_tuning() {
             &["--vary", "num_gpus=16,32"],
             "`num_gpus` = 32 runs the program on 32 ranks, and the defaults on 16",
         ),
+        // Tune sets each plan's message sizes: a value tuned that sets
+        // them would change nothing it compares.
+        (
+            &["--vary", "max_message_size=4096,2097152"],
+            "`max_message_size` = 4096 changes the message sizes the program declares",
+        ),
         (&["-o", "-"], "-o -: tune writes a folder"),
         (
             &["-D", "num_gpus=16", "-D", "num_gpus=32"],
