@@ -220,10 +220,25 @@ pub fn index(tuned: &Tuned, files: &[(String, String)], about: Value) -> Value {
             Some(json!({"params": tuned.space.describe(&t.candidate), "why": why}))
         })
         .collect();
+    // Every candidate that verified, chosen or not, with its predictions:
+    // what the plans won against.
+    let verified: Vec<Value> = tuned
+        .tried
+        .iter()
+        .filter(|t| t.outcome.is_ok())
+        .map(|t| {
+            let predicted: Vec<Value> = (0..tuned.sizes.len())
+                .filter_map(|s| t.at(s))
+                .map(|p| json!({"size": p.size, "time_us": p.time_us, "busbw_gbps": p.busbw_gbps}))
+                .collect();
+            json!({"params": tuned.space.describe(&t.candidate), "predicted": predicted})
+        })
+        .collect();
     let mut index = about;
     index["search"] = Value::String(tuned.search.to_string());
     index["tried"] = json!(tuned.tried.len());
     index["plans"] = Value::Array(plans);
+    index["verified"] = Value::Array(verified);
     index["dropped"] = Value::Array(dropped);
     index
 }
@@ -284,14 +299,17 @@ pub fn svg(tuned: &Tuned, title: &str) -> String {
         top + height + 42.0,
         top + height / 2.0
     );
-    let line = |points: Vec<(usize, f64)>, style: &str| -> String {
+    // A line's `title`, its candidate's params, shows where the pointer
+    // rests on it.
+    let line = |points: Vec<(usize, f64)>, style: &str, title: &str| -> String {
         let path: Vec<String> = points
             .iter()
             .map(|&(s, bw)| format!("{:.1},{:.1}", x(s), y(bw)))
             .collect();
         format!(
-            r#"<polyline points="{}" fill="none" {style}/>"#,
-            path.join(" ")
+            r#"<polyline points="{}" fill="none" {style}><title>{}</title></polyline>"#,
+            path.join(" "),
+            crate::timing::svg::Esc(title)
         )
     };
     for t in tuned.tried.iter().filter(|t| t.outcome.is_ok()) {
@@ -301,7 +319,11 @@ pub fn svg(tuned: &Tuned, title: &str) -> String {
         let _ = writeln!(
             out,
             "{}",
-            line(points, r##"stroke="#bbb" stroke-width="1""##)
+            line(
+                points,
+                r##"stroke="#bbb" stroke-width="1""##,
+                &tuned.space.describe(&t.candidate)
+            )
         );
     }
     let envelope = tuned
@@ -313,7 +335,11 @@ pub fn svg(tuned: &Tuned, title: &str) -> String {
     let _ = writeln!(
         out,
         "{}",
-        line(envelope, r##"stroke="#d62728" stroke-width="3""##)
+        line(
+            envelope,
+            r##"stroke="#d62728" stroke-width="3""##,
+            "the plan set"
+        )
     );
     let _ = writeln!(
         out,

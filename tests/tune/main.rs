@@ -132,7 +132,27 @@ fn the_plan_set_tiles_the_span_verifies_and_matches_its_index() {
         assert_eq!(sim.status.code(), Some(0), "{}", file.display());
     }
     assert_eq!(next, 3 << 20 | 1, "the last range ends at MAX");
-    assert!(dir.join("busbw.svg").exists());
+    // What the plans won against: every candidate that verified, with its
+    // predictions, in the index and (as a line named by its params) in
+    // the picture.
+    let verified = index["verified"].as_array().unwrap();
+    let dropped = index["dropped"].as_array().unwrap();
+    assert_eq!(
+        verified.len() + dropped.len(),
+        index["tried"].as_u64().unwrap() as usize
+    );
+    let svg = std::fs::read_to_string(dir.join("busbw.svg")).unwrap();
+    for candidate in verified {
+        let params = candidate["params"].as_str().unwrap();
+        assert!(
+            !candidate["predicted"].as_array().unwrap().is_empty(),
+            "{candidate}"
+        );
+        assert!(
+            svg.contains(&format!("<title>{params}</title>")),
+            "{params}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
