@@ -368,7 +368,7 @@ fn waits_elsewhere(tally: &Tally, from: Endpoint, back: Option<Endpoint>) -> Vec
         let waits_on = format!(
             "rank {peer} waits on its {} {channel} {} to rank {rank}",
             kind.name(),
-            in_runs(&channels, "#")
+            in_runs(&channels)
         );
         let pairing = if group[0].2.is_none() {
             format!("which {has} no pair on rank {rank}")
@@ -377,7 +377,7 @@ fn waits_elsewhere(tally: &Tally, from: Endpoint, back: Option<Endpoint>) -> Vec
             paired.sort_unstable();
             format!(
                 "which {pair} with rank {rank}'s {channel} {} to rank {peer}",
-                in_runs(&paired, "#")
+                in_runs(&paired)
             )
         };
         out.push((group[0].0, format!("{waits_on} here, {pairing}")));
@@ -385,14 +385,14 @@ fn waits_elsewhere(tally: &Tally, from: Endpoint, back: Option<Endpoint>) -> Vec
     out
 }
 
-/// Sorted numbers, each after `mark`, a run of three or more as one:
-/// "#3", "#3 and #4", "#1, #3 to #5 and #9".
-fn in_runs(numbers: &[u32], mark: &str) -> String {
+/// Sorted channel numbers, a run of three or more as one: "#3", "#3 and
+/// #4", "#1, #3 to #5 and #9".
+fn in_runs(numbers: &[u32]) -> String {
     let mut runs: Vec<String> = Vec::new();
     for run in numbers.chunk_by(|a, b| b.checked_sub(*a) == Some(1)) {
         match run {
-            [first, _, .., last] => runs.push(format!("{mark}{first} to {mark}{last}")),
-            _ => runs.extend(run.iter().map(|n| format!("{mark}{n}"))),
+            [first, _, .., last] => runs.push(format!("#{first} to #{last}")),
+            _ => runs.extend(run.iter().map(|n| format!("#{n}"))),
         }
     }
     match runs.split_last() {
@@ -567,12 +567,12 @@ mod tests {
 
     #[test]
     fn channels_are_named_in_runs() {
-        assert_eq!(in_runs(&[7], "#"), "#7");
-        assert_eq!(in_runs(&[3, 4], "#"), "#3 and #4");
-        assert_eq!(in_runs(&[1, 3, 4, 5, 9], "#"), "#1, #3 to #5 and #9");
+        assert_eq!(in_runs(&[7]), "#7");
+        assert_eq!(in_runs(&[3, 4]), "#3 and #4");
+        assert_eq!(in_runs(&[1, 3, 4, 5, 9]), "#1, #3 to #5 and #9");
         assert_eq!(
-            in_runs(&[16384, 16385, 16386, 17407], ""),
-            "16384 to 16386 and 17407"
+            in_runs(&[16384, 16385, 16386, 17407]),
+            "#16384 to #16386 and #17407"
         );
     }
 }
