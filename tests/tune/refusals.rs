@@ -150,8 +150,6 @@ fn nothing_that_verifies_is_an_error_with_each_reason() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `--max-candidates 0` asks for nothing to be tried: refused as a bad
-/// option (exit code 2) before anything is compiled, not taken as one.
 /// Every param that lists its values set with -D: nothing varies, and the
 /// error names them rather than saying none lists values.
 #[test]
@@ -180,6 +178,8 @@ fn params_all_set_leave_nothing_to_tune() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `--max-candidates 0` asks for nothing to be tried: refused as a bad
+/// option (exit code 2) before anything is compiled, not taken as one.
 #[test]
 fn no_candidates_at_all_is_refused() {
     let dir = scratch("none");
