@@ -11,19 +11,27 @@ pub struct Segment {
     pub last: usize,
 }
 
+/// What decides between equally fast candidates, the least first: one
+/// the simulator did not warn of before one it did (an executor bug the
+/// plan meets, simulated as intended), then the fewest thread blocks on a
+/// rank (what more blocks do not speed up, they only take from the GPU).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TieBreak {
+    pub warned: bool,
+    pub blocks: u32,
+}
+
 /// The fewest segments such that at every size the candidate serving it
 /// is within `within` (a fraction: 0.01 is 1%) of the fastest there.
 /// `times[c][s]` is candidate c's time at size s, `None` where it has
 /// none. Among the candidates that could serve a segment, the one with
-/// the least time over it; of equal times, the one with the fewest thread
-/// blocks on a rank (`blocks[c]`: what more blocks do not speed up, they
-/// only take from the GPU), then the first. `Err(s)`: no candidate has a
-/// time at size s.
+/// the least time over it; of equal times, the least `ties[c]`, then the
+/// first. `Err(s)`: no candidate has a time at size s.
 pub fn segments(
     times: &[Vec<Option<f64>>],
     sizes: usize,
     within: f64,
-    blocks: &[u32],
+    ties: &[TieBreak],
 ) -> Result<Vec<Segment>, usize> {
     let fast = |s: usize| -> Result<Vec<usize>, usize> {
         let best = times
@@ -60,7 +68,7 @@ pub fn segments(
             .min_by(|&a, &b| {
                 let (ta, tb) = (total(a), total(b));
                 match equal(ta, tb) {
-                    true => blocks[a].cmp(&blocks[b]).then(a.cmp(&b)),
+                    true => ties[a].cmp(&ties[b]).then(a.cmp(&b)),
                     false => ta.total_cmp(&tb),
                 }
             })
@@ -113,7 +121,7 @@ mod tests {
             t(&[1.5, 2.5, 3.5, 7.5, 15.0]),
             t(&[2.0, 3.0, 3.0, 6.0, 12.0]),
         ];
-        let segs = segments(&times, 5, 0.0, &[1, 1, 1]).unwrap();
+        let segs = segments(&times, 5, 0.0, &blocks(&[1, 1, 1])).unwrap();
         assert_eq!(
             segs,
             vec![
@@ -131,7 +139,7 @@ mod tests {
         );
         // Within 50%, candidate 2 serves everything... and 0 only the
         // start: one plan, the least time over all sizes.
-        let one = segments(&times, 5, 1.0, &[1, 1, 1]).unwrap();
+        let one = segments(&times, 5, 1.0, &blocks(&[1, 1, 1])).unwrap();
         assert_eq!(
             one,
             vec![Segment {
@@ -147,19 +155,34 @@ mod tests {
         );
     }
 
+    /// Ties broken by thread blocks alone: no candidate warned of.
+    fn blocks(blocks: &[u32]) -> Vec<TieBreak> {
+        blocks
+            .iter()
+            .map(|&blocks| TieBreak {
+                warned: false,
+                blocks,
+            })
+            .collect()
+    }
+
     #[test]
     fn of_equal_times_the_fewest_thread_blocks_serve() {
         let times = vec![vec![Some(2.0)], vec![Some(1.0)], vec![Some(1.0 + 1e-12)]];
-        let chosen = |blocks: &[u32]| segments(&times, 1, 0.0, blocks).unwrap()[0].candidate;
-        assert_eq!(chosen(&[1, 8, 4]), 2);
-        assert_eq!(chosen(&[1, 4, 4]), 1);
+        let chosen = |ties: &[TieBreak]| segments(&times, 1, 0.0, ties).unwrap()[0].candidate;
+        assert_eq!(chosen(&blocks(&[1, 8, 4])), 2);
+        assert_eq!(chosen(&blocks(&[1, 4, 4])), 1);
         // A faster candidate is not passed over for its blocks.
-        assert_eq!(chosen(&[8, 1, 1]), 1);
+        assert_eq!(chosen(&blocks(&[8, 1, 1])), 1);
+        // Of equal times, one the simulator warned of serves last.
+        let mut warned = blocks(&[1, 1, 8]);
+        warned[1].warned = true;
+        assert_eq!(chosen(&warned), 2);
     }
 
     #[test]
     fn a_size_no_candidate_runs_is_named() {
         let times = vec![vec![Some(1.0), None], vec![Some(2.0), None]];
-        assert_eq!(segments(&times, 2, 0.0, &[1, 1]), Err(1));
+        assert_eq!(segments(&times, 2, 0.0, &blocks(&[1, 1])), Err(1));
     }
 }

@@ -54,6 +54,10 @@ pub struct Tried {
     /// The most thread blocks a rank of its plan has (0 where it has
     /// none): of equally fast candidates, the fewest blocks serve.
     pub blocks: u32,
+    /// What the simulator warned of a candidate it verified ("W0503: ...":
+    /// an executor bug the plan meets, simulated as intended), which the
+    /// table says of the plans chosen.
+    pub warnings: Vec<String>,
 }
 
 impl Tried {
@@ -172,8 +176,14 @@ pub fn tune(req: &Request) -> Result<Tuned, (SourceMap, Vec<Diagnostic>)> {
                 .collect()
         })
         .collect();
-    let blocks: Vec<u32> = tried.iter().map(|t| t.blocks).collect();
-    let segments = choose::segments(&times, sizes.len(), req.within, &blocks)
+    let ties: Vec<choose::TieBreak> = tried
+        .iter()
+        .map(|t| choose::TieBreak {
+            warned: !t.warnings.is_empty(),
+            blocks: t.blocks,
+        })
+        .collect();
+    let segments = choose::segments(&times, sizes.len(), req.within, &ties)
         .map_err(|s| no_candidate(req, &space, &tried, &sizes, s))?;
     let ranges = choose::ranges(&segments, &sizes, req.span);
     Ok(Tuned {
@@ -263,15 +273,20 @@ fn try_all(req: &Request, space: &Space, candidates: &[Candidate]) -> Vec<Tried>
     };
     let req = &Request { limits, ..*req };
     crate::parallel::map(candidates, crate::parallel::cores(), |candidate| {
-        let (outcome, blocks) = match evaluate(req, &space.defines(candidate)) {
-            Ok((predicted, blocks)) => (Ok(predicted), blocks),
-            Err(why) => (Err(why), 0),
+        let (outcome, blocks, warnings) = match evaluate(req, &space.defines(candidate)) {
+            Ok(Evaluated {
+                predicted,
+                blocks,
+                warnings,
+            }) => (Ok(predicted), blocks, warnings),
+            Err(why) => (Err(why), 0, Vec::new()),
         };
         (req.progress)(candidates.len());
         Tried {
             candidate: candidate.clone(),
             outcome,
             blocks,
+            warnings,
         }
     })
 }
@@ -285,13 +300,18 @@ const VERIFY: SimOptions = SimOptions {
     pipeline_chunk: None,
 };
 
+/// A candidate verified: its prediction at each size (or why it cannot
+/// run there), the most thread blocks a rank of its plan has, and what the
+/// simulator warned of it.
+struct Evaluated {
+    predicted: Vec<Result<timing::Predicted, String>>,
+    blocks: u32,
+    warnings: Vec<String>,
+}
+
 /// Compiles the program with `varied` (and the fixed settings), proves
-/// it, and predicts each size, with the most thread blocks a rank of its
-/// plan has; or says why it is dropped.
-fn evaluate(
-    req: &Request,
-    varied: &[(String, String)],
-) -> Result<(Vec<Result<timing::Predicted, String>>, u32), String> {
+/// it and predicts each size; or says why it is dropped.
+fn evaluate(req: &Request, varied: &[(String, String)]) -> Result<Evaluated, String> {
     let mut defines = req.fixed.to_vec();
     defines.extend_from_slice(varied);
     let plan = compiled(req, &defines)?;
@@ -322,7 +342,16 @@ fn evaluate(
         .map(|row| row.map_err(|skipped| skipped.why))
         .collect();
     let blocks = plan.ranks.iter().map(|r| r.threadblocks.len() as u32).max();
-    Ok((predicted, blocks.unwrap_or(0)))
+    let warnings = report
+        .warnings
+        .iter()
+        .map(|w| format!("{}: {}", w.code.id(), w.message))
+        .collect();
+    Ok(Evaluated {
+        predicted,
+        blocks: blocks.unwrap_or(0),
+        warnings,
+    })
 }
 
 /// An E0803 error, before any tuning, where `--nranks n` contradicts a

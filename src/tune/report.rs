@@ -120,6 +120,13 @@ pub fn table(tuned: &Tuned, title: &str) -> String {
             each.join(", ")
         );
     }
+    // A chosen plan that verified with a warning (an executor bug it
+    // meets) is one the user should know of before installing it.
+    for (k, seg) in tuned.segments.iter().enumerate() {
+        for warning in &tuned.tried[seg.candidate].warnings {
+            let _ = writeln!(out, "# plan {}: {warning}", k + 1);
+        }
+    }
     let dropped: Vec<&Tried> = tuned.tried.iter().filter(|t| t.outcome.is_err()).collect();
     if !dropped.is_empty() {
         let _ = writeln!(out, "# dropped ({}):", dropped.len());
@@ -209,6 +216,7 @@ pub fn index(tuned: &Tuned, files: &[(String, String)], about: Value) -> Value {
                 "max_message_size": max,
                 "params": params,
                 "predicted": predicted,
+                "warnings": chosen.warnings,
             })
         })
         .collect();

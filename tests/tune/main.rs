@@ -371,3 +371,55 @@ fn a_value_varied_twice_is_one_candidate() {
     );
     assert!(text.contains("2 candidates; 2 verified"), "{text}");
 }
+
+/// What the simulator warns of a plan (W0503: an executor bug it meets,
+/// simulated as intended) is said of a chosen plan, in the table and the
+/// index; and of two equally fast candidates, the one it does not warn of
+/// serves.
+#[test]
+fn a_chosen_plans_warnings_are_said_and_an_unwarned_twin_wins() {
+    let common = [
+        MULTI_NODE,
+        "--timing",
+        "h100-ib",
+        "--size",
+        "1K:2K",
+        "-D",
+        "num_gpus=32",
+        "-D",
+        "instances=1",
+    ];
+    let dir = scratch("warned");
+    let warned = [
+        &common[..],
+        &["-D", "use_double_scratch_buffer=true", "--vary", "tbg=8"],
+    ]
+    .concat();
+    let (text, index) = tune(&warned, &dir);
+    assert!(
+        text.contains(
+            "# plan 1: W0503: with a double scratch buffer, today's executor does not move"
+        ),
+        "{text}"
+    );
+    let said = index["plans"][0]["warnings"][0].as_str().unwrap_or("");
+    assert!(said.starts_with("W0503: "), "{index}");
+
+    let twins = [
+        &common[..],
+        &[
+            "-D",
+            "tbg=8",
+            "--vary",
+            "use_double_scratch_buffer=true,false",
+        ],
+    ]
+    .concat();
+    let (text, index) = tune(&twins, &dir);
+    assert!(!text.contains("W0503"), "{text}");
+    assert_eq!(
+        index["plans"][0]["params"]["use_double_scratch_buffer"], "false",
+        "{index}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
