@@ -26,7 +26,8 @@
 //!   lines up with that line.
 //! - Within a line, tokens are one space apart, except:
 //!   - none before `,` `:` `;` `)` `]`, nor around `.` and `..`;
-//!   - none after `(` and `[`, nor after a unary `-` or `!`;
+//!   - none after `(` and `[`, nor after a unary `-` or `!` (but for one
+//!     `-` after another: `- -1`);
 //!   - none before a `(` or `[` that calls or indexes what precedes it (a
 //!     name, a literal, or a closing bracket: `f(x)`, `a[i]`, `list[int]`,
 //!     `rank(0).input[0..2]`), nor between `pipeline` and its `(`; one
@@ -146,8 +147,11 @@ enum Class {
     Operator,
     /// `-`, binary or unary by what precedes it (see `Writer::in_context`).
     Minus,
-    /// A unary `-` or `!`.
+    /// A unary `!`.
     Prefix,
+    /// A unary `-`: as `!`, but apart from another (`- -1`, not `--1`,
+    /// which reads as a decrement).
+    Negate,
 }
 
 impl Class {
@@ -197,7 +201,8 @@ fn space_between(before: Class, after: Class) -> bool {
     match (before, after) {
         (OpenBrace, CloseBrace) => false,
         (OpenBrace, _) | (_, CloseBrace) => true,
-        (Open | Joiner | Prefix, _) => false,
+        (Negate, Negate) => true,
+        (Open | Joiner | Prefix | Negate, _) => false,
         (_, Close | Separator | Joiner) => false,
         (before, Open) => !(before.ends_operand() || before == CallLikeKeyword),
         _ => true,
@@ -353,7 +358,7 @@ impl Writer {
     fn in_context(&self, class: Class) -> Class {
         match class {
             Class::Minus if self.previous.is_some_and(Class::ends_operand) => Class::Operator,
-            Class::Minus => Class::Prefix,
+            Class::Minus => Class::Negate,
             _ => class,
         }
     }
@@ -368,7 +373,12 @@ impl Writer {
     /// that wants its right operand, or this one starts with one that
     /// takes the left from there. Such a line is indented one more level.
     fn continues(&self, first: Option<Class>) -> bool {
-        let wants_more = |class| matches!(class, Class::Operator | Class::Prefix | Class::Joiner);
+        let wants_more = |class| {
+            matches!(
+                class,
+                Class::Operator | Class::Prefix | Class::Negate | Class::Joiner
+            )
+        };
         let takes_left = |class| matches!(class, Class::Operator | Class::Joiner);
         self.previous.is_some_and(wants_more) || first.is_some_and(takes_left)
     }
@@ -499,6 +509,9 @@ mod tests {
         );
         check("let x = f(1)-g[0]-1\n", "let x = f(1) - g[0] - 1\n");
         check("let x = ! ! b\n", "let x = !!b\n");
+        // Two minuses apart, never `--`, which reads as a decrement.
+        check("let x = --1\n", "let x = - -1\n");
+        check("let x = 1 - - - 1\n", "let x = 1 - - -1\n");
     }
 
     #[test]
