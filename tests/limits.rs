@@ -396,3 +396,35 @@ fn deep_recursion_on_a_small_stack_is_e0401() {
     assert!(outcomes.contains(&"E0401"), "{outcomes:?}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A test collective's buffers are in chunks, at most as many as any
+/// collective's: a size past them is too large, with the maximum (it
+/// once read as "must not be negative" from 2^32 on, and went far past
+/// the maximum below).
+#[test]
+fn a_test_collective_larger_than_a_buffer_may_be_is_too_large() {
+    let dir = std::env::temp_dir().join(format!("msclc-test-size-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (size, said) in [
+        ("1 << 32", "input size too large: 4294967296 chunks"),
+        ("16777217", "input size too large: 16777217 chunks"),
+        ("-1", "input size must not be negative"),
+    ] {
+        let path = dir.join("test_size.mscl");
+        std::fs::write(
+            &path,
+            format!("program \"t\" {{\n    collective = test_collective(2, input_size: {size}, output_size: 1)\n}}\n"),
+        )
+        .unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_msclc"))
+            .arg("check")
+            .arg(&path)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{size}: {stderr}");
+        assert!(stderr.contains(said), "{size}: {stderr}");
+        assert!(stderr.contains("test_size.mscl:2:49"), "{size}: {stderr}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

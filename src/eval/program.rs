@@ -151,14 +151,24 @@ pub(super) fn collective(ev: &Evaluator<'_>, which: Builtin, a: &args::Collectiv
 /// `test_collective(..)`: any buffer sizes.
 pub(super) fn test_collective(ev: &Evaluator<'_>, a: &args::TestCollective) -> Res<Value> {
     let n = ranks(ev, &a.num_ranks)?;
+    // In chunks, at most as many as any collective's buffer holds.
     let size = |arg: &Arg<i64>, what: &str| -> Res<u32> {
         let v = arg.value;
-        if v < 0 || v > u32::MAX as i64 {
+        if v < 0 {
             return Err(ev.error(
                 Code::OutOfRange,
                 arg.span,
                 format!("{what} must not be negative"),
                 format!("this is {v}"),
+            ));
+        }
+        let most = super::limits::MAX_ELEMENTS;
+        if v as u64 > most as u64 {
+            return Err(ev.error(
+                Code::Limit,
+                arg.span,
+                format!("{what} too large: {v} chunks"),
+                format!("the maximum is {most} chunks"),
             ));
         }
         Ok(v as u32)
