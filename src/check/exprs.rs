@@ -57,8 +57,11 @@ impl Checker {
                             .then(|| self.similar_name(n))
                             .flatten()
                     });
+                    // Python's loop words: a loop here runs its whole range.
+                    let loop_word = matches!(n.as_str(), "break" | "continue");
                     d = d.with_note(match hint {
                         Some(s) => format!("help: did you mean `{s}`?"),
+                        None if loop_word => format!("help: there is no `{n}`: a loop runs over its whole range or list; skip iterations with `where` (`for i in 0..n where i != r`) or `if`, and leave a function's loop with `return`"),
                         None => "help: define it with `let` or `param` before this use, or import the module that defines it (`import \"std/sync\"`)".to_string(),
                     });
                     self.unseen.push((self.errors.len(), n.clone()));

@@ -133,8 +133,9 @@ pub(super) fn likely_meaning(
     if matches!(tok, Token::Else) {
         if let Some(i) = line.rfind(" if ") {
             let (before, cond) = (line[..i].trim_end(), &line[i..]);
-            let value_before =
-                before.ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ')' || c == ']');
+            // A value ends in a name, a number, a bracket or a string.
+            let value_before = before
+                .ends_with(|c: char| c.is_alphanumeric() || matches!(c, '_' | ')' | ']' | '"'));
             if value_before && before.contains('=') && !cond.contains('{') {
                 return Some(error(
                     (at, end),

@@ -64,6 +64,11 @@ impl Type {
     pub fn join(&self, other: &Type) -> Option<Type> {
         match (self, other) {
             (Type::Any, t) | (t, Type::Any) => Some(t.clone()),
+            // What a function without a value returns, and the empty
+            // tuple `()`, are one value, written alike.
+            (Type::Unit, Type::Tuple(t)) | (Type::Tuple(t), Type::Unit) if t.is_empty() => {
+                Some(Type::Unit)
+            }
             (Type::List(a), Type::List(b)) => a.join(b).map(|t| Type::List(Box::new(t))),
             (Type::Map(ka, va), Type::Map(kb, vb)) => {
                 Some(Type::Map(Box::new(ka.join(kb)?), Box::new(va.join(vb)?)))

@@ -305,6 +305,7 @@ fn common_slips_are_named() {
         "a param needs a default value",
     );
     said("@while true { }\n", "there is no `while` loop");
+
     said("let b = 1 < 2 @< 3\n", "comparisons do not chain");
     said("@/* note */\n", "there are no `/* */` comments");
     // Python's spellings, where .mscl has its own.
@@ -321,6 +322,10 @@ fn common_slips_are_named() {
     said("let x = 2 @** 3\n", "there is no `**`");
     said(
         "let x = 1 if true @else 2\n",
+        "a conditional value is written `if c { a } else { b }`",
+    );
+    said(
+        "let x = \"a\" if true @else \"b\"\n",
         "a conditional value is written `if c { a } else { b }`",
     );
     expect(
@@ -594,6 +599,37 @@ fn an_operand_read_in_place_says_what_an_expression_says() {
         assert!(
             in_place.3.iter().any(|n| n.starts_with("when ")),
             "the loop values are noted: {in_place:?}"
+        );
+    }
+}
+
+/// What a function without a value returns and the empty tuple `()` are
+/// one value: an `if` may give either (its branches once "differed in
+/// type: `()` and `()`").
+#[test]
+fn no_value_and_the_empty_tuple_are_one_type() {
+    let text = with_header("fn f() { }\nlet a = if true { f() } else { () }\n");
+    let c = driver::compile_source(Path::new("case.mscl"), text, &[]);
+    assert!(
+        c.result.is_ok(),
+        "{}",
+        c.sources.render(&c.result.err().unwrap_or_default())
+    );
+}
+
+/// Python's `break` and `continue` are no words here: the unknown name
+/// says so, and what to write instead.
+#[test]
+fn break_and_continue_are_named_as_pythons() {
+    for word in ["break", "continue"] {
+        let body = format!("for i in 0..2 {{\n    @{word}\n}}\n");
+        expect(&with_header(&body), Code::UnknownName);
+        let rendered = rendered_errors(&body.replacen('@', "", 1));
+        assert!(
+            rendered.contains(&format!(
+                "help: there is no `{word}`: a loop runs over its whole range or list"
+            )),
+            "{rendered}"
         );
     }
 }
