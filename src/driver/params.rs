@@ -80,12 +80,9 @@ pub fn listing_json(path: &Path) -> Result<String, (SourceMap, Vec<Diagnostic>)>
         Ok(p) => p,
         Err(d) => return Err((sources, d)),
     };
-    let params: Vec<Span> = program
-        .stmts
-        .iter()
-        .filter(|s| matches!(s.kind, StmtKind::Param { .. }))
-        .map(|s| s.span)
-        .collect();
+    // Every param statement, at the top level or (refused) in a block.
+    let mut params: Vec<Span> = Vec::new();
+    param_spans(&program.stmts, &mut params);
     if let Err(errors) = crate::check::check(&program) {
         let at_a_param = |d: &Diagnostic| {
             d.primary.as_ref().is_some_and(|l| {
@@ -273,6 +270,24 @@ mod tests {
             "--1",
         ] {
             assert_eq!(parse_int(raw), None, "{raw}");
+        }
+    }
+}
+
+/// The spans of the param statements of `stmts`, and of the blocks in them.
+fn param_spans(stmts: &[crate::syntax::ast::Stmt], out: &mut Vec<Span>) {
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Param { .. } => out.push(s.span),
+            StmtKind::For { body, .. } | StmtKind::Pipeline { body, .. } => param_spans(body, out),
+            StmtKind::If {
+                then, otherwise, ..
+            } => {
+                param_spans(then, out);
+                param_spans(otherwise, out);
+            }
+            StmtKind::Fn(f) => param_spans(&f.body, out),
+            _ => {}
         }
     }
 }

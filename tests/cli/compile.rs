@@ -273,6 +273,8 @@ fn check_lists_the_declared_params() {
         ),
         ("param a: int in [1 + 1, 2] = 1", Err("E0107")),
         ("param a: int = 1\nparam a: int = 2", Err("E0106")),
+        // A param in a block is refused there, not left out of the list.
+        ("if true {\n    param a: int = 1\n}", Err("E0106")),
         ("param a: foo = 1", Err("E0101")),
     ] {
         let out = piped(&["check", "-", "--params"], &format!("{params}{program}"));
