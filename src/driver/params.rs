@@ -241,6 +241,24 @@ fn constants_note(ty: &str) -> Option<String> {
     (!names.is_empty()).then(|| format!("a {ty} is one of: {}", names.join(", ")))
 }
 
+/// The spans of the param statements of `stmts`, and of the blocks in them.
+fn param_spans(stmts: &[crate::syntax::ast::Stmt], out: &mut Vec<Span>) {
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Param { .. } => out.push(s.span),
+            StmtKind::For { body, .. } | StmtKind::Pipeline { body, .. } => param_spans(body, out),
+            StmtKind::If {
+                then, otherwise, ..
+            } => {
+                param_spans(then, out);
+                param_spans(otherwise, out);
+            }
+            StmtKind::Fn(f) => param_spans(&f.body, out),
+            _ => {}
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::parse_int;
@@ -270,24 +288,6 @@ mod tests {
             "--1",
         ] {
             assert_eq!(parse_int(raw), None, "{raw}");
-        }
-    }
-}
-
-/// The spans of the param statements of `stmts`, and of the blocks in them.
-fn param_spans(stmts: &[crate::syntax::ast::Stmt], out: &mut Vec<Span>) {
-    for s in stmts {
-        match &s.kind {
-            StmtKind::Param { .. } => out.push(s.span),
-            StmtKind::For { body, .. } | StmtKind::Pipeline { body, .. } => param_spans(body, out),
-            StmtKind::If {
-                then, otherwise, ..
-            } => {
-                param_spans(then, out);
-                param_spans(otherwise, out);
-            }
-            StmtKind::Fn(f) => param_spans(&f.body, out),
-            _ => {}
         }
     }
 }
