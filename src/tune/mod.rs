@@ -52,7 +52,8 @@ pub struct Tried {
     /// it was dropped.
     pub outcome: Result<Vec<Result<timing::Predicted, String>>, String>,
     /// The most thread blocks a rank of its plan has (0 where it has
-    /// none): of equally fast candidates, the fewest blocks serve.
+    /// none): of equally fast candidates, the fewest blocks serve
+    /// (`choose::TieBreak`).
     pub blocks: u32,
     /// What the simulator warned of a candidate it verified ("W0503: ...":
     /// an executor bug the plan meets, simulated as intended), which the
@@ -158,11 +159,10 @@ pub fn tune(req: &Request) -> Result<Tuned, (SourceMap, Vec<Diagnostic>)> {
         };
         return Err(fail(Diagnostic::plain(Code::Define, why)));
     }
-    match req.nranks {
-        Some(n) => rank_count_agrees(req, &space, n).map_err(fail)?,
-        None => one_rank_count(req, &space).map_err(fail)?,
+    if let Some(n) = req.nranks {
+        rank_count_agrees(req, &space, n).map_err(fail)?;
     }
-    message_sizes_not_varied(req, &space).map_err(fail)?;
+    values_keep_what_a_set_shares(req, &space).map_err(fail)?;
     let (candidates, search) = space.candidates(req.max_candidates);
     let tried = try_all(req, &space, &candidates);
     let sizes: Vec<u64> = std::iter::successors(Some(req.span.0.max(1)), |s| s.checked_mul(2))
@@ -387,68 +387,43 @@ fn rank_count_agrees(req: &Request, space: &Space, n: u32) -> Result<(), Diagnos
     Ok(())
 }
 
-/// An E0803 error, before any tuning, where a value tuned runs the
-/// program on another number of ranks than its defaults do: a plan set
-/// serves one rank count (the runtime picks among its plans by message
-/// size alone), and candidates on other counts are not compared alike.
-fn one_rank_count(req: &Request, space: &Space) -> Result<(), Diagnostic> {
-    let ranks = |defines: &[(String, String)]| {
-        let c = driver::compile_quietly(req.path, defines, req.limits);
-        c.result.ok().map(|plan| plan.ranks.len())
-    };
-    // Defaults that do not compile are each candidate's to say.
-    let Some(base) = ranks(req.fixed) else {
-        return Ok(());
-    };
-    for axis in &space.axes {
-        for value in &axis.values {
-            let mut defines = req.fixed.to_vec();
-            defines.push((axis.name.clone(), value.clone()));
-            if let Some(n) = ranks(&defines).filter(|n| *n != base) {
-                return Err(Diagnostic::plain(
-                    Code::Options,
-                    format!(
-                        "`{}` = {value} runs the program on {n} ranks, and the defaults on {base}: the plans of a set serve one rank count; vary other params, and set this one with -D (or the rank count with --nranks)",
-                        axis.name
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// An E0803 error, before any tuning, where a value tuned changes the
-/// message sizes the program declares (`min_message_size`,
-/// `max_message_size`): tune sets each plan's range itself, so the
-/// candidates would differ in nothing it compares.
-fn message_sizes_not_varied(req: &Request, space: &Space) -> Result<(), Diagnostic> {
-    let sizes = |defines: &[(String, String)]| {
+/// An E0803 error, before any tuning, where a value tuned changes what
+/// the plans of a set share: the number of ranks (the runtime picks among
+/// a set's plans by message size alone, and candidates on other counts are
+/// not compared alike; `--nranks` sets it, `rank_count_agrees`), or the
+/// message sizes the program declares (tune sets each plan's range
+/// itself). One compile of each value.
+fn values_keep_what_a_set_shares(req: &Request, space: &Space) -> Result<(), Diagnostic> {
+    let shape = |defines: &[(String, String)]| {
         let c = match req.nranks {
             Some(n) => driver::compile_for_ranks(req.path, defines, n, req.limits),
             None => driver::compile_quietly(req.path, defines, req.limits),
         };
-        c.result
-            .ok()
-            .map(|plan| (plan.options.min_message_size, plan.options.max_message_size))
+        c.result.ok().map(|plan| {
+            let o = &plan.options;
+            (plan.ranks.len(), (o.min_message_size, o.max_message_size))
+        })
     };
     // Defaults that do not compile are each candidate's to say.
-    let Some(base) = sizes(req.fixed) else {
+    let Some((base_ranks, base_sizes)) = shape(req.fixed) else {
         return Ok(());
     };
     for axis in &space.axes {
         for value in &axis.values {
             let mut defines = req.fixed.to_vec();
             defines.push((axis.name.clone(), value.clone()));
-            if sizes(&defines).is_some_and(|s| s != base) {
-                return Err(Diagnostic::plain(
-                    Code::Options,
-                    format!(
-                        "`{}` = {value} changes the message sizes the program declares: tune gives each plan its range of sizes itself; set `{}` with -D (to bound the plans' sizes), and leave --size to say which to tune",
-                        axis.name, axis.name
-                    ),
-                ));
-            }
+            let Some((ranks, sizes)) = shape(&defines) else {
+                continue;
+            };
+            let name = &axis.name;
+            let why = if ranks != base_ranks {
+                format!("`{name}` = {value} runs the program on {ranks} ranks, and the defaults on {base_ranks}: the plans of a set serve one rank count; vary other params, and set this one with -D (or the rank count with --nranks)")
+            } else if sizes != base_sizes {
+                format!("`{name}` = {value} changes the message sizes the program declares: tune gives each plan its range of sizes itself; set `{name}` with -D (to bound the plans' sizes), and leave --size to say which to tune")
+            } else {
+                continue;
+            };
+            return Err(Diagnostic::plain(Code::Options, why));
         }
     }
     Ok(())
