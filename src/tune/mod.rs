@@ -159,9 +159,6 @@ pub fn tune(req: &Request) -> Result<Tuned, (SourceMap, Vec<Diagnostic>)> {
         };
         return Err(fail(Diagnostic::plain(Code::Define, why)));
     }
-    if let Some(n) = req.nranks {
-        rank_count_agrees(req, &space, n).map_err(fail)?;
-    }
     values_keep_what_a_set_shares(req, &space).map_err(fail)?;
     let (candidates, search) = space.candidates(req.max_candidates);
     let tried = try_all(req, &space, &candidates);
@@ -354,68 +351,62 @@ fn evaluate(req: &Request, varied: &[(String, String)]) -> Result<Evaluated, Str
     })
 }
 
-/// An E0803 error, before any tuning, where `--nranks n` contradicts a
-/// `-D` or the values tuned of the param that decides the rank count
-/// (which `--nranks` sets): otherwise every candidate would fail alike.
-fn rank_count_agrees(req: &Request, space: &Space, n: u32) -> Result<(), Diagnostic> {
-    let disagreement = |defines: &[(String, String)]| {
-        let c = driver::compile_for_ranks(req.path, defines, n, req.limits);
-        c.result
-            .err()?
-            .into_iter()
-            .find(|d| d.code == Code::Options)
-    };
-    if let Some(d) = disagreement(req.fixed) {
-        return Err(d);
-    }
-    for axis in &space.axes {
-        for value in &axis.values {
-            let mut defines = req.fixed.to_vec();
-            defines.push((axis.name.clone(), value.clone()));
-            if disagreement(&defines).is_some() {
-                return Err(Diagnostic::plain(
-                    Code::Options,
-                    format!(
-                        "--nranks {n} and the value {value} tuned of `{}` (of {}) disagree: that param decides the rank count, which --nranks sets; leave out one of the two",
-                        axis.name,
-                        axis.values.join(", ")
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// An E0803 error, before any tuning, where a value tuned changes what
-/// the plans of a set share: the number of ranks (the runtime picks among
-/// a set's plans by message size alone, and candidates on other counts are
-/// not compared alike; `--nranks` sets it, `rank_count_agrees`), or the
-/// message sizes the program declares (tune sets each plan's range
-/// itself). One compile of each value.
+/// An E0803 error, before any tuning, where the values tuned would not
+/// make one plan set: where `--nranks` contradicts a `-D` or a value tuned
+/// of the param that decides the rank count (which `--nranks` sets), or a
+/// value tuned changes what the plans of a set share: the number of ranks
+/// (the runtime picks among a set's plans by message size alone, and
+/// candidates on other counts are not compared alike), or the message
+/// sizes the program declares (tune sets each plan's range itself).
+/// Otherwise every candidate would fail alike, or be compared unlike. One
+/// compile of the defaults and of each value.
 fn values_keep_what_a_set_shares(req: &Request, space: &Space) -> Result<(), Diagnostic> {
-    let shape = |defines: &[(String, String)]| {
+    // The plan's ranks and declared sizes; or the error that --nranks and
+    // these settings disagree; or nothing, where they compile no plan
+    // (each candidate's to say).
+    let shape = |defines: &[(String, String)]| -> Result<Option<_>, Diagnostic> {
         let c = match req.nranks {
             Some(n) => driver::compile_for_ranks(req.path, defines, n, req.limits),
             None => driver::compile_quietly(req.path, defines, req.limits),
         };
-        c.result.ok().map(|plan| {
-            let o = &plan.options;
-            (plan.ranks.len(), (o.min_message_size, o.max_message_size))
-        })
+        match c.result {
+            Ok(plan) => {
+                let o = &plan.options;
+                Ok(Some((
+                    plan.ranks.len(),
+                    (o.min_message_size, o.max_message_size),
+                )))
+            }
+            Err(errors) => match errors.into_iter().find(|d| d.code == Code::Options) {
+                Some(d) if req.nranks.is_some() => Err(d),
+                _ => Ok(None),
+            },
+        }
     };
-    // Defaults that do not compile are each candidate's to say.
-    let Some((base_ranks, base_sizes)) = shape(req.fixed) else {
-        return Ok(());
-    };
+    let base = shape(req.fixed)?;
     for axis in &space.axes {
         for value in &axis.values {
             let mut defines = req.fixed.to_vec();
             defines.push((axis.name.clone(), value.clone()));
-            let Some((ranks, sizes)) = shape(&defines) else {
+            let name = &axis.name;
+            let (ranks, sizes) = match shape(&defines) {
+                Ok(Some(shape)) => shape,
+                Ok(None) => continue,
+                Err(_) => {
+                    let n = req.nranks.unwrap_or_default();
+                    return Err(Diagnostic::plain(
+                        Code::Options,
+                        format!(
+                            "--nranks {n} and the value {value} tuned of `{name}` (of {}) disagree: that param decides the rank count, which --nranks sets; leave out one of the two",
+                            axis.values.join(", ")
+                        ),
+                    ));
+                }
+            };
+            // Defaults that do not compile have nothing to compare with.
+            let Some((base_ranks, base_sizes)) = base else {
                 continue;
             };
-            let name = &axis.name;
             let why = if ranks != base_ranks {
                 format!("`{name}` = {value} runs the program on {ranks} ranks, and the defaults on {base_ranks}: the plans of a set serve one rank count; vary other params, and set this one with -D (or the rank count with --nranks)")
             } else if sizes != base_sizes {
