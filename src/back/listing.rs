@@ -175,49 +175,18 @@ fn origin(plan: &Plan, sources: Option<&SourceMap>, op: &Op) -> String {
 }
 
 /// Writes ops as lines of a plan (`OpNamer::op_text`), naming each rank's
-/// channels once.
+/// channels by their peers and, where a rank has several of a kind to one
+/// peer, which of them (`1#2`, the third): channels pair by that number.
 pub struct OpNamer<'p> {
     plan: &'p Plan,
-    /// Per rank, once asked for: its memory and port channels' names.
-    channels: Vec<Option<ChannelNames>>,
-}
-
-/// What a rank's channels of each kind are called, by rank-level id: the
-/// peer, and where the rank has several channels of the kind to that
-/// peer, which of them it is (`1#2`, the third): channels pair by that
-/// number (a rank's k-th channel of a kind to a peer with the peer's k-th
-/// back).
-struct ChannelNames {
-    memory: Vec<(u32, Option<u32>)>,
-    port: Vec<(u32, Option<u32>)>,
-}
-
-impl ChannelNames {
-    fn of(rank: &RankPlan) -> ChannelNames {
-        ChannelNames {
-            memory: Self::numbered(rank, ChannelKind::Memory),
-            port: Self::numbered(rank, ChannelKind::Port),
-        }
-    }
-
-    /// Each channel's peer, and its number among the channels to that
-    /// peer where there are several.
-    fn numbered(rank: &RankPlan, kind: ChannelKind) -> Vec<(u32, Option<u32>)> {
-        let peers = rank.channel_peers(kind);
-        let ordinals = rank.peer_ordinals(kind);
-        peers
-            .iter()
-            .zip(ordinals)
-            .map(|(p, (k, of))| (*p, (of > 1).then_some(k)))
-            .collect()
-    }
+    channels: ChannelNumbers<'p>,
 }
 
 impl<'p> OpNamer<'p> {
     pub fn new(plan: &'p Plan) -> OpNamer<'p> {
         OpNamer {
             plan,
-            channels: (0..plan.ranks.len()).map(|_| None).collect(),
+            channels: ChannelNumbers::new(plan),
         }
     }
 
@@ -304,23 +273,19 @@ impl<'p> OpNamer<'p> {
                 .collect();
             return switches.join(" ");
         }
-        let names = self.channels[rank as usize].get_or_insert_with(|| ChannelNames::of(r));
-        let by_id = match kind {
-            ChannelKind::Memory => &names.memory,
-            _ => &names.port,
-        };
         let table = r
             .threadblocks
             .get(tb as usize)
             .map_or(&[][..], |b| b.channel_ids(kind));
         let ends: Vec<(u32, Option<u32>)> = ids
             .iter()
-            .map(|&id| {
-                let global = table.get(id as usize);
-                global
-                    .and_then(|g| by_id.get(*g as usize))
-                    .copied()
-                    .unwrap_or((u32::MAX, None))
+            .map(|&id| match table.get(id as usize) {
+                Some(&global) => {
+                    let end = (rank, kind, global);
+                    let (k, of) = self.channels.number(end);
+                    (self.channels.peer(end), (of > 1).then_some(k))
+                }
+                None => (u32::MAX, None),
             })
             .collect();
         format!("to {}", peer_list(&ends))
