@@ -107,9 +107,21 @@ fn describe_parse_error(
             "not understood here",
         ),
         ParseError::UnrecognizedEof { expected, .. } => {
-            let end = src.len();
-            Diagnostic::error(Code::Syntax, Span::new(file, end, end), "unexpected end of file", describe_expected(&expected))
-                .with_note("help: the program stops in the middle of a statement; look for an unclosed `(`, `[` or `{`")
+            // Right after the last thing written, not on the empty line
+            // after the file's last line break.
+            let end = src.trim_end().len();
+            let d = Diagnostic::error(
+                Code::Syntax,
+                Span::new(file, end, end),
+                "unexpected end of file",
+                describe_expected(&expected),
+            );
+            match hints::unclosed_bracket(src) {
+                Some(((start, open_end), open, close)) => d
+                    .with_secondary(Span::new(file, start, open_end), format!("this `{open}` is never closed"))
+                    .with_note(format!("help: close it with `{close}` where what it holds ends")),
+                None => d.with_note("help: the program stops in the middle of a statement: finish the statement, or remove it"),
+            }
         }
         ParseError::UnrecognizedToken {
             token: (l, tok, r),

@@ -70,6 +70,34 @@ fn unexpected_token() {
 #[test]
 fn unexpected_end_of_file() {
     expect("for i in 0..2 { rank(0)@", Code::Syntax);
+    // Right after the last thing written, not on the empty line after it.
+    expect("let x = 1 +@\n\n", Code::Syntax);
+}
+
+#[test]
+fn a_file_ending_inside_brackets_points_at_the_one_left_open() {
+    let shown = rendered_errors("for i in 0..2 {\n    let x = [f(1), (2\n");
+    assert!(
+        shown.contains("this `(` is never closed") && shown.contains("close it with `)`"),
+        "{shown}"
+    );
+    // The caret right after `(2`, on line 5 (after the header's three).
+    assert!(shown.contains("case.mscl:5:22"), "{shown}");
+    // The line under the source line marks the `(` of `(2` (both lines
+    // start with a gutter of the same width).
+    let lines: Vec<&str> = shown.lines().collect();
+    let code = lines
+        .iter()
+        .position(|l| l.contains("let x = [f(1), (2"))
+        .unwrap();
+    assert_eq!(
+        lines[code + 1].find('-'),
+        lines[code].find("(2"),
+        "the `(` of `(2` is marked:\n{shown}"
+    );
+    let plain = rendered_errors("let x = 1 +\n");
+    assert!(!plain.contains("never closed"), "{plain}");
+    assert!(plain.contains("finish the statement"), "{plain}");
 }
 
 #[test]
