@@ -391,6 +391,20 @@ fn fmt_dash_formats_standard_input_to_standard_output() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), TIDY);
 }
 
+/// `-` twice would format standard input, then an empty second reading of
+/// it: refused, before anything is read.
+#[test]
+fn standard_input_named_twice_is_refused() {
+    let out = msclc(&["fmt", "-", "-"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("error[E0803]") && err.contains("more than once"),
+        "{err}"
+    );
+}
+
 /// Standard input that does not parse comes back as it was, with its
 /// error: an editor piping its buffer through `msclc fmt -` keeps it.
 #[test]

@@ -22,6 +22,16 @@ pub(crate) struct FmtArgs {
 /// `msclc fmt`: every file is formatted (or checked), whatever becomes of
 /// the others; the exit code is the worst any of them gets.
 pub(crate) fn exec(args: &FmtArgs) -> ExitCode {
+    // A second `-` would read standard input after the first took all of
+    // it, and print an empty program.
+    if args.files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
+        let d = Diagnostic::plain(
+            Code::Options,
+            "`-` (standard input) is named more than once: it can be read once",
+        );
+        tell!("{}", SourceMap::default().render(std::slice::from_ref(&d)));
+        return ExitCode::from(d.exit_status());
+    }
     let worst = args
         .files
         .iter()
