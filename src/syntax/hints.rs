@@ -239,6 +239,25 @@ fn compares_just_before(line: &str) -> bool {
     false
 }
 
+/// The innermost `(`, `[` or `{` that `src` leaves open (where it is,
+/// itself, and the bracket that closes it): a file that ends in the
+/// middle of a statement most often does so because of one.
+pub(super) fn unclosed_bracket(src: &str) -> Option<((usize, usize), &'static str, &'static str)> {
+    let mut open = Vec::new();
+    for (start, tok, end) in super::lexer::lex(src).map_while(Result::ok) {
+        match tok {
+            Token::LParen => open.push(((start, end), "(", ")")),
+            Token::LBracket => open.push(((start, end), "[", "]")),
+            Token::LBrace => open.push(((start, end), "{", "}")),
+            Token::RParen | Token::RBracket | Token::RBrace => {
+                open.pop();
+            }
+            _ => {}
+        }
+    }
+    open.pop()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,23 +278,4 @@ mod tests {
         assert_eq!(code_of("param n: int // ranks"), "param n: int ");
         assert_eq!(code_of("let s = \"a//b\" // c"), "let s = \"a//b\" ");
     }
-}
-
-/// The innermost `(`, `[` or `{` that `src` leaves open (where it is,
-/// itself, and the bracket that closes it): a file that ends in the
-/// middle of a statement most often does so because of one.
-pub(super) fn unclosed_bracket(src: &str) -> Option<((usize, usize), &'static str, &'static str)> {
-    let mut open = Vec::new();
-    for (start, tok, end) in super::lexer::lex(src).map_while(Result::ok) {
-        match tok {
-            Token::LParen => open.push(((start, end), "(", ")")),
-            Token::LBracket => open.push(((start, end), "[", "]")),
-            Token::LBrace => open.push(((start, end), "{", "}")),
-            Token::RParen | Token::RBracket | Token::RBrace => {
-                open.pop();
-            }
-            _ => {}
-        }
-    }
-    open.pop()
 }
