@@ -212,9 +212,7 @@ fn find() -> Result<Api, String> {
 fn candidate_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     for var in ["CUDA_HOME", "CUDA_PATH"] {
-        if let Ok(home) = std::env::var(var) {
-            dirs.push(PathBuf::from(home).join("lib64"));
-        }
+        dirs.extend(toolkit_libraries(std::env::var_os(var)));
     }
     dirs.push(PathBuf::from("/usr/local/cuda/lib64"));
     let mut versioned: Vec<(Vec<u32>, PathBuf)> = std::fs::read_dir("/usr/local")
@@ -240,12 +238,23 @@ fn candidate_dirs() -> Vec<PathBuf> {
         ])
         .output();
     if let Ok(out) = python {
-        for line in String::from_utf8_lossy(&out.stdout).lines() {
+        // (Absolute only, as the toolkit's folder is.)
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        for line in stdout.lines().filter(|l| Path::new(l).is_absolute()) {
             dirs.push(PathBuf::from(line).join("nvidia/cu13/lib"));
             dirs.push(PathBuf::from(line).join("nvidia/cuda_nvrtc/lib"));
         }
     }
     dirs
+}
+
+/// The library folder of the toolkit a `CUDA_HOME` or `CUDA_PATH` of
+/// `value` names. Only an absolute path names one: an empty or relative
+/// value would have msclc load whatever `lib64/libnvrtc.so.*` the folder
+/// it runs in holds.
+fn toolkit_libraries(value: Option<std::ffi::OsString>) -> Option<PathBuf> {
+    let home = PathBuf::from(value?);
+    home.is_absolute().then(|| home.join("lib64"))
 }
 
 /// A compiled kernel image and whether it came from the cache.
@@ -432,11 +441,21 @@ fn rejected(log: &str, source_bytes: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::rejected;
+    use super::{rejected, toolkit_libraries};
+    use std::path::PathBuf;
 
     /// NVRTC's two ways of running out of memory (seen under `ulimit -v`
     /// on allreduce at 128 ranks) are said as such, with what the source
     /// needs; any other refusal shows NVRTC's log as it is.
+    #[test]
+    fn only_an_absolute_toolkit_folder_is_looked_in() {
+        let lib = |v: &str| toolkit_libraries(Some(v.into()));
+        assert_eq!(lib("/opt/cuda"), Some(PathBuf::from("/opt/cuda/lib64")));
+        assert_eq!(lib(""), None);
+        assert_eq!(lib("cuda"), None);
+        assert_eq!(toolkit_libraries(None), None);
+    }
+
     #[test]
     fn memory_running_out_is_said_as_such() {
         let front = "msclc_kernel.cu(52806): catastrophic error: out of memory\n";
