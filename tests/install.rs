@@ -313,6 +313,47 @@ fn a_tuned_set_installs_in_place_of_the_plans_there() {
             std::fs::read(tuned.join(file)).unwrap()
         );
     }
+    // A listed plan replaced since tune wrote it (its sha256 is not the
+    // index's), and, where the index lists no sha256, one `msclc check`
+    // refuses (a wait left out: signals unpaired): refused, the set
+    // installed before left in place.
+    let original_index = std::fs::read(tuned.join("index.json")).unwrap();
+    let installed = std::fs::read(cache.join("default").join(&listed[0])).unwrap();
+    let compiled = Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .args(["examples/simple_allgather.mscl", "-o", "-"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let mut unpaired: serde_json::Value = serde_json::from_slice(&compiled.stdout).unwrap();
+    let ops = unpaired["gpus"][0]["threadblocks"][0]["ops"]
+        .as_array_mut()
+        .unwrap();
+    let wait = ops.iter().position(|op| op["name"] == "wait").unwrap();
+    ops.remove(wait);
+    std::fs::write(tuned.join(&listed[0]), unpaired.to_string()).unwrap();
+    let out = install_from(&cache, &tuned);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is not the plan `msclc tune` wrote there"),
+        "{err}"
+    );
+    let mut unfingerprinted = read(&tuned.join("index.json"));
+    for plan in unfingerprinted["plans"].as_array_mut().unwrap() {
+        plan.as_object_mut().unwrap().remove("sha256");
+    }
+    std::fs::write(tuned.join("index.json"), unfingerprinted.to_string()).unwrap();
+    let out = install_from(&cache, &tuned);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("error[E0308]"), "{err}");
+    assert_eq!(
+        std::fs::read(cache.join("default").join(&listed[0])).unwrap(),
+        installed,
+        "the set installed before is left"
+    );
+    std::fs::write(tuned.join("index.json"), original_index).unwrap();
+    std::fs::write(tuned.join(&listed[0]), &installed).unwrap();
     // An index naming a file outside its folder.
     std::fs::write(
         tuned.join("index.json"),

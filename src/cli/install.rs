@@ -19,7 +19,8 @@ pub(crate) struct InstallArgs {
     #[arg(long)]
     pub(crate) force: bool,
     /// Install the plans of a folder `msclc tune -o DIR` wrote (those its
-    /// index.json lists) instead of the default ones.
+    /// index.json lists, each as tune wrote it and passing `msclc check`)
+    /// instead of the default ones.
     #[arg(long, value_name = "DIR")]
     pub(crate) from: Option<PathBuf>,
 }
@@ -60,7 +61,7 @@ pub(crate) fn exec(args: &InstallArgs) -> ExitCode {
         None => msclc::install::install(&dir, args.force),
         Some(from) => match tuned_plans(from) {
             Ok(plans) => msclc::install::install_plans(&dir, &plans, args.force),
-            Err(d) => return fail(d),
+            Err(code) => return code,
         },
     };
     match installed {
@@ -127,11 +128,12 @@ fn regular_file(path: &Path) -> std::io::Result<std::fs::File> {
     }
 }
 
-/// The plans of a tuned set: each file `from/index.json` lists, whole and
-/// a plan (read as `msclc sim` reads one).
-fn tuned_plans(from: &Path) -> Result<Vec<(String, Vec<u8>)>, Diagnostic> {
+/// The plans of a tuned set: each file `from/index.json` lists, whole,
+/// with the bytes tune wrote (where its entry keeps their `sha256`), and a
+/// plan `msclc check` passes (its errors printed, and the exit code).
+fn tuned_plans(from: &Path) -> Result<Vec<(String, Vec<u8>)>, ExitCode> {
     let index_path = from.join("index.json");
-    let unusable = |why: String| Diagnostic::plain(Code::Unreadable, why);
+    let unusable = |why: String| fail(Diagnostic::plain(Code::Unreadable, why));
     // An index is small: a file of more is none (and `/dev/zero` ends).
     const MOST_INDEX_BYTES: u64 = 64 << 20;
     let text = regular_file(&index_path)
@@ -183,13 +185,34 @@ fn tuned_plans(from: &Path) -> Result<Vec<(String, Vec<u8>)>, Diagnostic> {
             )));
         }
         let path = from.join(file);
+        let mut contents = Vec::new();
         regular_file(&path)
+            .and_then(|mut f| std::io::Read::read_to_end(&mut f, &mut contents))
             .map_err(|e| unusable(format!("cannot read {}: {e}", path.display())))?;
+        if let Some(listed) = entry["sha256"].as_str() {
+            let found = msclc::tune::report::write_fingerprinted(&mut std::io::sink(), |out| {
+                out.write_all(&contents)
+            })
+            .map_err(|e| unusable(format!("cannot read {}: {e}", path.display())))?;
+            if found != listed {
+                return Err(unusable(format!(
+                    "{} is not the plan `msclc tune` wrote there: its sha256 is not the one {} lists (edited or replaced since); tune again, or install it by hand",
+                    path.display(),
+                    index_path.display()
+                )));
+            }
+        }
+        let quiet = super::options::WarningArgs {
+            quiet: true,
+            ..Default::default()
+        };
         let limits = super::options::LimitArgs::default();
-        super::input::load_plan(&path, (&[], &limits), super::input::Compile::Plain)
-            .map_err(|_| unusable(format!("{} is not a plan msclc can read", path.display())))?;
-        let contents = std::fs::read(&path)
-            .map_err(|e| unusable(format!("cannot read {}: {e}", path.display())))?;
+        super::input::read_checked_plan(
+            &path,
+            (&[], &limits),
+            super::input::Compile::Plain,
+            &quiet,
+        )?;
         plans.push((file.to_string(), contents));
     }
     Ok(plans)
