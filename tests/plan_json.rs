@@ -291,6 +291,23 @@ fn plans_that_name_what_is_not_there_are_errors_at_the_field() {
             "gpus[0].channels",
         ),
         (
+            ALLGATHER,
+            |p| p["gpus"][0]["remote_buffers"][0]["rank"] = serde_json::json!(99),
+            "a remote buffer of rank 99, but the plan has 2 ranks",
+            "gpus[0].remote_buffers[0].rank",
+        ),
+        (
+            BARRIERS,
+            |p| {
+                first_op_with(p, "barrier_id")
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("barrier_id");
+            },
+            "missing field `barrier_id`",
+            ".ops[",
+        ),
+        (
             BARRIERS,
             |p| first_op_with(p, "barrier_id")["barrier_id"] = serde_json::json!(100),
             "barrier id 100, but the rank has",

@@ -446,7 +446,9 @@ fn read_op(at: &At, rank: &RankPlan, tb: &ThreadBlock, barriers: &mut Barriers) 
     if let Some(r) = at.opt("reduce_op") {
         op.reduce_op = Some(r.one_of("reduce op", &REDUCE_OPS)?);
     }
-    if at.opt("barrier_id").is_some() {
+    // A `barrier` without its id and block count would meet no one: the
+    // executor reads both.
+    if op.name == OpName::Barrier || at.opt("barrier_id").is_some() {
         op.barrier = Some(barriers.read(at, rank)?);
     }
     if let Some(ids) = at.opt("semaphore_ids") {

@@ -1,15 +1,16 @@
 //! What reading cannot see field by field, since a rank is read before the
-//! plan's rank count is known: every peer a rank names is in the plan, the
-//! ranks agree on their buffers' chunks, and every buffer reference lies
-//! within the buffer it names.
+//! plan's rank count is known: every peer a rank names (by a channel or a
+//! remote buffer) is in the plan, the ranks agree on their buffers'
+//! chunks, and every buffer reference lies within the buffer it names.
 
 use super::{PlanError, Res};
 use crate::ir::*;
 
-/// Every peer of a channel is a rank of the plan, a switch channel's group
-/// holds its own rank once and every member once, and every rank has the
-/// first one's input and output chunks (the collective's buffers: the
-/// executor sizes every rank's chunks from one message size).
+/// Every peer of a channel or a remote buffer is a rank of the plan, a
+/// switch channel's group holds its own rank once and every member once,
+/// and every rank has the first one's input and output chunks (the
+/// collective's buffers: the executor sizes every rank's chunks from one
+/// message size).
 pub(super) fn check_ranks(plan: &Plan) -> Res<()> {
     let n = plan.ranks.len();
     let (ins, outs) = (plan.collective.input_chunks, plan.collective.output_chunks);
@@ -27,6 +28,17 @@ pub(super) fn check_ranks(plan: &Plan) -> Res<()> {
                     format!("a {kind} channel connected to rank {p}, but the plan has {n} ranks"),
                 );
             }
+        }
+        if let Some((b, buffer)) =
+            (rank.remote_buffers.iter().enumerate()).find(|(_, buffer)| buffer.rank as usize >= n)
+        {
+            return fail(
+                &format!("remote_buffers[{b}].rank"),
+                format!(
+                    "a remote buffer of rank {}, but the plan has {n} ranks",
+                    buffer.rank
+                ),
+            );
         }
         for (c, decl) in rank.switch_channels.iter().enumerate() {
             let mut members = decl.ranks.to_vec();
