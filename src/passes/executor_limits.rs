@@ -70,6 +70,11 @@ pub struct Crossing {
     pub count: usize,
     /// How many thread blocks cross it at this line.
     pub blocks: usize,
+    /// The first block's op that crosses it, by its place among the
+    /// block's ops with their pipelines' bodies (as the executor counts
+    /// them): what a plan read from JSON, with no program line to show,
+    /// points at. `None` for a channel the program made.
+    pub op: Option<usize>,
 }
 
 impl Crossing {
@@ -170,7 +175,19 @@ impl Crossing {
             }
             _ => format!("this op, on rank {} thread block {}", self.rank, self.tb),
         };
-        let mut d = Diagnostic::warning(self.code(), self.origin.span, self.text(), label);
+        // A plan read from JSON has no program lines: its place in the plan.
+        let from_json = plan.collective_at.is_none();
+        let mut d = match from_json {
+            false => Diagnostic::warning(self.code(), self.origin.span, self.text(), label),
+            true => Diagnostic::plain(self.code(), self.text()).as_warning(),
+        };
+        if let Some(path) = self
+            .op
+            .filter(|_| from_json)
+            .and_then(|k| self.json_path(plan, k))
+        {
+            d = d.with_note(format!("at {path}"));
+        }
         if let Some(values) = plan.loop_values(self.origin.context) {
             d = d.with_note(format!("when {values}"));
         }
@@ -196,9 +213,29 @@ impl Crossing {
             Limit::UnfusedSwitchReduce { fusion_off: false } => {
                 "help: follow the reduce in the same thread block by a `broadcast` of its `dst_chunk` to the same range of the same switch channel: the two fuse into one op (`glres`), which the executor runs"
             }
+            _ if from_json => "help: split the op in the program that made the plan (where fusion merged ops into it, the program's `instr_fusion = false` keeps them apart)",
             _ => "help: split the op (fusion merged these ops: `instr_fusion = false` keeps them apart)",
         };
         d.with_note(help)
+    }
+
+    /// The JSON path of the first block's `flat`-th op (pipeline bodies
+    /// counted after their pipeline, as the executor counts them).
+    fn json_path(&self, plan: &Plan, flat: usize) -> Option<String> {
+        let tb = plan
+            .ranks
+            .get(self.rank as usize)?
+            .threadblocks
+            .get(self.tb as usize)?;
+        let places = tb.ops.iter().enumerate().flat_map(|(k, op)| {
+            std::iter::once(format!("ops[{k}]"))
+                .chain((0..op.body().len()).map(move |j| format!("ops[{k}].ops[{j}]")))
+        });
+        let place = places.into_iter().nth(flat)?;
+        Some(format!(
+            "gpus[{}].threadblocks[{}].{place}",
+            self.rank, self.tb
+        ))
     }
 }
 
@@ -208,7 +245,7 @@ pub fn check(plan: &Plan) -> Vec<Crossing> {
     // Each crossing's index in `found`, and the last block counted in it
     // (a block's ops come together: several there count the block once).
     let mut at: HashMap<(Limit, Span), (usize, (u32, u32))> = HashMap::new();
-    let mut cross = |limit, origin: Origin, rank, tb, count| {
+    let mut cross = |limit, (origin, op): (Origin, Option<usize>), rank, tb, count| {
         let key = (limit, origin.span);
         match at.get_mut(&key) {
             Some((i, last)) => {
@@ -226,13 +263,18 @@ pub fn check(plan: &Plan) -> Vec<Crossing> {
                     tb,
                     count,
                     blocks: 1,
+                    op,
                 });
             }
         }
     };
-    let origin_of = |op: &Op| Origin {
-        span: op.span,
-        context: op.context,
+    // The op's origin, and its place in its block.
+    let origin_of = |op: &Op, flat: usize| {
+        let origin = Origin {
+            span: op.span,
+            context: op.context,
+        };
+        (origin, Some(flat))
     };
     for (r, rank) in plan.ranks.iter().enumerate() {
         let r = r as u32;
@@ -240,12 +282,12 @@ pub fn check(plan: &Plan) -> Vec<Crossing> {
         // first meet, and the first op with the id one past the
         // executor's counters, where the rank crosses the bound.
         let mut barrier_ids = 0;
-        let mut first_past: Option<(u32, Origin)> = None;
+        let mut first_past: Option<(u32, (Origin, Option<usize>))> = None;
         for (t, tb) in rank.threadblocks.iter().enumerate() {
             let t = t as u32;
             let ops: Vec<&Op> = tb.ops_with_bodies().map(|(op, _)| op).collect();
             if ops.len() > MAX_OPS_PER_BLOCK {
-                let first_over = origin_of(ops[MAX_OPS_PER_BLOCK]);
+                let first_over = origin_of(ops[MAX_OPS_PER_BLOCK], MAX_OPS_PER_BLOCK);
                 cross(Limit::OpsPerBlock, first_over, r, t, ops.len());
             }
             for (kind, ids) in &tb.channels {
@@ -257,13 +299,14 @@ pub fn check(plan: &Plan) -> Vec<Crossing> {
                     let origin = plan
                         .channel_origin(r, *kind, channel)
                         .filter(|_| *kind != ChannelKind::Switch)
+                        .map(|origin| (origin, None))
                         .or_else(|| {
                             ops.iter()
-                                .find(|op| {
+                                .position(|op| {
                                     op.channel == Some(*kind)
                                         && op.channel_ids.contains(&(MAX_CHANNELS_PER_BLOCK as u32))
                                 })
-                                .map(|op| origin_of(op))
+                                .map(|k| origin_of(ops[k], k))
                         })
                         .unwrap_or_default();
                     cross(Limit::ChannelsPerBlock(*kind), origin, r, t, ids.len());
@@ -274,34 +317,34 @@ pub fn check(plan: &Plan) -> Vec<Crossing> {
                     let over = MAX_REMOTE_BUFFERS_PER_BLOCK as u32;
                     let origin = ops
                         .iter()
-                        .find(|op| {
+                        .position(|op| {
                             op.channel == Some(*kind)
                                 && op.src.iter().chain(&op.dst).any(|b| {
                                     matches!(b.target, RefTarget::Remote { id, .. } if id == over)
                                 })
                         })
-                        .map(|op| origin_of(op))
+                        .map(|k| origin_of(ops[k], k))
                         .unwrap_or_default();
                     cross(Limit::RemoteBuffersPerBlock(*kind), origin, r, t, ids.len());
                 }
             }
-            for op in &ops {
+            for (k, &op) in ops.iter().enumerate() {
                 if let Some((id, _)) = op.barrier {
                     barrier_ids = barrier_ids.max(id as usize + 1);
                     if id as usize >= MAX_BARRIERS_PER_RANK && first_past.is_none() {
-                        first_past = Some((t, origin_of(op)));
+                        first_past = Some((t, origin_of(op, k)));
                     }
                 }
                 let unit = op.iter_context().map_or(0, |it| it.unit_size);
                 if unit > MAX_PIPELINE_UNIT_BYTES as u64 {
                     let count = usize::try_from(unit).unwrap_or(usize::MAX);
-                    cross(Limit::PipelineUnitBytes, origin_of(op), r, t, count);
+                    cross(Limit::PipelineUnitBytes, origin_of(op, k), r, t, count);
                 }
                 if op.name == OpName::GroupLoadReduce {
                     let fusion_off = !plan.options.instr_fusion;
                     cross(
                         Limit::UnfusedSwitchReduce { fusion_off },
-                        origin_of(op),
+                        origin_of(op, k),
                         r,
                         t,
                         1,
@@ -323,7 +366,7 @@ pub fn check(plan: &Plan) -> Vec<Crossing> {
                 ];
                 for (limit, count, max) in per_op {
                     if count > max {
-                        cross(limit, origin_of(op), r, t, count);
+                        cross(limit, origin_of(op, k), r, t, count);
                     }
                 }
             }
