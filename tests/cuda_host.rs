@@ -127,12 +127,7 @@ fn inputs_and_checks_run_as_kernels() {
         let plan = msclc::driver::compile(&path, &[]).result.expect("compiles");
         let ranks = plan.ranks.len();
         for dtype in [Dtype::Float32, Dtype::Float16, Dtype::Bfloat16] {
-            let dir = std::env::temp_dir().join(format!(
-                "msclc-checks-{}-{}-{}",
-                std::process::id(),
-                plan.name,
-                dtype.nccl_name()
-            ));
+            let dir = common::scratch(&format!("checks-{}-{}", plan.name, dtype.nccl_name()));
             let kernel = HostKernel::build_for(&cxx, &plan, &dir, false, dtype);
             let size = small_size(&plan);
             let (found, host) = kernel.run_checked(size, dtype, None);
@@ -145,7 +140,6 @@ fn inputs_and_checks_run_as_kernels() {
             assert_eq!(found.per_rank, one, "{example} {dtype:?}");
             assert_eq!(found.first, vec![spoilt], "{example} {dtype:?}");
             assert_eq!(host, one, "{example} {dtype:?}: the host check disagrees");
-            std::fs::remove_dir_all(&dir).ok();
         }
     }
 }
@@ -181,9 +175,8 @@ fn reductions_by_min_and_max_compute_as_their_ops_say() {
             let verdict = msclc::sim::simulate(&plan, 2).verdict;
             assert_eq!(verdict, Verdict::Verified, "{example} by {reduce_op:?}");
             for dtype in [Dtype::Float32, Dtype::Float16, Dtype::Bfloat16] {
-                let dir = std::env::temp_dir().join(format!(
-                    "msclc-reduce-op-{}-{}-{}-{}",
-                    std::process::id(),
+                let dir = common::scratch(&format!(
+                    "reduce-op-{}-{}-{}",
                     plan.name,
                     reduce_op.name(),
                     dtype.nccl_name()
@@ -193,7 +186,6 @@ fn reductions_by_min_and_max_compute_as_their_ops_say() {
                 let what = format!("{example} by {reduce_op:?} in {dtype:?}");
                 assert_eq!(found.total(), 0, "{what}: {found:?}");
                 assert_eq!(host, vec![0; plan.ranks.len()], "{what}: the host check");
-                std::fs::remove_dir_all(&dir).ok();
             }
         }
     }
@@ -228,8 +220,8 @@ fn on_two_threads<T: Sync>(items: &[T], each: impl Fn(&T) -> Vec<String> + Sync)
     failures.into_inner().unwrap()
 }
 
-fn temp_dir(what: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("msclc-cuda-host-{what}-{}", std::process::id()))
+fn temp_dir(what: &str) -> common::Scratch {
+    common::scratch(&format!("cuda-host-{what}"))
 }
 
 /// A deadlocked plan's spins give up after this long (no correct plan
@@ -312,7 +304,6 @@ fn examples_compute_on_cpu_threads_as_the_simulator_says() {
             .into_iter()
             .collect()
     });
-    let _ = std::fs::remove_dir_all(&tmp);
     let ran = ran.into_inner();
     eprintln!("ran {ran} examples");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -359,7 +350,6 @@ fn verified_examples_are_race_free_under_thread_sanitizer_but_the_known_plan_rac
         };
         thread_sanitizer_findings(&cxx, &example, &tmp.join(&example.name))
     });
-    let _ = std::fs::remove_dir_all(&tmp);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -378,7 +368,6 @@ fn a_deadlocking_plan_stops_with_a_report_not_a_hang() {
     let kernel = HostKernel::build(&cxx, &plan, &tmp, false);
     let started = std::time::Instant::now();
     let outcome = kernel.run(small_size(&plan), 2, 200_000_000);
-    let _ = std::fs::remove_dir_all(&tmp);
     assert!(
         started.elapsed() < std::time::Duration::from_secs(30),
         "took {:?}",
@@ -428,7 +417,6 @@ fn a_plan_that_hangs_in_a_later_launch_is_explained_by_the_simulator_run_as_long
     let tmp = temp_dir("later-launch");
     let kernel = HostKernel::build(&cxx, &plan, &tmp, false);
     let outcome = kernel.run(small_size(&plan), 3, 200_000_000);
-    let _ = std::fs::remove_dir_all(&tmp);
     let gave_up = outcome.gave_up.expect("the third launch stops");
     assert_eq!(gave_up.launch, 3, "{gave_up}");
     assert!(
@@ -477,7 +465,6 @@ fn a_sendrecv_is_checked_with_the_pairing_of_its_plan() {
     let tmp = temp_dir("sendrecv");
     let kernel = HostKernel::build(&plain_compiler(), &plan, &tmp, false);
     let outcome = kernel.run(small_size(&plan), 2, BUDGET_NS);
-    let _ = std::fs::remove_dir_all(&tmp);
     assert!(outcome.gave_up.is_none(), "{:?}", outcome.gave_up);
     assert_eq!(outcome.wrong, vec![0; 8]);
 }
@@ -542,7 +529,6 @@ fn odd_alignments_and_unit_sizes_compute_right() {
             _ => vec![],
         }
     });
-    let _ = std::fs::remove_dir_all(&tmp);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -572,7 +558,6 @@ fn parameters_past_16_bits_compute_right() {
     assert!(source.contains("#define MSCL_PARAM u32\n"), "{source}");
     let tmp = temp_dir("wide");
     let outcome = HostKernel::build(&cxx, &plan, &tmp, false).run(small_size(&plan), 2, BUDGET_NS);
-    let _ = std::fs::remove_dir_all(&tmp);
     assert!(outcome.gave_up.is_none(), "{:?}", outcome.gave_up);
     assert!(
         outcome.wrong.iter().all(|w| *w == 0),
@@ -589,7 +574,6 @@ fn parameters_past_16_bits_compute_right() {
 fn a_pipeline_moves_what_its_num_chunks_covers_as_the_simulator_says() {
     let cxx = plain_compiler();
     let tmp = temp_dir("pipeline_cover");
-    std::fs::create_dir_all(&tmp).unwrap();
     for (num_chunks, verified) in [(1, false), (2, true)] {
         let path = tmp.join(format!("cover{num_chunks}.mscl"));
         let program = format!(
@@ -625,7 +609,6 @@ fn a_pipeline_moves_what_its_num_chunks_covers_as_the_simulator_says() {
             );
         }
     }
-    let _ = std::fs::remove_dir_all(&tmp);
 }
 
 /// A plan name is user text: it must not reach the generated source as
@@ -637,7 +620,6 @@ fn user_text_in_the_generated_source_stays_text() {
     plan.name = "a\n#error boom\\\n#error boom2 \u{2028} */".into();
     let tmp = temp_dir("escape");
     let outcome = HostKernel::build(&cxx, &plan, &tmp, false).run(small_size(&plan), 1, BUDGET_NS);
-    let _ = std::fs::remove_dir_all(&tmp);
     assert!(outcome.gave_up.is_none() && outcome.wrong.iter().all(|w| *w == 0));
 }
 
@@ -648,7 +630,6 @@ fn user_text_in_the_generated_source_stays_text() {
 fn the_host_branch_compiles_without_warnings() {
     let cxx = plain_compiler();
     let tmp = temp_dir("warnings");
-    std::fs::create_dir_all(&tmp).unwrap();
     for (example, defines) in [
         ("examples/simple_allgather.mscl", &[("num_gpus", "16")][..]),
         ("examples/mscclpp/single_node/allreduce_pkt.mscl", &[]),
@@ -692,5 +673,4 @@ fn the_host_branch_compiles_without_warnings() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let _ = std::fs::remove_dir_all(&tmp);
 }

@@ -2,6 +2,8 @@
 //! example there gets its code from the command it names: the reference a
 //! user reads cannot drift from what msclc says.
 
+mod common;
+
 use msclc::diag::Code;
 use std::path::Path;
 use std::process::Command;
@@ -78,8 +80,7 @@ fn every_code_is_documented_with_its_title() {
 fn every_example_gets_its_code() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let doc = std::fs::read_to_string(root.join("docs/errors.md")).expect("docs/errors.md");
-    let dir = std::env::temp_dir().join(format!("msclc-errors-doc-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("errors-doc");
     let mut wrong = Vec::new();
     for section in sections(&doc) {
         let Some(example) = &section.example else {
@@ -154,6 +155,5 @@ fn every_example_gets_its_code() {
             ));
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

@@ -68,8 +68,7 @@ fn instances_made_as_written_are_the_instances_made_at_once() {
     let mut cases = common::example_cases();
     let ring = root.join("examples/mscclpp/single_node/alltoall/alltoall_ring.mscl");
     cases.push((ring, vec![("num_gpus".into(), "64".into())]));
-    let dir = std::env::temp_dir().join(format!("msclc-written-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("written");
     for policy in ["interleaved", "none"] {
         let program = dir.join(format!("{policy}.mscl"));
         std::fs::write(&program, replicated_with_warnings(policy)).unwrap();
@@ -112,7 +111,6 @@ fn instances_made_as_written_are_the_instances_made_at_once() {
         replicated >= 6,
         "only {replicated} plans left their instances to the writer"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Three instances of a program that warns of everything a copy repeats:

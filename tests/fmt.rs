@@ -264,11 +264,9 @@ fn msclc(args: &[&str]) -> Output {
         .expect("msclc runs")
 }
 
-/// A folder of its own for a test's files.
-fn temp_dir(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("msclc-fmt-{test}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
+/// A folder of its own for a test's files, removed when the test passes.
+fn temp_dir(test: &str) -> common::Scratch {
+    common::scratch(&format!("fmt-{test}"))
 }
 
 const MESSY: &str = "param n:int=2\nfor i in 0..n{\nf(i)\n}\n";
@@ -295,7 +293,6 @@ fn check_lists_the_files_that_would_change_and_writes_nothing() {
     let out = msclc(&["fmt", "--check", tidy.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -312,7 +309,6 @@ fn fmt_rewrites_a_file_in_place() {
     );
     assert!(out.stdout.is_empty());
     assert_eq!(read(&file), TIDY);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A file that compiles, but whose layout (four spaces a level, on lines
@@ -340,7 +336,6 @@ fn a_layout_past_what_msclc_reads_is_refused() {
     );
     assert!(err.contains("deep.mscl:"), "{err}");
     assert_eq!(read(&file), text);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `msclc fmt -` with `text` on its standard input.
@@ -453,7 +448,6 @@ fn a_file_that_does_not_parse_is_reported_where_and_left_alone() {
     assert_eq!(read(&bad), "let x = 1\nlet y = (1 + ]\n");
     // The other files are formatted all the same.
     assert_eq!(read(&messy), TIDY);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -464,7 +458,6 @@ fn a_missing_file_exits_2() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("error[E0801]"), "{err}");
     assert!(err.contains("nothing.mscl"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A file written with CRLF line ends (on Windows, say) keeps them: every
@@ -528,5 +521,4 @@ fn fmt_refuses_to_rewrite_what_is_not_a_file() {
         .unwrap()
         .file_type()
         .is_fifo());
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -134,7 +134,8 @@ fn a_deadlocking_plan_stops_with_a_report_on_the_gpu() {
     }
     let verdict = msclc::sim::simulate(&plan, 2).verdict;
     assert!(matches!(verdict, Verdict::Deadlock(_)), "{verdict:?}");
-    let file = std::env::temp_dir().join(format!("msclc-gpu-deadlock-{}.json", std::process::id()));
+    let dir = common::scratch("gpu-deadlock");
+    let file = dir.join("deadlock.json");
     let mut json = Vec::new();
     msclc::back::json::write_plan(&plan, false, &mut json).expect("writes");
     std::fs::write(&file, json).unwrap();
@@ -151,7 +152,6 @@ fn a_deadlocking_plan_stops_with_a_report_on_the_gpu() {
         ])
         .output()
         .expect("msclc runs");
-    let _ = std::fs::remove_file(&file);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
@@ -185,7 +185,7 @@ fn run_without_a_gpu_says_so_in_one_line() {
 /// LD_LIBRARY_PATH.
 fn a_driver_library_that_falls_short_is_an_error_not_a_crash() {
     let cxx = common::cxx_compiler(false).expect("a C++ compiler");
-    let dir = std::env::temp_dir().join(format!("msclc-libcuda-{}", std::process::id()));
+    let dir = common::scratch("libcuda");
     let cases = [
         ("empty", "", "has no `cuInit`, which `msclc run` calls: the driver is too old"),
         (
@@ -230,5 +230,4 @@ fn a_driver_library_that_falls_short_is_an_error_not_a_crash() {
         assert!(err.starts_with("error[E0806]: "), "{name}: {err}");
         assert!(err.contains(says), "{name}: {err}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

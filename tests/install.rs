@@ -2,7 +2,7 @@
 //! them, equal to what `python3 -m mscclpp --install` writes, touching
 //! nothing else a user has there.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 mod common;
@@ -57,8 +57,8 @@ const PLANS: [&str; 4] = [
     "allreduce_4nodes_128K_2M",
 ];
 
-fn temp(what: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("msclc-install-{what}-{}", std::process::id()))
+fn temp(what: &str) -> common::Scratch {
+    common::scratch(&format!("install-{what}"))
 }
 
 fn install(dir: &Path) -> std::process::Output {
@@ -122,7 +122,6 @@ fn install_writes_the_four_default_plans_into_default() {
         let ranks = if name.contains("4nodes") { 32 } else { 16 };
         assert_eq!(plan["gpus"].as_array().map(Vec::len), Some(ranks));
     }
-    let _ = std::fs::remove_dir_all(&cache);
 }
 
 /// A `default/` holding anything but plans (a thesis, a folder of notes)
@@ -174,7 +173,6 @@ fn files_that_are_not_plans_are_never_removed_without_force() {
     assert!(forced.status.success());
     assert!(!dir.join("thesis.tex").exists() && !dir.join("notes").exists());
     assert!(dir.join(format!("{}.json", PLANS[0])).exists());
-    let _ = std::fs::remove_dir_all(&cache);
 }
 
 /// A `default` that links to a folder elsewhere stays a link; the plans go
@@ -186,8 +184,6 @@ fn files_that_are_not_plans_are_never_removed_without_force() {
 fn a_linked_default_folder_stays_a_link() {
     let cache = temp("link");
     let elsewhere = temp("link-target");
-    std::fs::create_dir_all(&cache).unwrap();
-    std::fs::create_dir_all(&elsewhere).unwrap();
     std::os::unix::fs::symlink(&elsewhere, cache.join("default")).unwrap();
     assert!(install(&cache).status.success());
     let link = std::fs::symlink_metadata(cache.join("default")).unwrap();
@@ -221,8 +217,6 @@ fn a_linked_default_folder_stays_a_link() {
         std::fs::read_to_string(cache.join("default")).unwrap(),
         "notes"
     );
-    let _ = std::fs::remove_dir_all(&cache);
-    let _ = std::fs::remove_dir_all(&elsewhere);
 }
 
 /// Against the reference itself, when ../shared and Python with
@@ -246,8 +240,6 @@ fn installed_plans_equal_the_reference_installs() {
             "{name}: our plan differs from the reference's"
         );
     }
-    let _ = std::fs::remove_dir_all(&ours);
-    let _ = std::fs::remove_dir_all(&theirs);
 }
 
 fn install_from(cache: &Path, tuned: &Path) -> std::process::Output {
@@ -414,7 +406,6 @@ fn a_tuned_set_installs_in_place_of_the_plans_there() {
         );
     }
     assert_eq!(std::fs::read_dir(&inside).unwrap().count(), listed.len());
-    std::fs::remove_dir_all(&cache).ok();
 }
 
 /// An empty HOME names no home: without MSCCLPP_CACHE_DIR or
@@ -422,7 +413,6 @@ fn a_tuned_set_installs_in_place_of_the_plans_there() {
 /// nothing in the current folder.
 fn an_empty_home_is_no_home() {
     let dir = temp("emptyhome");
-    std::fs::create_dir_all(&dir).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_msclc"))
         .arg("install")
         .env("HOME", "")
@@ -437,7 +427,6 @@ fn an_empty_home_is_no_home() {
         "{err}"
     );
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// A cache folder's name with a control character is said escaped where
@@ -445,7 +434,6 @@ fn an_empty_home_is_no_home() {
 /// a file says to give a folder.
 fn odd_cache_folders_are_said_as_they_are() {
     let dir = temp("odd");
-    std::fs::create_dir_all(&dir).unwrap();
     let out = install(&dir.join("esc\u{1b}[31mred"));
     let said = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{said}");
@@ -460,5 +448,4 @@ fn odd_cache_folders_are_said_as_they_are() {
         err.contains("part of that path is a file, not a folder: give --cache-dir a folder"),
         "{err}"
     );
-    std::fs::remove_dir_all(&dir).ok();
 }

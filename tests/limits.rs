@@ -77,8 +77,7 @@ fn cases() -> Vec<(&'static str, String, &'static str)> {
 
 #[test]
 fn pathological_programs_end_in_a_diagnostic() {
-    let dir = std::env::temp_dir().join(format!("msclc-limits-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("limits");
     for (k, (what, body, message)) in cases().into_iter().enumerate() {
         let path = dir.join(format!("case{k}.mscl"));
         std::fs::write(&path, format!("{HEADER}{body}")).unwrap();
@@ -111,7 +110,6 @@ fn pathological_programs_end_in_a_diagnostic() {
             "{what}: no location in {stderr}"
         );
     }
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// A `-D` value with two minus signs is not an int (it was read as 5).
@@ -242,8 +240,7 @@ fn the_default_memory_bound_follows_the_process_limit() {
 #[cfg(unix)]
 #[test]
 fn programs_too_large_for_the_memory_stop_at_their_line() {
-    let dir = std::env::temp_dir().join(format!("msclc-memory-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("memory");
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
     // (name, program, arguments, the lines it may stop at: an op's or a
     // loop's, wherever the memory runs out)
@@ -298,7 +295,6 @@ fn programs_too_large_for_the_memory_stop_at_their_line() {
             );
         }
     }
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// Under any address-space limit, however tight, a command either does
@@ -308,8 +304,7 @@ fn programs_too_large_for_the_memory_stop_at_their_line() {
 #[cfg(unix)]
 #[test]
 fn a_refused_allocation_is_e0810_at_any_limit() {
-    let dir = std::env::temp_dir().join(format!("msclc-refused-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("refused");
     let plan = dir.join("plan.json");
     let example =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mscclpp/single_node/allreduce.mscl");
@@ -351,7 +346,6 @@ fn a_refused_allocation_is_e0810_at_any_limit() {
     }
     // The sweep reaches both sides of the line.
     assert!(refused > 0 && done > 0, "refused {refused}, done {done}");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// A program that recurses deeply within the limits, where an
@@ -361,8 +355,7 @@ fn a_refused_allocation_is_e0810_at_any_limit() {
 #[cfg(unix)]
 #[test]
 fn deep_recursion_on_a_small_stack_is_e0401() {
-    let dir = std::env::temp_dir().join(format!("msclc-stack-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("stack");
     let path = dir.join("deep.mscl");
     // 200 nested `if`s in a function that calls itself 250 deep.
     let nested = format!(
@@ -394,7 +387,6 @@ fn deep_recursion_on_a_small_stack_is_e0401() {
     // (Where the smaller stacks start to fall short depends on the build.)
     assert_eq!(outcomes[0], "ran", "{outcomes:?}");
     assert!(outcomes.contains(&"E0401"), "{outcomes:?}");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// A test collective's buffers are in chunks, at most as many as any
@@ -403,8 +395,7 @@ fn deep_recursion_on_a_small_stack_is_e0401() {
 /// the maximum below).
 #[test]
 fn a_test_collective_larger_than_a_buffer_may_be_is_too_large() {
-    let dir = std::env::temp_dir().join(format!("msclc-test-size-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("test-size");
     for (size, said) in [
         ("1 << 32", "input size too large: 4294967296 chunks"),
         ("16777217", "input size too large: 16777217 chunks"),
@@ -426,5 +417,4 @@ fn a_test_collective_larger_than_a_buffer_may_be_is_too_large() {
         assert!(stderr.contains(said), "{size}: {stderr}");
         assert!(stderr.contains("test_size.mscl:2:49"), "{size}: {stderr}");
     }
-    std::fs::remove_dir_all(&dir).ok();
 }

@@ -44,8 +44,7 @@ fn main() {
 /// NVRTC at all. (Where a real NVRTC is found after it, in a toolkit or a
 /// wheel, the cubin is built.)
 fn a_library_of_nvrtcs_name_that_will_not_do_is_named() {
-    let dir = std::env::temp_dir().join(format!("msclc-not-nvrtc-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("not-nvrtc");
     for major in [12, 13] {
         std::fs::write(dir.join(format!("libnvrtc.so.{major}")), "not a library\n").unwrap();
     }
@@ -78,7 +77,6 @@ fn a_library_of_nvrtcs_name_that_will_not_do_is_named() {
         );
         assert!(err.contains("install the CUDA toolkit"), "{err}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn is_cubin(bytes: &[u8]) -> bool {
@@ -169,36 +167,15 @@ fn every_example_compiles_to_sm_90_with_nvrtc() {
     eprintln!("NVRTC compiled {} examples to sm_90", sources.len());
 }
 
-/// A fresh folder under the system's temporary one, removed when dropped
-/// (on a failed assertion too).
-struct TempDir(std::path::PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let dir = std::env::temp_dir().join(format!("msclc-{tag}-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    /// The cache entries in the folder.
-    fn cubins(&self) -> Vec<std::path::PathBuf> {
-        let mut files: Vec<_> = std::fs::read_dir(&self.0)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "cubin"))
-            .collect();
-        files.sort();
-        files
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// The cache entries in the folder `dir`.
+fn cubins(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cubin"))
+        .collect();
+    files.sort();
+    files
 }
 
 fn cubin_cache_hits_misses_and_mends() {
@@ -208,11 +185,11 @@ fn cubin_cache_hits_misses_and_mends() {
         panic!("{} does not compile", path.display());
     };
     let source = msclc::back::cuda::generate(&plan).unwrap();
-    let cache = TempDir::new("nvrtc-cache");
+    let cache = common::scratch("nvrtc-cache");
     let f32 = [msclc::back::cuda::dtype_define(msclc::ir::Dtype::Float32)];
     let compile = |extra: &[String]| {
         let start = std::time::Instant::now();
-        let compiled = nvrtc::compile(&source, "sm_90", extra, Some(&cache.0)).unwrap();
+        let compiled = nvrtc::compile(&source, "sm_90", extra, Some(&*cache)).unwrap();
         eprintln!(
             "{extra:?}: {} in {:?}",
             if compiled.from_cache { "hit" } else { "miss" },
@@ -224,7 +201,7 @@ fn cubin_cache_hits_misses_and_mends() {
     let first = compile(&f32);
     assert!(!first.from_cache, "an empty cache cannot hit");
     assert!(is_cubin(&first.cubin));
-    let entries = cache.cubins();
+    let entries = cubins(&cache);
     assert_eq!(
         entries.len(),
         1,
@@ -243,7 +220,7 @@ fn cubin_cache_hits_misses_and_mends() {
     let f16 = [msclc::back::cuda::dtype_define(msclc::ir::Dtype::Float16)];
     let other = compile(&f16);
     assert!(!other.from_cache, "another define must miss");
-    assert_eq!(cache.cubins().len(), 2);
+    assert_eq!(cubins(&cache).len(), 2);
 
     // A corrupted entry is compiled again and replaced.
     std::fs::write(&entries[0], b"not a cubin at all").unwrap();
@@ -265,7 +242,7 @@ fn cubin_cache_hits_misses_and_mends() {
     assert_eq!(std::fs::read(&entries[0]).unwrap(), entry);
 
     // No temporary files are left behind.
-    let all = std::fs::read_dir(&cache.0).unwrap().count();
+    let all = std::fs::read_dir(&cache).unwrap().count();
     assert_eq!(all, 2, "only the two entries are left");
 }
 
@@ -296,8 +273,7 @@ fn emit_cubin_builds_with_nvrtc_12_and_13_without_a_gpu() {
         }
         Err(_) => println!("    (no MSCLC_NVRTC_13: NVRTC 13 not tried)"),
     }
-    let dir = std::env::temp_dir().join(format!("msclc-cubin-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("cubin");
     for (k, library) in libraries.iter().enumerate() {
         let out = dir.join(format!("kernel{k}.cubin"));
         let run = std::process::Command::new(env!("CARGO_BIN_EXE_msclc"))
@@ -379,5 +355,4 @@ fn emit_cubin_builds_with_nvrtc_12_and_13_without_a_gpu() {
         err.contains("NVRTC cannot find its builtins library") && !err.contains("rejected"),
         "{err}"
     );
-    std::fs::remove_dir_all(&dir).ok();
 }

@@ -421,8 +421,7 @@ with CollectiveProgram("copies", AllGather(2, 1, False), 2, instances=3, protoco
     print(JSON())
 "#
         );
-        let dir = std::env::temp_dir().join(format!("msclc-none-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = common::scratch("none");
         let file = dir.join("copies.py");
         std::fs::write(&file, text).unwrap();
         let out = Command::new("python3")
@@ -430,7 +429,6 @@ with CollectiveProgram("copies", AllGather(2, 1, False), 2, instances=3, protoco
             .env("PYTHONPATH", &pythonpath)
             .output()
             .expect("python3 runs");
-        std::fs::remove_dir_all(&dir).unwrap();
         out
     };
     let reference = run_python(

@@ -67,13 +67,20 @@ fn every_example_is_the_same_plan_on_any_number_of_threads() {
         root.join("tests/cli/wait_on_the_wrong_channel.mscl"),
         Vec::new(),
     ));
-    cases.push((written("warns_on_rank_5", WARNS_ON_RANK_5), Vec::new()));
+    let dir = common::scratch("shards-threads");
     cases.push((
-        written("records_in_an_argument", RECORDS_IN_AN_ARGUMENT),
+        written(&dir, "warns_on_rank_5", WARNS_ON_RANK_5),
+        Vec::new(),
+    ));
+    cases.push((
+        written(&dir, "records_in_an_argument", RECORDS_IN_AN_ARGUMENT),
         Vec::new(),
     ));
     for (name, text) in LOOPS_THAT_TOUCH_MORE {
-        cases.push((written(name, &format!("{HEADER_2}{text}")), Vec::new()));
+        cases.push((
+            written(&dir, name, &format!("{HEADER_2}{text}")),
+            Vec::new(),
+        ));
     }
     for (path, defines) in &cases {
         let text = same_on_any_number_of_threads(path, defines, limits);
@@ -173,10 +180,8 @@ const LOOPS_THAT_TOUCH_MORE: [(&str, &str); 5] = [
 const HEADER: &str =
     "program \"p\" {\n    collective = allreduce(8, chunk_factor: 8, inplace: true)\n}\n";
 
-/// `text`, written to a file of its own.
-fn written(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("msclc-shards-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// `text`, written to a file of its own in `dir`.
+fn written(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(format!("{name}.mscl"));
     std::fs::write(&path, text).unwrap();
     path
@@ -302,8 +307,9 @@ fn errors_are_those_of_one_thread() {
             "fn spin(k: int) {\n    for r in 0..8 { for i in 0..50 { if i == 49 { rank(r).copy(rank(r).input[0], rank(r).input[1], tb: 0) } } }\n}\nfor j in 0..20 { spin(j) }\n",
         ),
     ];
+    let dir = common::scratch("shards-errors");
     for (name, body) in cases {
-        let path = written(name, &format!("{HEADER}{body}"));
+        let path = written(&dir, name, &format!("{HEADER}{body}"));
         let small = |threads| Limits {
             max_ops: 1_000,
             max_iterations: 5_000,

@@ -258,9 +258,7 @@ fn chromium_draws_the_timeline() {
     };
     let height = num(&root, "height") as u32;
 
-    let dir = std::env::temp_dir().join(format!("msclc-svg-render-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let dir = common::scratch("svg-render");
     let (svg_file, png_file) = (dir.join("timeline.svg"), dir.join("timeline.png"));
     std::fs::write(&svg_file, &picture).expect("write the SVG");
     screenshot(&dir, &svg_file, &png_file, height);
@@ -276,7 +274,6 @@ fn chromium_draws_the_timeline() {
         std::fs::write(docs.join("timeline.svg"), &picture).expect("write docs/timeline.svg");
         std::fs::copy(&png_file, docs.join("timeline.png")).expect("write docs/timeline.png");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 
     // Each bar shows its kind's colour past its hatched waiting part, and
     // the waiting part shows lighter. Arrows leave bars at their right end

@@ -402,9 +402,8 @@ fn sync_ops_at_thread_block_edges_match_the_reference() {
     );
     // MSCLC_SYNC_DIR keeps the programs there, to look at.
     let keep = std::env::var_os("MSCLC_SYNC_DIR").map(std::path::PathBuf::from);
-    let dir = keep.clone().unwrap_or_else(|| {
-        std::env::temp_dir().join(format!("msclc-sync-boundaries-{}", std::process::id()))
-    });
+    let scratch = common::scratch("sync-boundaries");
+    let dir = keep.unwrap_or_else(|| scratch.to_path_buf());
     std::fs::create_dir_all(&dir).unwrap();
     let next = std::sync::atomic::AtomicUsize::new(0);
     let failures = Mutex::new(Vec::new());
@@ -450,9 +449,6 @@ fn sync_ops_at_thread_block_edges_match_the_reference() {
             });
         }
     });
-    if keep.is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
     let mut failures = failures.into_inner().unwrap();
     failures.sort();
     let both = both.into_inner();

@@ -129,8 +129,7 @@ fn plan_of(cmd: &mut Command) -> Result<serde_json::Value, String> {
 
 fn vocabulary_defaults_match_the_reference() {
     let (_, pythonpath) = common::reference_setup().expect("the reference");
-    let dir = std::env::temp_dir().join(format!("msclc-vocabulary-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("vocabulary");
     let mut failures = Vec::new();
     for (k, case) in CASES.iter().enumerate() {
         let source = dir.join(format!("case{k}.mscl"));
@@ -155,6 +154,5 @@ fn vocabulary_defaults_match_the_reference() {
             )),
         }
     }
-    std::fs::remove_dir_all(&dir).ok();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -24,8 +24,7 @@ fn compact_and_pretty_plans_are_the_same_plan() {
 /// no file named `-` appears where msclc ran.
 #[test]
 fn dash_output_is_standard_output() {
-    let dir = std::env::temp_dir().join(format!("msclc-dash-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("dash");
     let example =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/simple_allgather.mscl");
     let out = Command::new(env!("CARGO_BIN_EXE_msclc"))
@@ -42,7 +41,6 @@ fn dash_output_is_standard_output() {
     let plan: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a plan on stdout");
     assert_eq!(plan["gpus"].as_array().map(Vec::len), Some(2));
     assert!(!dir.join("-").exists(), "a file named - was written");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `-` as the input is standard input: the plan is the file's, once for
@@ -71,8 +69,7 @@ fn dash_input_is_standard_input() {
     let params = piped(&["check", "-", "--params"], &text);
     assert!(String::from_utf8_lossy(&params.stdout).contains("\"name\":\"num_gpus\""));
     // An import of "-" is the file of that name, stdin or not.
-    let dir = std::env::temp_dir().join(format!("msclc-dash-import-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("dash-import");
     std::fs::write(dir.join("-"), "fn two() -> int { return 2 }\n").unwrap();
     std::fs::write(
         dir.join("main.mscl"),
@@ -91,7 +88,6 @@ fn dash_input_is_standard_input() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("declares no program"));
-    let _ = std::fs::remove_dir_all(&dir);
     let broken = piped(&["check", "-"], "import \"examples/nowhere.mscl\"\n");
     assert_eq!(broken.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&broken.stderr);
@@ -163,8 +159,7 @@ fn timings_name_every_stage_on_stderr_and_leave_the_plan_alone() {
 
 #[test]
 fn a_let_inside_a_block_does_not_change_the_variable_outside() {
-    let dir = std::env::temp_dir().join(format!("msclc-scopes-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("scopes");
     let path = dir.join("shadow.mscl");
     std::fs::write(
         &path,
@@ -176,7 +171,6 @@ fn a_let_inside_a_block_does_not_change_the_variable_outside() {
     )
     .unwrap();
     let out = msclc(&["check", path.to_str().unwrap()]);
-    std::fs::remove_dir_all(&dir).ok();
     assert!(
         out.status.success(),
         "{}",
@@ -188,8 +182,7 @@ fn a_let_inside_a_block_does_not_change_the_variable_outside() {
 /// to the next when there are only two ranks.
 #[test]
 fn if_expressions_choose_a_value() {
-    let dir = std::env::temp_dir().join(format!("msclc-if-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("if");
     let program = |prev: &str| {
         format!(
             "param n: int = 2\nprogram \"ring\" {{\n    collective = allgather(n, chunk_factor: 1, inplace: false)\n}}\n\
@@ -218,7 +211,6 @@ fn if_expressions_choose_a_value() {
         "{}",
         String::from_utf8_lossy(&sim.stdout)
     );
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// `check --params`: the params a program declares, as JSON, for tools
@@ -250,12 +242,10 @@ fn check_lists_the_declared_params() {
     assert_eq!(listed[3]["type"], "protocol");
     assert_eq!(listed[3]["default"], "Simple");
     assert_eq!(listed[0]["default"], "\"allreduce_nvls\"");
-    let dir = std::env::temp_dir().join(format!("msclc-params-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("params");
     let bad = dir.join("bad.mscl");
     std::fs::write(&bad, "param x int\n").unwrap();
     let out = msclc(&["check", bad.to_str().unwrap(), "--params"]);
-    std::fs::remove_dir_all(&dir).ok();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("bad.mscl:1:9"));
     // Values as written; params the checker refuses are its errors, not a

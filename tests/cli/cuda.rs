@@ -116,7 +116,8 @@ fn run_says_when_no_param_sets_the_rank_count() {
     assert_eq!(out.status.code(), Some(2), "a usage error");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no single param"), "{err}");
-    let plan = std::env::temp_dir().join(format!("msclc-cli-{}.json", std::process::id()));
+    let dir = common::scratch("nranks");
+    let plan = dir.join("plan.json");
     let made = msclc(&[
         "examples/simple_allgather.mscl",
         "-o",
@@ -124,7 +125,6 @@ fn run_says_when_no_param_sets_the_rank_count() {
     ]);
     assert!(made.status.success());
     let out = msclc(&["run", plan.to_str().unwrap(), "--nranks", "8"]);
-    let _ = std::fs::remove_file(&plan);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("a plan for 2 ranks"), "{err}");
@@ -138,8 +138,6 @@ fn run_says_when_no_param_sets_the_rank_count() {
         "{err}"
     );
     // A param whose default follows the one -D sets fits, and is used.
-    let dir = std::env::temp_dir().join(format!("msclc-nranks-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let follows = dir.join("follows.mscl");
     std::fs::write(&follows, "param num_gpus: int = 2\nparam world_size: int = num_gpus\nprogram \"x\" {\n    collective = allgather(world_size, chunk_factor: 1, inplace: true)\n}\nfor r in 0..world_size {\n    rank(r).copy(rank(r).output[r], rank(r).input[0], tb: 0)\n}\n").unwrap();
     let out = msclc(&[
@@ -164,7 +162,6 @@ fn run_says_when_no_param_sets_the_rank_count() {
         err.contains("E0804") && !err.contains("with peer = 4"),
         "{err}"
     );
-    std::fs::remove_dir_all(&dir).ok();
     // What stops the program at that many ranks is said, not hidden.
     let out = msclc(&["sim", allreduce, "--nranks", "300", "--max-ops", "100000"]);
     assert_eq!(out.status.code(), Some(1));
@@ -182,8 +179,7 @@ fn run_says_when_no_param_sets_the_rank_count() {
 /// E0605 under `run` as under `--emit cuda`, not "no GPU".
 #[test]
 fn run_refuses_what_no_gpu_could_run_before_looking_for_one() {
-    let dir = std::env::temp_dir().join(format!("msclc-run-checks-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("run-checks");
     let plan = dir.join("unpaired.json");
     assert!(msclc(&[
         "examples/simple_allgather.mscl",
@@ -212,7 +208,6 @@ fn run_refuses_what_no_gpu_could_run_before_looking_for_one() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("error[E0605]"), "{err}");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// `--pretty` indents JSON; with `--emit cuda` it is a usage error.
@@ -234,8 +229,7 @@ fn pretty_cuda_is_a_usage_error() {
 /// has no params to set.
 #[test]
 fn check_and_emit_cuda_take_a_json_plan() {
-    let dir = std::env::temp_dir().join(format!("msclc-plan-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("plan");
     let plan = dir.join("allgather.json");
     let plan = plan.to_str().unwrap();
     assert!(msclc(&["examples/simple_allgather.mscl", "-o", plan])
@@ -298,7 +292,6 @@ fn check_and_emit_cuda_take_a_json_plan() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("broken.json") && err.len() < 1_000, "{err}");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// Sizes no message can have are usage errors, before anything is
@@ -398,6 +391,7 @@ fn options_that_would_be_ignored_or_misread_are_usage_errors() {
 #[test]
 fn reductions_that_would_cut_elements_cannot_run() {
     let program = "tests/cli/reduce_parts_cut_elements.mscl";
+    let dir = common::scratch("cut");
     for dtype in ["float32", "float16"] {
         let out = msclc(&["run", program, "--size", "64:128", "--dtype", dtype]);
         let err = String::from_utf8_lossy(&out.stderr);
@@ -409,7 +403,7 @@ fn reductions_that_would_cut_elements_cannot_run() {
         }
         // The cubin `run` would load is refused as `run` refuses it, and
         // before NVRTC is looked for.
-        let cubin = std::env::temp_dir().join(format!("msclc-cut-{}.cubin", std::process::id()));
+        let cubin = dir.join("cut.cubin");
         let to = cubin.to_str().unwrap();
         let out = msclc(&[
             program,
@@ -436,8 +430,6 @@ fn reductions_that_would_cut_elements_cannot_run() {
         std::fs::remove_file(&cubin).ok();
     }
     // The same reduction in a pipeline's body: its parts are cut alike.
-    let dir = std::env::temp_dir().join(format!("msclc-cut-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let plan = dir.join("cut.json");
     assert!(msclc(&[program, "-o", plan.to_str().unwrap()])
         .status
@@ -468,14 +460,12 @@ fn reductions_that_would_cut_elements_cannot_run() {
         err.contains("starts its parts at multiples of the buffer_alignment, 2 B"),
         "{err}"
     );
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// An NVRTC the loader refuses is said so with the loader's reason.
 #[test]
 fn an_nvrtc_that_does_not_load_says_why() {
-    let dir = std::env::temp_dir().join(format!("msclc-not-nvrtc-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("not-nvrtc");
     let text = dir.join("libnvrtc.so.12");
     std::fs::write(&text, "not a library, only text\n".repeat(20)).unwrap();
     for (library, reason) in [
@@ -504,7 +494,6 @@ fn an_nvrtc_that_does_not_load_says_why() {
             "{err}"
         );
     }
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// `msclc run --help` gives the exit codes docs/errors.md gives: 2, not 1,

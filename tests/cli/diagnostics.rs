@@ -50,10 +50,10 @@ fn a_comment_read_as_a_division_is_named_beside_the_error_it_caused() {
             .unwrap();
     let fixed = text.replace("num_gpus // gpus_per_node", "num_gpus / gpus_per_node");
     assert_ne!(fixed, text);
-    let file = std::env::temp_dir().join(format!("msclc-division-{}.mscl", std::process::id()));
+    let dir = common::scratch("division");
+    let file = dir.join("division.mscl");
     std::fs::write(&file, fixed).unwrap();
     let said = warned(&["check", file.to_str().unwrap()]);
-    let _ = std::fs::remove_file(&file);
     assert_eq!(said, "");
 }
 
@@ -141,8 +141,7 @@ fn negative_message_sizes_are_written_whole_and_warned_of() {
     );
     assert!(err.contains("large_messages_only.mscl:9:24"), "{err}");
     // The plan read back keeps them, and says the same of them.
-    let dir = std::env::temp_dir().join(format!("msclc-negative-sizes-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("negative-sizes");
     let written = dir.join("negative.json");
     std::fs::write(&written, &out.stdout).unwrap();
     let again = msclc(&["check", written.to_str().unwrap()]);
@@ -150,7 +149,6 @@ fn negative_message_sizes_are_written_whole_and_warned_of() {
     assert_eq!(again.status.code(), Some(0), "{err}");
     assert!(err.contains("min_message_size is -5"), "{err}");
     assert!(err.contains("max_message_size is -7"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A pipeline unit of 4 GiB or more: the executor keeps `unit_size` in 32
@@ -191,7 +189,8 @@ fn a_seventeenth_barrier_set_on_a_rank_is_a_located_warning() {
 /// the parameter a few edits away, and none where no parameter is near.
 #[test]
 fn a_misspelt_keyword_argument_gets_a_did_you_mean() {
-    let program = std::env::temp_dir().join(format!("msclc-misspelt-{}.mscl", std::process::id()));
+    let dir = common::scratch("misspelt");
+    let program = dir.join("misspelt.mscl");
     let check = |call: &str| {
         let text = format!(
             "program \"p\" {{\n    collective = allgather(2, chunk_factor: 1, inplace: true)\n}}\n{call}\n"
@@ -210,7 +209,6 @@ fn a_misspelt_keyword_argument_gets_a_did_you_mean() {
     let err = check("rank(0).copy(rank(0).output[0], rank(0).input[0], tb: 0, speed: 2)");
     assert!(!err.contains("did you mean"), "{err}");
     assert!(err.contains("its parameters are: "), "{err}");
-    let _ = std::fs::remove_file(&program);
 }
 
 /// Packets in a Simple plan's upper half of scratch run past the buffer's
@@ -267,7 +265,8 @@ fn a_semaphore_started_where_the_executor_does_not_count_is_a_located_warning() 
         Some(4294967297)
     );
     // Below 0: read as written, but not counted.
-    let below = std::env::temp_dir().join(format!("msclc-semaphore-{}.json", std::process::id()));
+    let dir = common::scratch("semaphore");
+    let below = dir.join("below.json");
     let below_arg = below.to_str().expect("a UTF-8 path");
     let out = msclc(&[program, "-D", "start=-3", "-o", below_arg]);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -375,8 +374,7 @@ fn a_mismatch_on_a_thousand_instances_names_its_channels_as_a_run() {
 /// with the label's real column, and no terminal control characters.
 #[test]
 fn diagnostics_cut_long_lines_and_show_control_characters_as_question_marks() {
-    let dir = std::env::temp_dir().join(format!("msclc-shown-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("shown");
     let header =
         "program \"s\" {\n    collective = allgather(2, chunk_factor: 1, inplace: false)\n}\n";
     let long = dir.join("long.mscl");
@@ -411,8 +409,7 @@ fn diagnostics_cut_long_lines_and_show_control_characters_as_question_marks() {
 /// handed such a plan by other means, says so instead of panicking.
 #[test]
 fn a_data_op_without_its_buffers_is_refused_at_its_path() {
-    let dir = std::env::temp_dir().join(format!("msclc-cli-nobuf-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("cli-nobuf");
     let cases = [
         ("single_node/allgather_pkt_rppkt.mscl", "rppkt", "src_buff"),
         ("single_node/allgather_pkt_rppkt.mscl", "upkt", "dst_buff"),
@@ -454,7 +451,6 @@ fn a_data_op_without_its_buffers_is_refused_at_its_path() {
             assert!(err.contains(&format!("at {at}")), "{args:?}: {err}");
         }
     }
-    std::fs::remove_dir_all(&dir).unwrap();
     // The back end, given such an op in a plan built in memory.
     let compiled = msclc::driver::compile(
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -484,8 +480,7 @@ fn a_data_op_without_its_buffers_is_refused_at_its_path() {
 /// its byte.
 #[test]
 fn input_text_cannot_forge_a_message_line() {
-    let dir = std::env::temp_dir().join(format!("msclc-cli-forge-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("cli-forge");
     let out = msclc(&["examples/simple_allgather.mscl"]);
     let mut plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     plan["gpus"][0]["threadblocks"][0]["ops"][0]["name"] =
@@ -516,15 +511,13 @@ fn input_text_cannot_forge_a_message_line() {
         err.contains("it is not UTF-8: byte 30 (line 1, column 31)"),
         "{err}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Each error says how to fix it, and its label fits the case: a help
 /// note where the message and label alone leave the fix to guesswork.
 #[test]
 fn errors_say_how_to_fix_them() {
-    let dir = std::env::temp_dir().join(format!("msclc-help-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("help");
     let header = "program \"p\" { collective = allgather(2, chunk_factor: 2, inplace: false) }\n";
     let cases: &[(&str, &str, &str)] = &[
         ("let y = nrank\n", "error[E0101]", "help: define it with `let` or `param`"),
@@ -557,14 +550,14 @@ fn errors_say_how_to_fix_them() {
         err.contains("error[E0101]") && !err.contains("E0107"),
         "{err}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A program in a file named `.json` is read as a plan, which it is not:
 /// the error says how to name it.
 #[test]
 fn a_program_named_as_a_plan_is_told_its_name() {
-    let path = std::env::temp_dir().join(format!("msclc-program-{}.json", std::process::id()));
+    let dir = common::scratch("program");
+    let path = dir.join("program.json");
     std::fs::copy(
         concat!(
             env!("CARGO_MANIFEST_DIR"),
@@ -582,5 +575,4 @@ fn a_program_named_as_a_plan_is_told_its_name() {
         err.contains(&format!("as {}", path.with_extension("mscl").display())),
         "{err}"
     );
-    std::fs::remove_file(&path).unwrap();
 }

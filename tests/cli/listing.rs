@@ -1,7 +1,7 @@
 //! `--emit ops`: a plan's ops listed to read, each with the program line
 //! and loop values that made it.
 
-use super::msclc;
+use super::{common, msclc};
 
 fn listing(args: &[&str]) -> String {
     let out = msclc(args);
@@ -148,8 +148,7 @@ fn repeated_chunks_are_counted_and_peers_are_ranges() {
 /// listing reads the plan, not the program (which it only places).
 #[test]
 fn a_json_plan_lists_as_the_program_that_made_it() {
-    let dir = std::env::temp_dir().join(format!("msclc-listing-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("listing");
     for example in [
         "examples/simple_allgather.mscl",
         "examples/mscclpp/executor_tests/reduce_nvls_pipeline.mscl",
@@ -174,7 +173,6 @@ fn a_json_plan_lists_as_the_program_that_made_it() {
         assert!(!from_plan.contains("//"), "{example}: {from_plan}");
         assert_eq!(ops_only(&from_program), ops_only(&from_plan), "{example}");
     }
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

@@ -2,6 +2,8 @@
 
 use std::process::Command;
 
+#[path = "../common/mod.rs"]
+mod common;
 mod compile;
 mod cuda;
 mod diagnostics;

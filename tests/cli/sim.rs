@@ -42,8 +42,7 @@ fn sim_reports_a_race_at_the_program_line() {
 
 #[test]
 fn sim_rejects_a_malformed_plan_with_exit_1() {
-    let dir = std::env::temp_dir().join(format!("msclc-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = common::scratch("cli");
     let path = dir.join("bad.json");
     std::fs::write(&path, r#"{"collective": "allreduce"}"#).expect("write");
     let out = msclc(&["sim", path.to_str().expect("utf-8 path")]);
@@ -132,8 +131,7 @@ fn a_negative_number_is_out_of_range() {
 /// `collective =` (today's executor divides by the chunk counts).
 #[test]
 fn a_buffer_of_no_chunks_is_warned_at_the_collective() {
-    let dir = std::env::temp_dir().join(format!("msclc-nochunks-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("nochunks");
     let path = dir.join("empty.mscl");
     std::fs::write(
         &path,
@@ -151,7 +149,6 @@ fn a_buffer_of_no_chunks_is_warned_at_the_collective() {
             && err.contains("a buffer of no chunks"),
         "{err}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `--dtype` takes the names the `type` column prints (nccl-tests'):
@@ -195,13 +192,13 @@ fn a_deadlock_comes_with_the_unpaired_signals_that_cause_it() {
         "{stderr}"
     );
     assert!(stderr.contains(&format!("┌─ {program}:")), "{stderr}");
-    let plan = std::env::temp_dir().join(format!("msclc-unpaired-{}.json", std::process::id()));
+    let dir = common::scratch("unpaired");
+    let plan = dir.join("unpaired.json");
     let written = msclc(&[program, "-q", "-o", plan.to_str().unwrap()]);
     assert!(written.status.success());
     let out = msclc(&["sim", plan.to_str().unwrap()]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("warning[W0501]"), "{stderr}");
-    std::fs::remove_file(&plan).unwrap();
 }
 
 /// The predicted table says how many nodes the ranks fill, and where a

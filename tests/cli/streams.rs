@@ -51,8 +51,7 @@ fn a_closed_pipe_ends_quietly() {
 /// wrong, 2 msclc could not do what was asked.
 #[test]
 fn exit_codes_are_the_same_for_every_command() {
-    let dir = std::env::temp_dir().join(format!("msclc-exit-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("exit");
     let wrong = dir.join("wrong.mscl");
     std::fs::write(
         &wrong,

@@ -114,12 +114,11 @@ pub fn cxx_compiler(sanitize: bool) -> Option<String> {
     FOUND[usize::from(sanitize)]
         .get_or_init(|| {
             let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-            let dir = std::env::temp_dir().join(format!(
-                "msclc-cxx-probe-{}-{}",
-                std::process::id(),
-                if sanitize { "tsan" } else { "plain" }
-            ));
-            std::fs::create_dir_all(&dir).ok()?;
+            let dir = scratch(if sanitize {
+                "cxx-probe-tsan"
+            } else {
+                "cxx-probe-plain"
+            });
             let probe = dir.join("probe.cpp");
             std::fs::write(&probe, "int main() { return 0; }\n").ok()?;
             let mut cmd = Command::new(&cxx);
@@ -136,10 +135,54 @@ pub fn cxx_compiler(sanitize: bool) -> Option<String> {
                     || Command::new(dir.join("probe"))
                         .status()
                         .is_ok_and(|s| s.success()));
-            let _ = std::fs::remove_dir_all(&dir);
             ok.then_some(cxx)
         })
         .clone()
+}
+
+/// A test's scratch folder, `msclc-{name}-{pid}` in the temp dir, made
+/// fresh and removed when this drops: tests that left theirs behind filled
+/// /tmp with a thousand folders. A failing test (its thread panicking) keeps
+/// it, and says where, for inspection. Derefs to the folder's path.
+#[allow(dead_code)]
+pub struct Scratch(PathBuf);
+
+/// A fresh scratch folder for the test `name` (unique within its test file).
+#[allow(dead_code)]
+pub fn scratch(name: &str) -> Scratch {
+    let dir = std::env::temp_dir().join(format!("msclc-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    Scratch(dir)
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("kept {} for inspection", self.0.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 /// The measured tables in benches/results (`*.txt`), sorted.

@@ -19,7 +19,6 @@ pub(crate) fn fuzzed_programs_compute_on_cpu_threads_as_the_simulator_says() {
             .into_iter()
             .collect()
     });
-    let _ = std::fs::remove_dir_all(&tmp);
 }
 
 /// What the simulator verifies of the fuzzed programs, ThreadSanitizer
@@ -35,7 +34,6 @@ pub(crate) fn verified_fuzzed_programs_are_race_free_under_thread_sanitizer() {
         }
         thread_sanitizer_findings(&cxx, example, &tmp.join(&example.name))
     });
-    let _ = std::fs::remove_dir_all(&tmp);
 }
 
 /// The fuzzed programs: those kept in tests/cuda_host/fuzzed, or those of

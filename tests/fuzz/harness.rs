@@ -28,10 +28,11 @@ impl Outcome {
 }
 
 /// Runs the binary on files in a scratch directory, judges every exit, and
-/// keeps what failed.
+/// keeps what failed (the directory goes when the harness drops, unless it
+/// drops in a panic: a failure).
 pub(crate) struct Harness {
     pub(crate) test: String,
-    pub(crate) dir: PathBuf,
+    pub(crate) dir: common::Scratch,
     pub(crate) failures: Vec<String>,
     /// The slowest runs, to show inputs that are slow without hanging.
     pub(crate) slowest: Vec<(Duration, String)>,
@@ -45,9 +46,7 @@ pub(crate) struct Harness {
 
 impl Harness {
     pub(crate) fn new(test: &str) -> Harness {
-        let dir = std::env::temp_dir().join(format!("msclc-fuzz-{test}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("a scratch directory");
+        let dir = common::scratch(&format!("fuzz-{test}"));
         Harness {
             test: test.to_string(),
             dir,
@@ -218,7 +217,6 @@ impl Harness {
             .collect();
         eprintln!("  how runs ended: {}", ends.join(", "));
         if self.failures.is_empty() {
-            let _ = std::fs::remove_dir_all(&self.dir);
             return;
         }
         let shown: Vec<&String> = self.failures.iter().take(8).collect();

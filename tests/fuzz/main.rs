@@ -42,10 +42,12 @@
 
 use serde_json::Value;
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "../common/mod.rs"]
+mod common;
 mod harness;
 mod pathological;
 mod plans;
@@ -149,9 +151,7 @@ fn run_once(name: &str, files: &[(&str, &[u8])], command: &[&str]) -> Outcome {
     for (file, bytes) in files {
         h.write(file, bytes);
     }
-    let o = h.exec(&args(command));
-    let _ = std::fs::remove_dir_all(&h.dir);
-    o
+    h.exec(&args(command))
 }
 
 /// The run ended on its own, in time, with an exit code the fuzzer
@@ -184,7 +184,6 @@ fn simulate_edited_plan(name: &str, program: &str, edit: impl Fn(&mut Value)) {
     h.write("case.json", plan.to_string());
     let command = ["sim", "case.json", "--quiet"];
     let o = h.exec(&args(&command));
-    let _ = std::fs::remove_dir_all(&h.dir);
     assert_accepted(name, Input::Plan, &command, &o);
 }
 

@@ -8,7 +8,7 @@ use super::*;
 /// hover with their type.
 #[test]
 fn a_pipeline_and_its_settings_hover_with_what_they_do() {
-    let (_, uri) = temp_uri("pipeline-hover");
+    let (_dir, _, uri) = temp_uri("pipeline-hover");
     let program = PROGRAM.replace(
         "    rank(r).copy(rank(r).output[r], rank(r).input[0], tb: 0)\n",
         "    pipeline(unit_size: 1 << 20, num_chunks: 1) {\n        rank(r).copy(rank(r).output[r], rank(r).input[0], tb: 0)\n    }\n",

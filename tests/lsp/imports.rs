@@ -7,8 +7,7 @@ use super::*;
 /// functions complete, and go to definition across files.
 #[test]
 fn imported_files_get_their_diagnostics_and_definitions() {
-    let (path, uri) = temp_uri("imports");
-    let dir = path.parent().unwrap();
+    let (dir, _, uri) = temp_uri("imports");
     std::fs::write(
         dir.join("lib.mscl"),
         "fn next(r: int, n: int) -> int {\n    return (r + 1) % n\n}\nfn broken() -> int {\n    return true\n}\n",
@@ -102,8 +101,7 @@ fn imported_files_get_their_diagnostics_and_definitions() {
 /// library is placed at the call in the document that met it.
 #[test]
 fn problems_met_in_an_imported_file_stay_when_it_is_open() {
-    let (path, uri) = temp_uri("met-in-imports");
-    let dir = path.parent().unwrap();
+    let (dir, _, uri) = temp_uri("met-in-imports");
     let lib_path = dir.join("many.mscl");
     let lib = "fn many(r: rank) {\n    for i in 0..70 {\n        r.copy(r.output[0], r.input[0], tb: 0)\n    }\n}\n";
     std::fs::write(&lib_path, lib).unwrap();
@@ -147,8 +145,7 @@ fn problems_met_in_an_imported_file_stay_when_it_is_open() {
 /// in the open files that import it too.
 #[test]
 fn references_from_a_library_reach_the_files_that_import_it() {
-    let (path, uri) = temp_uri("refs-across");
-    let dir = path.parent().unwrap();
+    let (dir, _, uri) = temp_uri("refs-across");
     let lib_path = dir.join("peers.mscl");
     let lib = "fn next_peer(r: int, n: int) -> int {\n    return (r + 1) % n\n}\n";
     std::fs::write(&lib_path, lib).unwrap();
@@ -182,7 +179,7 @@ fn references_from_a_library_reach_the_files_that_import_it() {
 /// top level, uses `num_gpus` above the top level's uses), each once.
 #[test]
 fn references_are_listed_in_the_order_of_the_text() {
-    let (path, uri) = temp_uri("refs-order");
+    let (_dir, path, uri) = temp_uri("refs-order");
     let lib_path = path.parent().unwrap().join("a_lib.mscl");
     let lib = "fn wrap(r: int, n: int) -> int {\n    return r % n\n}\n";
     std::fs::write(&lib_path, lib).unwrap();

@@ -180,12 +180,13 @@ for r in 0..num_gpus {
 }
 "#;
 
-fn temp_uri(name: &str) -> (std::path::PathBuf, String) {
-    let dir = std::env::temp_dir().join(format!("msclc-lsp-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// A scratch folder for the test `name`, to hold until the test ends, and
+/// the path and URI of a program in it.
+fn temp_uri(name: &str) -> (common::Scratch, std::path::PathBuf, String) {
+    let dir = common::scratch(&format!("lsp-{name}"));
     let path = dir.join("ring.mscl");
     let uri = format!("file://{}", path.display());
-    (path, uri)
+    (dir, path, uri)
 }
 
 fn hover_text(hover: &Value) -> String {
@@ -216,7 +217,7 @@ fn labels(items: &Value) -> Vec<String> {
 
 #[test]
 fn an_editor_gets_diagnostics_hover_definitions_and_completions() {
-    let (_, uri) = temp_uri("session");
+    let (_dir, _, uri) = temp_uri("session");
     let mut editor = Editor::start(json!({"params": {"num_gpus": 4}}));
 
     // A misspelt name: an error at its place, with its code.
@@ -366,7 +367,7 @@ fn an_editor_gets_diagnostics_hover_definitions_and_completions() {
 /// formatting are of them).
 #[test]
 fn typing_reads_the_scope_at_the_cursor() {
-    let (_, uri) = temp_uri("typing");
+    let (_dir, _, uri) = temp_uri("typing");
     let mut editor = Editor::start(json!({}));
     let head =
         "program \"p\" {\n    collective = allgather(2, chunk_factor: 1, inplace: true)\n}\n";
@@ -410,7 +411,7 @@ fn typing_reads_the_scope_at_the_cursor() {
 
     // A file opened half typed, never parsed: its line being typed is
     // left out to read the rest.
-    let (_, fresh) = temp_uri("typing_fresh");
+    let (_fresh_dir, _, fresh) = temp_uri("typing_fresh");
     editor.open(&fresh, &format!("{head}{typing}"));
     let methods = labels(&editor.at("textDocument/completion", &fresh, 7, 6));
     assert!(methods.contains(&"signal".to_string()), "{methods:?}");
@@ -440,7 +441,7 @@ fn typing_reads_the_scope_at_the_cursor() {
 /// change what the program evaluates to.
 #[test]
 fn warnings_and_settings_reach_the_editor() {
-    let (path, uri) = temp_uri("warnings");
+    let (_dir, path, uri) = temp_uri("warnings");
     let text = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/ring_one_block.mscl"),
     )
@@ -489,7 +490,7 @@ fn warnings_and_settings_reach_the_editor() {
 /// is a sync setting in an op and a replication policy in the program.
 #[test]
 fn a_constant_hovers_with_the_type_of_its_place() {
-    let (_, uri) = temp_uri("none");
+    let (_dir, _, uri) = temp_uri("none");
     let text = "param pol: replication_policy = none\nprogram \"p\" {\n    collective = allgather(2, chunk_factor: 1, inplace: true)\n    replication_policy = none\n}\nmemory_channel(1, 0).signal(tb: 0, data_sync: none)\nmemory_channel(0, 1).wait(tb: 0)\n";
     let mut editor = Editor::start(json!({}));
     editor.open(&uri, text);

@@ -8,7 +8,7 @@ use super::*;
 /// JSON-RPC parse error each, and the server goes on answering.
 #[test]
 fn malformed_messages_get_errors_and_the_server_goes_on() {
-    let (path, uri) = temp_uri("malformed");
+    let (_dir, path, uri) = temp_uri("malformed");
     std::fs::write(&path, PROGRAM).unwrap();
     let mut editor = Editor::start(json!({}));
     editor.open(&uri, PROGRAM);
@@ -114,7 +114,7 @@ fn unserved_requests_are_not_found_and_an_early_exit_is_code_1() {
 /// loop ends within the editor's budget.
 #[test]
 fn imports_bursts_and_runaway_loops_keep_the_server_responsive() {
-    let (_, uri) = temp_uri("responsive");
+    let (_dir, _, uri) = temp_uri("responsive");
     let mut editor = Editor::start(json!({}));
     editor.open(&uri, &format!("import \"/dev/stdin\"\n{PROGRAM}"));
     let diagnostics = editor.diagnostics(&uri);
@@ -164,7 +164,7 @@ fn fuzzed_messages_do_not_end_the_session() {
     let seed: u64 = common::env_number("MSCLC_FUZZ_SEED", 2026);
     let cases: usize = common::env_number("MSCLC_FUZZ_CASES", 400);
     eprintln!("lsp fuzz: MSCLC_FUZZ_SEED={seed} MSCLC_FUZZ_CASES={cases}");
-    let (path, uri) = temp_uri("fuzz");
+    let (_dir, path, uri) = temp_uri("fuzz");
     std::fs::write(&path, PROGRAM).unwrap();
     let mut editor = Editor::start(json!({}));
     // Our own requests' ids stay clear of the fuzzed ones (1 to 4, give or

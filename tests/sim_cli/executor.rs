@@ -1,7 +1,7 @@
 //! Where the MSCCL++ executor would refuse a plan or run it otherwise:
 //! GPU residency, a switch reduce without its broadcast.
 
-use super::sim;
+use super::{common, sim};
 
 /// More thread blocks on one rank than an H100 holds at once: a warning on
 /// stderr, the verdict alone on stdout; `--quiet` drops the warning.
@@ -97,10 +97,10 @@ fn a_switch_reduce_without_its_broadcast_is_run_as_meant() {
     let text = std::fs::read_to_string(file).unwrap();
     let swapped = text.replace("rank(r).output[c]", "rank(r).output[1 - c]");
     assert_ne!(swapped, text, "the reduce's destination moved");
-    let swapped_file = std::env::temp_dir().join(format!("msclc-glre-{}.mscl", std::process::id()));
+    let dir = common::scratch("glre");
+    let swapped_file = dir.join("glre.mscl");
     std::fs::write(&swapped_file, swapped).unwrap();
     let (out, stdout, _) = sim(&[swapped_file.to_str().unwrap(), "-q"]);
-    let _ = std::fs::remove_file(&swapped_file);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(
         stdout.starts_with(
@@ -133,10 +133,10 @@ fn a_switch_reduce_left_unfused_by_the_option_is_blamed_on_the_option() {
         1,
     );
     assert_ne!(unfused, source, "the example's program block moved");
-    let file = std::env::temp_dir().join(format!("msclc-unfused-{}.mscl", std::process::id()));
+    let dir = common::scratch("unfused");
+    let file = dir.join("unfused.mscl");
     std::fs::write(&file, unfused).unwrap();
     let refused = unknown_op_warnings(file.to_str().unwrap());
-    let _ = std::fs::remove_file(&file);
     assert_eq!(refused.len(), 1, "{refused:?}");
     let message = refused[0]["message"].as_str().unwrap();
     assert!(

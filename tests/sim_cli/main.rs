@@ -25,8 +25,7 @@ fn sim(args: &[&str]) -> (Output, String, String) {
 /// byte-order mark some editors write (the executor's reader skips it).
 #[test]
 fn a_plan_named_in_capitals_or_with_a_byte_order_mark_is_read() {
-    let dir = std::env::temp_dir().join(format!("msclc-sim-bom-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("sim-bom");
     let text = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/plans/simple_allgather.json"),
     )
@@ -39,7 +38,6 @@ fn a_plan_named_in_capitals_or_with_a_byte_order_mark_is_read() {
         stdout.starts_with("verified: allgather on 2 ranks"),
         "{stdout}"
     );
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// A SendRecv need not send to the next rank: any pairing where each rank
@@ -83,11 +81,11 @@ fn both_buffer_modes_say_which_one_a_plan_works_in() {
     // and the note says which `inplace` it works with; a plan right as
     // declared gets no note.
     let text = std::fs::read_to_string("examples/simple_allgather.mscl").unwrap();
-    let oop = std::env::temp_dir().join(format!("msclc-sim-oop-{}.mscl", std::process::id()));
+    let dir = common::scratch("sim-oop");
+    let oop = dir.join("oop.mscl");
     std::fs::write(&oop, text.replacen("inplace: true", "inplace: false", 1)).unwrap();
     let (out, stdout, _) = sim(&[oop.to_str().unwrap()]);
     let (_, quiet, _) = sim(&[oop.to_str().unwrap(), "-q"]);
-    let _ = std::fs::remove_file(&oop);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(
         stdout.starts_with("wrong result: execution 1: rank 0 output chunk 0 was never written")
@@ -171,10 +169,10 @@ fn a_fused_op_is_named_by_its_first_part_and_says_so() {
         1,
     );
     assert_ne!(unfused, text, "the program block moved");
-    let path = std::env::temp_dir().join(format!("msclc-unfused-race-{}.mscl", std::process::id()));
+    let dir = common::scratch("unfused-race");
+    let path = dir.join("unfused.mscl");
     std::fs::write(&path, unfused).unwrap();
     let (_, said, _) = sim(&[path.to_str().unwrap()]);
-    let _ = std::fs::remove_file(&path);
     assert!(
         said.contains("= this access when step = 1, r = 1\n"),
         "{said}"

@@ -29,8 +29,7 @@ fn a_plan_too_large_for_the_memory_budget_is_refused_up_front() {
 /// (The machine here: an address-space limit of 2 GB.)
 #[test]
 fn max_memory_past_the_machine_is_refused_up_front() {
-    let dir = std::env::temp_dir().join(format!("msclc-sim-machine-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("sim-machine");
     // An allgather of 8,192 ranks and no ops: its output cells, the ranks
     // squared, are about 6 GiB to simulate.
     let ranks = 8192;
@@ -55,7 +54,6 @@ fn max_memory_past_the_machine_is_refused_up_front() {
         stderr.contains("more than this machine lets msclc have now"),
         "{stderr}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The estimate `--max-memory` is held against bounds what the simulation
@@ -67,8 +65,7 @@ fn max_memory_past_the_machine_is_refused_up_front() {
 /// squared, and 16,384 chunks reduced 20 times each.
 #[test]
 fn the_memory_estimate_bounds_the_measured_peak() {
-    let dir = std::env::temp_dir().join(format!("msclc-sim-peak-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("sim-peak");
     let reduce = dir.join("reduce.mscl");
     std::fs::write(&reduce, "program \"p\" {\n    collective = allreduce(1)\n}\nfor i in 0..20 {\n    rank(0).reduce(rank(0).input[0], [rank(0).output[0], rank(0).output[0]], tb: 0, dst_chunk: rank(0).output[0])\n}\n").unwrap();
     let ranks = 512;
@@ -143,5 +140,4 @@ fn the_memory_estimate_bounds_the_measured_peak() {
             );
         }
     }
-    std::fs::remove_dir_all(&dir).ok();
 }

@@ -1,7 +1,7 @@
 //! Deadlocks, races and wrong results: each reported at the ops
 //! involved, with a hint where the cause is clear.
 
-use super::sim;
+use super::{common, sim};
 use std::process::Command;
 
 /// A deadlock names each stuck op at its program line and JSON path, and
@@ -51,7 +51,8 @@ fn a_deadlock_of_many_blocks_is_summed_up() {
         text.contains("data[peer].wait(tb: 1)"),
         "the ring's wait moved"
     );
-    let wrong = std::env::temp_dir().join(format!("msclc-sim-many-{}.mscl", std::process::id()));
+    let dir = common::scratch("sim-many");
+    let wrong = dir.join("many.mscl");
     std::fs::write(
         &wrong,
         text.replacen("data[peer].wait(tb: 1)", "ready[peer].wait(tb: 1)", 1),
@@ -81,7 +82,6 @@ fn a_deadlock_of_many_blocks_is_summed_up() {
     let report: serde_json::Value = serde_json::from_str(&json).expect("JSON");
     let problems = report["runs"][0]["problems"].as_array().unwrap();
     assert_eq!(problems.len(), 128);
-    let _ = std::fs::remove_file(&wrong);
 }
 
 /// A deadlock inside a pipeline names the iteration it stopped in, of how
@@ -103,8 +103,7 @@ fn a_deadlock_in_a_pipeline_names_its_iteration() {
 /// executor's two lanes do: with one sent for it, a deadlock that says so.
 #[test]
 fn a_wait_naming_a_channel_twice_needs_two_signals() {
-    let dir = std::env::temp_dir().join(format!("msclc-sim-twice-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("sim-twice");
     let base =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/plans/simple_allgather.json");
     let mut plan: serde_json::Value =
@@ -115,7 +114,6 @@ fn a_wait_naming_a_channel_twice_needs_two_signals() {
     let path = dir.join("wait_twice.json");
     std::fs::write(&path, plan.to_string()).unwrap();
     let (out, stdout, _) = sim(&[path.to_str().unwrap()]);
-    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(
         stdout.contains("stuck at op 8 (wait): ")
@@ -164,8 +162,7 @@ fn a_race_at_the_kernels_end_hints_at_the_handshake_or_the_flush() {
 /// A race on a JSON plan names both ops by their JSON paths.
 #[test]
 fn a_race_in_a_json_plan_names_the_ops_json_paths() {
-    let dir = std::env::temp_dir().join(format!("msclc-sim-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("sim-cli");
     let plan = dir.join("reduce_tbg.json");
     let compiled = Command::new(env!("CARGO_BIN_EXE_msclc"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -175,7 +172,6 @@ fn a_race_in_a_json_plan_names_the_ops_json_paths() {
         .unwrap();
     assert!(compiled.success());
     let (out, stdout, _) = sim(&[plan.to_str().unwrap()]);
-    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stdout.starts_with("data race on rank 1 scratch chunk 1"),
@@ -220,14 +216,14 @@ fn packets_read_as_plain_data_are_a_wrong_result_at_the_reader() {
         .collect();
     assert_eq!(lines, [14, 13]);
     let text = std::fs::read_to_string(file).unwrap();
-    let fixed = std::env::temp_dir().join(format!("msclc-sim-unpack-{}.mscl", std::process::id()));
+    let dir = common::scratch("sim-unpack");
+    let fixed = dir.join("unpack.mscl");
     std::fs::write(
         &fixed,
         text.replacen("me.copy(me.output[r]", "me.unpack_packets(me.output[r]", 1),
     )
     .unwrap();
     let (out, stdout, _) = sim(&[fixed.to_str().unwrap()]);
-    let _ = std::fs::remove_file(&fixed);
     assert!(
         out.status.success() && stdout.starts_with("verified:"),
         "{stdout}"

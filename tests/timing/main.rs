@@ -11,7 +11,7 @@ mod traces;
 use common::{test, Needs};
 use measured::*;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use topology::*;
 use traces::*;
@@ -126,10 +126,8 @@ fn stdout_of_unverified(args: &[&str], sizes: &str) -> String {
     text
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("msclc-timing-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> common::Scratch {
+    common::scratch(&format!("timing-{name}"))
 }
 
 /// A table row: size, count, type, redop, root, time, algbw, busbw.
@@ -220,7 +218,6 @@ fn table_has_the_nccl_tests_columns() {
     let max = max.to_str().unwrap();
     let args = ["sim", max, "--timing", "h100-nvlink", "--size", "1K:2K"];
     assert_eq!(redops(&stdout_of(&args)), vec!["max"; 2]);
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// `# critical path at 1 KiB: 4.70 us = launch 2.00 + data 0.70 (1 ops) +
@@ -339,7 +336,6 @@ fn a_long_block_is_one_short_line_of_the_path() {
     ];
     let text = stdout_of(&args);
     assert!(text.contains("# --explain 100: no row of the table at or below 100 B; the smallest is 1024 B (--explain 1024)"), "{text}");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// A plan whose buffers have no chunks (signals and waits only) is the
@@ -397,7 +393,8 @@ fn a_pipeline_runs_the_iterations_of_its_size() {
     assert!(source.contains(opening), "{piped} has changed: {opening}");
     let unpiped = source.replacen(opening, "", 1);
     let unpiped = &unpiped[..unpiped.trim_end().rfind('}').unwrap()];
-    let path = scratch("pipeline").join("unpipelined.mscl");
+    let dir = scratch("pipeline");
+    let path = dir.join("unpipelined.mscl");
     std::fs::write(&path, unpiped).unwrap();
     let times = |program: &str| -> Vec<(u64, f64)> {
         let args = [
@@ -598,7 +595,6 @@ fn a_pipeline_is_timed_on_what_it_covers_and_checked_at_each_size() {
         text.contains("# from 536870912 B on, pipelines run more iterations than are timed (8192 at 536870912 B, timed as 4096,"),
         "{text}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A memory channel between ranks 0 and 8 of a topology of eight GPUs a
@@ -655,5 +651,4 @@ fn a_memory_channel_between_nodes_is_a_warning() {
         !warned(&sixteen, 8).contains("W0505"),
         "one node of sixteen"
     );
-    std::fs::remove_dir_all(&dir).ok();
 }

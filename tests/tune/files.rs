@@ -77,7 +77,6 @@ fn tune_replaces_its_own_results_but_no_users_file() {
         "{err}"
     );
     assert_eq!(std::fs::read(&users).unwrap(), before);
-    let _ = std::fs::remove_dir_all(&fresh);
     // Tuning again, for other sizes, leaves none of the earlier plans.
     let other = [&args[..4], &["1M:1M"], &args[5..]].concat();
     let (_, index) = tune(&other, &dir);
@@ -107,8 +106,6 @@ fn tune_replaces_its_own_results_but_no_users_file() {
     let out = msclc(&[&["tune"], &args[..], &["-o", dir.to_str().unwrap()]].concat());
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(std::fs::read(elsewhere.join("index.json")).unwrap(), before);
-    let _ = std::fs::remove_dir_all(&elsewhere);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// An earlier plan of tune's that the user edited, or made read-only,
@@ -168,5 +165,4 @@ fn an_earlier_plan_edited_or_kept_read_only_is_left() {
             );
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -4,11 +4,13 @@
 //! multi-node AllReduce is at least as fast as MSCCL++'s four hand-made
 //! default plans at every size.
 
+#[path = "../common/mod.rs"]
+mod common;
 mod files;
 mod refusals;
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 const MULTI_NODE: &str = "examples/mscclpp/default_algos/allreduce_multi_nodes.mscl";
@@ -21,11 +23,8 @@ fn msclc(args: &[&str]) -> Output {
         .expect("msclc runs")
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("msclc-tune-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> common::Scratch {
+    common::scratch(&format!("tune-{name}"))
 }
 
 fn tune(args: &[&str], dir: &Path) -> (String, Value) {
@@ -153,7 +152,6 @@ fn the_plan_set_tiles_the_span_verifies_and_matches_its_index() {
             "{params}"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// MSCCL++'s default AllReduce for 2 and 4 nodes is four hand-made plans
@@ -190,7 +188,6 @@ fn tuned_is_at_least_as_fast_as_the_default_plans() {
                 "{gpus} ranks, {size} B: tuned {t} us, default {d} us"
             );
         }
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
 
@@ -231,7 +228,6 @@ fn a_range_from_2_gib_is_written_with_the_executors_reading_of_it() {
         index["plans"][0]["min_message_size"].as_u64(),
         Some(2 << 30)
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The plans tune writes carry its ranges, not the program's: a program
@@ -318,7 +314,6 @@ fn the_index_keeps_the_rank_count_asked() {
     assert_eq!(plan["gpus"].as_array().map(Vec::len), Some(4));
     let (_, index) = tune(&common, &dir);
     assert_eq!(index["nranks"], Value::Null, "{index}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A plan's range stays within the program's own message sizes, though
@@ -346,7 +341,6 @@ fn a_plan_range_stays_within_the_programs_own_sizes() {
     let plan = std::fs::read_to_string(dir.join(last["file"].as_str().unwrap())).unwrap();
     let plan: Value = serde_json::from_str(&plan).unwrap();
     assert_eq!(plan["max_message_size"], 1u64 << 30);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A value given twice to `--vary` (or twice over, as 512 and 0x200) is
@@ -421,5 +415,4 @@ fn a_chosen_plans_warnings_are_said_and_an_unwarned_twin_wins() {
         index["plans"][0]["params"]["use_double_scratch_buffer"], "false",
         "{index}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

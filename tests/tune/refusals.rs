@@ -24,7 +24,6 @@ fn a_candidate_that_deadlocks_is_dropped_with_its_reason() {
     for plan in index["plans"].as_array().unwrap() {
         assert_eq!(plan["params"]["instances"], "1");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A candidate with more thread blocks on a rank than the topology's GPU
@@ -67,7 +66,6 @@ fn blocks_the_gpu_cannot_hold_drop_a_candidate_and_fewer_blocks_win_ties() {
     for plan in index["plans"].as_array().unwrap() {
         assert_eq!(plan["params"]["tbg"], "8", "{text}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -147,7 +145,6 @@ fn nothing_that_verifies_is_an_error_with_each_reason() {
         err.contains("error[E0001]") && err.contains("bad.mscl:1:9"),
         "{err}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Every param that lists its values set with -D: nothing varies, and the
@@ -175,7 +172,6 @@ fn params_all_set_leave_nothing_to_tune() {
         stderr.contains("the params that list their values (tbg, instances) are all set with -D"),
         "{stderr}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `--max-candidates 0` asks for nothing to be tried: refused as a bad
@@ -204,7 +200,6 @@ fn no_candidates_at_all_is_refused() {
         0,
         "nothing written"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `--nranks` sets the param that decides the rank count: a `-D` or tuned

@@ -20,11 +20,8 @@ fn msclc() -> Command {
     cmd
 }
 
-fn scratch(what: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("msclc-writes-{what}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(what: &str) -> common::Scratch {
+    common::scratch(&format!("writes-{what}"))
 }
 
 /// A copy of the quick-start program in `dir`, for a command to be given.
@@ -137,7 +134,6 @@ fn a_killed_compile_leaves_the_old_plan_or_the_new() {
         &new,
         24,
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Ctrl-C, a kill or a closed terminal (SIGINT, SIGTERM, SIGHUP) while a
@@ -194,7 +190,6 @@ fn a_compile_stopped_by_a_signal_leaves_no_temporary_file() {
         }
     }
     assert!(caught > 0, "no signal reached a compile while it wrote");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -212,7 +207,6 @@ fn a_killed_fmt_leaves_the_old_program_or_the_new() {
     let new = std::fs::read(&path).unwrap();
     assert_ne!(old, new);
     kill_while_writing(fmt, &path, &old, &new, 40);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Runs `cmd` with files limited to 64 KiB, as a full disk would stop it.
@@ -250,5 +244,4 @@ fn a_full_disk_leaves_the_old_file_and_says_so() {
         .collect();
     left.sort();
     assert_eq!(left, ["big.mscl", "plan.json"]);
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -57,7 +57,6 @@ fn sim_outputs_naming_an_input_or_each_other_are_refused() {
         assert!(!timeline.exists(), "nothing is written");
     }
     assert_eq!(std::fs::read(&program).unwrap(), before);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// An output that names a folder (one there, or a name ending in `/`) is
@@ -99,7 +98,6 @@ fn an_output_naming_a_folder_is_refused_before_the_work() {
     }
     assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0);
     assert!(!dir.join("new").exists());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// An output in a folder that is not there is refused before the work,
@@ -160,7 +158,6 @@ fn an_output_in_a_missing_folder_is_refused_before_the_work() {
         assert_eq!(out.status.code(), Some(2), "{err}");
         assert!(err.contains("the folder /proc takes no new files"), "{err}");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Two outputs that name one file, though it is not there yet and the
@@ -183,7 +180,6 @@ fn two_outputs_naming_one_new_file_are_refused() {
         "{err}"
     );
     assert!(!dir.join("t.json").exists());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A file its user may not write is not replaced by `-o` or `fmt` (a
@@ -235,7 +231,6 @@ fn a_file_its_user_may_not_write_is_not_replaced() {
     }
     assert_eq!(std::fs::read_to_string(&plan).unwrap(), "mine");
     assert_eq!(std::fs::read_to_string(&program).unwrap(), "let  x = 1\n");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -257,7 +252,6 @@ fn output_naming_the_input_is_refused() {
         assert!(err.contains("is an input file"), "{err}");
     }
     assert_eq!(std::fs::read(&program).unwrap(), before);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A file the program imports is the user's as much as the program: no
@@ -307,5 +301,4 @@ rank(0).copy(rank(0).output[0], first(0), tb: 0)
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
