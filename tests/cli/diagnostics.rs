@@ -77,6 +77,20 @@ fn an_executor_limit_is_a_located_warning() {
     assert!(err.contains("= when r = 0, step = 10"), "{err}");
     let plan: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a plan");
     assert_eq!(plan["gpus"].as_array().map(Vec::len), Some(16));
+    // The plan checked as a file: no program line to show, so the op's
+    // place in the plan, and help in the program that made it.
+    let dir = common::scratch("limit-in-plan");
+    let written = dir.join("ring.json");
+    std::fs::write(&written, &out.stdout).unwrap();
+    let err = warned(&["check", written.to_str().unwrap()]);
+    assert!(
+        err.contains("has 90 ops; the MSCCL++ executor allows at most 64"),
+        "{err}"
+    );
+    assert!(
+        err.contains("= at gpus[0].threadblocks[0].ops[64]"),
+        "{err}"
+    );
     // Under the limit: nothing to say.
     checks_quietly(program, "n=8");
 }
