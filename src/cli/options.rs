@@ -78,6 +78,24 @@ impl WarningArgs {
     }
 }
 
+/// A parser of a whole number from `least` to `most` that says, when the
+/// text is none, what the number counts (`` `abc` is not a number of ranks
+/// from 1 to 4294967295 ``): clap's own says "invalid digit found in
+/// string", and past the type's range "too large to fit".
+pub(crate) fn count<T: TryFrom<u64>>(
+    what: &'static str,
+    least: u64,
+    most: u64,
+) -> impl Fn(&str) -> Result<T, String> + Clone {
+    move |s| {
+        s.parse::<u64>()
+            .ok()
+            .filter(|n| (least..=most).contains(n))
+            .and_then(|n| T::try_from(n).ok())
+            .ok_or_else(|| format!("`{s}` is not {what} from {least} to {most}"))
+    }
+}
+
 /// Prints `c`'s warnings, with the loop values at their lines.
 pub(crate) fn print_warnings(c: &driver::Compilation, how: &WarningArgs) {
     tell!("{}", c.sources.render(&how.shown(&c.warnings)));
@@ -91,13 +109,13 @@ pub(crate) struct LimitArgs {
     /// example at 256 ranks four times over, and allreduce at 1,024 ranks.
     /// A larger N lets the program take as many steps (loop iterations,
     /// calls) too.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = count::<u64>("a number of ops", 1, u64::MAX))]
     pub(crate) max_ops: Option<u64>,
     /// Evaluate the program on N threads, each recording the ops of a
     /// share of the ranks (the plan is the same on any number). The
     /// default takes one per core, up to 8, where the plan has 24 ranks
     /// or more; under an address-space limit (`ulimit -v`), one thread.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, value_name = "N", value_parser = count::<u32>("a number of threads", 1, 1024))]
     pub(crate) threads: Option<u32>,
 }
 

@@ -2,7 +2,7 @@
 //! run on this machine's GPU, each result checked, an nccl-tests table.
 
 use super::input::{is_plan, load_plan, read_checked_plan, Compile};
-use super::options::{parse_define, DtypeArg, LimitArgs, WarningArgs};
+use super::options::{count, parse_define, DtypeArg, LimitArgs, WarningArgs};
 use super::outcome::{fail, fail_in, report, wrong};
 use super::streams;
 use clap::Args;
@@ -20,7 +20,7 @@ pub(crate) struct RunArgs {
     #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
     pub(crate) define: Vec<(String, String)>,
     /// Number of ranks: sets the program's param that decides it.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = count::<u32>("a number of ranks", 1, u32::MAX as u64))]
     pub(crate) nranks: Option<u32>,
     /// Message sizes in bytes, doubling from MIN to MAX (K, M, G suffixes).
     #[arg(long, allow_hyphen_values = true, value_name = "MIN:MAX", default_value = "1K:256M", value_parser = msclc::runner::parse_size_range)]
@@ -52,16 +52,9 @@ pub(crate) struct RunArgs {
     pub(crate) limits: LimitArgs,
 }
 
-/// A count of launches from `least` to a million, said as such whatever
-/// the number given (clap says "too large to fit" past u32's).
-fn launches(least: u32) -> impl Fn(&str) -> Result<u32, String> + Clone {
-    move |s| {
-        s.parse::<u64>()
-            .ok()
-            .filter(|n| (u64::from(least)..=1_000_000).contains(n))
-            .map(|n| n as u32)
-            .ok_or_else(|| format!("`{s}` is not a count of launches from {least} to 1,000,000"))
-    }
+/// A count of launches from `least` to a million.
+fn launches(least: u64) -> impl Fn(&str) -> Result<u32, String> + Clone {
+    count("a count of launches", least, 1_000_000)
 }
 
 /// A wait's budget: from a millisecond (the kernel counts it in

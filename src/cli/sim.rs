@@ -2,7 +2,7 @@
 //! with `--timing` its predicted time.
 
 use super::input::{load_plan, Compile};
-use super::options::{parse_define, DtypeArg, LimitArgs};
+use super::options::{count, parse_define, DtypeArg, LimitArgs};
 use super::outcome::{fail, rendered, wrong};
 use clap::Args;
 use msclc::diag::{Code, Diagnostic};
@@ -19,7 +19,7 @@ pub(crate) struct SimArgs {
     pub(crate) define: Vec<(String, String)>,
     /// Number of ranks: sets the program's param that decides it, as
     /// `msclc run --nranks` does.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = count::<u32>("a number of ranks", 1, u32::MAX as u64))]
     pub(crate) nranks: Option<u32>,
     /// The buffers to run with: as the plan declares, in-place (output
     /// aliasing input, as the MSCCL++ test harness lays them out),
@@ -41,7 +41,7 @@ pub(crate) struct SimArgs {
     /// right twice may hang or go wrong later (`msclc run` names the
     /// launch where it stopped)
     #[arg(long, value_name = "N", default_value_t = 2, conflicts_with = "timing",
-          value_parser = clap::value_parser!(u32).range(1..=i64::from(msclc::sim::MAX_EXECUTIONS)))]
+          value_parser = count::<u32>("a number of executions", 1, msclc::sim::MAX_EXECUTIONS as u64))]
     pub(crate) executions: u32,
     /// Print the verdict line only (no details, no warnings), and with
     /// --timing its table.

@@ -1,7 +1,7 @@
 //! `msclc tune`: the parallelism of a program chosen for every message
 //! size, and the plan set written (docs/tuning.md).
 
-use super::options::{parse_define, DtypeArg, LimitArgs};
+use super::options::{count, parse_define, DtypeArg, LimitArgs};
 use super::outcome::{fail, rendered, report};
 use clap::Args;
 use msclc::diag::{Code, Diagnostic};
@@ -24,7 +24,7 @@ pub(crate) struct TuneArgs {
     pub(crate) vary: Vec<(String, Vec<String>)>,
     /// Number of ranks: sets the program's param that decides it, as
     /// `msclc sim --nranks` does.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = count::<u32>("a number of ranks", 1, u32::MAX as u64))]
     pub(crate) nranks: Option<u32>,
     /// The machine to tune for: a built-in topology (h100-nvlink,
     /// h100-nvls, h100-ib, emulated-h100) or a JSON file (docs/timing.md).
@@ -43,7 +43,7 @@ pub(crate) struct TuneArgs {
     pub(crate) output: Option<PathBuf>,
     /// Candidates to try at most: past it, the defaults, each single
     /// change from them, and the rest drawn at random.
-    #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = count::<u64>("a number of candidates", 1, u64::MAX))]
     pub(crate) max_candidates: u64,
     /// A candidate within PCT percent of the fastest at a size counts as
     /// fastest there: fewer plans, each at most that much slower.

@@ -96,9 +96,26 @@ fn a_negative_number_is_out_of_range() {
     for (args, said) in [
         (
             &["sim", file, "--executions", "-1"][..],
-            "-1 is not in 1..=1024",
+            "`-1` is not a number of executions from 1 to 1024",
         ),
-        (&["sim", file, "--nranks", "-3"], "-3 is not in 1..="),
+        (
+            &["sim", file, "--nranks", "-3"],
+            "`-3` is not a number of ranks from 1 to 4294967295",
+        ),
+        // Not a number at all, or none of ops: said as such, not in the
+        // words of Rust's integer parser ("invalid digit found in string").
+        (
+            &["run", file, "--nranks", "abc"],
+            "`abc` is not a number of ranks from 1 to",
+        ),
+        (
+            &["check", file, "--max-ops", "0"],
+            "`0` is not a number of ops from 1 to",
+        ),
+        (
+            &[file, "--threads", "2.0"],
+            "`2.0` is not a number of threads from 1 to 1024",
+        ),
         (
             &["run", file, "--timeout", "-1"],
             "is not a number of seconds",
