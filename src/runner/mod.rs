@@ -213,6 +213,13 @@ pub fn parse_size_range(text: &str) -> Result<(u64, u64), String> {
                 "`{text}`: a range is MIN:MAX, two sizes (like 1K:1G), or one size"
             ))
         }
+        // (A side left empty is named: "`` is not a byte count" is no help.)
+        Some((lo, hi)) if lo.trim().is_empty() || hi.trim().is_empty() => {
+            let side = if lo.trim().is_empty() { "MIN" } else { "MAX" };
+            return Err(format!(
+                "`{text}`: no {side}; a range is MIN:MAX, two sizes (like 1K:1G), or one size"
+            ));
+        }
         Some((lo, hi)) => (parse_size(lo)?, parse_size(hi)?),
         None => {
             let s = parse_size(text)?;
@@ -247,6 +254,11 @@ mod tests {
         assert!(parse_size_range("2M:1M").is_err());
         assert!(parse_size_range("0:1K").is_err());
         assert!(parse_size_range("0").is_err());
+        assert_eq!(
+            parse_size_range("1K:"),
+            Err("`1K:`: no MAX; a range is MIN:MAX, two sizes (like 1K:1G), or one size".into())
+        );
+        assert!(parse_size_range(":1K").is_err_and(|e| e.contains("no MIN")));
         // A third size is said as such, not as a size that is no count.
         let three = parse_size_range("1K:1K:1K").unwrap_err();
         assert!(three.contains("a range is MIN:MAX"), "{three}");
