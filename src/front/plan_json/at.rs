@@ -158,7 +158,12 @@ impl<'a> At<'a> {
 
     pub(super) fn u32(&self) -> Res<u32> {
         let v = self.u64()?;
-        u32::try_from(v).or_else(|_| self.fail(format!("{v} is too large")))
+        u32::try_from(v).or_else(|_| {
+            self.fail(format!(
+                "{v} is too large: at most {} here (a 32-bit number)",
+                u32::MAX
+            ))
+        })
     }
 
     pub(super) fn bool(&self) -> Res<bool> {
