@@ -238,7 +238,7 @@ pub fn call_builtin(
                         Code::TypeMismatch,
                         a.value.span,
                         format!("`{other}` has no length"),
-                        "not a list, map, range or string",
+                        "not a list, tuple, map, range or string",
                     ))
                 }
             };

@@ -314,6 +314,26 @@ impl fmt::Write for Bounded {
 
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        /// A value inside a list, tuple or map: a string as its literal,
+        /// so that `["a, b"]` and `["a", "b"]` read apart.
+        fn element(f: &mut fmt::Formatter<'_>, v: &Value) -> fmt::Result {
+            match v {
+                Value::Str(s) => {
+                    write!(f, "\"")?;
+                    for c in s.chars() {
+                        match c {
+                            '"' => write!(f, "\\\"")?,
+                            '\\' => write!(f, "\\\\")?,
+                            '\n' => write!(f, "\\n")?,
+                            '\t' => write!(f, "\\t")?,
+                            c => write!(f, "{c}")?,
+                        }
+                    }
+                    write!(f, "\"")
+                }
+                v => write!(f, "{v}"),
+            }
+        }
         fn seq(
             f: &mut fmt::Formatter<'_>,
             items: &[Value],
@@ -325,7 +345,7 @@ impl fmt::Display for Value {
                 if i > 0 {
                     write!(f, ", ")?;
                 }
-                write!(f, "{v}")?;
+                element(f, v)?;
             }
             write!(f, "{close}")
         }
@@ -345,7 +365,9 @@ impl fmt::Display for Value {
                     if i > 0 {
                         write!(f, ", ")?;
                     }
-                    write!(f, "{k}: {v}")?;
+                    element(f, k)?;
+                    write!(f, ": ")?;
+                    element(f, v)?;
                 }
                 write!(f, "}}")
             }
@@ -397,5 +419,24 @@ impl fmt::Display for Value {
             ),
             Value::NoneConst => write!(f, "none"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Value;
+    use std::rc::Rc;
+
+    /// `str` of a list or tuple writes the strings in it as literals, so
+    /// that `["a, b"]` and `["a", "b"]` read apart; a string alone is its
+    /// text.
+    #[test]
+    fn strings_inside_containers_are_written_as_literals() {
+        let s = |t: &str| Value::Str(Rc::from(t));
+        assert_eq!(s("a").to_string(), "a");
+        let list = Value::List(Rc::from(vec![s("a, b"), s("q\"\n\\")]));
+        assert_eq!(list.to_string(), r#"["a, b", "q\"\n\\"]"#);
+        let tuple = Value::Tuple(Rc::from(vec![s("a"), Value::Int(1), s("b")]));
+        assert_eq!(tuple.to_string(), r#"("a", 1, "b")"#);
     }
 }
