@@ -284,7 +284,7 @@ impl Checker {
                     self.err(Diagnostic::error(
                         Code::TypeMismatch,
                         span,
-                        format!("cannot compare a `{x}` with a `{y}`"),
+                        format!("cannot compare values of type `{x}` and `{y}`"),
                         "different types",
                     ));
                 }
@@ -317,10 +317,31 @@ impl Checker {
                 None => self.err(Diagnostic::error(
                     Code::TypeMismatch,
                     span,
-                    format!("cannot join a `{x}` and a `{y}`"),
+                    format!("cannot join lists of type `{x}` and `{y}`"),
                     "element types differ",
                 )),
             },
+            // A string or a list added to something else: neither side
+            // alone is the mistake.
+            Add if [&x, &y]
+                .iter()
+                .any(|t| matches!(t, Type::Str | Type::List(_)))
+                && ![&x, &y].iter().any(|t| matches!(t, Type::Any)) =>
+            {
+                let text_and_int = [&x, &y].contains(&&Type::Str) && [&x, &y].contains(&&Type::Int);
+                let d = Diagnostic::error(
+                    Code::TypeMismatch,
+                    a.span,
+                    format!("cannot add values of type `{x}` and `{y}`"),
+                    format!("of type `{x}`"),
+                )
+                .with_secondary(b.span, format!("of type `{y}`"))
+                .with_note("`+` joins two strings or two lists, and adds two ints");
+                self.err(match text_and_int {
+                    true => d.with_note("help: `str(n)` writes an int as text: `\"tb\" + str(n)`"),
+                    false => d,
+                })
+            }
             Lt | Le | Gt | Ge => {
                 self.operands(op, (&x, a.span), (&y, b.span), &Type::Int);
                 Type::Bool

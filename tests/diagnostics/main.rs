@@ -195,6 +195,29 @@ fn bad_string_escape() {
     expect("let s = @\"a\\qb\"", Code::Literal);
 }
 
+/// A string or a list added to what it cannot join: both sides labelled
+/// (neither alone is the mistake), and text made of an int shown how.
+#[test]
+fn adding_a_string_and_an_int_labels_both_sides() {
+    expect("let x = @\"tb\" + 1", Code::TypeMismatch);
+    let shown = rendered_errors("let x = 1 + \"tb\"");
+    assert!(
+        shown.contains("cannot add values of type `int` and `str`"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("of type `int`") && shown.contains("of type `str`"),
+        "{shown}"
+    );
+    assert!(shown.contains("`str(n)` writes an int as text"), "{shown}");
+    let shown = rendered_errors("let x = [1] + 2");
+    assert!(
+        shown.contains("cannot add values of type `list[int]` and `int`"),
+        "{shown}"
+    );
+    assert!(!shown.contains("str(n)"), "{shown}");
+}
+
 #[test]
 fn undefined_name() {
     expect(&with_header("let x = @nranks + 1"), Code::UnknownName);
