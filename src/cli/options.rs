@@ -80,7 +80,7 @@ impl WarningArgs {
 
 /// A parser of a whole number from `least` to `most` that says, when the
 /// text is none, what the number counts (`` `abc` is not a number of ranks
-/// from 1 to 4294967295 ``): clap's own says "invalid digit found in
+/// from 1 to 4,294,967,295 ``): clap's own says "invalid digit found in
 /// string", and past the type's range "too large to fit".
 pub(crate) fn count<T: TryFrom<u64>>(
     what: &'static str,
@@ -92,8 +92,27 @@ pub(crate) fn count<T: TryFrom<u64>>(
             .ok()
             .filter(|n| (least..=most).contains(n))
             .and_then(|n| T::try_from(n).ok())
-            .ok_or_else(|| format!("`{s}` is not {what} from {least} to {most}"))
+            .ok_or_else(|| {
+                format!(
+                    "`{s}` is not {what} from {} to {}",
+                    grouped(least),
+                    grouped(most)
+                )
+            })
     }
+}
+
+/// `n` with its digits in groups of three: 4,294,967,295.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
 }
 
 /// Prints `c`'s warnings, with the loop values at their lines.

@@ -58,7 +58,10 @@ fn no_command_takes_zero_ranks() {
         let out = msclc(&[command, "examples/simple_allgather.mscl", "--nranks", "0"]);
         assert_eq!(out.status.code(), Some(2), "{command}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("0 is not in 1..="), "{command}: {err}");
+        assert!(
+            err.contains("`0` is not a number of ranks from 1 to 4,294,967,295"),
+            "{command}: {err}"
+        );
     }
 }
 
@@ -96,11 +99,11 @@ fn a_negative_number_is_out_of_range() {
     for (args, said) in [
         (
             &["sim", file, "--executions", "-1"][..],
-            "`-1` is not a number of executions from 1 to 1024",
+            "`-1` is not a number of executions from 1 to 1,024",
         ),
         (
             &["sim", file, "--nranks", "-3"],
-            "`-3` is not a number of ranks from 1 to 4294967295",
+            "`-3` is not a number of ranks from 1 to 4,294,967,295",
         ),
         // Not a number at all, or none of ops: said as such, not in the
         // words of Rust's integer parser ("invalid digit found in string").
@@ -114,7 +117,7 @@ fn a_negative_number_is_out_of_range() {
         ),
         (
             &[file, "--threads", "2.0"],
-            "`2.0` is not a number of threads from 1 to 1024",
+            "`2.0` is not a number of threads from 1 to 1,024",
         ),
         (
             &["run", file, "--timeout", "-1"],

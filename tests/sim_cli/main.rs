@@ -215,5 +215,8 @@ fn executions_run_back_to_back_until_a_semaphore_runs_out() {
     );
     let (out, _, stderr) = sim(&[file, "--executions", "0"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr.contains("0 is not in 1..=1024"), "{stderr}");
+    assert!(
+        stderr.contains("`0` is not a number of executions from 1 to 1,024"),
+        "{stderr}"
+    );
 }
