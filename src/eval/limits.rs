@@ -49,6 +49,10 @@ pub struct Limits {
     /// The most threads evaluation runs on (`--threads`), each recording
     /// a share of the ranks' ops (`shard.rs`); `None`: one per core.
     pub threads: Option<usize>,
+    /// Whether these are the editor's budgets ([`Limits::editor`]): a
+    /// program past them may well compile, so running out of one is said
+    /// as where checking stopped, not as an error of the program.
+    pub in_editor: bool,
 }
 
 impl Limits {
@@ -62,6 +66,7 @@ impl Limits {
             max_ops: MAX_OPS / 16,
             max_memory: crate::memory::budget(0.25),
             threads: None,
+            in_editor: true,
         }
     }
 }
@@ -86,6 +91,7 @@ impl Default for Limits {
             max_ops: MAX_OPS,
             max_memory: u64::MAX,
             threads: None,
+            in_editor: false,
         }
     }
 }
@@ -115,11 +121,25 @@ impl Evaluator<'_> {
 
     /// "this program runs too long", at `span`.
     pub(super) fn too_long(&self, span: Span, label: &str) -> Diagnostic {
-        self.error(Code::Limit, span, "this program runs too long", label)
+        self.over_budget(self.error(Code::Limit, span, "this program runs too long", label)
             .with_note(format!(
                 "help: the program took {} steps (loop iterations, function calls, and a step per {ELEMENTS_PER_STEP} elements or {BYTES_PER_STEP} bytes of large values copied); check its loops' bounds and its recursion (a program this large on purpose: --max-ops N raises the steps to N too)",
                 self.limits.max_iterations
-            ))
+            )))
+    }
+
+    /// `d`, a budget run out, as the editor shows it where its analysis
+    /// ran within [`Limits::editor`]: a warning that checking stopped
+    /// there, since `msclc check` may well get through.
+    fn over_budget(&self, mut d: Diagnostic) -> Diagnostic {
+        if !self.limits.in_editor {
+            return d;
+        }
+        d.message = format!("the editor stopped checking here: {}", d.message);
+        d.notes.clear();
+        d.as_warning().with_note(
+            "help: the editor checks a program within smaller budgets than `msclc check` (a sixteenth of its steps and ops, half its memory), to keep up with typing; `msclc check FILE` checks it in full",
+        )
     }
 
     /// Stops the program at `span` once it holds more than
@@ -130,7 +150,7 @@ impl Evaluator<'_> {
             return Ok(());
         }
         use crate::units::human_bytes;
-        Err(self
+        Err(self.over_budget(self
             .error(
                 Code::OutOfMemory,
                 span,
@@ -141,7 +161,7 @@ impl Evaluator<'_> {
                 ),
                 "memory ran out here",
             )
-            .with_note("help: compile the program at fewer ranks (a param, `-D`), or where more memory is free; msclc takes at most half of what it may still allocate when it starts (the address-space limit, `ulimit -v`, and the memory available)"))
+            .with_note("help: compile the program at fewer ranks (a param, `-D`), or where more memory is free; msclc takes at most half of what it may still allocate when it starts (the address-space limit, `ulimit -v`, and the memory available)")))
     }
 
     /// Refuses the op that takes the program past `Limits::max_ops`.
@@ -155,9 +175,9 @@ impl Evaluator<'_> {
         if recorded <= max {
             return Ok(());
         }
-        Err(self
+        Err(self.over_budget(self
             .error(Code::Limit, span, format!("too many ops: this call emits op {recorded}, and the maximum is {max}"), "this op is one too many")
-            .with_note("help: look for a loop that runs longer than meant, or compile for fewer ranks; `--max-ops N` raises the limit (each op takes about 170 bytes while compiling, before fusion)"))
+            .with_note("help: look for a loop that runs longer than meant, or compile for fewer ranks; `--max-ops N` raises the limit (each op takes about 170 bytes while compiling, before fusion)")))
     }
 
     /// Refuses a value of `size` `unit` above [`MAX_ELEMENTS`].
