@@ -21,7 +21,8 @@ pub(super) fn publish(uri: Uri, diagnostics: Vec<lsp_types::Diagnostic>) -> Noti
 }
 
 /// The analysis's diagnostics as LSP diagnostics, per file: the document
-/// itself always (an empty list clears it), and each import with some.
+/// itself always (an empty list clears it), and each import with some (a
+/// problem met there through a call in the document marked at both).
 /// Diagnostics with no place (a bad param setting) go at the document's
 /// start.
 pub(super) fn diagnostics_by_file(
@@ -45,6 +46,26 @@ pub(super) fn diagnostics_by_file(
             .next();
         let (file_uri, range) = place.unwrap_or((uri.clone(), Range::default()));
         let converted = convert(analysis, d, range, uri);
+        // Met in a file the document imports: marked in the document too,
+        // at its call there (file 0), since the document is what fails,
+        // with the place in the import to go to.
+        let call = d.secondary.iter().find(|label| label.span.file == 0);
+        if let Some(call) = call.filter(|_| file_uri != *uri) {
+            let mut here = convert(analysis, d, range_of(analysis, call.span), uri);
+            let name = d
+                .primary
+                .as_ref()
+                .and_then(|l| analysis.sources.name(l.span.file));
+            here.message = format!("in {}: {}", name.unwrap_or_default(), here.message);
+            let there = DiagnosticRelatedInformation {
+                location: Location::new(file_uri.clone(), range),
+                message: "the problem is here".into(),
+            };
+            here.related_information
+                .get_or_insert_with(Vec::new)
+                .insert(0, there);
+            by_file[0].1.push(here);
+        }
         match by_file.iter_mut().find(|(u, _)| *u == file_uri) {
             Some((_, list)) => list.push(converted),
             None => by_file.push((file_uri, vec![converted])),

@@ -141,6 +141,41 @@ fn problems_met_in_an_imported_file_stay_when_it_is_open() {
     editor.stop();
 }
 
+/// An error a call in the document meets in a file it imports is marked
+/// in both: in the import where it is, and in the document at the call
+/// (the document is what fails), with the way to the import's place.
+#[test]
+fn an_error_met_in_an_imported_file_marks_the_call_too() {
+    let (dir, _, uri) = temp_uri("error-met-in-import");
+    let lib_path = dir.join("slices.mscl");
+    let lib = "fn bad(r: rank) -> chunk {\n    return r.input[5..9]\n}\n";
+    std::fs::write(&lib_path, lib).unwrap();
+    let lib_uri = format!("file://{}", lib_path.display());
+    let main = "import \"slices.mscl\"\nprogram \"p\" {\n    collective = allgather(2, chunk_factor: 1, inplace: true)\n}\nlet c = bad(rank(0))\n";
+    let mut editor = Editor::start(json!({}));
+    editor.open(&uri, main);
+    let in_lib = editor.diagnostics(&lib_uri);
+    assert_eq!(in_lib.len(), 1, "{in_lib:?}");
+    assert_eq!(in_lib[0]["range"]["start"]["line"], 1, "{in_lib:?}");
+    let here = editor.diagnostics(&uri);
+    assert_eq!(here.len(), 1, "{here:?}");
+    assert_eq!(here[0]["code"], in_lib[0]["code"]);
+    assert_eq!(here[0]["severity"], 1);
+    assert_eq!(
+        here[0]["range"]["start"],
+        json!({"line": 4, "character": 8}),
+        "{here:?}"
+    );
+    assert!(
+        here[0]["message"].as_str().unwrap().starts_with("in "),
+        "{here:?}"
+    );
+    let there = &here[0]["relatedInformation"][0]["location"];
+    assert_eq!(there["uri"], lib_uri, "{here:?}");
+    assert_eq!(there["range"], in_lib[0]["range"], "{here:?}");
+    editor.stop();
+}
+
 /// Find references from the file that defines a function finds its uses
 /// in the open files that import it too.
 #[test]
