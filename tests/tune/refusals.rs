@@ -194,7 +194,10 @@ fn no_candidates_at_all_is_refused() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--max-candidates"), "{stderr}");
-    assert!(stderr.contains("0 is not in 1.."), "{stderr}");
+    assert!(
+        stderr.contains("`0` is not a number of candidates from 1 to"),
+        "{stderr}"
+    );
     assert_eq!(
         std::fs::read_dir(&dir).unwrap().count(),
         0,
