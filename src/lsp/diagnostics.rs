@@ -76,10 +76,12 @@ pub(super) fn diagnostics_by_file(
 
 fn convert(analysis: &Analysis, d: &Diagnostic, range: Range, uri: &Uri) -> lsp_types::Diagnostic {
     let mut message = d.message.clone();
-    if let Some(label) = &d.primary {
-        if !label.message.is_empty() {
-            message.push_str(&format!(" ({})", label.message));
-        }
+    if let Some(label) = d
+        .primary
+        .as_ref()
+        .filter(|l| says_more(&d.message, &l.message))
+    {
+        message.push_str(&format!(" ({})", label.message));
     }
     for note in &d.notes {
         message.push('\n');
@@ -109,5 +111,29 @@ fn convert(analysis: &Analysis, d: &Diagnostic, range: Range, uri: &Uri) -> lsp_
         message,
         related_information: (!related.is_empty()).then_some(related),
         ..lsp_types::Diagnostic::default()
+    }
+}
+
+/// Whether the primary `label` adds to `message` in the editor, which
+/// shows the two as one line: not when empty, nor when every `code` it
+/// quotes the message quotes too ("... has type `int`, expected `chunk`"
+/// needs no "(of type `int`)").
+fn says_more(message: &str, label: &str) -> bool {
+    let mut quoted = label.split('`').skip(1).step_by(2).peekable();
+    !label.is_empty()
+        && (quoted.peek().is_none() || quoted.any(|q| !message.contains(&format!("`{q}`"))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::says_more;
+
+    #[test]
+    fn a_label_that_repeats_the_message_is_left_out() {
+        let message = "argument `src_chunk` of `put` has type `int`, expected `chunk`";
+        assert!(!says_more(message, "of type `int`"));
+        assert!(!says_more(message, ""));
+        assert!(says_more("unexpected `}`", "expected `]` or `,`"));
+        assert!(says_more("too many ops", "this op is one too many"));
     }
 }
