@@ -90,9 +90,30 @@ pub fn count(n: u64, noun: &str) -> String {
     }
 }
 
+/// `n` with its digits in groups of three: 4,294,967,295.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::float_str;
+    use super::{float_str, grouped};
+
+    #[test]
+    fn digits_group_in_threes() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(1024), "1,024");
+        assert_eq!(grouped(1_000_000), "1,000,000");
+        assert_eq!(grouped(u64::MAX), "18,446,744,073,709,551,615");
+    }
 
     #[test]
     fn numbers_take_the_most_decimals_that_fit() {

@@ -4,6 +4,7 @@
 use clap::Args;
 use msclc::diag::Diagnostic;
 use msclc::driver;
+use msclc::units::grouped;
 
 pub(crate) fn parse_define(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
@@ -100,19 +101,6 @@ pub(crate) fn count<T: TryFrom<u64>>(
                 )
             })
     }
-}
-
-/// `n` with its digits in groups of three: 4,294,967,295.
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, d) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(d);
-    }
-    out
 }
 
 /// Prints `c`'s warnings, with the loop values at their lines.
