@@ -136,7 +136,9 @@ impl Evaluator<'_> {
             return d;
         }
         d.message = format!("the editor stopped checking here: {}", d.message);
-        d.notes.clear();
+        // The command line's help (`--max-ops`) has no place here; the
+        // loop values do.
+        d.notes.retain(|note| !note.starts_with("help:"));
         d.as_warning().with_note(
             "help: the editor checks a program within smaller budgets than `msclc check` (a sixteenth of its steps and ops, half its memory), to keep up with typing; `msclc check FILE` checks it in full",
         )
