@@ -19,7 +19,9 @@
 //!   lines around its bracket, so that in `], b)` the `]` lines up with
 //!   `foo(a, [`. A line that continues an expression, because the line
 //!   before ends in an operator or it starts with one (a binary operator,
-//!   `=`, `->`, `.`, `..`, `in`, `where`), is one level deeper, and so are
+//!   `=`, `->`, `.`, `..`, `in`, `where`) or with a `(` or `[` that calls
+//!   or indexes what ends the line before, or because the line before ends
+//!   a loop of a `for` header with `,`, is one level deeper, and so are
 //!   the lines inside the brackets it opens, but for a block's braces: a
 //!   block's statements are one level deeper than the line of the word
 //!   that heads it (`if a &&` / `b {`, `let x =` / `if c {`), and its `}`
