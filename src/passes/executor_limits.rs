@@ -227,11 +227,11 @@ impl Crossing {
             .get(self.rank as usize)?
             .threadblocks
             .get(self.tb as usize)?;
-        let places = tb.ops.iter().enumerate().flat_map(|(k, op)| {
+        let mut places = tb.ops.iter().enumerate().flat_map(|(k, op)| {
             std::iter::once(format!("ops[{k}]"))
                 .chain((0..op.body().len()).map(move |j| format!("ops[{k}].ops[{j}]")))
         });
-        let place = places.into_iter().nth(flat)?;
+        let place = places.nth(flat)?;
         Some(format!(
             "gpus[{}].threadblocks[{}].{place}",
             self.rank, self.tb
