@@ -5,7 +5,7 @@
 //! anywhere, the names in scope (from the last analysis that parsed), the
 //! functions, builtins, constants and keywords.
 
-use super::features::describe_builtin;
+use super::features::builtin_signature;
 use super::position::Lines;
 use super::Document;
 use crate::check::index::DefKind;
@@ -79,12 +79,7 @@ pub fn items(doc: &Document, position: Position) -> Vec<CompletionItem> {
         .into_iter()
         .filter(|s| s.receiver == Receiver::Free)
     {
-        out.push(item(
-            sig.name.to_string(),
-            CompletionItemKind::FUNCTION,
-            Some(sig.doc.to_string()),
-            None,
-        ));
+        out.push(builtin_item(&sig, CompletionItemKind::FUNCTION));
     }
     for (name, constant) in vocab::CONSTANTS {
         out.push(item(
@@ -103,6 +98,20 @@ pub fn items(doc: &Document, position: Position) -> Vec<CompletionItem> {
         ));
     }
     out
+}
+
+/// A builtin as completion offers it: its signature beside its name, its
+/// line of documentation below.
+fn builtin_item(sig: &vocab::Signature, kind: CompletionItemKind) -> CompletionItem {
+    CompletionItem {
+        documentation: Some(Documentation::String(sig.doc.to_string())),
+        ..item(
+            sig.name.to_string(),
+            kind,
+            Some(builtin_signature(sig)),
+            None,
+        )
+    }
 }
 
 fn item(
@@ -140,20 +149,7 @@ fn members(ty: &Type) -> Vec<CompletionItem> {
             .into_iter()
             .filter(|s| s.receiver == receiver)
         {
-            out.push(CompletionItem {
-                documentation: describe_builtin(receiver, sig.name).map(|text| {
-                    Documentation::MarkupContent(MarkupContent {
-                        kind: MarkupKind::Markdown,
-                        value: text,
-                    })
-                }),
-                ..item(
-                    sig.name.to_string(),
-                    CompletionItemKind::METHOD,
-                    Some(sig.doc.to_string()),
-                    None,
-                )
-            });
+            out.push(builtin_item(&sig, CompletionItemKind::METHOD));
         }
     }
     for name in vocab::Field::NAMES {
@@ -273,17 +269,7 @@ pub(super) fn keyword_argument(
     let at = offset as u32;
     let of = callee_name(call);
     let declared = match callee(call, analysis, at)? {
-        Callee::Builtin(sig) => {
-            let p = sig.params.iter().find(|p| p.name == name)?;
-            let default = match &p.default {
-                vocab::Default::Required => String::new(),
-                vocab::Default::Absent => " = absent".to_string(),
-                vocab::Default::Int(v) => format!(" = {v}"),
-                vocab::Default::Bool(v) => format!(" = {v}"),
-                vocab::Default::Const(c) => format!(" = {c}"),
-            };
-            format!("{name}: {}{default}", p.ty)
-        }
+        Callee::Builtin(sig) => sig.params.iter().find(|p| p.name == name)?.declared(),
         Callee::Function(f) => {
             let def = analysis
                 .program

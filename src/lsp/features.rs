@@ -219,27 +219,21 @@ fn function_span(analysis: &Analysis, def: &Def) -> Option<Span> {
 /// A builtin's signature and its line of documentation.
 pub(crate) fn describe_builtin(receiver: Receiver, name: &str) -> Option<String> {
     let sig = vocab::signature(receiver, name)?;
-    let params: Vec<String> = sig
-        .params
-        .iter()
-        .map(|p| match p.default {
-            vocab::Default::Required => format!("{}: {}", p.name, p.ty),
-            vocab::Default::Absent => format!("{}: {} = (absent)", p.name, p.ty),
-            vocab::Default::Int(v) => format!("{}: {} = {v}", p.name, p.ty),
-            vocab::Default::Bool(v) => format!("{}: {} = {v}", p.name, p.ty),
-            vocab::Default::Const(c) => format!("{}: {} = {c}", p.name, p.ty),
-        })
-        .collect();
-    let on = match receiver {
+    Some(format!(
+        "```mscl\n{}\n```\n{}",
+        builtin_signature(&sig),
+        sig.doc
+    ))
+}
+
+/// A builtin's signature: `memory_channel.put(dst_chunk: chunk, ...) -> ()`.
+pub(crate) fn builtin_signature(sig: &vocab::Signature) -> String {
+    let params: Vec<String> = sig.params.iter().map(vocab::Param::declared).collect();
+    let on = match sig.receiver {
         Receiver::Free => String::new(),
         other => format!("{}.", receiver_name(other)),
     };
-    Some(format!(
-        "```mscl\n{on}{name}({}) -> {}\n```\n{}",
-        params.join(", "),
-        sig.ret,
-        sig.doc
-    ))
+    format!("{on}{}({}) -> {}", sig.name, params.join(", "), sig.ret)
 }
 
 fn receiver_name(receiver: Receiver) -> &'static str {

@@ -152,6 +152,22 @@ pub struct Param {
     pub default: Default,
 }
 
+impl Param {
+    /// The parameter as a signature shows it: `tb: int = 0`, and one that
+    /// may be left out `tb_group: tb_group (optional)` (no value stands
+    /// for "left out" in a program).
+    pub fn declared(&self) -> String {
+        let (name, ty) = (self.name, &self.ty);
+        match &self.default {
+            Default::Required => format!("{name}: {ty}"),
+            Default::Absent => format!("{name}: {ty} (optional)"),
+            Default::Int(v) => format!("{name}: {ty} = {v}"),
+            Default::Bool(v) => format!("{name}: {ty} = {v}"),
+            Default::Const(c) => format!("{name}: {ty} = {c}"),
+        }
+    }
+}
+
 /// What a builtin is called on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Receiver {

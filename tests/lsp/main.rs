@@ -296,6 +296,21 @@ fn an_editor_gets_diagnostics_hover_definitions_and_completions() {
         assert!(methods.contains(&m.to_string()), "{m} in {methods:?}");
     }
     assert!(!methods.contains(&"copy".to_string()), "{methods:?}");
+    // A builtin's signature beside its name, a parameter that may be left
+    // out said so.
+    let items = editor.at("textDocument/completion", &uri, 13, 7);
+    let items = items
+        .as_array()
+        .or_else(|| items["items"].as_array())
+        .unwrap();
+    let put = items.iter().find(|i| i["label"] == "put").unwrap();
+    let detail = put["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("memory_channel.put(dst_chunk: chunk, src_chunk: chunk")
+            && detail.contains("tb_group: tb_group (optional)"),
+        "{put}"
+    );
+    assert!(put["documentation"].is_string(), "{put}");
     let typing = PROGRAM.replace(
         "    back.wait(tb: 0, data_sync: after)\n",
         "    rank(r).copy(\n",
