@@ -409,7 +409,7 @@ fn plan_of(
         checked,
         ..
     } = accepted;
-    let overrides = params::parse_defines(sources, &program.stmts, defines)?;
+    let overrides = params::parse_defines(sources, &program.stmts, defines, limits.in_editor)?;
     let mut plan = timings
         .time("evaluate", || {
             shards::evaluate(accepted, defines, overrides.clone(), limits)

@@ -116,12 +116,22 @@ pub fn listing_json(path: &Path) -> Result<String, (SourceMap, Vec<Diagnostic>)>
 /// Turns `-D NAME=VALUE` settings into values of the declared params'
 /// types. (A param's list of values is what `msclc tune` tries: `-D` may
 /// set any value of its type, as the reference's command line may.)
+/// `in_editor`: the settings are the editor's `params`, and said so.
 pub fn parse_defines(
     sources: &SourceMap,
     stmts: &[Stmt],
     defines: &[(String, String)],
+    in_editor: bool,
 ) -> Result<HashMap<String, Value>, Vec<Diagnostic>> {
     let params = declared(stmts);
+    // A setting as the user gave it.
+    let given = |name: &str, raw: &str| {
+        let (name, raw) = (crate::diag::escaped(name), crate::diag::escaped(raw));
+        match in_editor {
+            true => format!("the editor's setting params.{name} = {raw}"),
+            false => format!("-D {name}={raw}"),
+        }
+    };
     let listing = || -> String {
         if params.is_empty() {
             return "this program declares no params".to_string();
@@ -145,9 +155,8 @@ pub fn parse_defines(
             return Err(vec![Diagnostic::plain(
                 Code::Define,
                 format!(
-                    "-D {}={}: the program declares no param `{}`",
-                    crate::diag::escaped(name),
-                    crate::diag::escaped(raw),
+                    "{}: the program declares no param `{}`",
+                    given(name, raw),
                     crate::diag::escaped(name)
                 ),
             )
@@ -159,8 +168,8 @@ pub fn parse_defines(
                 Code::Define,
                 param.default.span,
                 format!(
-                    "-D {name}={}: `{}` is not a valid {ty}",
-                    crate::diag::escaped(raw),
+                    "{}: `{}` is not a valid {ty}",
+                    given(name, raw),
                     crate::diag::escaped(raw)
                 ),
                 format!("`{name}` is a param of type `{ty}`, with this default"),

@@ -186,7 +186,13 @@ fn evaluate_shard(inputs: &Inputs, shard: Shard, stops: &Stops) -> Option<Part> 
                 .ok_or_else(|| std::io::ErrorKind::NotFound.into())
         };
         let program = super::load_with(&mut sources, &inputs.path, main.clone(), &read).ok()?;
-        let overrides = params::parse_defines(&sources, &program.stmts, &inputs.defines).ok()?;
+        let overrides = params::parse_defines(
+            &sources,
+            &program.stmts,
+            &inputs.defines,
+            inputs.limits.in_editor,
+        )
+        .ok()?;
         let sharding = Sharding::Part(shard, stops.others.clone());
         eval::evaluate_part(
             &program,

@@ -129,7 +129,7 @@ pub fn tune(req: &Request) -> Result<Tuned, (SourceMap, Vec<Diagnostic>)> {
     };
     // A -D every candidate shares is judged once, before any is tried;
     // and so is what the checker finds, which no param value changes.
-    if let Err(d) = driver::params::parse_defines(&sources, &program.stmts, req.fixed) {
+    if let Err(d) = driver::params::parse_defines(&sources, &program.stmts, req.fixed, false) {
         return Err((sources, d));
     }
     if let Err(d) = crate::check::check(&program) {

@@ -498,6 +498,18 @@ fn warnings_and_settings_reach_the_editor() {
         );
         assert_eq!(editor.diagnostics(&uri).len(), count, "{settings}");
     }
+    // A setting that is no value of its param's type is said as the
+    // editor's setting, not as a command line's `-D`.
+    editor.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"params": {"n": "abc"}}}),
+    );
+    let said = editor.diagnostics(&uri);
+    let message = said[0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("the editor's setting params.n = abc: `abc` is not a valid int"),
+        "{said:?}"
+    );
     editor.stop();
 }
 
