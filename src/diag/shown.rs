@@ -22,11 +22,16 @@ const LEAD: usize = 60;
 const ELLIPSIS: &str = "…";
 
 /// Whether `c` would be acted on by a terminal, or reorder the text around
-/// it, rather than shown: C0 and C1 controls but tab and newline, and the
-/// bidirectional embeddings, overrides and isolates.
+/// it, or take no room, rather than be shown: C0 and C1 controls but tab
+/// and newline, the bidirectional embeddings, overrides and isolates, and
+/// the zero-width space, word joiner and byte-order mark (a label on one
+/// would have no caret).
 fn hidden(c: char) -> bool {
     (c.is_control() && c != '\t' && c != '\n')
-        || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+        || matches!(
+            c,
+            '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200B}' | '\u{2060}' | '\u{FEFF}'
+        )
 }
 
 /// `text` with hidden characters as `?`s of the same byte length; a line
@@ -42,6 +47,9 @@ fn visible(text: &str) -> std::borrow::Cow<'_, str> {
         match c {
             '\r' if chars.peek() == Some(&'\n') => out.push(' '),
             '\r' => out.push('\n'),
+            // A byte-order mark that starts the file is its encoding, not
+            // a character of its first line.
+            '\u{FEFF}' if out.is_empty() => out.push(c),
             c if hidden(c) => out.push_str(&"?".repeat(c.len_utf8())),
             c => out.push(c),
         }
@@ -308,6 +316,12 @@ mod tests {
         assert_eq!(s.text.len(), original.len());
         assert_eq!(s.text, "let s = \"?[2J???\"\nx");
         assert_eq!(text("a\u{1b}b"), "a\\u{1b}b");
+        // Characters that take no room: shown, so a label on one has a caret.
+        let original = "let x = 1 +\u{FEFF} 2\u{200B}";
+        let s = Source::new(original, &[0]);
+        assert_eq!(s.text, "let x = 1 +??? 2???");
+        let marked = "\u{FEFF}let x = 1 +\u{FEFF}";
+        assert_eq!(Source::new(marked, &[0]).text, "\u{FEFF}let x = 1 +???");
     }
 
     #[test]
