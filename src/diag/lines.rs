@@ -42,13 +42,18 @@ impl LineStarts {
 }
 
 /// The line (from 0) of byte `offset` of `text`, whose lines `lines` are,
-/// and its column: the characters before it on its line (from 0).
+/// and its column: the characters before it on its line (from 0), a
+/// byte-order mark that starts the text not counted (it is the file's
+/// encoding, which editors do not show).
 pub fn line_and_column(text: &str, lines: &LineStarts, offset: usize) -> (usize, usize) {
     let mut offset = offset.min(text.len());
     while !text.is_char_boundary(offset) {
         offset -= 1;
     }
-    let (line, start) = lines.line_of(offset);
+    let (line, mut start) = lines.line_of(offset);
+    if start == 0 && text.starts_with('\u{FEFF}') {
+        start = '\u{FEFF}'.len_utf8().min(offset);
+    }
     (line, text[start..offset].chars().count())
 }
 
@@ -74,5 +79,11 @@ mod tests {
         assert_eq!(lines.line_of(8), (2, 7));
         assert_eq!(line_and_column(text, &lines, 11), (3, 1));
         assert_eq!(line_and_column("é\rx", &LineStarts::new("é\rx"), 3), (1, 0));
+        // A byte-order mark that starts the text takes no column.
+        let marked = "\u{FEFF}let x";
+        let lines = LineStarts::new(marked);
+        assert_eq!(line_and_column(marked, &lines, 3), (0, 0));
+        assert_eq!(line_and_column(marked, &lines, 7), (0, 4));
+        assert_eq!(line_and_column(marked, &lines, 0), (0, 0));
     }
 }
