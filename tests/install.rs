@@ -344,6 +344,12 @@ fn a_tuned_set_installs_in_place_of_the_plans_there() {
         installed,
         "the set installed before is left"
     );
+    // A plan that is not text at all: said as unreadable, not as JSON.
+    std::fs::write(tuned.join(&listed[0]), b"{\"name\": \"\xff\"}").unwrap();
+    let out = install_from(&cache, &tuned);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("it is not UTF-8: byte 10"), "{err}");
     std::fs::write(tuned.join("index.json"), original_index).unwrap();
     std::fs::write(tuned.join(&listed[0]), &installed).unwrap();
     // An index naming a file outside its folder.

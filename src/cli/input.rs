@@ -41,6 +41,16 @@ pub(crate) fn read_checked_plan(
     warnings: &WarningArgs,
 ) -> Result<msclc::ir::Plan, ExitCode> {
     let (plan, _) = load_plan(input, (defines, limits), how)?;
+    checked_plan(plan, input, warnings)
+}
+
+/// `plan`, read from `input`, checked for signals without waits and for
+/// the executor's limits (warnings, as `warnings` says).
+pub(crate) fn checked_plan(
+    plan: msclc::ir::Plan,
+    input: &std::path::Path,
+    warnings: &WarningArgs,
+) -> Result<msclc::ir::Plan, ExitCode> {
     let balance = match msclc::passes::pairing::check(&plan) {
         Ok(balance) => balance,
         Err(d) => return Err(fail_in(None, input, d)),
@@ -99,21 +109,7 @@ pub(crate) fn load_plan(
                     format!("cannot read {}: {e}", input.display()),
                 ))
             })?;
-        let plan = msclc::front::plan_json::read_plan(&text).map_err(|e| {
-            let mut d = e.diagnostic().in_plan(input);
-            // A program in a file named as a plan: it opens with a word or
-            // a comment, which no JSON does.
-            let opening = text.trim_start_matches('\u{feff}').trim_start();
-            if opening.starts_with(|c: char| c.is_ascii_alphabetic()) || opening.starts_with("//")
-            {
-                d = d.with_note(format!(
-                    "help: a plan is a JSON object, opening with `{{`; msclc reads a file whose name ends in `.json` as a plan: a program's file is named `.mscl` ({} as {})",
-                    input.display(),
-                    input.with_extension("mscl").display()
-                ));
-            }
-            fail(d)
-        })?;
+        let plan = plan_of_text(input, &text)?;
         if let Some(n) = nranks.filter(|n| *n as usize != plan.ranks.len()) {
             return Err(fail(Diagnostic::plain(Code::Ranks, format!(
                 "--nranks {n}: {} is a plan for {} ranks; a JSON plan's rank count is fixed (compile the program for {n} ranks instead)",
@@ -147,6 +143,28 @@ pub(crate) fn load_plan(
         }
         Err(diags) => Err(report(&compiled.sources, &diags)),
     }
+}
+
+/// The plan `text`, the contents of `input`, reads as; where it is none,
+/// the error, said (with a hint where the text is a program's).
+pub(crate) fn plan_of_text(
+    input: &std::path::Path,
+    text: &str,
+) -> Result<msclc::ir::Plan, ExitCode> {
+    msclc::front::plan_json::read_plan(text).map_err(|e| {
+        let mut d = e.diagnostic().in_plan(input);
+        // A program in a file named as a plan: it opens with a word or
+        // a comment, which no JSON does.
+        let opening = text.trim_start_matches('\u{feff}').trim_start();
+        if opening.starts_with(|c: char| c.is_ascii_alphabetic()) || opening.starts_with("//") {
+            d = d.with_note(format!(
+                "help: a plan is a JSON object, opening with `{{`; msclc reads a file whose name ends in `.json` as a plan: a program's file is named `.mscl` ({} as {})",
+                input.display(),
+                input.with_extension("mscl").display()
+            ));
+        }
+        fail(d)
+    })
 }
 
 /// Refuses outputs (each with the option that names it) of which one is a

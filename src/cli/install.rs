@@ -185,13 +185,12 @@ fn tuned_plans(from: &Path) -> Result<Vec<(String, Vec<u8>)>, ExitCode> {
             )));
         }
         let path = from.join(file);
-        let mut contents = Vec::new();
-        regular_file(&path)
-            .and_then(|mut f| std::io::Read::read_to_end(&mut f, &mut contents))
+        let text = regular_file(&path)
+            .and_then(|f| msclc::files::read_text(f, None))
             .map_err(|e| unusable(format!("cannot read {}: {e}", path.display())))?;
         if let Some(listed) = entry["sha256"].as_str() {
             let found = msclc::tune::report::write_fingerprinted(&mut std::io::sink(), |out| {
-                out.write_all(&contents)
+                out.write_all(text.as_bytes())
             })
             .map_err(|e| unusable(format!("cannot read {}: {e}", path.display())))?;
             if found != listed {
@@ -206,14 +205,10 @@ fn tuned_plans(from: &Path) -> Result<Vec<(String, Vec<u8>)>, ExitCode> {
             quiet: true,
             ..Default::default()
         };
-        let limits = super::options::LimitArgs::default();
-        super::input::read_checked_plan(
-            &path,
-            (&[], &limits),
-            super::input::Compile::Plain,
-            &quiet,
-        )?;
-        plans.push((file.to_string(), contents));
+        // The bytes installed are the ones checked, not the file read again.
+        let plan = super::input::plan_of_text(&path, &text)?;
+        super::input::checked_plan(plan, &path, &quiet)?;
+        plans.push((file.to_string(), text.into_bytes()));
     }
     Ok(plans)
 }
