@@ -85,6 +85,12 @@ pub fn cost(plan: &Plan, top: &Topology, event: &Event, rank: u32, tb: u32) -> C
         on_proxy: event.proxy.is_some() && !top.one_gpu,
         ..Cost::default()
     };
+    // A barrier lets its blocks go `barrier` after the last arrives: its
+    // own time, from when all are there (the engine starts it then), so
+    // that one a block ends with, or begins with, costs it too.
+    if op.name == OpName::Barrier {
+        cost.fixed_us += top.latency.barrier;
+    }
     if op.name.moves_no_data() {
         return cost;
     }

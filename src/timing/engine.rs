@@ -548,7 +548,9 @@ impl Engine<'_, '_, '_> {
             let delay = match why {
                 Release::Signal | Release::Packet => self.top.latency(from, to),
                 Release::Semaphore => lat.local,
-                Release::Barrier => lat.barrier,
+                // The barrier's latency is its own time (`cost`), from
+                // the last arrival on.
+                Release::Barrier => 0.0,
                 // On one GPU the block did the port transfer itself.
                 Release::Proxy if self.top.one_gpu => lat.local,
                 Release::Proxy => lat.proxy,

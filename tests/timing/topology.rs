@@ -76,6 +76,30 @@ pub(crate) fn the_model_follows_the_machine() {
     );
     let (before, after) = (at(port, "h100-ib", "1K"), at(port, &lazy, "1K"));
     assert!(after - before >= 50.0, "{before} us -> {after} us");
+    // A barrier lets its blocks go its latency after the last arrives:
+    // one the blocks begin and end with costs it once, two twice.
+    let barrier_of = |name: &str, us: u32| {
+        let json = format!(
+            r#"{{"base": "h100-ib", "latency_us": {{"barrier": {us}, "launch_interval": 0}}}}"#
+        );
+        write_topology(&dir, name, &json)
+    };
+    let (no_barrier, slow_barrier) = (barrier_of("no_barrier", 0), barrier_of("slow_barrier", 100));
+    let once = "examples/mscclpp/unit_tests/barrier_test.mscl";
+    let twice = dir.join("barrier_twice.mscl");
+    let text = std::fs::read_to_string(root().join(once)).unwrap();
+    std::fs::write(&twice, format!("{text}rank(0).barrier(tb_list: [0, 1])\n")).unwrap();
+    let twice = twice.to_str().unwrap();
+    for (program, barriers) in [(once, 1.0), (twice, 2.0)] {
+        let (fast, slow) = (
+            at(program, &no_barrier, "1K"),
+            at(program, &slow_barrier, "1K"),
+        );
+        assert!(
+            (slow - fast - 100.0 * barriers).abs() < 0.01,
+            "{program}: {fast} us -> {slow} us"
+        );
+    }
     // Small messages cost latency, large ones bandwidth: 1 KiB and 2 KiB
     // take about the same; 512 MiB and 1 GiB, twice.
     let (a, b) = (
