@@ -43,9 +43,12 @@ pub fn timeline(
         )
     });
     let mut slice_of = vec![usize::MAX; run.events.len()];
+    // A run that deadlocked has no end, and so no critical path to one.
     let mut on_path = vec![false; run.events.len()];
-    for &e in &critical.events {
-        on_path[e as usize] = true;
+    if run.stuck.is_empty() {
+        for &e in &critical.events {
+            on_path[e as usize] = true;
+        }
     }
     let mut slices = Vec::with_capacity(order.len());
     let mut namer = OpNamer::new(plan);

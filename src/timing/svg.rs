@@ -130,7 +130,9 @@ pub fn svg(t: &Timeline) -> String {
             r#"<line class="flow" x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}"/>"#
         );
     }
-    if t.end_us.is_finite() && t.end_us > 0.0 {
+    // The predicted end, where there is one (a deadlock has none).
+    let deadlocked = !t.stuck.is_empty();
+    if !deadlocked && t.end_us.is_finite() && t.end_us > 0.0 {
         let ex = x(t.end_us);
         let _ = write!(
             o,
@@ -167,26 +169,29 @@ pub fn svg(t: &Timeline) -> String {
     }
 
     let mut title = format!(
-        "{} · {} · {} · predicted {}",
+        "{} · {} · {}",
         t.title,
         t.topology,
-        human_bytes(t.size_bytes),
-        human_time(t.end_us)
+        human_bytes(t.size_bytes)
     );
-    if !t.stuck.is_empty() {
+    if deadlocked {
+        // No time is predicted for a kernel that never ends.
         let n = t.stuck.len();
         let _ = write!(
             title,
-            " · deadlock: {n} block{} stuck",
-            if n == 1 { "" } else { "s" }
+            " · deadlock: {n} block{} stuck, the last op ending at {}",
+            if n == 1 { "" } else { "s" },
+            human_time(t.end_us)
         );
+    } else {
+        let _ = write!(title, " · predicted {}", human_time(t.end_us));
     }
     let _ = write!(
         o,
         r#"<text class="title" x="12" y="22">{}</text>"#,
         Esc(&title)
     );
-    legend(&mut o);
+    legend(&mut o, deadlocked);
 
     let mut y = bottom + 22.0;
     if hidden > 0 {
@@ -262,17 +267,18 @@ fn chosen_flows<'a>(t: &'a Timeline, shown: &dyn Fn(usize) -> bool) -> Vec<&'a F
     out
 }
 
-/// What the colours and marks mean. Its swatches are of class `key`, not
-/// `op`: they are no op.
-fn legend(o: &mut String) {
+/// What the colours and marks mean: a deadlock's marks, or else the
+/// critical path and the predicted end. Its swatches are of class `key`,
+/// not `op`: they are no op.
+fn legend(o: &mut String, deadlocked: bool) {
     let y = 44.0;
     let mut lx = 12.0;
-    for (class, label) in [
-        ("data", "data"),
-        ("sync", "sync"),
-        ("data crit", "critical path"),
-        ("sync", "waiting"),
-    ] {
+    let critical = [("data crit", "critical path")];
+    let keys = [("data", "data"), ("sync", "sync")]
+        .into_iter()
+        .chain(critical.into_iter().filter(|_| !deadlocked))
+        .chain([("sync", "waiting")]);
+    for (class, label) in keys {
         let _ = write!(
             o,
             r#"<rect class="key {class}" x="{lx}" y="{y}" width="18" height="{BAR}"/>"#
@@ -299,13 +305,20 @@ fn legend(o: &mut String) {
         lx + 28.0,
     );
     lx += 44.0 + 5.9 * 42.0;
-    let (ex, eb) = (lx + 130.0, y + BAR);
-    let _ = write!(
-        o,
-        r#"<path class="stuck" d="M{lx},{y}l5,6l-5,6l-5,-6z"/><text x="{}" y="{ty}">stuck (deadlock)</text><line class="end" x1="{ex}" x2="{ex}" y1="{y}" y2="{eb}"/><text x="{}" y="{ty}">predicted end</text>"#,
-        lx + 10.0,
-        ex + 8.0,
-    );
+    if deadlocked {
+        let _ = write!(
+            o,
+            r#"<path class="stuck" d="M{lx},{y}l5,6l-5,6l-5,-6z"/><text x="{}" y="{ty}">stuck (deadlock)</text>"#,
+            lx + 10.0,
+        );
+    } else {
+        let (ex, eb) = (lx + 4.0, y + BAR);
+        let _ = write!(
+            o,
+            r#"<line class="end" x1="{ex}" x2="{ex}" y1="{y}" y2="{eb}"/><text x="{}" y="{ty}">predicted end</text>"#,
+            ex + 8.0,
+        );
+    }
 }
 
 /// 1, 2 or 5 times a power of ten, the first at least `raw`.

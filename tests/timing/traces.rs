@@ -133,6 +133,26 @@ pub(crate) fn a_deadlock_has_a_timeline_up_to_where_it_stopped() {
     assert!(stuck
         .iter()
         .all(|e| e["name"].as_str().unwrap().contains("wait")));
+    // A kernel that never ends has no critical path, and its picture
+    // claims no predicted time.
+    assert!(
+        events.iter().all(|e| e["args"]["critical"] != true),
+        "no op on a critical path"
+    );
+    let svg = dir.join("t.svg");
+    msclc(&[
+        "sim",
+        program.to_str().unwrap(),
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "1M",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert!(picture.contains("deadlock: 2 blocks stuck, the last op ending at"));
+    assert!(!picture.contains("predicted") && !picture.contains("critical path"));
     // `-` names no file here: standard output has the verdict and table.
     for flag in ["--trace", "--svg"] {
         let out = msclc(&[
