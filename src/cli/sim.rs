@@ -64,8 +64,8 @@ pub(crate) struct SimArgs {
 pub(crate) struct TimingArgs {
     /// Predict how long the plan takes on this topology: a built-in
     /// (h100-nvlink, h100-nvls, h100-ib, emulated-h100) or a JSON file
-    /// (docs/timing.md). Prints a table in the nccl-tests form and each
-    /// size's critical path
+    /// (docs/timing.md). Prints a table in the nccl-tests form (--explain
+    /// adds where one size's time goes)
     #[arg(long, value_name = "TOPOLOGY")]
     pub(crate) timing: Option<String>,
     /// Message sizes to predict, doubling from MIN to MAX (K, M, G suffixes)

@@ -13,14 +13,17 @@ use crate::ir::Plan;
 /// `size`, for the reason `why` (the smaller ones for the same or a like
 /// one).
 pub fn no_size_runs(min: u64, max: u64, size: u64, why: &str) -> Diagnostic {
-    Diagnostic::plain(
-        Code::NoSize,
+    // One size given (`--size 1000`) is said as given.
+    let message = if min == max {
+        format!("--size {} does not run this plan: {why}", size_option(min))
+    } else {
         format!(
             "no size of --size {}:{} runs this plan: at {size} B, {why}",
             size_option(min),
             size_option(max)
-        ),
-    )
+        )
+    };
+    Diagnostic::plain(Code::NoSize, message)
 }
 
 /// A byte count as `--size` takes it (`2G`): as `short_bytes` writes it,

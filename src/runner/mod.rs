@@ -186,7 +186,12 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
                 'K' => 1u64 << 10,
                 'M' => 1 << 20,
                 'G' => 1 << 30,
-                _ => return Err(format!("`{text}`: size suffixes are K, M and G")),
+                // A number with a letter after it: the letter is the
+                // problem. Anything else is no size at all.
+                _ if !t[..i].is_empty() && t[..i].bytes().all(|b| b.is_ascii_digit()) => {
+                    return Err(format!("`{text}`: size suffixes are K, M and G"))
+                }
+                _ => return Err(format!("`{text}` is not a byte count (like 1024, 64K, 1M)")),
             };
             (&t[..i], scale)
         }
@@ -275,6 +280,13 @@ mod tests {
         assert!(parse_size("1.5K")
             .unwrap_err()
             .contains("is not a byte count"));
+        // A word is no size; a number with another letter, a suffix wrong.
+        assert!(parse_size("abc")
+            .unwrap_err()
+            .contains("is not a byte count"));
+        assert!(parse_size("4T")
+            .unwrap_err()
+            .contains("size suffixes are K, M and G"));
     }
 
     /// A two-rank AllGather; with `wrong`, rank 0 then overwrites what

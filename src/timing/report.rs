@@ -241,17 +241,19 @@ fn critical_lines(prep: &Prepared, p: &Predicted) -> String {
             us(ran_us)
         );
     }
+    // Every part to the hundredth, as the whole: they visibly add up
+    // (the table's widths would give 25807.4 = 1.85 + 25802.1 + ...).
     let _ = writeln!(
         out,
-        "# critical path at {}: {} us = launch {} + data {} ({} ops) + sync {} ({} ops) + in flight {}; blocks waited {:.0}% of their time",
+        "# critical path at {}: {:.2} us = launch {:.2} + data {:.2} ({}) + sync {:.2} ({}) + in flight {:.2}; blocks waited {:.0}% of their time",
         crate::units::human_bytes(p.workload.size()),
-        us(p.issue_bound.unwrap_or(p.end_us)),
-        us(c.launch_us),
-        us(c.data_us),
-        c.data_ops,
-        us(c.sync_us),
-        c.sync_ops,
-        us(c.in_flight_us),
+        p.issue_bound.unwrap_or(p.end_us),
+        c.launch_us,
+        c.data_us,
+        crate::units::count(c.data_ops as u64, "op"),
+        c.sync_us,
+        crate::units::count(c.sync_ops as u64, "op"),
+        c.in_flight_us,
         100.0 * c.waiting_share
     );
     let segments = &p.segments;

@@ -55,7 +55,7 @@ fn text_is_escaped() {
     let title = doc.descendants().find(|n| class_is(n, "title")).unwrap();
     assert_eq!(
         title.text(),
-        Some("allgather <ring> & co · h100-nvlink · 64 MiB · predicted 12.2 µs · deadlock: 1 block stuck")
+        Some("allgather <ring> & co · h100-nvlink · 64 MiB · deadlock: 1 block stuck, the last op ending at 12.2 µs")
     );
     assert!(doc
         .descendants()
