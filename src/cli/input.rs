@@ -203,6 +203,13 @@ pub(crate) fn outputs_spare_imports(
     Ok(())
 }
 
+/// Whether `path` is a character device, which a write goes through
+/// rather than into a file.
+fn is_device(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_char_device())
+}
+
 /// An output a command writes: the flag that names it, the path given,
 /// and a file name to suggest where the path is a folder (`plan.cu`).
 pub(crate) type Output<'a> = (&'static str, &'a std::path::Path, &'static str);
@@ -262,6 +269,11 @@ pub(crate) fn distinct_outputs(
                     output.display()
                 ),
             ));
+        }
+        // A device (`/dev/null`, a terminal) takes what each output
+        // writes, one after the other: nothing is overwritten.
+        if is_device(output) {
+            continue;
         }
         // Not there yet, two outputs of one name are still one file
         // (`./t.json` and `t.json` too).

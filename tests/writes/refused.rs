@@ -161,7 +161,8 @@ fn an_output_in_a_missing_folder_is_refused_before_the_work() {
 }
 
 /// Two outputs that name one file, though it is not there yet and the
-/// names differ (`./t.json`, `t.json`), are refused before the work.
+/// names differ (`./t.json`, `t.json`), are refused before the work; two
+/// that name a device are not.
 #[test]
 fn two_outputs_naming_one_new_file_are_refused() {
     let dir = scratch("one_file");
@@ -180,6 +181,20 @@ fn two_outputs_naming_one_new_file_are_refused() {
         "{err}"
     );
     assert!(!dir.join("t.json").exists());
+    // A device takes both, one after the other: nothing is overwritten.
+    let out = msclc()
+        .current_dir(&dir)
+        .args(["sim", "--timing", "h100-nvlink", "--size", "1K:4K"])
+        .args(["--trace", "/dev/null", "--svg", "/dev/null"])
+        .arg(&program)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// A file its user may not write is not replaced by `-o` or `fmt` (a
