@@ -70,7 +70,9 @@ class MsclcError(Exception):
     """msclc refused the program, plan or request. ``str(error)`` is the
     rendered diagnostic the command line prints; ``exit_code`` is its exit
     status (1: the program or plan is wrong, 2: msclc could not do what
-    was asked); ``diagnostics`` the problems, structured."""
+    was asked; negative where a signal ended it, as ``subprocess`` says
+    it: -9 for a SIGKILL); ``diagnostics`` the problems, structured; and
+    for :func:`timing`, ``rows`` the table printed all the same."""
 
     def __init__(
         self,
@@ -84,7 +86,8 @@ class MsclcError(Exception):
         self.exit_code = exit_code
         self.diagnostics = diagnostics
         #: For :func:`timing`: the table the command printed for a plan it
-        #: found wrong (a race), else ``None``.
+        #: found wrong (a race; empty where it printed none); ``None`` for
+        #: an error before the simulation, and from the other functions.
         self.rows = rows
 
     def __reduce__(self):
@@ -134,7 +137,10 @@ def binary() -> str:
 def compile(source: Source, output: Optional[Source] = None, **params) -> str:
     """The MSCCL++ JSON execution plan of ``source``, as text; written to
     ``output`` too when given (whole or not at all, as ``msclc -o``
-    writes; ``"-"``, as there, is no file)."""
+    writes; ``"-"``, as there, is no file; a folder, a name ending in
+    ``/`` or a missing folder raises :class:`MsclcError`). Each warning
+    the command prints is issued as an :class:`MsclcWarning` at the
+    caller's line."""
     target = None if output is None else _path_text(output, "output")
     if target == "-":
         target = None
@@ -168,7 +174,9 @@ def compile(source: Source, output: Optional[Source] = None, **params) -> str:
 def ops(source: Source, **params) -> str:
     """The plan's ops listed to read, as ``msclc --emit ops`` lists them:
     per rank and thread block, each op with the program line and loop
-    values that made it (a JSON plan's without them)."""
+    values that made it (a JSON plan's without them). Each warning the
+    command prints is issued as an :class:`MsclcWarning`, as by
+    :func:`compile`."""
     out = _run(["compile"], source, _defines(params) + ["--emit", "ops"])
     _warn(out.stderr)
     return out.stdout
@@ -190,7 +198,8 @@ def _warn(stderr: str) -> None:
 def params(source: Source) -> List[Dict]:
     """The ``param``s ``source`` declares, in order: each a dict with
     ``name``, ``type`` (``int``, ``bool``, ``str``, ``protocol``, ...) and
-    ``default`` (as written in the program)."""
+    ``default`` (as written in the program), and ``values`` where it lists
+    the values it may take (``in [1, 2, 4]``)."""
     out = _run(["check"], source, ["--params"])
     return _json(out.stdout)
 
@@ -251,14 +260,19 @@ def timing(
         args += [f"--dtype={_text(dtype, 'dtype')}"]
     if nranks is not None:
         args += ["--nranks", _int_text(nranks, "nranks")]
-    out = _run(["sim"], source, args, wrong_is_result=True)
+    out = _run(["sim"], source, args, wrong_is_result=True, report_on_stdout=True)
     rows = _rows(out.stdout)
     if out.returncode != 0:
-        # The simulator's report comes before the table, on standard output.
-        report = out.stdout.split("\n# predicted", 1)[0] + out.stderr
+        report = _stdout_report(out) + out.stderr
         report = report.rstrip("\n")
         raise MsclcError(report, out.returncode, _diagnostics(report), rows)
     return rows
+
+
+def _stdout_report(out: subprocess.CompletedProcess) -> str:
+    """The simulator's report, which comes before the predicted table on
+    standard output."""
+    return out.stdout.split("\n# predicted", 1)[0]
 
 
 def _rows(stdout: str) -> List[Dict]:
@@ -321,7 +335,7 @@ def tune(
             args += ["--max-candidates", _int_text(max_candidates, "max_candidates")]
         if within is not None:
             if isinstance(within, bool) or not isinstance(within, (int, float)):
-                raise TypeError(f"within is {within!r}: give a fraction, a float")
+                raise TypeError(f"within is {within!r}: give a percentage, a number (5 for 5%)")
             args += ["--within", str(within)]
         if nranks is not None:
             args += ["--nranks", _int_text(nranks, "nranks")]
@@ -369,7 +383,8 @@ def _write_whole(path: Source, text: str) -> None:
     """Writes ``path`` whole or not at all: a temporary file of this
     writer's own beside it (ranks or threads writing at once each have
     one), on disk before it is renamed over the path; a file that was
-    there keeps its permissions."""
+    there keeps its permissions, a new one gets those the umask leaves
+    (``mkstemp`` makes its file for its owner alone)."""
     path = os.fspath(path)
     name = os.path.basename(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=os.path.dirname(path) or ".")
@@ -380,10 +395,27 @@ def _write_whole(path: Source, text: str) -> None:
             os.fsync(f.fileno())
         if os.path.exists(path):
             os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
+        else:
+            os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _umask() -> int:
+    """The process's umask: as Linux reports it, else read by setting it
+    and setting it back (which another thread could see for a moment)."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _define_text(value) -> str:
@@ -486,25 +518,36 @@ def _run(
     args: List[str],
     wrong_is_result: bool = False,
     json_out: bool = False,
+    report_on_stdout: bool = False,
 ):
     """Runs ``msclc COMMAND SOURCE ARGS``; raises :class:`MsclcError` on a
-    failure (for ``sim``, exit code 1 is a verdict and returns). What it
-    prints names source text as such, not the file it was put in; with
-    ``json_out``, its standard output read as JSON is ``value`` (the
+    failure (for ``sim``, exit code 1 is a verdict and returns), with what
+    the command said on standard error (and, with ``report_on_stdout``,
+    the simulator's report before it: ``sim --timing`` prints it there).
+    What it prints names source text as such, not the file it was put in;
+    with ``json_out``, its standard output read as JSON is ``value`` (the
     name replaced in the values, where the JSON text escapes it)."""
     with _source_file(source) as shown:
-        out = _run_file(command, shown, args, wrong_is_result)
+        out = _run_file(command, shown, args, wrong_is_result, report_on_stdout)
         if json_out:
             out.value = shown.restore(_json(out.stdout))
         out.stdout = shown.restore_text(out.stdout)
         return out
 
 
-def _run_file(command: List[str], shown: "_Shown", args: List[str], wrong_is_result: bool = False):
+def _run_file(
+    command: List[str],
+    shown: "_Shown",
+    args: List[str],
+    wrong_is_result: bool = False,
+    report_on_stdout: bool = False,
+):
     out = _command([binary()] + command + [_not_an_option(shown.path)] + args)
     out.stderr = shown.restore_text(out.stderr)
     if out.returncode == 0 or (wrong_is_result and out.returncode == 1 and out.stdout):
         return out
+    if report_on_stdout:
+        out.stderr = shown.restore_text(_stdout_report(out)) + out.stderr
     raise MsclcError(_failure_text(out), out.returncode, _diagnostics(out.stderr))
 
 
@@ -513,6 +556,8 @@ def _failure_text(out: subprocess.CompletedProcess) -> str:
     exit code negative, as ``subprocess`` gives it), which signal, since it
     could say nothing (killed for memory, most often)."""
     text = out.stderr.rstrip("\n")
+    if out.returncode > 0 and not text.strip():
+        text = f"{out.args[0]} exited with status {out.returncode} and said nothing"
     if out.returncode < 0:
         try:
             name = signal.Signals(-out.returncode).name
@@ -604,10 +649,13 @@ _NOTE = re.compile(r"^\s*= (.*)$")
 def _diagnostics(text: str) -> List[Diagnostic]:
     """The diagnostics of a rendered report, in order."""
     found: List[Diagnostic] = []
+    # Whether the line before was a note's, which an indented line goes on.
+    in_note = False
     for line in text.splitlines():
         header = _HEADER.match(line)
         if header:
             found.append(Diagnostic(header.group(1), header.group(2), header.group(3)))
+            in_note = False
             continue
         if not found:
             continue
@@ -620,7 +668,11 @@ def _diagnostics(text: str) -> List[Diagnostic]:
         note = _NOTE.match(line)
         if note:
             found[-1].notes.append(note.group(1))
-        elif found[-1].notes and line.startswith("  ") and line.strip():
-            # A note of several lines (a list under it) goes on.
+            in_note = True
+        elif in_note and line.startswith("  ") and line.strip():
+            # A note of several lines (a list under it) goes on; a blank
+            # or unindented line ends it.
             found[-1].notes[-1] += "\n" + line.strip()
+        else:
+            in_note = False
     return found

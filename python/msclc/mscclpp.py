@@ -117,7 +117,15 @@ def compile(source: Source, algo_spec: Any, rank: int, **params):
         raise TypeError(f"rank is {rank!r}: give an int, one of the AlgoSpec's {world_size} ranks")
     if not 0 <= rank < world_size:
         raise ValueError(f"rank {rank} is not one of the AlgoSpec's {world_size} ranks")
-    import mscclpp  # Only here: msclc works without MSCCL++ installed.
+    try:
+        import mscclpp  # Only here: msclc works without MSCCL++ installed.
+    except ImportError as e:
+        raise ImportError(
+            f"msclc.mscclpp.compile needs MSCCL++'s Python package, which is not installed here ({e});"
+            " build and install it from its source (github.com/microsoft/mscclpp: it is not on PyPI),"
+            " or write the plan alone with msclc.mscclpp.plan, which needs nothing but msclc",
+            name=e.name,
+        ) from e
 
     path = plan(source, algo_spec, cache_dir=mscclpp.env().cache_dir, **params)
     return mscclpp.Algorithm(

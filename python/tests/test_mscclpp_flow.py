@@ -74,6 +74,15 @@ class Plan(unittest.TestCase):
             self.assertEqual((len(plan["gpus"]), plan["min_message_size"]), (4, 1 << 20))
             self.assertEqual(os.listdir(cache), [path.name], "no temporary file is left")
 
+    def test_a_plan_in_the_cache_has_the_umasks_permissions(self):
+        mask = os.umask(0o027)
+        try:
+            with tempfile.TemporaryDirectory() as cache:
+                written = msclc.mscclpp.plan(PROGRAM, spec(), cache_dir=cache)
+                self.assertEqual(written.stat().st_mode & 0o777, 0o640)
+        finally:
+            os.umask(mask)
+
     def test_the_cache_key_is_the_content(self):
         with tempfile.TemporaryDirectory() as cache:
             first = msclc.mscclpp.plan(PROGRAM, spec(), cache_dir=cache)
@@ -176,6 +185,17 @@ class Compile(unittest.TestCase):
     def test_a_rank_outside_the_world_is_refused(self):
         with self.assertRaises(ValueError):
             msclc.mscclpp.compile(PROGRAM, spec(), rank=8)
+
+    def test_without_mscclpp_it_says_what_to_do(self):
+        # (A None in sys.modules makes `import mscclpp` fail, as where it
+        # is not installed.)
+        modules = {k: v for k, v in sys.modules.items() if k == "mscclpp" or k.startswith("mscclpp.")}
+        sys.modules["mscclpp"] = None
+        try:
+            with self.assertRaisesRegex(ImportError, "not on PyPI.*msclc.mscclpp.plan"):
+                msclc.mscclpp.compile(PROGRAM, spec(), rank=0)
+        finally:
+            sys.modules.update(modules)
 
     def test_the_guides_flows_as_examples_write_them(self):
         # The examples import PyTorch and netifaces at the top; their msclc

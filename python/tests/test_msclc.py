@@ -96,6 +96,20 @@ class Compile(unittest.TestCase):
         self.assertEqual(raised.exception.exit_code, -9)
         self.assertIn("was ended by SIGKILL", str(raised.exception))
 
+    def test_a_command_that_fails_silently_says_so(self):
+        before = os.environ.get("MSCLC_BINARY")
+        os.environ["MSCLC_BINARY"] = "/bin/false"
+        try:
+            with self.assertRaises(msclc.MsclcError) as raised:
+                msclc.compile(ROOT / "examples/simple_allgather.mscl")
+        finally:
+            if before is None:
+                del os.environ["MSCLC_BINARY"]
+            else:
+                os.environ["MSCLC_BINARY"] = before
+        self.assertEqual(raised.exception.exit_code, 1)
+        self.assertEqual(str(raised.exception), "/bin/false exited with status 1 and said nothing")
+
     def test_params_are_python_values(self):
         path = ROOT / "examples/simple_allgather.mscl"
         plan = json.loads(msclc.compile(path, num_gpus=4, name="four"))
@@ -160,6 +174,13 @@ class Compile(unittest.TestCase):
                 msclc.compile(path, num_gpus=value)
         with self.assertRaises(TypeError):
             msclc.compile(path, **{"name=x": "y"})
+
+    def test_each_diagnostic_keeps_its_own_notes(self):
+        # Two reports one after the other, the first's last note of two
+        # lines, then a report's plain lines: none joins another's notes.
+        one = "error[E0603]: a race\n  = note: first\n    goes on\n\nthe user's read\n  hint: none\n"
+        found = msclc._diagnostics(one + one)
+        self.assertEqual([d.notes for d in found], [["note: first\ngoes on"]] * 2)
 
     def test_a_note_of_several_lines_is_kept_whole(self):
         with self.assertRaises(msclc.MsclcError) as raised:
@@ -321,6 +342,13 @@ class Timing(unittest.TestCase):
         self.assertEqual((raised.exception.exit_code, raised.exception.rows), (1, []))
         self.assertEqual(raised.exception.diagnostics[0].code, "E0602")
         self.assertEqual(raised.exception.diagnostics[0].file, "<program text>")
+        # No size of the range runs it (exit code 2): the race found
+        # before is said too.
+        with self.assertRaises(msclc.MsclcError) as raised:
+            msclc.timing(ROOT / "examples/allreduce_nvls.mscl", "h100-nvls", "16:16")
+        self.assertEqual(raised.exception.exit_code, 2)
+        codes = [d.code for d in raised.exception.diagnostics]
+        self.assertEqual((codes[0], codes[-1]), ("E0603", "E0808"))
 
 
 class Tune(unittest.TestCase):
@@ -371,6 +399,12 @@ class Tune(unittest.TestCase):
                 msclc.tune(self.PROGRAM, "h100-ib", "1K:4K", vary=vary)
         with self.assertRaisesRegex(ValueError, "is empty"):
             msclc.tune(self.PROGRAM, "h100-ib", "1K:4K", vary={"tbg": []})
+
+    def test_within_is_a_percentage(self):
+        with self.assertRaisesRegex(TypeError, r"give a percentage, a number \(5 for 5%\)"):
+            msclc.tune(self.PROGRAM, "h100-ib", "1K:4K", within="5")
+        with self.assertRaisesRegex(msclc.MsclcError, "not a percentage from 0 to 100"):
+            msclc.tune(self.PROGRAM, "h100-ib", "1K:4K", within=101)
 
     def test_dtype_is_the_commands(self):
         index = msclc.tune(self.PROGRAM, "h100-ib", "1K:4K", vary={"tbg": [4]}, dtype="float16", num_gpus=16)
