@@ -25,7 +25,16 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Optional
 
-from . import MsclcError, Source, _kind_of_text, _write_whole, compile as _compile_plan, params as _declared, version
+from . import (
+    MsclcError,
+    Source,
+    _kind_of_text,
+    _path_text,
+    _write_whole,
+    compile as _compile_plan,
+    params as _declared,
+    version,
+)
 
 __all__ = ["PLAN_FIELDS", "SPEC_FIELDS", "compile", "plan"]
 
@@ -69,6 +78,7 @@ def plan(
     world size, collective, buffer mode or name, or another value of a
     field the plan holds (``protocol``, ``min_message_size``, ...)."""
     _spec_fields_read(algo_spec)
+    directory = Path(_path_text(cache_dir, "cache_dir")) if cache_dir is not None else _default_cache_dir()
     declared = {p["name"] for p in _declared(source)}
     values: Dict[str, Any] = {}
     for field in SPEC_FIELDS:
@@ -78,7 +88,7 @@ def plan(
             values[field] = value if isinstance(value, (bool, int, str)) else str(value)
     values.update(params)
     text = _compile_plan(source, **values)
-    _agrees_with_spec(source, json.loads(text), algo_spec, declared)
+    _agrees_with_spec(source, json.loads(text), algo_spec, declared, params)
     collective = getattr(getattr(algo_spec, "collective", None), "name", None)
     tags = dict(getattr(algo_spec, "tags", {}) or {})
     key = {
@@ -92,7 +102,6 @@ def plan(
         "plan": _sha256(text.encode()),
     }
     plan_id = _sha256(json.dumps(key, sort_keys=True, separators=(",", ":")).encode())
-    directory = Path(cache_dir) if cache_dir is not None else _default_cache_dir()
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -165,13 +174,16 @@ PLAN_FIELDS = (
 )
 
 
-def _agrees_with_spec(source: Source, plan_json: Dict, spec: Any, declared) -> None:
+def _agrees_with_spec(source: Source, plan_json: Dict, spec: Any, declared, given: Dict) -> None:
     """Raises when the plan is not what the spec describes: MSCCL++ would
-    pick it for messages it does not handle, or fail at run time."""
+    pick it for messages it does not handle, or fail at run time. (``given``:
+    the params the caller set by keyword, which win over the spec's.)"""
     where = os.fspath(source) if _kind_of_text(source) is None else "the program"
     problems = []
 
     def param_hint(param: str, use: str) -> str:
+        if param in given:
+            return f"the keyword argument {param}={given[param]!r} set it: leave it out, the AlgoSpec's is used"
         if param in declared:
             return f"the program declares `{param}`: {use}"
         return f"declare `param {param}` and {use}, or set the program's own param (compile(..., NAME=VALUE))"

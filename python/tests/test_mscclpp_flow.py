@@ -105,7 +105,11 @@ class Plan(unittest.TestCase):
                 (spec(collective=AllGather(8, 1, True)), "collective: the plan's is 'allreduce'"),
                 (spec(in_place=False), "declare `param in_place`"),
                 # A param given by hand wins over the spec's field.
-                (spec(), "name: the plan's is 'other', the AlgoSpec's 'allreduce_nvls'", {"name": "other"}),
+                (
+                    spec(),
+                    "name: the plan's is 'other', the AlgoSpec's 'allreduce_nvls'; the keyword argument name='other' set it",
+                    {"name": "other"},
+                ),
                 # The spec's own fields disagree.
                 (spec(world_size=4, nranks_per_node=4), "ranks of the AlgoSpec's collective: the plan's is 4, the AlgoSpec's 8"),
                 # What the executor picks the plan by, set by hand otherwise.
@@ -133,6 +137,8 @@ class Plan(unittest.TestCase):
             fixed = msclc.mscclpp.plan(simple, spec(**dict(vars(gather), **sizes)), cache_dir=cache, num_gpus=8)
             self.assertEqual(len(json.loads(fixed.read_text())["gpus"]), 8)
             self.assertEqual(os.listdir(cache), [fixed.name], "nothing is written for a refused plan")
+            with self.assertRaisesRegex(TypeError, "cache_dir is 3: give a path"):
+                msclc.mscclpp.plan(PROGRAM, spec(), cache_dir=3)
 
     def test_a_mistake_raises_the_commands_diagnostic(self):
         broken = PROGRAM.read_text().replace("let nvls", "let nvls = undefined_name\nlet nvls2")
