@@ -12,8 +12,9 @@ fn a_candidate_that_deadlocks_is_dropped_with_its_reason() {
         ],
         &dir,
     );
-    // instances=2 deadlocks (its replicated barriers wait for blocks
-    // that never come): never chosen, in the table and the index.
+    // instances=2 deadlocks (the second instance's put to the other
+    // nodes waits for packets its reduction staged in the first's slot):
+    // never chosen, in the table and the index.
     assert!(
         text.contains("#   tbg=1 instances=2: deadlock: no thread block can go on"),
         "{text}"
