@@ -50,14 +50,27 @@ pub fn table(tuned: &Tuned, title: &str) -> String {
         tuned.tried.len() - verified
     );
     let _ = writeln!(out, "#");
+    // The params column as wide as the longest chosen (long names and
+    // values would push the numbers out of their columns).
+    let w = tuned
+        .segments
+        .iter()
+        .map(|g| {
+            tuned
+                .space
+                .describe(&tuned.tried[g.candidate].candidate)
+                .chars()
+                .count()
+        })
+        .fold(32, usize::max);
     let _ = writeln!(
         out,
-        "# {:>10}  {:>4}  {:<32} {:>10} {:>10} {:>10} {:>7}",
+        "# {:>10}  {:>4}  {:<w$} {:>10} {:>10} {:>10} {:>7}",
         "size", "plan", "params", "time", "busbw", "defaults", "gain"
     );
     let _ = writeln!(
         out,
-        "# {:>10}  {:>4}  {:<32} {:>10} {:>10} {:>10} {:>7}",
+        "# {:>10}  {:>4}  {:<w$} {:>10} {:>10} {:>10} {:>7}",
         "(B)", "", "", "(us)", "(GB/s)", "(GB/s)", ""
     );
     let defaults = &tuned.tried[0];
@@ -93,7 +106,7 @@ pub fn table(tuned: &Tuned, title: &str) -> String {
         };
         let _ = writeln!(
             out,
-            "  {:>10}  {:>4}  {:<32} {:>10.2} {:>10} {:>10} {:>7}",
+            "  {:>10}  {:>4}  {:<w$} {:>10.2} {:>10} {:>10} {:>7}",
             size,
             k + 1,
             tuned.space.describe(&chosen.candidate),
@@ -106,7 +119,7 @@ pub fn table(tuned: &Tuned, title: &str) -> String {
     let _ = writeln!(out, "#");
     let _ = writeln!(
         out,
-        "# gain: how much faster the plan is than the program's defaults ({})",
+        "# gain: how much faster the plan is than the program's defaults ({}), themselves a candidate",
         tuned.space.describe(&defaults.candidate)
     );
     if !rounded.is_empty() {

@@ -416,3 +416,51 @@ fn a_chosen_plans_warnings_are_said_and_an_unwarned_twin_wins() {
         "{index}"
     );
 }
+
+/// A table whose params are long keeps its numbers in their columns:
+/// every row's time ends where the header's `time` does.
+#[test]
+fn long_params_keep_the_columns() {
+    let dir = scratch("long-params");
+    let program = dir.join("long.mscl");
+    std::fs::write(
+        &program,
+        "param a_rather_long_parameter_name: int in [1, 2] = 1\n\
+         param another_quite_long_param: int in [1, 2] = 1\n\
+         program \"p\" {\n    collective = allgather(2, chunk_factor: 1, inplace: true)\n}\n\
+         for src in 0..2 {\n    let ch = memory_channel(1 - src, src)\n    \
+         ch.signal(tb: 0, relaxed: true)\n    ch.wait(tb: 0, data_sync: after, relaxed: true)\n    \
+         ch.put(rank(1 - src).output[src], rank(src).output[src], tb: 0)\n    \
+         ch.signal(tb: 0, data_sync: before)\n    ch.wait(tb: 0, data_sync: after)\n}\n",
+    )
+    .unwrap();
+    let out = dir.join("set");
+    let (text, _) = tune(
+        &[
+            program.to_str().unwrap(),
+            "--timing",
+            "h100-nvlink",
+            "--size",
+            "1K:4K",
+        ],
+        &out,
+    );
+    let header = text.lines().find(|l| l.contains("  params  ")).unwrap();
+    let time_end = header.find("time").unwrap() + "time".len();
+    let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(rows.len(), 3, "{text}");
+    for row in rows {
+        assert!(row.contains("a_rather_long_parameter_name="), "{row}");
+        // The time, right-aligned, ends at the header's `time`.
+        let bytes = row.as_bytes();
+        assert!(
+            bytes[time_end - 1].is_ascii_digit() && bytes[time_end] == b' ',
+            "{text}"
+        );
+        assert!(
+            row[..time_end].trim_end().ends_with(char::is_numeric),
+            "{text}"
+        );
+    }
+    assert!(text.contains("themselves a candidate"), "{text}");
+}
