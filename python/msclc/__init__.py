@@ -234,7 +234,7 @@ def sim(
     ``warnings``. A wrong plan is a verdict, not an exception."""
     args = ["--json"] + _defines(params)
     if nranks is not None:
-        args += ["--nranks", _int_text(nranks, "nranks")]
+        args += ["--nranks", _count_text(nranks, "nranks")]
     if buffers is not None:
         args += [f"--buffers={_text(buffers, 'buffers')}"]
     out = _run(["sim"], source, args, wrong_is_result=True, json_out=True)
@@ -259,7 +259,7 @@ def timing(
     if dtype is not None:
         args += [f"--dtype={_text(dtype, 'dtype')}"]
     if nranks is not None:
-        args += ["--nranks", _int_text(nranks, "nranks")]
+        args += ["--nranks", _count_text(nranks, "nranks")]
     out = _run(["sim"], source, args, wrong_is_result=True, report_on_stdout=True)
     rows = _rows(out.stdout)
     if out.returncode != 0:
@@ -332,13 +332,13 @@ def tune(
                 raise ValueError(f"vary[{name!r}]: a value holds a comma, which --vary reads as two")
             args += ["--vary", f"{name}={','.join(texts)}"]
         if max_candidates is not None:
-            args += ["--max-candidates", _int_text(max_candidates, "max_candidates")]
+            args += ["--max-candidates", _count_text(max_candidates, "max_candidates")]
         if within is not None:
             if isinstance(within, bool) or not isinstance(within, (int, float)):
                 raise TypeError(f"within is {within!r}: give a percentage, a number (5 for 5%)")
             args += ["--within", str(within)]
         if nranks is not None:
-            args += ["--nranks", _int_text(nranks, "nranks")]
+            args += ["--nranks", _count_text(nranks, "nranks")]
         if dtype is not None:
             args += [f"--dtype={_text(dtype, 'dtype')}"]
         args[args.index("-o") + 1] = _not_an_option(folder)
@@ -437,11 +437,15 @@ def _defines(params: Dict) -> List[str]:
     return args
 
 
-def _int_text(value, what: str) -> str:
-    """An int argument as the command reads it (any integral number, a
-    NumPy one too, but a bool), or a ``TypeError``."""
+def _count_text(value, what: str) -> str:
+    """A count argument (``nranks``, ``max_candidates``) as the command
+    reads it: any integral number, a NumPy one too, but a bool (else a
+    ``TypeError``), from 1 to 2**32 - 1 as the command counts (else a
+    ``ValueError`` naming the argument, not the command's option)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{what} is {value!r}: give an int")
+    if not 1 <= int(value) <= 2**32 - 1:
+        raise ValueError(f"{what} is {int(value)}: give a whole number from 1 to 4,294,967,295")
     return str(int(value))
 
 
@@ -548,7 +552,15 @@ def _run_file(
         return out
     if report_on_stdout:
         out.stderr = shown.restore_text(_stdout_report(out)) + out.stderr
-    raise MsclcError(_failure_text(out), out.returncode, _diagnostics(out.stderr))
+    text = _failure_text(out)
+    if shown.path == shown.shown and " " in shown.path and not os.path.exists(shown.path):
+        # One line of program text is read as a path (it has no line
+        # break or brace): say how to give it as text.
+        text += (
+            "\n(a str with neither a line break nor a brace names a file: program text needs a"
+            " line break, as a file ends with one)"
+        )
+    raise MsclcError(text, out.returncode, _diagnostics(out.stderr))
 
 
 def _failure_text(out: subprocess.CompletedProcess) -> str:
@@ -631,8 +643,14 @@ def _source_file(source: Source):
         # A folder that cannot be written: imports are not found.
         fd, written = tempfile.mkstemp(prefix="msclc-", suffix=suffix)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(source)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(source)
+        except UnicodeEncodeError as e:
+            raise ValueError(
+                f"the {kind} text holds {source[e.start]!r} at index {e.start}, which is no Unicode"
+                " character (a lone surrogate): it cannot be written as UTF-8"
+            ) from None
         yield _Shown(written, f"<{kind} text>")
     finally:
         try:

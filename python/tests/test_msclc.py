@@ -182,6 +182,21 @@ class Compile(unittest.TestCase):
         found = msclc._diagnostics(one + one)
         self.assertEqual([d.notes for d in found], [["note: first\ngoes on"]] * 2)
 
+    def test_text_that_cannot_be_given_says_why(self):
+        # One line is a path: the error says how to give it as text.
+        with self.assertRaises(msclc.MsclcError) as raised:
+            msclc.compile("param x: int = 1")
+        self.assertIn("program text needs a line break", str(raised.exception))
+        # A lone surrogate is no text to write; nothing is left behind.
+        before = set(os.listdir("."))
+        with self.assertRaisesRegex(ValueError, "lone surrogate"):
+            msclc.compile("param x: int = 1\n// \udcff\n")
+        self.assertEqual(set(os.listdir(".")), before)
+        # Counts out of the command's range name the argument.
+        for nranks in (0, -1, 2**32):
+            with self.assertRaisesRegex(ValueError, f"nranks is {nranks}: give a whole number from 1"):
+                msclc.sim(ROOT / "examples/simple_allgather.mscl", nranks=nranks)
+
     def test_a_note_of_several_lines_is_kept_whole(self):
         with self.assertRaises(msclc.MsclcError) as raised:
             msclc.compile(ROOT / "examples/simple_allgather.mscl", nope=1)
