@@ -499,6 +499,24 @@ impl Plan {
     pub fn loop_values(&self, context: u32) -> Option<String> {
         self.loops.text(context)
     }
+
+    /// `d`, about what was made in loop frame `context`: marked at the
+    /// call that reached it in each file (an op the standard library made
+    /// points at the program's call too, for the reader and the editor),
+    /// with the loop values then as a `when` note.
+    pub fn in_context(
+        &self,
+        mut d: crate::diag::Diagnostic,
+        context: u32,
+    ) -> crate::diag::Diagnostic {
+        for call in self.loops.call_sites(context) {
+            d = d.called_at(call);
+        }
+        match self.loop_values(context) {
+            Some(values) => d.with_note(format!("when {values}")),
+            None => d,
+        }
+    }
 }
 
 /// Where a result chunk's data comes from: one rank's input chunk (the

@@ -44,13 +44,24 @@ pub(super) fn diagnostics_by_file(
                 ))
             })
             .next();
-        let (file_uri, range) = place.unwrap_or((uri.clone(), Range::default()));
-        let converted = convert(analysis, d, range, uri);
+        let (place_uri, range) = place.unwrap_or((uri.clone(), Range::default()));
+        let mut converted = convert(analysis, d, range, uri);
+        // Its own place in a module of the standard library, which the
+        // editor cannot show, is said (the signals and the waits of one
+        // std call are two problems, marked at the one call).
+        let in_std = d
+            .primary
+            .as_ref()
+            .filter(|l| file_uri(analysis, l.span.file, uri).is_none())
+            .and_then(|l| analysis.sources.location(l.span));
+        if let Some((module, line, _)) = in_std {
+            converted.message = format!("in {module}:{line}: {}", converted.message);
+        }
         // Met in a file the document imports: marked in the document too,
         // at its call there (file 0), since the document is what fails,
         // with the place in the import to go to.
         let call = d.secondary.iter().find(|label| label.span.file == 0);
-        if let Some(call) = call.filter(|_| file_uri != *uri) {
+        if let Some(call) = call.filter(|_| place_uri != *uri) {
             let mut here = convert(analysis, d, range_of(analysis, call.span), uri);
             let name = d
                 .primary
@@ -58,7 +69,7 @@ pub(super) fn diagnostics_by_file(
                 .and_then(|l| analysis.sources.name(l.span.file));
             here.message = format!("in {}: {}", name.unwrap_or_default(), here.message);
             let there = DiagnosticRelatedInformation {
-                location: Location::new(file_uri.clone(), range),
+                location: Location::new(place_uri.clone(), range),
                 message: "the problem is here".into(),
             };
             here.related_information
@@ -66,9 +77,9 @@ pub(super) fn diagnostics_by_file(
                 .insert(0, there);
             by_file[0].1.push(here);
         }
-        match by_file.iter_mut().find(|(u, _)| *u == file_uri) {
+        match by_file.iter_mut().find(|(u, _)| *u == place_uri) {
             Some((_, list)) => list.push(converted),
-            None => by_file.push((file_uri, vec![converted])),
+            None => by_file.push((place_uri, vec![converted])),
         }
     }
     by_file

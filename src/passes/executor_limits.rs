@@ -188,9 +188,7 @@ impl Crossing {
         {
             d = d.with_note(format!("at {path}"));
         }
-        if let Some(values) = plan.loop_values(self.origin.context) {
-            d = d.with_note(format!("when {values}"));
-        }
+        d = plan.in_context(d, self.origin.context);
         if let Some((what, max)) = self.bound() {
             d = d.with_note(format!("the limit is {max} {what}"));
         }
@@ -493,8 +491,8 @@ pub fn miscounted_semaphores(plan: &Plan) -> Option<Diagnostic> {
     let message = format!("semaphore {plan_id} of rank {rank}{more} starts at {written}, {why}");
     let origin = plan.ranks[rank].semaphore_origins.get(id);
     let mut warning = warning_at(origin.map(|o| o.span), message, label);
-    if let Some(values) = origin.and_then(|o| plan.loop_values(o.context)) {
-        warning = warning.with_note(format!("when {values}"));
+    if let Some(o) = origin {
+        warning = plan.in_context(warning, o.context);
     }
     Some(warning.with_note(format!(
         "help: start semaphores between {} and {}, where the executor's count as msclc simulates them: an acquire passes once the initial value and the releases before it exceed the acquires before it",
@@ -549,10 +547,7 @@ pub fn packets_past_scratch(plan: &Plan) -> Option<Diagnostic> {
         2 * at.index
     );
     let label = format!("packets past the end of rank {owner}'s scratch");
-    let mut warning = warning_at(Some(op.span), message, label);
-    if let Some(values) = plan.loop_values(op.context) {
-        warning = warning.with_note(format!("when {values}"));
-    }
+    let warning = plan.in_context(warning_at(Some(op.span), message, label), op.context);
     Some(warning.with_note("help: a packet takes twice its data's bytes, and the MSCCL++ executor doubles the scratch buffer for `protocol = LL` only: give a program of packet ops `protocol = LL`"))
 }
 

@@ -471,9 +471,7 @@ fn mismatch(
         }
     }
     d = with_places(d, primary.span, places);
-    if let Some(values) = plan.loop_values(primary.context) {
-        d = d.with_note(format!("when {values}"));
-    }
+    d = plan.in_context(d, primary.context);
     d.with_note(
         "a rank's k-th channel of a type to a peer pairs with the peer's k-th channel of that type back, and a wait sees only the signals of its paired channel: wait on the channel paired with the one that signals, as often as it signals (put_with_signal counts as a signal)",
     )
@@ -499,9 +497,7 @@ fn unpaired_waits(plan: &Plan, on: Endpoint, waits: &[Origin]) -> Diagnostic {
         places.push((o.span, format!("{name} is made here")));
     }
     d = with_places(d, waits[0].span, places);
-    if let Some(values) = plan.loop_values(waits[0].context) {
-        d = d.with_note(format!("when {values}"));
-    }
+    d = plan.in_context(d, waits[0].context);
     d.with_note(format!(
         "make a {} channel from rank {peer} to rank {} for the signals",
         on.1.name(),

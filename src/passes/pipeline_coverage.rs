@@ -103,9 +103,7 @@ fn warning(plan: &Plan, u: Uncovered, more: usize) -> Diagnostic {
     );
     let label = format!("{moves}; the pipeline covers {}", chunk_count(covers));
     let mut warning = Diagnostic::warning(code, op.span, message, label);
-    if let Some(values) = plan.loop_values(op.context) {
-        warning = warning.with_note(format!("when {values}"));
-    }
+    warning = plan.in_context(warning, op.context);
     warning.with_note(match chunks % group {
         0 => "help: give the pipeline the chunks each of its ops moves per thread block as `num_chunks`, or make each op move that many",
         // No whole num_chunks matches a fraction of a chunk.

@@ -39,9 +39,7 @@ pub fn plain_sources(plan: &Plan) -> Option<Diagnostic> {
         message,
         format!("the source is in the {} buffer", kind.name()),
     );
-    if let Some(values) = plan.loop_values(op.context) {
-        warning = warning.with_note(format!("when {values}"));
-    }
+    warning = plan.in_context(warning, op.context);
     Some(warning.with_note(
         "help: make the packets in scratch first (`copy_packets`, or a reduce with `packet: true`) and put those, or put over a memory channel, which makes them",
     ))

@@ -202,10 +202,7 @@ pub fn residency(plan: &Plan, target: &Target) -> Option<Diagnostic> {
             Some(op) => {
                 let label = format!("thread block {fits} of rank {rank}, the first left out");
                 let d = Diagnostic::warning(Code::Residency, op.span, message, label);
-                match plan.loop_values(op.context) {
-                    Some(values) => d.with_note(format!("when {values}")),
-                    None => d,
-                }
+                plan.in_context(d, op.context)
             }
             None => Diagnostic::plain(Code::Residency, message).as_warning(),
         }

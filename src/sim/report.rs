@@ -16,6 +16,9 @@ pub struct OpAt {
     pub span: Option<Span>,
     /// The loop values it was made in ("i = 2, peer = 3").
     pub when: Option<String>,
+    /// The calls that reached it, the innermost first (where it was made
+    /// in a function: one of the standard library, say).
+    pub calls: Vec<Span>,
     /// Whether fusion made it of several of the program's ops: its line
     /// and loop values are the first's, which need not be the part that
     /// did what is reported.
@@ -95,6 +98,7 @@ impl Sim<'_> {
             path: format!("gpus[{}].threadblocks[{}].{path}", th.rank, th.tb),
             span: (op.span != Span::default()).then_some(op.span),
             when: self.plan.loop_values(op.context),
+            calls: self.plan.loops.call_sites(op.context),
             fused: op.fused,
         })
     }

@@ -590,3 +590,23 @@ fn a_program_named_as_a_plan_is_told_its_name() {
         "{err}"
     );
 }
+
+/// A warning about an op the standard library made points at the
+/// program's call that reached it too, as an error met there does.
+#[test]
+fn a_warning_met_in_the_standard_library_marks_the_programs_call() {
+    let err = warned(&[
+        "check",
+        "examples/mscclpp/single_node/allreduce.mscl",
+        "-D",
+        "num_gpus=16",
+    ]);
+    let first = err.split("\n\n").next().unwrap();
+    assert!(first.contains("has 15 channels in one op"), "{err}");
+    assert!(first.contains("┌─ std/sync:14:54"), "{err}");
+    assert!(
+        first.contains("┌─ examples/mscclpp/single_node/allreduce.mscl:25:5"),
+        "{err}"
+    );
+    assert!(first.contains("- met in this call"), "{err}");
+}

@@ -138,6 +138,25 @@ fn problems_met_in_an_imported_file_stay_when_it_is_open() {
         json!({"line": 7, "character": 0}),
         "{met:?}"
     );
+    // A warning about an op the standard library made, too: at the call
+    // (its signals and its waits, each past the executor's 8 channels).
+    let wide = format!("file://{}", dir.join("wide_barrier.mscl").display());
+    editor.open(
+        &wide,
+        "param n: int = 16\nimport \"std/sync\"\nprogram \"x\" {\n    collective = allgather(n, chunk_factor: 1, inplace: true)\n}\nlet chs = all_pairs_channels(n)\nall_pairs_barrier(chs, n, 0)\n",
+    );
+    let warned = editor.diagnostics(&wide);
+    assert_eq!(codes(warned.clone()), ["W0502", "W0502"], "{warned:?}");
+    for (w, line) in warned.iter().zip([14, 15]) {
+        assert_eq!(
+            w["range"]["start"],
+            json!({"line": 6, "character": 0}),
+            "{w}"
+        );
+        // Each says where in the library it is: two problems, not one.
+        let message = w["message"].as_str().unwrap();
+        assert!(message.starts_with(&format!("in std/sync:{line}: ")), "{w}");
+    }
     editor.stop();
 }
 
