@@ -18,8 +18,11 @@ if ! command -v valgrind >/dev/null; then
   echo "skipped: valgrind is not installed (Debian: apt-get install valgrind)"
   exit 0
 fi
-cargo build --release --quiet
-bin=$PWD/target/release/msclc
+# On a machine without cargo: MSCLC names a msclc already built.
+if [ -z "${MSCLC:-}" ]; then
+  cargo build --release --quiet
+fi
+bin=${MSCLC:-$PWD/target/release/msclc}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 n=16
