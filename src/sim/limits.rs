@@ -28,6 +28,7 @@ pub fn check_limits(plan: &Plan) -> Vec<Diagnostic> {
     let mut get_offsets = None;
     let mut packet_in_pipeline = None;
     let mut unhalved_scratch = None;
+    let mut mixed_sources = None;
     for rank in &plan.ranks {
         for tb in &rank.threadblocks {
             for (op, in_pipeline) in tb.ops_with_bodies() {
@@ -45,6 +46,10 @@ pub fn check_limits(plan: &Plan) -> Vec<Diagnostic> {
                         op.reduce_op.is_some_and(|o| o != ReduceOp::Sum),
                     ),
                     (&mut get_offsets, get_offsets_swapped),
+                    (
+                        &mut mixed_sources,
+                        fused_put_of_mixed_sources(op, plan.collective.inplace),
+                    ),
                 ] {
                     if meets {
                         first.get_or_insert(op);
@@ -74,6 +79,7 @@ pub fn check_limits(plan: &Plan) -> Vec<Diagnostic> {
         (flush, "the plan uses `flush`, which does nothing on today's executor; simulated as intended"),
         (reduce_op, "the plan reduces with min or max; today's executor always sums"),
         (get_offsets, "a `get` with different source and destination offsets; today's executor swaps them"),
+        (mixed_sources, "a fused put whose sources lie in different buffers; today's executor reads every source from the first source's buffer (at each source's own offset); simulated as intended"),
     ] {
         if let Some(op) = first {
             warnings.push(
@@ -83,6 +89,23 @@ pub fn check_limits(plan: &Plan) -> Vec<Diagnostic> {
         }
     }
     warnings
+}
+
+/// A put (or packet put) over a memory channel whose sources, which
+/// fusion gathered, lie in more than one local buffer: the executor takes
+/// every source's base pointer from the first's buffer (SEMANTICS.md §4).
+/// In place, input and output are one buffer.
+fn fused_put_of_mixed_sources(op: &Op, inplace: bool) -> bool {
+    let kinds = || {
+        op.src.iter().filter_map(|r| match r.target {
+            RefTarget::Local(BufferKind::Output) if inplace => Some(BufferKind::Input),
+            RefTarget::Local(kind) => Some(kind),
+            _ => None,
+        })
+    };
+    matches!(op.name, OpName::Put | OpName::PutPackets)
+        && op.channel == Some(ChannelKind::Memory)
+        && kinds().zip(kinds().skip(1)).any(|(a, b)| a != b)
 }
 
 /// Ops whose scratch accesses today's executor leaves in the first half

@@ -62,6 +62,11 @@ fn main() {
             a_fused_acquire_takes_its_semaphore_as_often_as_it_names_it,
         ),
         common::test(
+            "a_fused_put_of_two_buffers_gets_a_warning",
+            Needs::Nothing,
+            a_fused_put_of_two_buffers_gets_a_warning,
+        ),
+        common::test(
             "a_group_op_is_split_over_its_whole_range",
             Needs::Nothing,
             a_group_op_is_split_over_its_whole_range,
@@ -435,6 +440,28 @@ fn plans_relying_on_executor_bugs_get_warnings() {
     );
     // A correct single-node plan relies on nothing.
     assert_eq!(warnings("single_node/allreduce.n8.json"), Vec::new());
+}
+
+/// Two puts fused whose sources lie in the input and the output: today's
+/// executor reads both from the input's base (W0503); fused puts of one
+/// buffer are fine.
+fn a_fused_put_of_two_buffers_gets_a_warning() {
+    for (second_source, warned) in [("r0.output[0]", true), ("r0.input[1]", false)] {
+        let text = format!(
+            "program \"f\" {{\n    collective = test_collective(2, input_size: 2, output_size: 2)\n}}\n\
+             let r0 = rank(0)\nlet c = memory_channel(1, 0)\nlet b = memory_channel(0, 1)\n\
+             r0.copy(r0.output[0], r0.input[0], tb: 0)\nb.signal(tb: 0, relaxed: true)\n\
+             c.wait(tb: 0, relaxed: true)\nc.put(rank(1).output[0], r0.input[0], tb: 0)\n\
+             c.put(rank(1).output[1], {second_source}, tb: 0)\nc.signal(tb: 0)\nb.wait(tb: 0)\n"
+        );
+        let w = simulate(&compile(&text), 2).warnings;
+        let found = w.iter().any(|w| {
+            w.code == Code::ExecutorBug
+                && w.message
+                    .starts_with("a fused put whose sources lie in different buffers")
+        });
+        assert_eq!(found, warned, "{second_source}: {w:?}");
+    }
 }
 
 /// A thread block group splits an op's whole range, as the executor does:
