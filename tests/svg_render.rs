@@ -3,9 +3,6 @@
 //! bars, hatching and markers are. Parsing the SVG alone would not see a
 //! picture that is well-formed but draws nothing (a style a browser
 //! rejects, a pattern it cannot resolve, text with no font).
-//!
-//! `MSCLC_UPDATE_DOCS=1 cargo test --test svg_render` also writes the
-//! picture and its screenshot to docs/timeline.svg and docs/timeline.png.
 
 mod common;
 
@@ -268,12 +265,6 @@ fn chromium_draws_the_timeline() {
         (1200, height),
         "the window's size"
     );
-
-    if std::env::var_os("MSCLC_UPDATE_DOCS").is_some() {
-        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
-        std::fs::write(docs.join("timeline.svg"), &picture).expect("write docs/timeline.svg");
-        std::fs::copy(&png_file, docs.join("timeline.png")).expect("write docs/timeline.png");
-    }
 
     // Each bar shows its kind's colour past its hatched waiting part, and
     // the waiting part shows lighter. Arrows leave bars at their right end

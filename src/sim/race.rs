@@ -83,7 +83,7 @@ impl Sim<'_> {
         };
         if at_start && by.rank != rank {
             return Some(format!(
-                "nothing orders rank {}'s {what} rank {rank}'s buffer in execution {} after rank {rank}'s kernel of that execution starts: begin with a handshake that does: rank {rank} signals at its kernel's start that it is ready, and rank {} waits for that signal before the op (`relaxed: true` is enough)",
+                "nothing orders rank {}'s {what} rank {rank}'s buffer in execution {} after rank {rank}'s kernel of that execution starts: begin with a handshake that does: rank {rank} signals at its kernel's start that it is ready, and rank {} waits for that signal before the op (on a memory channel, `relaxed: true` is enough; port channels have no relaxed form)",
                 by.rank, op.execution, by.rank
             ));
         }

@@ -64,21 +64,60 @@ impl std::fmt::Display for Stuck {
     }
 }
 
-/// The JSON path of the `flat`-th op of a block whose pipelines are run
-/// `PIPELINE_ITERATIONS` times (the simulator's flattened op list), and the op.
-fn op_path(ops: &[Op], flat: usize) -> Option<(String, &Op)> {
+/// Where the `flat`-th op of a block whose pipelines are run
+/// `PIPELINE_ITERATIONS` times (the simulator's flattened op list) is in
+/// the block's list: its index there, and inside a pipeline, its index in
+/// the body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct OpPlace {
+    index: usize,
+    in_body: Option<usize>,
+}
+
+impl OpPlace {
+    /// As a JSON path within the block: `ops[1].ops[0]`.
+    fn path(self) -> String {
+        match self.in_body {
+            None => format!("ops[{}]", self.index),
+            Some(j) => format!("ops[{}].ops[{j}]", self.index),
+        }
+    }
+
+    /// As `--emit ops` numbers it: `1.0`.
+    fn number(self) -> String {
+        match self.in_body {
+            None => self.index.to_string(),
+            Some(j) => format!("{}.{j}", self.index),
+        }
+    }
+}
+
+/// The place of the `flat`-th op of a block (see `OpPlace`), and the op.
+fn op_place(ops: &[Op], flat: usize) -> Option<(OpPlace, &Op)> {
     let mut i = flat;
     for (k, op) in ops.iter().enumerate() {
         if op.name == OpName::Pipeline && !op.body().is_empty() {
             let n = op.body().len() * PIPELINE_ITERATIONS as usize;
             if i < n {
                 let j = i % op.body().len();
-                return Some((format!("ops[{k}].ops[{j}]"), &op.body()[j]));
+                return Some((
+                    OpPlace {
+                        index: k,
+                        in_body: Some(j),
+                    },
+                    &op.body()[j],
+                ));
             }
             i -= n;
         } else if op.name != OpName::Pipeline {
             if i == 0 {
-                return Some((format!("ops[{k}]"), op));
+                return Some((
+                    OpPlace {
+                        index: k,
+                        in_body: None,
+                    },
+                    op,
+                ));
             }
             i -= 1;
         }
@@ -91,7 +130,8 @@ impl Sim<'_> {
     pub(super) fn op_at(&self, t: usize, flat: usize) -> Option<OpAt> {
         let th = self.threads.get(t)?;
         let tb = &self.plan.ranks[th.rank as usize].threadblocks[th.tb as usize];
-        let (path, op) = op_path(&tb.ops, flat)?;
+        let (place, op) = op_place(&tb.ops, flat)?;
+        let path = place.path();
         Some(OpAt {
             rank: th.rank,
             tb: th.tb,
@@ -126,6 +166,8 @@ impl Sim<'_> {
             }
             let op = th.ops.op(th.pc);
             let (why, hint) = self.why_blocked(t, op, &names);
+            let tb = &self.plan.ranks[th.rank as usize].threadblocks[th.tb as usize];
+            let number = op_place(&tb.ops, th.pc).map_or(th.pc.to_string(), |(p, _)| p.number());
             // A pipeline's body runs as often as the size asks (twice
             // where no size is given): which time it stopped in.
             let iteration = th.ops.iteration(th.pc).map_or(String::new(), |it| {
@@ -134,8 +176,7 @@ impl Sim<'_> {
             out.push(Stuck {
                 rank: th.rank,
                 text: format!(
-                    "{at} is stuck at op {} ({}{iteration}){why}",
-                    th.pc,
+                    "{at} is stuck at op {number} ({}{iteration}){why}",
                     op.name.json()
                 ),
                 op: self.op_at(t, th.pc),
@@ -339,7 +380,7 @@ mod tests {
             pipeline,
             Op::new(OpName::Signal, span),
         ];
-        let path = |flat| op_path(&ops, flat).map(|(p, op)| (p, op.name));
+        let path = |flat| op_place(&ops, flat).map(|(p, op)| (p.path(), op.name));
         assert_eq!(path(0), Some(("ops[0]".into(), OpName::Wait)));
         assert_eq!(path(1), Some(("ops[1].ops[0]".into(), OpName::Copy)));
         assert_eq!(path(2), Some(("ops[1].ops[1]".into(), OpName::Nop)));
@@ -347,5 +388,9 @@ mod tests {
         assert_eq!(path(3), Some(("ops[1].ops[0]".into(), OpName::Copy)));
         assert_eq!(path(5), Some(("ops[2]".into(), OpName::Signal)));
         assert_eq!(path(6), None);
+        // As the listing numbers them.
+        let number = |flat| op_place(&ops, flat).map(|(p, _)| p.number());
+        assert_eq!(number(2), Some("1.1".into()));
+        assert_eq!(number(5), Some("2".into()));
     }
 }

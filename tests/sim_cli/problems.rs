@@ -84,7 +84,8 @@ fn a_deadlock_of_many_blocks_is_summed_up() {
     assert_eq!(problems.len(), 128);
 }
 
-/// A deadlock inside a pipeline names the iteration it stopped in, of how
+/// A deadlock inside a pipeline names the op as `--emit ops` numbers it
+/// (`0.1`) and the iteration it stopped in, of how
 /// many the simulator ran (twice where no size is given): what a pipeline
 /// does at sizes with fewer iterations differs.
 #[test]
@@ -93,7 +94,7 @@ fn a_deadlock_in_a_pipeline_names_its_iteration() {
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stdout.contains(
-            "rank 0 thread block 0 (execution 1) is stuck at op 4 (sem_acquire, iteration 2 of the pipeline's 2): semaphore 0 is at 0, and nothing is left to release it"
+            "rank 0 thread block 0 (execution 1) is stuck at op 0.1 (sem_acquire, iteration 2 of the pipeline's 2): semaphore 0 is at 0, and nothing is left to release it"
         ),
         "{stdout}"
     );
