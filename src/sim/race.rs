@@ -114,9 +114,15 @@ impl Sim<'_> {
         let verb = if a.write { "write" } else { "read" };
         if self.is_user(a.thread()) {
             let rank = a.thread() - self.users;
+            // In place, the input is the output: the race is reported on
+            // the output chunk.
+            let input = match self.plan.collective.inplace {
+                true => "input (in place, its output)",
+                false => "input",
+            };
             return match a.write {
                 true => format!(
-                    "the user's write of rank {rank}'s input before execution {}",
+                    "the user's write of rank {rank}'s {input} before execution {}",
                     a.execution
                 ),
                 false => format!(
@@ -127,15 +133,15 @@ impl Sim<'_> {
         }
         let th = &self.threads[a.by as usize];
         let op = th.ops.op(a.op as usize);
+        let number = self.op_number(a.by as usize, a.op as usize);
         let proxy = if a.thread != a.by {
             " (done later by the port channel's proxy)"
         } else {
             ""
         };
         format!(
-            "{verb} by {} (op {}) on rank {} thread block {} in execution {}{proxy}",
+            "{verb} by {} (op {number}) on rank {} thread block {} in execution {}{proxy}",
             op.name.json(),
-            a.op,
             th.rank,
             th.tb,
             a.execution

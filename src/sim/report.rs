@@ -126,6 +126,14 @@ fn op_place(ops: &[Op], flat: usize) -> Option<(OpPlace, &Op)> {
 }
 
 impl Sim<'_> {
+    /// Thread `t`'s `flat`-th op as `--emit ops` numbers it (`0.1` inside
+    /// a pipeline).
+    pub(super) fn op_number(&self, t: usize, flat: usize) -> String {
+        let th = &self.threads[t];
+        let tb = &self.plan.ranks[th.rank as usize].threadblocks[th.tb as usize];
+        op_place(&tb.ops, flat).map_or(flat.to_string(), |(p, _)| p.number())
+    }
+
     /// Where thread `t`'s `flat`-th op is in the plan.
     pub(super) fn op_at(&self, t: usize, flat: usize) -> Option<OpAt> {
         let th = self.threads.get(t)?;
@@ -166,8 +174,7 @@ impl Sim<'_> {
             }
             let op = th.ops.op(th.pc);
             let (why, hint) = self.why_blocked(t, op, &names);
-            let tb = &self.plan.ranks[th.rank as usize].threadblocks[th.tb as usize];
-            let number = op_place(&tb.ops, th.pc).map_or(th.pc.to_string(), |(p, _)| p.number());
+            let number = self.op_number(t, th.pc);
             // A pipeline's body runs as often as the size asks (twice
             // where no size is given): which time it stopped in.
             let iteration = th.ops.iteration(th.pc).map_or(String::new(), |it| {

@@ -324,3 +324,33 @@ fn blocks_stuck_at_one_line_are_one_diagnostic() {
         "{stdout}"
     );
 }
+
+/// In place, the user's write of the input is a write of the output the
+/// race is reported on: the report says the two are one.
+#[test]
+fn a_race_in_place_says_the_input_is_the_output() {
+    let dir = common::scratch("cli-in-place-race");
+    let path = dir.join("port_pws.mscl");
+    // A port put with signal and no flush: its proxy still reads the
+    // output when the next execution's input is written.
+    std::fs::write(
+        &path,
+        "program \"p\" {\n    collective = allgather(2, chunk_factor: 1, inplace: true)\n}\n\
+         for r in 0..2 {\n    let ch = port_channel(1 - r, r)\n    ch.signal(tb: 0)\n    ch.wait(tb: 0)\n    \
+         ch.put_with_signal(rank(1 - r).output[r], rank(r).output[r], tb: 0)\n    ch.wait(tb: 0)\n}\n",
+    )
+    .unwrap();
+    let out = msclc(&["sim", path.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.starts_with("data race on rank 0 output chunk 0:"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "the user's write of rank 0's input (in place, its output) before execution 2"
+        ),
+        "{text}"
+    );
+}
