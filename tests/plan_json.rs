@@ -310,7 +310,7 @@ fn plans_that_name_what_is_not_there_are_errors_at_the_field() {
         (
             BARRIERS,
             |p| first_op_with(p, "barrier_id")["barrier_id"] = serde_json::json!(100),
-            "barrier id 100, but the rank has",
+            "barrier id 100 is past the executor's 16 barrier counters (ids 0 to 15), and the rank has only",
             ".barrier_id",
         ),
         (
@@ -380,6 +380,24 @@ fn plans_that_name_what_is_not_there_are_errors_at_the_field() {
             |p| p["num_threads_per_block"] = serde_json::json!(1025),
             "1025 threads per block",
             "num_threads_per_block",
+        ),
+        (
+            ALLGATHER,
+            |p| p["num_threads_per_block"] = serde_json::json!(1u64 << 40),
+            "1099511627776 threads per block (the kernel is compiled for at most 1024); expected 1 to 1024",
+            "num_threads_per_block",
+        ),
+        (
+            ALLGATHER,
+            |p| p["gpus"][0]["input_chunks"] = serde_json::json!(1u64 << 40),
+            "1099511627776 chunks; expected 0 to 16777216",
+            "gpus[0].input_chunks",
+        ),
+        (
+            ALLGATHER,
+            |p| first_op_with(p, "dst_buff")["dst_buff"][0]["buffer_id"] = serde_json::json!(99),
+            "remote buffer 99, but the thread block has 1 remote buffer(s)",
+            ".buffer_id",
         ),
         (
             ALLGATHER,

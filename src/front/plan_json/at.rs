@@ -142,10 +142,11 @@ impl<'a> At<'a> {
         }
     }
 
-    /// A u32 within `range` (`what` says what it counts).
+    /// A u32 within `range` (`what` says what it counts): a value past
+    /// 32 bits is said against the range too, not against `u32::MAX`.
     pub(super) fn u32_in(&self, range: std::ops::RangeInclusive<u32>, what: &str) -> Res<u32> {
-        let v = self.u32()?;
-        if range.contains(&v) {
+        let v = self.u64()?;
+        if let Some(v) = u32::try_from(v).ok().filter(|v| range.contains(v)) {
             Ok(v)
         } else {
             self.fail(format!(

@@ -50,7 +50,7 @@ impl Barriers {
             Some((id, path)) if id as usize >= self.count => Err(PlanError {
                 path,
                 message: format!(
-                    "barrier id {id}, but the rank has {} barrier(s): ids number the rank's sets of blocks that meet, from 0 (the executor has 16 barrier counters)",
+                    "barrier id {id} is past the executor's 16 barrier counters (ids 0 to 15), and the rank has only {} barrier(s), which a compiler numbers from 0: give an id from 0 to 15",
                     self.count
                 ),
             }),

@@ -240,11 +240,7 @@ fn plan(doc: &At, gpus: impl FnOnce() -> Res<Vec<RankPlan>>) -> Res<Plan> {
 const MAX_CHUNKS: u32 = 1 << 24;
 
 fn chunk_count(at: &At) -> Res<u32> {
-    let n = at.u32()?;
-    if n > MAX_CHUNKS {
-        return at.fail(format!("{n} chunks; at most {MAX_CHUNKS} are supported"));
-    }
-    Ok(n)
+    at.u32_in(0..=MAX_CHUNKS, "chunks")
 }
 
 /// Element `i` of `gpus`: its id must be `i`.
@@ -533,7 +529,7 @@ fn buf_ref(
         let table = channel.map_or(&[][..], |kind| tb.remote_buffer_ids(kind));
         let Some(&global) = table.get(local as usize) else {
             return id.fail(format!(
-                "the thread block has {} remote buffer(s) for this op's channel type",
+                "remote buffer {local}, but the thread block has {} remote buffer(s) for this op's channel type",
                 table.len()
             ));
         };
