@@ -254,7 +254,16 @@ impl Sim<'_> {
                     ": {}, and nothing is left to release {them}",
                     short.join(", ")
                 );
-                (text, None)
+                // Past the first launch, the launches before may have run
+                // the semaphore down: the executor never resets one.
+                let hint = (th.execution > 1).then(|| {
+                    format!(
+                        "executions 1 to {} ran before this one, and the executor never resets a semaphore: one that an execution acquires more often than it releases runs down over executions (`msclc sim --executions {}` shows the drift as W0506)",
+                        th.execution - 1,
+                        th.execution - 1
+                    )
+                });
+                (text, hint)
             }
             OpName::Barrier => {
                 let (id, n) = op.barrier.unwrap_or((0, 0));

@@ -354,3 +354,30 @@ fn a_race_in_place_says_the_input_is_the_output() {
         "{text}"
     );
 }
+
+/// A semaphore run down over executions hangs a later one: the deadlock
+/// says the executions before ran, and how to see the drift.
+#[test]
+fn a_deadlock_on_a_run_down_semaphore_points_at_the_drift() {
+    let dir = common::scratch("cli-semaphore-drift");
+    let path = dir.join("semdown.mscl");
+    std::fs::write(
+        &path,
+        "program \"s\" {\n    collective = test_collective(1, input_size: 1, output_size: 1)\n}\n\
+         let r = rank(0)\nlet sm = semaphore(0, initial_value: 3)\nsm.acquire(tb: 0)\n\
+         r.copy(r.output[0], r.input[0], tb: 0)\n",
+    )
+    .unwrap();
+    let out = msclc(&["sim", "--executions", "5", path.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("(execution 4) is stuck at op 1 (sem_acquire)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("hint: executions 1 to 3 ran before this one")
+            && text.contains("--executions 3` shows the drift as W0506"),
+        "{text}"
+    );
+}
