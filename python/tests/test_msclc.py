@@ -12,6 +12,7 @@ import stat
 import tempfile
 import unittest
 import warnings
+from unittest import mock
 from pathlib import Path
 
 import msclc
@@ -83,30 +84,16 @@ class Compile(unittest.TestCase):
             killed = Path(d) / "msclc"
             killed.write_text("#!/bin/sh\nkill -9 $$\n")
             killed.chmod(killed.stat().st_mode | stat.S_IXUSR)
-            before = os.environ.get("MSCLC_BINARY")
-            os.environ["MSCLC_BINARY"] = str(killed)
-            try:
+            with mock.patch.dict(os.environ, {"MSCLC_BINARY": str(killed)}):
                 with self.assertRaises(msclc.MsclcError) as raised:
                     msclc.compile(ROOT / "examples/simple_allgather.mscl")
-            finally:
-                if before is None:
-                    del os.environ["MSCLC_BINARY"]
-                else:
-                    os.environ["MSCLC_BINARY"] = before
         self.assertEqual(raised.exception.exit_code, -9)
         self.assertIn("was ended by SIGKILL", str(raised.exception))
 
     def test_a_command_that_fails_silently_says_so(self):
-        before = os.environ.get("MSCLC_BINARY")
-        os.environ["MSCLC_BINARY"] = "/bin/false"
-        try:
+        with mock.patch.dict(os.environ, {"MSCLC_BINARY": "/bin/false"}):
             with self.assertRaises(msclc.MsclcError) as raised:
                 msclc.compile(ROOT / "examples/simple_allgather.mscl")
-        finally:
-            if before is None:
-                del os.environ["MSCLC_BINARY"]
-            else:
-                os.environ["MSCLC_BINARY"] = before
         self.assertEqual(raised.exception.exit_code, 1)
         self.assertEqual(str(raised.exception), "/bin/false exited with status 1 and said nothing")
 

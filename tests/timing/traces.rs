@@ -100,7 +100,7 @@ pub(crate) fn a_deadlock_has_a_timeline_up_to_where_it_stopped() {
         "program \"e\" {\n    collective = allgather(2, chunk_factor: 1, inplace: false)\n}\nfor r in 0..2 {\n    let ch = memory_channel(1 - r, r)\n    rank(r).copy(rank(r).output[r], rank(r).input[0], tb: 0)\n    ch.wait(tb: 0)\n    ch.put(rank(1 - r).output[r], rank(r).input[0], tb: 0)\n    ch.signal(tb: 0)\n}\n",
     )
     .unwrap();
-    let trace = dir.join("t.json");
+    let (trace, svg) = (dir.join("t.json"), dir.join("t.svg"));
     let out = msclc(&[
         "sim",
         program.to_str().unwrap(),
@@ -110,6 +110,8 @@ pub(crate) fn a_deadlock_has_a_timeline_up_to_where_it_stopped() {
         "1M",
         "--trace",
         trace.to_str().unwrap(),
+        "--svg",
+        svg.to_str().unwrap(),
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
@@ -139,17 +141,6 @@ pub(crate) fn a_deadlock_has_a_timeline_up_to_where_it_stopped() {
         events.iter().all(|e| e["args"]["critical"] != true),
         "no op on a critical path"
     );
-    let svg = dir.join("t.svg");
-    msclc(&[
-        "sim",
-        program.to_str().unwrap(),
-        "--timing",
-        "h100-nvlink",
-        "--size",
-        "1M",
-        "--svg",
-        svg.to_str().unwrap(),
-    ]);
     let picture = std::fs::read_to_string(&svg).unwrap();
     assert!(picture.contains("deadlock: 2 blocks stuck, the last op ending at"));
     assert!(!picture.contains("predicted") && !picture.contains("critical path"));
