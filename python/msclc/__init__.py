@@ -553,6 +553,12 @@ def _run_file(
     if report_on_stdout:
         out.stderr = shown.restore_text(_stdout_report(out)) + out.stderr
     text = _failure_text(out)
+    if shown.away and "cannot read" in out.stderr:
+        text += (
+            f"\n(the current folder, {os.getcwd()}, cannot be written, so the program text was put in"
+            f" {os.path.dirname(shown.path)}, where its imports are looked for: run from a folder you"
+            " can write, or give the program as a file)"
+        )
     if shown.path == shown.shown and " " in shown.path and not os.path.exists(shown.path):
         # One line of program text is read as a path (it has no line
         # break or brace): say how to give it as text.
@@ -608,6 +614,9 @@ class _Shown:
 
     path: str
     shown: str
+    #: Text put in the system's temporary folder (the current one could
+    #: not be written): its relative imports are looked for there.
+    away: bool = False
 
     def restore_text(self, text: str) -> str:
         return text if self.shown == self.path else text.replace(self.path, self.shown)
@@ -637,11 +646,13 @@ def _source_file(source: Source):
         yield _Shown(path, path)
         return
     suffix = ".json" if kind == "plan" else ".mscl"
+    away = False
     try:
         fd, written = tempfile.mkstemp(prefix=".msclc-", suffix=suffix, dir=".")
     except OSError:
         # A folder that cannot be written: imports are not found.
         fd, written = tempfile.mkstemp(prefix="msclc-", suffix=suffix)
+        away = True
     try:
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -651,7 +662,7 @@ def _source_file(source: Source):
                 f"the {kind} text holds {source[e.start]!r} at index {e.start}, which is no Unicode"
                 " character (a lone surrogate): it cannot be written as UTF-8"
             ) from None
-        yield _Shown(written, f"<{kind} text>")
+        yield _Shown(written, f"<{kind} text>", away)
     finally:
         try:
             os.unlink(written)

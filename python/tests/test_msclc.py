@@ -137,6 +137,17 @@ class Compile(unittest.TestCase):
                 self.assertEqual(os.listdir(d), ["lib.mscl"], "the text's file is removed")
             finally:
                 os.chdir(before)
+        # From a folder no file can be made in (/proc, even as root), the
+        # text goes to the system's temporary folder: an import not found
+        # there says why.
+        if os.path.isdir("/proc/self"):
+            os.chdir("/proc")
+            try:
+                with self.assertRaises(msclc.MsclcError) as raised:
+                    msclc.compile(text)
+            finally:
+                os.chdir(before)
+            self.assertIn("(the current folder, /proc, cannot be written", str(raised.exception))
 
     def test_a_path_starting_with_a_dash_is_a_path(self):
         program = (ROOT / "examples/simple_allgather.mscl").read_text()
