@@ -89,7 +89,7 @@ pub fn items(doc: &Document, position: Position) -> Vec<CompletionItem> {
             None,
         ));
     }
-    for keyword in crate::syntax::lexer::KEYWORDS {
+    for keyword in keywords_at(start) {
         out.push(item(
             keyword.to_string(),
             CompletionItemKind::KEYWORD,
@@ -98,6 +98,23 @@ pub fn items(doc: &Document, position: Position) -> Vec<CompletionItem> {
         ));
     }
     out
+}
+
+/// The keywords that may come where a name is being typed after `before`
+/// (the text before it): those that begin a statement at a line's start,
+/// `else` after a block's `}`, and elsewhere those of an expression (a
+/// comprehension's `for ... in ... where`, `true`, `false`).
+fn keywords_at(before: &str) -> &'static [&'static str] {
+    let line = before.rsplit(['\n', '\r']).next().unwrap_or("").trim();
+    if line.is_empty() || line.ends_with('{') {
+        &[
+            "param", "program", "import", "fn", "let", "return", "for", "if", "pipeline",
+        ]
+    } else if line.ends_with('}') {
+        &["else"]
+    } else {
+        &["true", "false", "for", "in", "where"]
+    }
 }
 
 /// A builtin as completion offers it: its signature beside its name, its
@@ -339,5 +356,29 @@ fn function(doc: &Document, analysis: &Analysis, def: &crate::check::index::Def)
             format!("{signature} (from {})", shown.display())
         }
         _ => signature,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keywords_at;
+    use crate::syntax::lexer::KEYWORDS;
+
+    /// Each keyword is offered somewhere, and only where it may stand.
+    #[test]
+    fn keywords_are_offered_where_they_may_stand() {
+        let mut offered: Vec<&str> = ["", "for x in 0..2 {\n    ", "}\n", "} ", "let x = "]
+            .iter()
+            .flat_map(|before| keywords_at(before).iter().copied())
+            .collect();
+        offered.sort_unstable();
+        offered.dedup();
+        let mut all = KEYWORDS.to_vec();
+        all.sort_unstable();
+        assert_eq!(offered, all);
+        assert!(keywords_at("let x = ").contains(&"true"));
+        assert!(!keywords_at("let x = ").contains(&"let"));
+        assert_eq!(keywords_at("if a {\n    x = 1\n} "), &["else"]);
+        assert!(keywords_at("    ").contains(&"let"));
     }
 }
