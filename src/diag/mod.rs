@@ -207,6 +207,12 @@ impl Diagnostic {
         }
         self.with_secondary(call, "met in this call")
     }
+
+    /// [`called_at`](Self::called_at) for each of `calls`, the innermost
+    /// first: the calls that reached an op a function made.
+    pub fn called_at_each(self, calls: impl IntoIterator<Item = Span>) -> Diagnostic {
+        calls.into_iter().fold(self, Diagnostic::called_at)
+    }
 }
 
 impl std::ops::Deref for Diagnostic {

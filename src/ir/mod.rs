@@ -504,14 +504,8 @@ impl Plan {
     /// call that reached it in each file (an op the standard library made
     /// points at the program's call too, for the reader and the editor),
     /// with the loop values then as a `when` note.
-    pub fn in_context(
-        &self,
-        mut d: crate::diag::Diagnostic,
-        context: u32,
-    ) -> crate::diag::Diagnostic {
-        for call in self.loops.call_sites(context) {
-            d = d.called_at(call);
-        }
+    pub fn in_context(&self, d: crate::diag::Diagnostic, context: u32) -> crate::diag::Diagnostic {
+        let d = d.called_at_each(self.loops.call_sites(context));
         match self.loop_values(context) {
             Some(values) => d.with_note(format!("when {values}")),
             None => d,

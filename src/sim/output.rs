@@ -232,10 +232,8 @@ pub fn details(report: &Report, sources: Option<&SourceMap>) -> String {
 
 /// `d` with the loop values `op` was made in, and marked at the calls that
 /// reached it, as compile diagnostics are (`Plan::in_context`).
-fn when(mut d: Diagnostic, op: &OpAt) -> Diagnostic {
-    for &call in &op.calls {
-        d = d.called_at(call);
-    }
+fn when(d: Diagnostic, op: &OpAt) -> Diagnostic {
+    let d = d.called_at_each(op.calls.iter().copied());
     match &op.when {
         Some(v) => d.with_note(format!("when {v}{}", fused_note(op))),
         None => d,
