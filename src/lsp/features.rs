@@ -158,7 +158,41 @@ fn pipeline_word_at(stmts: &[Stmt], offset: u32) -> Option<(String, Span)> {
     }
 }
 
+/// The comment lines right above the line where `span` starts, without
+/// their `//`, one paragraph: what the author wrote of a function, param
+/// or `let` there (the standard library's functions are so described).
+fn comment_above(analysis: &Analysis, span: Span) -> Option<String> {
+    let text = analysis.sources.source(span.file);
+    let line_start = text
+        .get(..span.start as usize)?
+        .rfind('\n')
+        .map_or(0, |i| i + 1);
+    let mut lines: Vec<&str> = text[..line_start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .take_while(|line| line.starts_with("//"))
+        .map(|line| line.trim_start_matches('/').trim())
+        .collect();
+    lines.reverse();
+    let paragraph = lines.join(" ").trim().to_string();
+    (!paragraph.is_empty()).then_some(paragraph)
+}
+
 fn describe_def(doc: &Document, analysis: &Analysis, def: &Def) -> String {
+    let described = describe_kind(doc, analysis, def);
+    match def.kind {
+        DefKind::Function | DefKind::Param | DefKind::Let => {
+            match comment_above(analysis, def.span) {
+                Some(comment) => format!("{described}\n{comment}"),
+                None => described,
+            }
+        }
+        DefKind::LoopVariable | DefKind::FunctionParam => described,
+    }
+}
+
+fn describe_kind(doc: &Document, analysis: &Analysis, def: &Def) -> String {
     let (name, ty) = (&def.name, &def.ty);
     match def.kind {
         DefKind::Param => {
