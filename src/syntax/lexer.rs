@@ -52,8 +52,11 @@ fn parse_int<'s>(lex: &mut logos::Lexer<'s, Token<'s>>) -> Result<u64, LexErrorK
 /// The value of an integer literal's text (`1_024`, `0x10`), or why it is
 /// none: the lexer's reading, and `-D`'s.
 pub fn int_literal(text: &str) -> Result<u64, LexErrorKind> {
-    let text: String = text.chars().filter(|c| *c != '_').collect();
-    let (digits, radix) = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+    // The prefix is read before the separators go: `0_x1F` is no hex.
+    let hex = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X"));
+    let digits_of = |text: &str| -> String { text.chars().filter(|c| *c != '_').collect() };
+    let (hex, text) = (hex.map(digits_of), digits_of(text));
+    let (digits, radix) = match hex.as_deref() {
         Some("") => return Err(LexErrorKind::BadInt("hex digits must follow `0x`")),
         Some(hex) if !hex.chars().all(|c| c.is_ascii_hexdigit()) => {
             return Err(LexErrorKind::BadInt(
@@ -420,6 +423,8 @@ mod tests {
             ("12abc", 5),
             ("0b101", 5),
             ("1e5", 3),
+            // A separator before the prefix: no hex (it was 31).
+            ("0_x1F", 5),
         ] {
             let (kind, start, end) = first_error(src);
             assert!(matches!(kind, LexErrorKind::BadInt(_)), "{src}: {kind:?}");
