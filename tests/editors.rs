@@ -1,11 +1,11 @@
 //! The editor grammars colour every word the language reserves or names:
 //! keywords (from the lexer's own list), named constants, builtin functions
 //! and operation names (from the builtin table), type names (from the
-//! type checker's). A new keyword, builtin or type without colour fails
+//! type checker's), fields. A new keyword, builtin or type without colour fails
 //! here.
 
 use msclc::syntax::lexer::KEYWORDS;
-use msclc::vocab::{signatures, CONSTANTS, TYPE_NAMES};
+use msclc::vocab::{signatures, Field, CONSTANTS, TYPE_NAMES};
 use std::path::Path;
 
 fn read(path: &str) -> String {
@@ -18,6 +18,7 @@ fn words() -> Vec<String> {
     words.extend(CONSTANTS.iter().map(|(w, _)| w.to_string()));
     words.extend(signatures().iter().map(|s| s.name.to_string()));
     words.extend(TYPE_NAMES.iter().map(|(w, _)| w.to_string()));
+    words.extend(Field::NAMES.iter().map(|w| w.to_string()));
     // The generic types, written with their elements' (`list[int]`).
     words.extend(["list".to_string(), "map".to_string()]);
     words.sort();

@@ -54,6 +54,11 @@ let s:cases = [
       \ ['"\\q', 1, 'msclBadEscape'],
       \ ['^let after', 0, 'msclKeyword'],
       \ [', protocol = LL', 2, 'msclOption'],
+      \ ['; instances', 2, 'msclOption'],
+      \ ['"c"\]', 1, 'msclString'],
+      \ ['\] = "a=b"', 4, 'msclString'],
+      \ ['(0).input.size', 4, 'msclField'],
+      \ ['input.size', 6, 'msclField'],
       \ ]
 for [s:pattern, s:offset, s:group] in s:cases
   call cursor(1, 1)
@@ -69,6 +74,27 @@ for [s:pattern, s:offset, s:group] in s:cases
 endfor
 if v:errmsg !=# ''
   call add(s:failures, 'error: ' . v:errmsg)
+endif
+" :MsclFmt, where a msclc is built here: the buffer formatted as `msclc
+" fmt` formats it; where msclc finds an error, the buffer left as it was.
+let s:built = filter(['target/debug/msclc', 'target/release/msclc'], 'executable(v:val)')
+if !empty(s:built)
+  let g:msclc = s:built[0]
+  enew
+  setfiletype mscl
+  call setline(1, ['let  x=1', 'for i in 0..2 {', 'let y = i', '}'])
+  MsclFmt
+  if getline(1, '$') !=# ['let x = 1', 'for i in 0..2 {', '    let y = i', '}']
+    call add(s:failures, 'MsclFmt: ' . string(getline(1, '$')))
+  endif
+  call setline(1, ['let  x=', 'for i in 0..2 {'])
+  silent! MsclFmt
+  if getline(1, 2) !=# ['let  x=', 'for i in 0..2 {']
+    call add(s:failures, 'MsclFmt changed a buffer with an error: ' . string(getline(1, '$')))
+  endif
+  let v:errmsg = ''
+else
+  echo 'MsclFmt not tested: no msclc built in target/'
 endif
 if empty(s:failures)
   qa!
