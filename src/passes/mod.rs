@@ -1,8 +1,11 @@
 //! The passes over the plan IR, in the reference compiler's order:
-//! signal/wait pairing check, instruction fusion, data-sync insertion,
-//! auto-sync (data-dependency) insertion, instance replication (scratch
-//! sized for every instance). The program options switch fusion and auto-sync on and off as
-//! they do in the Python DSL.
+//! signal/wait pairing check, instruction fusion (run by the evaluator as
+//! it records each op, `fuse::Fuser`), data-sync insertion, auto-sync
+//! (data-dependency) insertion, instance replication (scratch sized for
+//! every instance); then `warnings`, what the executor will not run as
+//! meant. The program options switch fusion and auto-sync on and off as
+//! they do in the Python DSL. A plan read from JSON gets the pairing check
+//! and the warnings only: it is already what a compiler made.
 
 pub mod auto_sync;
 pub mod data_sync;

@@ -331,8 +331,14 @@ fn resident_width(
                 per_sm * sms
             ));
         }
-        threads = (threads / 2).max(32) / 32 * 32;
+        threads = narrower(threads);
     }
+}
+
+/// The next width `resident_width` tries below `threads`: the widest
+/// multiple of 32 under it (one warp less), 32 at the least.
+fn narrower(threads: u32) -> u32 {
+    ((threads - 1) / 32 * 32).max(32)
 }
 
 struct Gpu<'p> {
@@ -587,5 +593,21 @@ impl Gpu<'_> {
             .elapsed_ms(&stop)
             .map_err(driver_error("cannot read the timer"))?;
         Ok(f64::from(ms) / 1000.0 / f64::from(iters))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::narrower;
+
+    /// A grid that does not fit is tried one warp narrower each time, so
+    /// that one fitting at 992 threads runs at 992, not at 512.
+    #[test]
+    fn widths_step_down_a_warp_at_a_time() {
+        assert_eq!(narrower(1024), 992);
+        assert_eq!(narrower(100), 96);
+        assert_eq!(narrower(96), 64);
+        assert_eq!(narrower(64), 32);
+        assert_eq!(narrower(33), 32);
     }
 }

@@ -2,7 +2,7 @@
 //! on one GPU, checks the results against the collective's definition and
 //! times the kernel per message size, printing an nccl-tests table.
 //!
-//! `workload` sizes buffers and checks results, `nvrtc` finds and calls
+//! `crate::measure` sizes buffers and checks results; here `nvrtc` finds and calls
 //! NVRTC, `cache` keeps the cubins it makes on disk, `gpu` drives the
 //! device through cudarc, `table` prints.
 
