@@ -321,6 +321,26 @@ fn plans_that_name_what_is_not_there_are_errors_at_the_field() {
         ),
         (
             ALLGATHER,
+            |p| {
+                let put = first_op_with(p, "dst_buff");
+                put["dst_buff"][0] = put["src_buff"][0].clone();
+            },
+            "dst_buff names the rank's own buffer (`type`), where put takes a peer's buffer (`buffer_id`): all its destinations are peers'",
+            ".dst_buff[0]",
+        ),
+        (
+            // The simulator indexed past a block's ops on this one.
+            "examples/mscclpp/single_node/allreduce_pkt.mscl",
+            |p| {
+                let respkt = first_op_with(p, "reduce_op");
+                let own = respkt["dst_buff"][0].clone();
+                respkt["dst_buff"].as_array_mut().unwrap().push(own);
+            },
+            "where respkt takes a peer's buffer (`buffer_id`): its first destination is the rank's own, the others peers'",
+            ".dst_buff[",
+        ),
+        (
+            ALLGATHER,
             |p| p["gpus"][0]["threadblocks"][0]["id"] = serde_json::json!(1),
             "thread block ids must be 0, 1, 2, ... in order",
             "gpus[0].threadblocks[0].id",

@@ -129,6 +129,12 @@ pub(super) fn check_ranges(plan: &Plan) -> Res<()> {
                     });
                 }
                 for (key, refs) in [("src_buff", &op.src), ("dst_buff", &op.dst)] {
+                    if let Some((j, message)) = misplaced(op, key, refs) {
+                        return Err(PlanError {
+                            path: format!("{}.{key}[{j}]", path()),
+                            message,
+                        });
+                    }
                     for (j, r) in refs.iter().enumerate() {
                         // Each buffer the reference lands in.
                         let check = |owner: u32, kind: BufferKind| -> Res<()> {
@@ -218,4 +224,107 @@ fn group_reduce_problem(
         ));
     }
     outside(g.dst_rank, g.dst_kind, g.dst_index, g.size).map(|m| ("dst_chunk", m))
+}
+
+/// Whose buffer an op's reference names: the rank's own (`type`), a
+/// peer's (`buffer_id`) or a switch channel's (`switch_channel_id`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Owner {
+    Own,
+    Peer,
+    Switch,
+}
+
+impl Owner {
+    fn of(target: RefTarget) -> Owner {
+        match target {
+            RefTarget::Local(_) => Owner::Own,
+            RefTarget::Remote { .. } => Owner::Peer,
+            RefTarget::Switch { .. } => Owner::Switch,
+        }
+    }
+
+    /// Whose buffer, and the field that names it.
+    fn name(self) -> &'static str {
+        match self {
+            Owner::Own => "the rank's own buffer (`type`)",
+            Owner::Peer => "a peer's buffer (`buffer_id`)",
+            Owner::Switch => "a switch channel's buffer (`switch_channel_id`)",
+        }
+    }
+
+    /// Whose buffers, of several.
+    fn plural(self) -> &'static str {
+        match self {
+            Owner::Own => "the rank's own",
+            Owner::Peer => "peers'",
+            Owner::Switch => "switch channels'",
+        }
+    }
+}
+
+/// Where the executor takes an op's sources or destinations (`key`): the
+/// first `own` of them in the rank's own buffers and the rest in `rest`'s
+/// (the table in docs/executor.md, "Whose buffers an op reads and
+/// writes"). `None` for an op with no such
+/// list.
+fn layout(name: OpName, key: &str) -> Option<(usize, Owner)> {
+    use OpName::*;
+    use Owner::*;
+    let src = key == "src_buff";
+    Some(match name {
+        Put | PutWithSignal | PutWithSignalAndFlush | PutPackets | ReadPutPackets => {
+            if src {
+                (usize::MAX, Own)
+            } else {
+                (0, Peer)
+            }
+        }
+        Get => (if src { 0 } else { usize::MAX }, Peer),
+        Copy | CopyPackets | UnpackPackets | Reduce | ReducePackets | ReduceCopyPackets => {
+            (usize::MAX, Own)
+        }
+        ReduceSend | ReduceSendPackets => (if src { usize::MAX } else { 1 }, Peer),
+        ReadReduce => (if src { 1 } else { usize::MAX }, Peer),
+        ReadReduceSend => (1, Peer),
+        ReduceCopySendPackets => (if src { usize::MAX } else { 2 }, Peer),
+        GroupLoadReduceStore => (0, Switch),
+        GroupStore | GroupStorePackets => (if src { usize::MAX } else { 0 }, Switch),
+        _ => return None,
+    })
+}
+
+/// Which of `refs`, `op`'s sources or destinations (`key`), is not where
+/// the executor takes it, and why (a peer's buffer where it reads the
+/// rank's own names another buffer than the plan means, or none at all).
+fn misplaced(op: &Op, key: &str, refs: &[BufRef]) -> Option<(usize, String)> {
+    let (own, rest) = layout(op.name, key)?;
+    let wanted = |j: usize| if j < own { Owner::Own } else { rest };
+    let (j, r) = (refs.iter().enumerate()).find(|(j, r)| Owner::of(r.target) != wanted(*j))?;
+    let (one, all) = match key {
+        "src_buff" => ("source", "sources"),
+        _ => ("destination", "destinations"),
+    };
+    let lay = match own {
+        usize::MAX => format!("all its {all} are {}", Owner::Own.plural()),
+        0 => format!("all its {all} are {}", rest.plural()),
+        1 => format!(
+            "its first {one} is the rank's own, the others {}",
+            rest.plural()
+        ),
+        n => format!(
+            "its first {n} {all} are the rank's own, the others {}",
+            rest.plural()
+        ),
+    };
+    Some((
+        j,
+        format!(
+            "{} names {}, where {} takes {}: {lay}",
+            key,
+            Owner::of(r.target).name(),
+            op.name.json(),
+            wanted(j).name(),
+        ),
+    ))
 }
