@@ -63,6 +63,21 @@ fn cases() -> Vec<(&'static str, String, &'static str)> {
             "a string too large",
         ),
         (
+            "tuples doubled in 30 lets",
+            (1..=30).fold("let t0 = (1, 1)\n".to_string(), |text, i| {
+                text + &format!("let t{i} = (t{}, t{})\n", i - 1, i - 1)
+            }),
+            "this value's type is too large: more than 1024 types inside it",
+        ),
+        (
+            // 2^61 parts in 61 small lists: comparing walked them all.
+            "lists doubled in 60 lets, compared",
+            (1..=60).fold("let t0 = [1]\n".to_string(), |text, i| {
+                text + &format!("let t{i} = [t{}, t{}]\n", i - 1, i - 1)
+            }) + "let same = t60 == t60\n",
+            "this value is too large to compare or hash: more than",
+        ),
+        (
             "an import of an endless device",
             "import \"/dev/zero\"\n".to_string(),
             "it is not a regular file (a device, pipe or socket); only files are imported",

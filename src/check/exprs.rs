@@ -149,7 +149,10 @@ impl Checker {
                     ),
                 }
             }
-            ExprKind::Tuple(items) => Type::Tuple(items.iter().map(|i| self.expr(i)).collect()),
+            ExprKind::Tuple(items) => {
+                let t = Type::Tuple(items.iter().map(|i| self.expr(i)).collect());
+                self.within_type_size(t, e.span)
+            }
             ExprKind::List(items) => {
                 let mut elem = Type::Any;
                 for item in items {
@@ -194,14 +197,14 @@ impl Checker {
                         ))
                     });
                 }
-                Type::Map(Box::new(kt), Box::new(vt))
+                self.within_type_size(Type::Map(Box::new(kt), Box::new(vt)), e.span)
             }
             ExprKind::MapComp(k, v, loops) => {
                 self.scopes.push(Scope::until(e.span.end));
                 self.loops(loops);
                 let (kt, vt) = (self.expr(k), self.expr(v));
                 self.scopes.pop();
-                Type::Map(Box::new(kt), Box::new(vt))
+                self.within_type_size(Type::Map(Box::new(kt), Box::new(vt)), e.span)
             }
             ExprKind::If(cond, then, otherwise) => {
                 let t = self.expr(cond);

@@ -145,7 +145,30 @@ fn run(
     (result, c.index)
 }
 
+/// The most types a value's type may be written with: far above any
+/// collective's (`map[(int, int), memory_channel]` has 5), low enough that
+/// tuples of tuples doubled in a row of `let`s end here, not in a type
+/// checker that doubles its memory with each line.
+const MAX_TYPE_PARTS: usize = 1024;
+
 impl Checker {
+    /// `t`, the type of the tuple or map at `span`, or an error where it
+    /// is past [`MAX_TYPE_PARTS`].
+    fn within_type_size(&mut self, t: Type, span: Span) -> Type {
+        if t.parts_up_to(MAX_TYPE_PARTS + 1) <= MAX_TYPE_PARTS {
+            return t;
+        }
+        self.err(
+            Diagnostic::error(
+                Code::Limit,
+                span,
+                format!("this value's type is too large: more than {MAX_TYPE_PARTS} types inside it"),
+                "a value of this type",
+            )
+            .with_note("help: a tuple or map of tuples or maps doubles its type each time it is nested again: keep values a few levels deep (a map keyed by a tuple of ints, a list of such maps)"),
+        )
+    }
+
     fn err(&mut self, d: Diagnostic) -> Type {
         self.errors.push(d);
         Type::Any

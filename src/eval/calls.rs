@@ -137,25 +137,28 @@ pub fn index(
             }
             Ok(items[pos as usize].clone())
         }
-        (Value::Map(m), key) => m.get(key).cloned().ok_or_else(|| {
-            ev.error(
-                Code::Index,
-                idx_span,
-                format!("no entry for key `{key}`"),
-                "missing key",
-            )
-            .with_note(match m.entries.first() {
-                Some((k, _)) => format!(
-                    "help: the map holds {}, such as `{}`: index it with a key it holds",
-                    match m.entries.len() {
-                        1 => "1 entry".to_string(),
-                        n => format!("{n} entries"),
-                    },
-                    k.brief()
-                ),
-                None => "help: the map is empty: check what makes it".to_string(),
+        (Value::Map(m), key) => {
+            ev.walk_parts(idx_span, key)?;
+            m.get(key).cloned().ok_or_else(|| {
+                ev.error(
+                    Code::Index,
+                    idx_span,
+                    format!("no entry for key `{}`", key.brief()),
+                    "missing key",
+                )
+                .with_note(match m.entries.first() {
+                    Some((k, _)) => format!(
+                        "help: the map holds {}, such as `{}`: index it with a key it holds",
+                        match m.entries.len() {
+                            1 => "1 entry".to_string(),
+                            n => format!("{n} entries"),
+                        },
+                        k.brief()
+                    ),
+                    None => "help: the map is empty: check what makes it".to_string(),
+                })
             })
-        }),
+        }
         (Value::Buffer(b), Value::Int(i)) => slice(ev, b, *i, i.saturating_add(1), idx_span),
         // Past i64::MAX: past the end of any buffer.
         (Value::Buffer(b), Value::Big(_)) => Err(ev.error(
@@ -168,7 +171,7 @@ pub fn index(
         _ => Err(ev.error(
             Code::TypeMismatch,
             span,
-            format!("cannot index `{target}` with `{idx}`"),
+            format!("cannot index `{}` with `{}`", target.brief(), idx.brief()),
             "wrong index",
         )),
     }

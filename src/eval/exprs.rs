@@ -219,7 +219,9 @@ impl<'c> Evaluator<'c> {
                     // is, without building the tuple.
                     let mut key = smallvec::SmallVec::<[Value; 4]>::new();
                     for item in items {
-                        key.push(self.operand(item)?);
+                        let part = self.operand(item)?;
+                        self.walk_parts(item.span, &part)?;
+                        key.push(part);
                     }
                     if let Some(v) = m.lookup(value::Key::Tuple(&key)) {
                         return Ok(v.clone());
@@ -257,8 +259,9 @@ impl<'c> Evaluator<'c> {
             }
             ExprKind::Map(entries) => {
                 let mut m = MapBuilder::new();
-                for (k, v) in entries {
-                    let (k, v) = (self.expr(k)?, self.expr(v)?);
+                for (key, v) in entries {
+                    let (k, v) = (self.expr(key)?, self.expr(v)?);
+                    self.walk_parts(key.span, &k)?;
                     m.insert(k, v);
                 }
                 Ok(Value::Map(Rc::new(m.finish())))
@@ -274,6 +277,7 @@ impl<'c> Evaluator<'c> {
                 let mut m = MapBuilder::new();
                 self.for_each(loops, 0, &mut |ev| {
                     let (key, val) = (ev.expr(k)?, ev.expr(v)?);
+                    ev.walk_parts(k.span, &key)?;
                     m.insert(key, val);
                     ev.within_size(e.span, m.len(), "a map", "entries")?;
                     Ok(true)
@@ -324,15 +328,16 @@ impl<'c> Evaluator<'c> {
                 return self.wide(span, op, i, j);
             }
         }
-        // Comparing and searching scan the values: large ones cost steps.
+        // Comparing and searching walk the values: large ones cost steps.
         if matches!(op, BinOp::Eq | BinOp::Ne | BinOp::In) {
-            let scanned = match (&x, &y) {
-                (Value::Str(s), Value::Str(t)) => s.len().min(t.len()) / BYTES_PER_STEP,
-                (_, Value::List(items) | Value::Tuple(items)) => items.len() / ELEMENTS_PER_STEP,
-                _ => 0,
-            };
-            if !self.spend(scanned as u64) {
-                return Err(self.too_long(span, "stopped here"));
+            if let (Value::Str(s), Value::Str(t)) = (&x, &y) {
+                self.work(span, s.len().min(t.len()), true)?;
+            }
+            // Equal values are compared through; `in` compares with each
+            // element of the list, tuple or map.
+            self.walk_parts(span, &y)?;
+            if op != BinOp::In {
+                self.walk_parts(span, &x)?;
             }
         }
         use BinOp::*;

@@ -119,11 +119,37 @@ impl Evaluator<'_> {
         Err(self.too_long(span, "stopped here"))
     }
 
+    /// Spends the steps that comparing or hashing `v`, at `span`, walks
+    /// (a step per [`ELEMENTS_PER_STEP`] of its parts, counted only as far
+    /// as the steps left reach): a value of lists sharing lists, doubled
+    /// in a loop, has more parts than any loop could walk.
+    pub(super) fn walk_parts(&mut self, span: Span, v: &Value) -> Res<()> {
+        if !matches!(v, Value::List(_) | Value::Tuple(_) | Value::Map(_)) {
+            return Ok(());
+        }
+        let left = self.limits.max_iterations.saturating_sub(self.steps);
+        let most = left.saturating_mul(ELEMENTS_PER_STEP as u64);
+        let parts = v.parts_up_to(most);
+        if parts < most {
+            return self.work(span, parts as usize, false);
+        }
+        self.steps = self.limits.max_iterations.saturating_add(1);
+        Err(self.over_budget(
+            self.error(
+                Code::Limit,
+                span,
+                format!("this value is too large to compare or hash: more than the {} parts the program's steps left allow", crate::units::grouped(most)),
+                "stopped here",
+            )
+            .with_note("help: a list, tuple or map that holds one value several times counts its parts each time it holds it (a list of a list twice, nested 60 times, has 2^61): compare or key by something smaller, such as an index"),
+        ))
+    }
+
     /// "this program runs too long", at `span`.
     pub(super) fn too_long(&self, span: Span, label: &str) -> Diagnostic {
         self.over_budget(self.error(Code::Limit, span, "this program runs too long", label)
             .with_note(format!(
-                "help: the program took {} steps (loop iterations, function calls, and a step per {ELEMENTS_PER_STEP} elements or {BYTES_PER_STEP} bytes of large values copied); check its loops' bounds and its recursion (a program this large on purpose: --max-ops N raises the steps to N too)",
+                "help: the program took {} steps (loop iterations, function calls, and a step per {ELEMENTS_PER_STEP} elements or {BYTES_PER_STEP} bytes of large values copied or compared); check its loops' bounds and its recursion (a program this large on purpose: --max-ops N raises the steps to N too)",
                 self.limits.max_iterations
             )))
     }

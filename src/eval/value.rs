@@ -277,6 +277,64 @@ impl Value {
 
     /// The value as a message shows it: in full up to 80 bytes, else its
     /// start and an ellipsis.
+    /// How many values `self` is made of, itself and every element, key
+    /// and value inside it, counted up to `limit`: what comparing or
+    /// hashing it walks. A part held in several places counts in each, as
+    /// the walk visits it in each: a list that holds one list twice,
+    /// doubled in a loop, is small in memory and has astronomically many
+    /// parts. Each list, tuple and map held is counted once, so the count
+    /// takes time in the values there are, not in the parts.
+    pub fn parts_up_to(&self, limit: u64) -> u64 {
+        /// Where a list's, tuple's or map's values are held: one place
+        /// for every value that shares them.
+        fn shared(v: &Value) -> Option<*const ()> {
+            match v {
+                Value::List(items) | Value::Tuple(items) => Some(items.as_ptr() as *const ()),
+                Value::Map(m) => Some(Rc::as_ptr(m) as *const ()),
+                _ => None,
+            }
+        }
+        type Counted = rustc_hash::FxHashMap<*const (), u64>;
+        /// The parts of `item`, held in a list, tuple or map.
+        fn part(item: &Value, limit: u64, counted: &mut Counted) -> u64 {
+            let Some(at) = shared(item) else {
+                return 1;
+            };
+            if let Some(n) = counted.get(&at) {
+                return *n;
+            }
+            let n = walk(item, limit, counted);
+            counted.insert(at, n);
+            n
+        }
+        fn walk(v: &Value, limit: u64, counted: &mut Counted) -> u64 {
+            let mut count = 1u64;
+            match v {
+                Value::List(items) | Value::Tuple(items) => {
+                    for item in items.iter() {
+                        if count >= limit {
+                            break;
+                        }
+                        count = count.saturating_add(part(item, limit, counted));
+                    }
+                }
+                Value::Map(m) => {
+                    for (key, value) in &m.entries {
+                        if count >= limit {
+                            break;
+                        }
+                        let both =
+                            part(key, limit, counted).saturating_add(part(value, limit, counted));
+                        count = count.saturating_add(both);
+                    }
+                }
+                _ => {}
+            }
+            count.min(limit)
+        }
+        walk(self, limit, &mut rustc_hash::FxHashMap::default())
+    }
+
     pub fn brief(&self) -> String {
         const MOST: usize = 80;
         let mut out = Bounded {

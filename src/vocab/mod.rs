@@ -46,6 +46,25 @@ pub enum Type {
 }
 
 impl Type {
+    /// How many types `self` is written with, itself and those inside it
+    /// (`map[(int, int), chunk]` has 5), counted up to `limit`.
+    pub fn parts_up_to(&self, limit: usize) -> usize {
+        let inner: Vec<&Type> = match self {
+            Type::List(t) => vec![t],
+            Type::Map(k, v) => vec![k, v],
+            Type::Tuple(items) => items.iter().collect(),
+            _ => return 1,
+        };
+        let mut count = 1;
+        for t in inner {
+            if count >= limit {
+                break;
+            }
+            count += t.parts_up_to(limit - count);
+        }
+        count.min(limit)
+    }
+
     /// Whether a value of type `self` may be used where `want` is expected.
     pub fn fits(&self, want: &Type) -> bool {
         match (self, want) {
