@@ -279,14 +279,22 @@ pub fn call_builtin(
         Call::Rank(a) => Ok(Value::Rank(ev.rank_in(span, &a.rank, "rank")?)),
         Call::Scratch(a) => {
             let rank = ev.rank_in(span, &a.rank, "rank")?;
-            let size = ev.int_in(&a.size, "scratch size", 1 << 24)?;
-            let Some(offset) = ev.rec().allocate_scratch(rank, size) else {
-                return Err(ev.error(
+            // Past 2^24 chunks, alone or with the rank's scratch before
+            // it, is one limit, as the docs say.
+            let too_large = |ev: &Evaluator<'_>| {
+                ev.error(
                     Code::Limit,
                     span,
                     "scratch buffer too large",
                     "more than 2^24 chunks on this rank",
-                ));
+                )
+            };
+            if a.size.value > 1 << 24 {
+                return Err(too_large(ev));
+            }
+            let size = ev.int_in(&a.size, "scratch size", u32::MAX)?;
+            let Some(offset) = ev.rec().allocate_scratch(rank, size) else {
+                return Err(too_large(ev));
             };
             Ok(Value::Buffer(BufferVal {
                 rank,

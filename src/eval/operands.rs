@@ -71,11 +71,15 @@ impl Evaluator<'_> {
         let mut out = Vec::with_capacity(arg.value.len());
         for &t in &arg.value {
             if t < 0 || t >= MAX_THREAD_BLOCKS as i64 {
+                let bound = match t < 0 {
+                    true => String::from("must not be negative"),
+                    false => format!("must be below {MAX_THREAD_BLOCKS}"),
+                };
                 return Err(self.error(
                     Code::OutOfRange,
                     arg.span,
                     format!("thread block {t} out of range"),
-                    format!("thread block must be below {MAX_THREAD_BLOCKS}"),
+                    format!("thread block {bound}"),
                 ));
             }
             out.push(t as u32);

@@ -426,7 +426,7 @@ impl SwitchOp<'_> {
         let chunk = match self {
             SwitchOp::Reduce(c, _) | SwitchOp::Broadcast(c, _) => *c,
         };
-        let offset_span = offset.span;
+        let (offset_span, size_span) = (offset.span, size.span);
         let offset = ev.int_in(offset, "buffer offset", u32::MAX)?;
         let size = ev.int_in(size, "size", u32::MAX)?;
         let tb = ev.tb_in(tb)?;
@@ -444,12 +444,18 @@ impl SwitchOp<'_> {
             ));
         }
         if chunk.size != size {
-            return Err(ev.error(
-                Code::ChunkSizes,
-                chunk_span,
-                format!("the chunk has {} chunk(s) but size is {size}", chunk.size),
-                "size mismatch",
-            ));
+            return Err(ev
+                .error(
+                    Code::ChunkSizes,
+                    size_span,
+                    format!("the chunk has {} chunk(s) but size is {size}", chunk.size),
+                    "size mismatch",
+                )
+                .with_secondary(chunk_span, format!("{} chunk(s)", chunk.size))
+                .with_note(format!(
+                    "help: `size` counts the chunks the op moves, the chunk's and the switch buffer's alike: make it {}",
+                    chunk.size
+                )));
         }
         let end = offset as u64 + size as u64;
         for &r in if end <= s.checked_end.get() {

@@ -542,6 +542,11 @@ fn errors_say_how_to_fix_them() {
         ("let c = rank(0).input[2]\n", "error[E0303]", "help: its chunks are 0 to 1"),
         ("let c = rank(0).input[1..0]\n", "it ends where it starts, or before", "help: a slice `[lo..hi]` holds chunks lo to hi - 1"),
         ("let s = scratch(0, -1)\n", "scratch size must not be negative", ""),
+        // One limit on a rank's scratch, alone or with what it had (a
+        // scratch of 2^24 chunks is the largest, not past the bound).
+        ("let s = scratch(0, 1 << 24)\nlet t = scratch(0, 1)\n", "error[E0401]: scratch buffer too large", ".mscl:3:9"),
+        ("let s = scratch(0, 1 << 30)\n", "error[E0401]: scratch buffer too large", "more than 2^24 chunks"),
+        ("let g = tb_group([0, -1])\n", "thread block must not be negative", ""),
         ("for i in 0..2 { if i { } }\n", "^ of type `int`", ""),
         ("let x = 1\u{7}\n", "help: a control character", ""),
         ("let r = rank(0)\npipeline(unit_size: 0, num_chunks: 1) { r.copy(r.output[0], r.input[0], tb: 0) }\n", "error[E0307]", "help: unit_size is the bytes each iteration moves"),
@@ -609,4 +614,27 @@ fn a_warning_met_in_the_standard_library_marks_the_programs_call() {
         "{err}"
     );
     assert!(first.contains("- met in this call"), "{err}");
+}
+
+/// A switch op whose `size` differs from its chunk's is labelled at the
+/// `size` it gives, the chunk beside it, with the size to give.
+#[test]
+fn a_switch_ops_size_mismatch_is_at_its_size() {
+    let dir = common::scratch("switch-size");
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/mscclpp/unit_tests/switch_broadcast_test.mscl");
+    let text = std::fs::read_to_string(example).unwrap();
+    assert!(text.contains("size: 1, tb: 0)"), "the example changed");
+    let path = dir.join("sb.mscl");
+    std::fs::write(&path, text.replace("size: 1, tb: 0)", "size: 0, tb: 0)")).unwrap();
+    let out = msclc(&["check", path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("sb.mscl:19:55"), "{err}");
+    assert!(err.contains("^ size mismatch"), "{err}");
+    assert!(
+        err.contains("help: `size` counts the chunks the op moves"),
+        "{err}"
+    );
+    assert!(err.contains("make it 1"), "{err}");
 }
