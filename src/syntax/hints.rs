@@ -155,6 +155,77 @@ pub(super) fn likely_meaning(
             "help: a power of two is a shift, `1 << k`; other powers, multiply",
         ));
     }
+    // `x += 1`, `x++`: an assignment spelt as in C or Python.
+    let operator = match tok {
+        Token::Plus => Some("+"),
+        Token::Minus => Some("-"),
+        Token::Star => Some("*"),
+        Token::Slash => Some("/"),
+        Token::Percent => Some("%"),
+        Token::Shl => Some("<<"),
+        Token::Shr => Some(">>"),
+        _ => None,
+    };
+    let name = line.trim();
+    let plain_name = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+    if let (Some(op), true) = (operator, plain_name) {
+        let after = &src[end..];
+        let doubled = matches!(op, "+" | "-") && after.starts_with(op);
+        if (after.starts_with('=') && !after.starts_with("==")) || doubled {
+            let (spelt, value) = match doubled {
+                true => (format!("{op}{op}"), "1".to_string()),
+                false => {
+                    let rest = &after[1..];
+                    let rest =
+                        code_of(&rest[..rest.find(['\n', '\r']).unwrap_or(rest.len())]).trim();
+                    let value = if rest.is_empty() { "..." } else { rest };
+                    (format!("{op}="), format!("({value})"))
+                }
+            };
+            return Some(error(
+                (at, end + 1),
+                &format!("there is no `{spelt}`"),
+                "not an operator of .mscl",
+                &format!("help: assign the new value whole: `{name} = {name} {op} {value}`"),
+            ));
+        }
+    }
+    // `let x: int = 1`: a type written on a `let`.
+    if matches!(tok, Token::Colon) && wants("=") && line.trim_start().starts_with("let ") {
+        return Some(error(
+            (at, end),
+            "a `let` is written without a type",
+            "no type here",
+            "help: `let x = 1`: a variable has its value's type (types are written on params and functions only)",
+        ));
+    }
+    // `fn f() -> int { x }`: a value left at the end of a function.
+    if wants("return") && !matches!(tok, Token::RBrace) {
+        let before = match line.trim().is_empty() {
+            true => last_code_line(&src[..line_start]).map(|(_, code)| code),
+            false => Some(line),
+        };
+        if let Some(before) = before {
+            let before = before.trim();
+            if before.starts_with("fn ") && before.contains("->") && before.ends_with('{') {
+                return Some(error(
+                    (at, end),
+                    "a function gives its value with `return`",
+                    "a value where a statement goes",
+                    "help: `return x`: a block's last value is not the function's, as it is in Rust",
+                ));
+            }
+        }
+    }
+    // `let x = 1;;`: an empty statement.
+    if matches!(tok, Token::Semi) && line.trim_end().ends_with(';') {
+        return Some(error(
+            (at, end),
+            "an empty statement",
+            "a second `;`",
+            "help: a `;` ends one statement (a line break does too): delete this one",
+        ));
+    }
     if matches!(tok, Token::Slash) && src[at..].starts_with("/*") {
         return Some(error(
             (at, at + 2),

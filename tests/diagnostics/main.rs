@@ -371,6 +371,18 @@ fn common_slips_are_named() {
     said("let b = @not false\n", "`not` is Python's: write `!`");
     said("let b = true @and false\n", "`and` is Python's: write `&&`");
     said("let x = 2 @** 3\n", "there is no `**`");
+    // C's and Rust's spellings.
+    said(
+        "let x = 1\nx @+= 2 * 3\n",
+        "help: assign the new value whole: `x = x + (2 * 3)`",
+    );
+    said("let x = 1\nx@++\n", "there is no `++`");
+    said("let x@: int = 1\n", "a `let` is written without a type");
+    said(
+        "fn f() -> int {\n    @1\n}\n",
+        "a function gives its value with `return`",
+    );
+    said("let x = 1;@;\n", "an empty statement");
     said(
         "let x = 1 if true @else 2\n",
         "a conditional value is written `if c { a } else { b }`",
