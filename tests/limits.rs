@@ -172,6 +172,32 @@ fn a_double_recursion_ends_like_a_runaway_loop() {
     assert!(started.elapsed() < Duration::from_secs(10));
 }
 
+/// Recursion through a loop holds a loop per call: the report names the
+/// outermost and innermost four, counts those between, and says how to
+/// end the recursion.
+#[test]
+fn recursion_through_a_loop_reports_its_loops_in_brief() {
+    let text = format!(
+        "{HEADER}fn f(n: int) -> list[int] {{ return [f(n)[0] for i in 0..1] }}\nlet x = f(0)\n"
+    );
+    let c = msclc::driver::compile_source(std::path::Path::new("deep.mscl"), text, &[]);
+    let shown = c.sources.render(&c.result.expect_err("stopped"));
+    assert!(
+        shown.contains("error[E0401]: recursion too deep"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(
+            "= when i = 0, i = 0, i = 0, i = 0, … 248 more loops …, i = 0, i = 0, i = 0, i = 0\n"
+        ),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("help: a function that calls itself"),
+        "{shown}"
+    );
+}
+
 /// Copying a large value costs steps as loop iterations do: a loop that
 /// copies a 4 MB string 100 times is stopped at a budget that 100 plain
 /// iterations stay far inside, at the copy.

@@ -524,7 +524,8 @@ impl<'c> Evaluator<'c> {
                 span,
                 "recursion too deep",
                 format!("more than {MAX_CALL_DEPTH} nested calls"),
-            ));
+            )
+            .with_note("help: a function that calls itself (directly or through others) needs a case that returns without calling again: check the condition that should end it, or loop instead"));
         }
         if crate::stack::too_deep() {
             let d = self.error(

@@ -201,6 +201,18 @@ impl<'c> Evaluator<'c> {
             .filter(|(n, _, _)| !Rc::ptr_eq(n, &self.call_frame))
             .map(|(n, v, _)| format!("{n} = {}", v.brief()))
             .collect();
+        // Deep recursion through a loop holds a loop per call: the
+        // outermost and innermost tell where it started and where it is.
+        const SHOWN: usize = 8;
+        if vars.len() > SHOWN {
+            let (outer, inner) = (&vars[..SHOWN / 2], &vars[vars.len() - SHOWN / 2..]);
+            let between = vars.len() - SHOWN;
+            return Some(format!(
+                "{}, … {between} more loops …, {}",
+                outer.join(", "),
+                inner.join(", ")
+            ));
+        }
         (!vars.is_empty()).then(|| vars.join(", "))
     }
 
