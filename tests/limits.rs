@@ -180,8 +180,17 @@ fn recursion_through_a_loop_reports_its_loops_in_brief() {
     let text = format!(
         "{HEADER}fn f(n: int) -> list[int] {{ return [f(n)[0] for i in 0..1] }}\nlet x = f(0)\n"
     );
-    let c = msclc::driver::compile_source(std::path::Path::new("deep.mscl"), text, &[]);
-    let shown = c.sources.render(&c.result.expect_err("stopped"));
+    // The binary: 256 calls deep runs on its large stack, not a test's.
+    let dir = common::scratch("deep-loops");
+    let path = dir.join("deep.mscl");
+    std::fs::write(&path, text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_msclc"))
+        .arg("check")
+        .arg(&path)
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{shown}");
     assert!(
         shown.contains("error[E0401]: recursion too deep"),
         "{shown}"
@@ -196,6 +205,23 @@ fn recursion_through_a_loop_reports_its_loops_in_brief() {
         shown.contains("help: a function that calls itself"),
         "{shown}"
     );
+}
+
+/// Looking a key up in a map hashes the key, not the map: `k in m` in a
+/// loop over a large map stays a loop's worth of steps.
+#[test]
+fn a_key_looked_up_in_a_large_map_costs_the_key_only() {
+    let text = format!(
+        "{HEADER}let m = {{(i, i + 1): [i] for i in 0..100000}}\nlet found = [i for i in 0..100000 where (i, i + 1) in m && [i] == m[(i, i + 1)]]\nassert(len(found) == 100000, \"all found\")\n"
+    );
+    let limits = msclc::driver::Limits {
+        max_iterations: 1_000_000,
+        ..msclc::driver::Limits::default()
+    };
+    let c = msclc::driver::compile_source_with(std::path::Path::new("map.mscl"), text, &[], limits);
+    if let Err(d) = &c.result {
+        panic!("{}", c.sources.render(d));
+    }
 }
 
 /// Copying a large value costs steps as loop iterations do: a loop that

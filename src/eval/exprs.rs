@@ -333,11 +333,16 @@ impl<'c> Evaluator<'c> {
             if let (Value::Str(s), Value::Str(t)) = (&x, &y) {
                 self.work(span, s.len().min(t.len()), true)?;
             }
-            // Equal values are compared through; `in` compares with each
-            // element of the list, tuple or map.
-            self.walk_parts(span, &y)?;
-            if op != BinOp::In {
-                self.walk_parts(span, &x)?;
+            // Equal values are compared through; `in` compares `x` with
+            // each element of a list or tuple, and hashes it to look in a
+            // map (which it does not walk).
+            match (op, &y) {
+                (BinOp::In, Value::Map(_)) => self.walk_parts(span, &x)?,
+                (BinOp::In, _) => self.walk_parts(span, &y)?,
+                _ => {
+                    self.walk_parts(span, &x)?;
+                    self.walk_parts(span, &y)?;
+                }
             }
         }
         use BinOp::*;

@@ -266,8 +266,7 @@ impl Owner {
 /// Where the executor takes an op's sources or destinations (`key`): the
 /// first `own` of them in the rank's own buffers and the rest in `rest`'s
 /// (the table in docs/executor.md, "Whose buffers an op reads and
-/// writes"). `None` for an op with no such
-/// list.
+/// writes"). `None` for an op with no such list.
 fn layout(name: OpName, key: &str) -> Option<(usize, Owner)> {
     use OpName::*;
     use Owner::*;
