@@ -235,7 +235,11 @@ impl Checker {
                     format!("function `{}` defined twice", f.name.name),
                     "second definition",
                 )
-                .with_secondary(prev_span, "first definition"),
+                .with_secondary(prev_span, "first definition")
+                .with_note(match prev_span.file == f.name.span.file {
+                    true => "help: functions are not overloaded: rename one of them".to_string(),
+                    false => format!("help: two of the files this program reads define `{}` (a program sees every function of the files it imports, the standard library's too): rename yours, or import only one of them", f.name.name),
+                }),
             );
             return;
         }

@@ -638,3 +638,41 @@ fn a_switch_ops_size_mismatch_is_at_its_size() {
     );
     assert!(err.contains("make it 1"), "{err}");
 }
+
+/// A function an imported file defines as the standard library does is
+/// shown at both, with how to resolve it; one file's two is told apart.
+#[test]
+fn a_function_defined_by_two_imports_says_how_to_resolve_it() {
+    let dir = common::scratch("clash");
+    std::fs::write(
+        dir.join("mine.mscl"),
+        "fn peer_slot(a: int) -> int { return a }\n",
+    )
+    .unwrap();
+    let main = dir.join("main.mscl");
+    std::fs::write(
+        &main,
+        "import \"std/peers\"\nimport \"mine.mscl\"\nprogram \"e\" {\n    collective = allgather(2, chunk_factor: 1, inplace: false)\n}\n",
+    )
+    .unwrap();
+    let out = msclc(&["check", main.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("mine.mscl:1:4"), "{err}");
+    assert!(err.contains("┌─ std/peers:"), "{err}");
+    assert!(
+        err.contains("help: two of the files this program reads define `peer_slot`"),
+        "{err}"
+    );
+    std::fs::write(
+        &main,
+        "fn f() -> int { return 1 }\nfn f() -> int { return 2 }\nprogram \"e\" {\n    collective = allgather(2, chunk_factor: 1, inplace: false)\n}\n",
+    )
+    .unwrap();
+    let out = msclc(&["check", main.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("help: functions are not overloaded: rename one of them"),
+        "{err}"
+    );
+}
