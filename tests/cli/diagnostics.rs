@@ -616,6 +616,15 @@ fn a_warning_met_in_the_standard_library_marks_the_programs_call() {
     assert!(first.contains("- met in this call"), "{err}");
 }
 
+/// What `msclc check PATH` says on standard error, where it finds an
+/// error in the program (exit code 1).
+fn check_fails(path: &std::path::Path) -> String {
+    let out = msclc(&["check", path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    err
+}
+
 /// A switch op whose `size` differs from its chunk's is labelled at the
 /// `size` it gives, the chunk beside it, with the size to give.
 #[test]
@@ -627,9 +636,7 @@ fn a_switch_ops_size_mismatch_is_at_its_size() {
     assert!(text.contains("size: 1, tb: 0)"), "the example changed");
     let path = dir.join("sb.mscl");
     std::fs::write(&path, text.replace("size: 1, tb: 0)", "size: 0, tb: 0)")).unwrap();
-    let out = msclc(&["check", path.to_str().unwrap()]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let err = check_fails(&path);
     assert!(err.contains("sb.mscl:19:55"), "{err}");
     assert!(err.contains("^ size mismatch"), "{err}");
     assert!(
@@ -655,9 +662,7 @@ fn a_function_defined_by_two_imports_says_how_to_resolve_it() {
         "import \"std/peers\"\nimport \"mine.mscl\"\nprogram \"e\" {\n    collective = allgather(2, chunk_factor: 1, inplace: false)\n}\n",
     )
     .unwrap();
-    let out = msclc(&["check", main.to_str().unwrap()]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let err = check_fails(&main);
     assert!(err.contains("mine.mscl:1:4"), "{err}");
     assert!(err.contains("┌─ std/peers:"), "{err}");
     assert!(
@@ -669,8 +674,7 @@ fn a_function_defined_by_two_imports_says_how_to_resolve_it() {
         "fn f() -> int { return 1 }\nfn f() -> int { return 2 }\nprogram \"e\" {\n    collective = allgather(2, chunk_factor: 1, inplace: false)\n}\n",
     )
     .unwrap();
-    let out = msclc(&["check", main.to_str().unwrap()]);
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = check_fails(&main);
     assert!(
         err.contains("help: functions are not overloaded: rename one of them"),
         "{err}"
