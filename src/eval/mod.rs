@@ -18,6 +18,7 @@ use limits::MAX_CALL_DEPTH;
 pub use limits::{Limits, MAX_ELEMENTS, MAX_ITERATIONS, MAX_OPS};
 mod map;
 mod operands;
+mod operators;
 mod ops;
 mod program;
 mod record;
