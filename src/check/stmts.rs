@@ -175,6 +175,19 @@ impl Checker {
                             "not in a `fn`",
                         ));
                     }
+                    Some(want) if value.is_none() && want != Type::Unit => {
+                        self.err(
+                            Diagnostic::error(
+                                Code::TypeMismatch,
+                                stmt.span,
+                                format!(
+                                    "`return` without a value in a function that returns `{want}`"
+                                ),
+                                "returns no value",
+                            )
+                            .with_note(format!("help: give the `return` a value of type `{want}`")),
+                        );
+                    }
                     Some(want) => {
                         let span = value.as_ref().map_or(stmt.span, |e| e.span);
                         if want == Type::Unit && got != Type::Unit {

@@ -217,6 +217,26 @@ pub(super) fn likely_meaning(
             }
         }
     }
+    // `return; let x = 1`: a statement after a `return` without a value,
+    // which the grammar lets end its block only.
+    if wants("}") && !matches!(tok, Token::RBrace) {
+        let before = match line.trim().is_empty() {
+            true => last_code_line(&src[..line_start]).map(|(_, code)| code),
+            false => Some(line),
+        };
+        let before = before.map(|b| b.trim_end().trim_end_matches(';').trim_end());
+        let bare_return = before
+            .and_then(|b| b.strip_suffix("return"))
+            .is_some_and(|b| !b.ends_with(|c: char| c.is_alphanumeric() || c == '_'));
+        if bare_return {
+            return Some(error(
+                (at, end),
+                "a `return` without a value ends its block",
+                "a statement after `return`",
+                "help: nothing after the `return` would run: move this before it, or put the `return` in an `if`",
+            ));
+        }
+    }
     // `let x = 1;;`: an empty statement.
     if matches!(tok, Token::Semi) && line.trim_end().ends_with(';') {
         return Some(error(

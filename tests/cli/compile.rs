@@ -178,6 +178,41 @@ fn a_let_inside_a_block_does_not_change_the_variable_outside() {
     );
 }
 
+/// A bare `return` leaves a function that gives no value early: the plan
+/// is the one the same function with its rest under an `if` makes.
+#[test]
+fn a_bare_return_leaves_a_function_early() {
+    let dir = common::scratch("return");
+    let program = |body: &str| {
+        format!(
+            "param n: int = 4\nprogram \"gather\" {{\n    collective = allgather(n, chunk_factor: 1, inplace: false)\n}}\n\
+             fn send(src: int, dst: int) {{\n{body}\n}}\n\
+             for src in 0..n {{ for dst in 0..n {{ send(src, dst) }} }}\n"
+        )
+    };
+    let op = "memory_channel(dst, src).put(rank(dst).output[src], rank(src).input[0], tb: 0)";
+    let early = dir.join("early.mscl");
+    let nested = dir.join("nested.mscl");
+    std::fs::write(
+        &early,
+        program(&format!(
+            "    if src == dst {{ return }}\n    {op}\n    return;"
+        )),
+    )
+    .unwrap();
+    std::fs::write(&nested, program(&format!("    if src != dst {{ {op} }}"))).unwrap();
+    let a = msclc(&[early.to_str().unwrap()]);
+    let b = msclc(&[nested.to_str().unwrap()]);
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    assert_eq!(
+        a.stdout, b.stdout,
+        "the early return skips the op to itself"
+    );
+    let plan = String::from_utf8_lossy(&a.stdout);
+    // Fused, each rank's puts are one, to its three peers.
+    assert_eq!(plan.matches("\"buffer_id\"").count(), 12, "{plan}");
+}
+
 /// `if` is also an expression: the channel to the previous rank is the one
 /// to the next when there are only two ranks.
 #[test]
