@@ -229,7 +229,21 @@ impl Checker {
                 self.block(body, stmt.span.end);
             }
             StmtKind::Expr(e) => {
-                self.expr(e);
+                let t = self.expr(e);
+                // A name, field or index alone (`a`, `l[0]`) computes a
+                // value and drops it: most often a call whose `(..)` was
+                // left out. (One of no type had its error.)
+                if !matches!(e.kind, ExprKind::Call(..)) && t != Type::Any {
+                    self.err(
+                        Diagnostic::error(
+                            Code::Misplaced,
+                            e.span,
+                            "this statement does nothing",
+                            "a value, not used",
+                        )
+                        .with_note("help: a statement is a call (`ch.put(..)`, `f(x)`), a `let` or an assignment: call what you meant to, keep the value with `let`, or delete the line"),
+                    );
+                }
             }
         }
     }

@@ -549,6 +549,7 @@ fn errors_say_how_to_fix_them() {
         ("let g = tb_group([0, -1])\n", "thread block must not be negative", ""),
         ("for i in 0..2 { if i { } }\n", "^ of type `int`", ""),
         ("let x = 1\u{7}\n", "help: a control character", ""),
+        ("let l = [1]\nl[0]\n", "error[E0106]: this statement does nothing", "help: a statement is a call"),
         // A bare `return` ends its block, and gives no value.
         ("fn f() { return; let x = 1 }\n", "a `return` without a value ends its block", "help: nothing after the `return` would run"),
         ("fn f() -> int { if true { return } return 1 }\n", "error[E0103]: `return` without a value in a function that returns `int`", "help: give the `return` a value of type `int`"),
