@@ -219,7 +219,7 @@ impl Evaluator<'_> {
     /// "`what` too large", the maximum being [`MAX_ELEMENTS`] `unit`.
     pub(super) fn too_large(&self, span: Span, what: &str, unit: &str) -> Diagnostic {
         self.error(Code::Limit, span, what, format!("the maximum is {MAX_ELEMENTS} {unit}"))
-            .with_note("a collective's program builds lists of ranks and chunks: look for a list or string that grows in a loop".to_string())
+            .with_note("help: a collective's program builds lists, maps and strings of ranks and chunks: look for one that grows in a loop, or one over pairs of ranks (it grows as their square) at more ranks than meant (a param, `-D`)")
     }
 
     /// `v` as a count of `what` between 1 and `max`: "must be a positive
