@@ -199,13 +199,15 @@ pub(super) fn likely_meaning(
             "help: `let x = 1`: a variable has its value's type (types are written on params and functions only)",
         ));
     }
+    // The code before the token: on its line, or on the last line that has
+    // code where the token opens its line.
+    let code_before = match line.trim().is_empty() {
+        true => last_code_line(&src[..line_start]).map(|(_, code)| code),
+        false => Some(line),
+    };
     // `fn f() -> int { x }`: a value left at the end of a function.
     if wants("return") && !matches!(tok, Token::RBrace) {
-        let before = match line.trim().is_empty() {
-            true => last_code_line(&src[..line_start]).map(|(_, code)| code),
-            false => Some(line),
-        };
-        if let Some(before) = before {
+        if let Some(before) = code_before {
             let before = before.trim();
             if before.starts_with("fn ") && before.contains("->") && before.ends_with('{') {
                 return Some(error(
@@ -220,11 +222,7 @@ pub(super) fn likely_meaning(
     // `return; let x = 1`: a statement after a `return` without a value,
     // which the grammar lets end its block only.
     if wants("}") && !matches!(tok, Token::RBrace) {
-        let before = match line.trim().is_empty() {
-            true => last_code_line(&src[..line_start]).map(|(_, code)| code),
-            false => Some(line),
-        };
-        let before = before.map(|b| b.trim_end().trim_end_matches(';').trim_end());
+        let before = code_before.map(|b| b.trim_end().trim_end_matches(';').trim_end());
         let bare_return = before
             .and_then(|b| b.strip_suffix("return"))
             .is_some_and(|b| !b.ends_with(|c: char| c.is_alphanumeric() || c == '_'));
