@@ -23,8 +23,16 @@ const STDLIB: &[(&str, &str)] = &[
 /// Whether `name`, a source's name, is a module of the standard library:
 /// text built into the binary, no file anyone can open.
 pub fn is_builtin_module(name: &str) -> bool {
-    name.strip_prefix("std/")
-        .is_some_and(|module| STDLIB.iter().any(|(m, _)| *m == module))
+    builtin_module_text(name).is_some()
+}
+
+/// The text of standard module `name` (`std/sync`), if it is one.
+pub fn builtin_module_text(name: &str) -> Option<&'static str> {
+    let module = name.strip_prefix("std/")?;
+    STDLIB
+        .iter()
+        .find(|(m, _)| *m == module)
+        .map(|(_, text)| *text)
 }
 
 pub struct Compilation {
@@ -580,7 +588,7 @@ fn import_all(
         };
         let (key, text, next_base) = match path.strip_prefix("std/") {
             Some(name) => {
-                let Some((_, text)) = STDLIB.iter().find(|(n, _)| *n == name) else {
+                let Some(text) = builtin_module_text(path) else {
                     let names: Vec<&str> = STDLIB.iter().map(|(n, _)| *n).collect();
                     return Err(vec![Diagnostic::error(
                         Code::Import,

@@ -2,10 +2,12 @@
 //! find references, the outline (document symbols) and formatting.
 
 use super::position::Lines;
+use super::std_files::std_file;
+use super::uri::uri_of;
 use super::{file_uri, Document};
 use crate::check::index::{Def, DefKind, Target};
 use crate::diag::Span;
-use crate::driver::Analysis;
+use crate::driver::{self, Analysis};
 use crate::syntax::ast::{Pattern, Stmt, StmtKind};
 use crate::vocab::{self, Receiver};
 use lsp_types::*;
@@ -283,17 +285,20 @@ fn receiver_name(receiver: Receiver) -> &'static str {
 }
 
 /// Where the name under the cursor is defined: a variable, param or
-/// function, or the file an `import` names (none in the standard library,
-/// which is built in, no file to open).
+/// function, or the file an `import` names (a standard module, built in,
+/// is written out to be read: `std_files.rs`).
 pub fn definition(doc: &Document, position: Position) -> Option<Location> {
     let read = doc.readable();
     let (offset, analysis) = (read.offset(position)?, read.analysis);
     if let Some(d) = analysis.index.def_of(0, offset) {
         let span = analysis.index.defs[d].span;
-        return Some(Location::new(
-            file_uri(analysis, span.file, &doc.uri)?,
-            read.range(span)?,
-        ));
+        let name = analysis.sources.name(span.file).unwrap_or_default();
+        let uri = match file_uri(analysis, span.file, &doc.uri) {
+            Some(uri) => uri,
+            None if driver::is_builtin_module(&name) => uri_of(&std_file(&name)?)?,
+            None => return None,
+        };
+        return Some(Location::new(uri, read.range(span)?));
     }
     // An import's path: the start of the file it names.
     let program = analysis.program.as_ref()?;
@@ -301,11 +306,11 @@ pub fn definition(doc: &Document, position: Position) -> Option<Location> {
         StmtKind::Import { path, path_span }
             if path_span.start <= offset && offset <= path_span.end =>
         {
-            if crate::driver::is_builtin_module(path) {
-                return None;
-            }
-            let base = doc.path.parent()?;
-            let target = super::uri_of(&base.join(path))?;
+            let target = if driver::is_builtin_module(path) {
+                uri_of(&std_file(path)?)?
+            } else {
+                uri_of(&doc.path.parent()?.join(path))?
+            };
             Some(Location::new(target, Range::default()))
         }
         _ => None,

@@ -14,6 +14,7 @@ mod diagnostics;
 mod features;
 mod position;
 mod readable;
+mod std_files;
 mod transport;
 mod uri;
 

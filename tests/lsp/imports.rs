@@ -74,17 +74,47 @@ fn imported_files_get_their_diagnostics_and_definitions() {
         json!({"textDocument": {"uri": uri}}),
     );
     assert_eq!(editor.diagnostics(&lib_uri).len(), 1);
-    // The standard library is built in, no file to open: no location in it.
+    // The standard library is built in: go to definition writes its
+    // module out, read-only, to the cache folder, and goes there.
     let std_user = format!("file://{}", dir.join("std_user.mscl").display());
     editor.open(
         &std_user,
         "import \"std/peers\"\nfn f() -> list[int] {\n    return ring_peers(0, 4)\n}\n",
     );
     assert_eq!(editor.diagnostics(&std_user), Vec::<Value>::new());
-    for (line, character) in [(2, 12), (0, 10)] {
-        let def = editor.at("textDocument/definition", &std_user, line, character);
-        assert_eq!(def, Value::Null, "{line}:{character}");
+    let peers = std_cache().join(format!(
+        "msclc/{}/std/peers.mscl",
+        env!("CARGO_PKG_VERSION")
+    ));
+    let peers_uri = format!("file://{}", peers.display());
+    // A file left by another build of msclc, read-only as written, is
+    // written again.
+    std::fs::create_dir_all(peers.parent().unwrap()).unwrap();
+    if let Ok(meta) = std::fs::metadata(&peers) {
+        let mut writable = meta.permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        writable.set_readonly(false);
+        std::fs::set_permissions(&peers, writable).unwrap();
     }
+    std::fs::write(&peers, "fn ring_peers() {}\n").unwrap();
+    let mut read_only = std::fs::metadata(&peers).unwrap().permissions();
+    read_only.set_readonly(true);
+    std::fs::set_permissions(&peers, read_only).unwrap();
+    let def = editor.at("textDocument/definition", &std_user, 2, 12);
+    assert_eq!(def["uri"], peers_uri, "{def}");
+    let text = std::fs::read_to_string(&peers).unwrap();
+    assert_eq!(text, include_str!("../../stdlib/peers.mscl"));
+    let line = def["range"]["start"]["line"].as_u64().unwrap() as usize;
+    let character = def["range"]["start"]["character"].as_u64().unwrap() as usize;
+    assert!(
+        text.lines().nth(line).unwrap()[character..].starts_with("ring_peers("),
+        "{def}"
+    );
+    assert!(std::fs::metadata(&peers).unwrap().permissions().readonly());
+    // The import's path: the module's first line.
+    let def = editor.at("textDocument/definition", &std_user, 0, 10);
+    assert_eq!(def["uri"], peers_uri, "{def}");
+    assert_eq!(def["range"]["start"], json!({"line": 0, "character": 0}));
     let refs = editor.at("textDocument/references", &std_user, 2, 12);
     assert!(
         refs.as_array()

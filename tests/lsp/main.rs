@@ -27,6 +27,8 @@ impl Editor {
     fn start(options: Value) -> Editor {
         let mut child = Command::new(env!("CARGO_BIN_EXE_msclc"))
             .arg("lsp")
+            // Where go to definition writes the standard library's files.
+            .env("XDG_CACHE_HOME", std_cache())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -182,6 +184,12 @@ for r in 0..num_gpus {
 
 /// A scratch folder for the test `name`, to hold until the test ends, and
 /// the path and URI of a program in it.
+/// The cache folder of every server the tests start, under the build's
+/// own temporary folder: the tests leave the user's `~/.cache` alone.
+fn std_cache() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("lsp-cache")
+}
+
 fn temp_uri(name: &str) -> (common::Scratch, std::path::PathBuf, String) {
     let dir = common::scratch(&format!("lsp-{name}"));
     let path = dir.join("ring.mscl");
