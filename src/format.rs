@@ -41,8 +41,11 @@
 //!   `-`, `(` or `[`, so a `-` after `}` is binary and a `(` or `[` after it
 //!   calls or indexes.
 //! - A comment keeps its text, less trailing whitespace. After code it is
-//!   one space from it; on a line of its own it is indented as a token
-//!   there would be.
+//!   one space from it, but for comments the author lined up: on lines
+//!   one after another whose comments after code start in the same column
+//!   of the source, they start in one column again, one space past the
+//!   longest code among those lines. On a line of its own a comment is
+//!   indented as a token there would be.
 //!
 //! The layout of a file depends only on its tokens, its comments and where
 //! its lines break, all of which the layout keeps: so formatting twice
@@ -88,7 +91,7 @@ fn layout(text: &str, crlf: bool) -> Result<String, usize> {
         let class = Class::of(&token);
         let gap = &text[end_of_previous..start];
         returns += gap.matches('\n').count() * usize::from(crlf);
-        writer.gap(gap, Some(class));
+        writer.gap(text, end_of_previous, start, Some(class));
         // The words whose block's braces follow them (`if c {`, `} else {`).
         let header = matches!(
             token,
@@ -100,12 +103,20 @@ fn layout(text: &str, crlf: bool) -> Result<String, usize> {
             return Err(start);
         }
     }
-    writer.gap(&text[end_of_previous..], None);
+    writer.gap(text, end_of_previous, text.len(), None);
     let out = writer.finish();
     match (out.len() + out.matches('\n').count() * usize::from(crlf)) as u64 {
         bytes if bytes > MAX_SOURCE_BYTES => Err(text.len()),
         _ => Ok(out),
     }
+}
+
+/// The column (in characters) of byte `at` of `text`: the characters from
+/// the start of its line. Asked only of comments after code, one a line at
+/// most, so that all the counts together read the text once.
+fn column(text: &str, at: usize) -> usize {
+    let line_start = text[..at].rfind(['\n', '\r']).map_or(0, |i| i + 1);
+    text[line_start..at].chars().count()
 }
 
 /// The error of a file whose layout passes [`MAX_SOURCE_BYTES`] at byte
@@ -241,6 +252,20 @@ struct Writer {
     /// The class of the last token, wherever it was (a `-` at the start of
     /// a line is unary or not by what ended the line before).
     previous: Option<Class>,
+    /// Lines written so far, and where the current one starts in `out`.
+    out_lines: usize,
+    out_line_start: usize,
+    /// The comments after code written, in order: lined up at the end.
+    after_code: Vec<CommentAfterCode>,
+}
+
+/// A comment after code on a line written: the line, where it and its
+/// code end in `out`, and the comment's column in the source.
+struct CommentAfterCode {
+    line: usize,
+    line_start: usize,
+    code_end: usize,
+    source_column: usize,
 }
 
 /// A line that holds brackets still open, and the indentation of the
@@ -264,14 +289,17 @@ impl Writer {
             blank_line_pending: false,
             open_lines: Vec::new(),
             previous: None,
+            out_lines: 0,
+            out_line_start: 0,
+            after_code: Vec::new(),
         }
     }
 
-    /// The whitespace and comments before the next token, of class `next`
-    /// (`None` at the end of the text): only its newlines and comments
-    /// matter.
-    fn gap(&mut self, gap: &str, next: Option<Class>) {
-        let mut rest = gap;
+    /// The whitespace and comments of `text` from `from` to `to`, before
+    /// the next token, of class `next` (`None` at the end of the text):
+    /// only its newlines and comments matter.
+    fn gap(&mut self, text: &str, from: usize, to: usize, next: Option<Class>) {
+        let mut rest = &text[from..to];
         while let Some(at) = rest.find(['\n', '\r', '/']) {
             match rest.as_bytes()[at] {
                 // A line ends in \n, \r\n or a lone \r (as the lexer ends a
@@ -283,7 +311,8 @@ impl Writer {
                     // A `/` in a gap starts a `//` comment, which runs to
                     // the end of its line.
                     let end = rest[at..].find(['\n', '\r']).map_or(rest.len(), |n| at + n);
-                    self.comment(&rest[at..end], next);
+                    let source_column = || column(text, to - rest.len() + at);
+                    self.comment(&rest[at..end], source_column, next);
                     rest = &rest[end..];
                     continue;
                 }
@@ -295,6 +324,7 @@ impl Writer {
     fn newline(&mut self) {
         if self.line_started {
             self.out.push('\n');
+            self.out_lines += 1;
             self.line_started = false;
         } else if !self.out.is_empty() {
             self.blank_line_pending = true;
@@ -306,8 +336,19 @@ impl Writer {
     /// is indented as that token would be if it started the line, or, if
     /// that token closes a bracket, as the lines inside (the comment is
     /// about them).
-    fn comment(&mut self, comment: &str, next: Option<Class>) {
+    fn comment(
+        &mut self,
+        comment: &str,
+        source_column: impl FnOnce() -> usize,
+        next: Option<Class>,
+    ) {
         if self.line_started {
+            self.after_code.push(CommentAfterCode {
+                line: self.out_lines,
+                line_start: self.out_line_start,
+                code_end: self.out.len(),
+                source_column: source_column(),
+            });
             self.out.push(' ');
         } else {
             let next = next.map(|class| self.in_context(class));
@@ -415,7 +456,9 @@ impl Writer {
     fn start_line(&mut self, indent: usize, continues: bool) {
         if std::mem::take(&mut self.blank_line_pending) {
             self.out.push('\n');
+            self.out_lines += 1;
         }
+        self.out_line_start = self.out.len();
         for _ in 0..indent {
             self.out.push_str(INDENT);
         }
@@ -470,8 +513,35 @@ impl Writer {
         if self.line_started {
             self.out.push('\n');
         }
-        self.out
+        line_up_comments(&self.out, &self.after_code)
     }
+}
+
+/// `out` with the comments after code that the author lined up in one
+/// column put in one column again: a run of them on lines one after
+/// another, each at the same column of the source, starts one space past
+/// the run's longest code. (Lined up so, the run is such a run again when
+/// formatted again, and comes out the same.)
+fn line_up_comments(out: &str, comments: &[CommentAfterCode]) -> String {
+    let mut lined_up = String::with_capacity(out.len());
+    let mut copied = 0;
+    let mut rest = comments;
+    while let Some(first) = rest.first() {
+        let run = 1 + rest
+            .windows(2)
+            .take_while(|w| w[1].line == w[0].line + 1 && w[1].source_column == first.source_column)
+            .count();
+        let width = |c: &CommentAfterCode| out[c.line_start..c.code_end].chars().count();
+        let widest = rest[..run].iter().map(width).max().unwrap_or(0);
+        for c in &rest[..run] {
+            lined_up.push_str(&out[copied..c.code_end]);
+            lined_up.extend(std::iter::repeat_n(' ', widest - width(c)));
+            copied = c.code_end;
+        }
+        rest = &rest[run..];
+    }
+    lined_up.push_str(&out[copied..]);
+    lined_up
 }
 
 #[cfg(test)]

@@ -252,6 +252,31 @@ fn comments_keep_their_text_and_take_the_indentation_of_their_line() {
 }
 
 #[test]
+fn comments_the_author_lined_up_stay_in_one_column() {
+    // Lined up in the source: one space past the longest code of the run,
+    // counted in characters (`é` is two bytes); a blank line ends a run.
+    check(
+        "let a = 1        // one\nlet bbbb  =  22  // two\nlet s = \"é\"      // three\n\nlet c = 1    // alone\n",
+        "let a = 1     // one\nlet bbbb = 22 // two\nlet s = \"é\"   // three\n\nlet c = 1 // alone\n",
+    );
+    // Indented differently by the layout, lined up all the same.
+    check(
+        "fn f() {\nlet x = 1         // in\n      let yy = 2  // in too\n}\n",
+        "fn f() {\n    let x = 1  // in\n    let yy = 2 // in too\n}\n",
+    );
+    // Not lined up in the source: one space each.
+    check(
+        "let a = 1    // one\nlet bb = 2  // two\n",
+        "let a = 1 // one\nlet bb = 2 // two\n",
+    );
+    // A comment on a line of its own, or a line without one, ends a run.
+    check(
+        "let a = 1    // one\n// own\nlet b = 22   // two\nlet c = 3\nlet d = 444  // four\n",
+        "let a = 1 // one\n// own\nlet b = 22 // two\nlet c = 3\nlet d = 444 // four\n",
+    );
+}
+
+#[test]
 fn text_that_does_not_parse_is_refused_with_its_diagnostic() {
     let d = format_source(3, "let x = (1 + ]").unwrap_err();
     assert_eq!(d.code, crate::diag::Code::Syntax);
