@@ -47,9 +47,9 @@
 //!   longest code among those lines. On a line of its own a comment is
 //!   indented as a token there would be.
 //!
-//! The layout of a file depends only on its tokens, its comments and where
-//! its lines break, all of which the layout keeps: so formatting twice
-//! gives what formatting once gives.
+//! The layout of a file depends only on its tokens, its comments, where
+//! its lines break and which comments after code line up, all of which the
+//! layout keeps: so formatting twice gives what formatting once gives.
 
 use crate::diag::{Code, Diagnostic, Span};
 use crate::syntax::{self, lexer, lexer::Token, MAX_SOURCE_BYTES};
