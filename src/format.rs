@@ -513,7 +513,7 @@ impl Writer {
         if self.line_started {
             self.out.push('\n');
         }
-        line_up_comments(&self.out, &self.after_code)
+        line_up_comments(self.out, &self.after_code)
     }
 }
 
@@ -522,15 +522,19 @@ impl Writer {
 /// another, each at the same column of the source, starts one space past
 /// the run's longest code. (Lined up so, the run is such a run again when
 /// formatted again, and comes out the same.)
-fn line_up_comments(out: &str, comments: &[CommentAfterCode]) -> String {
+fn line_up_comments(out: String, comments: &[CommentAfterCode]) -> String {
+    let in_a_run = |w: &[CommentAfterCode]| {
+        w[1].line == w[0].line + 1 && w[1].source_column == w[0].source_column
+    };
+    // Most files have no such run: their layout is done.
+    if !comments.windows(2).any(in_a_run) {
+        return out;
+    }
     let mut lined_up = String::with_capacity(out.len());
     let mut copied = 0;
     let mut rest = comments;
-    while let Some(first) = rest.first() {
-        let run = 1 + rest
-            .windows(2)
-            .take_while(|w| w[1].line == w[0].line + 1 && w[1].source_column == first.source_column)
-            .count();
+    while !rest.is_empty() {
+        let run = 1 + rest.windows(2).take_while(|w| in_a_run(w)).count();
         let width = |c: &CommentAfterCode| out[c.line_start..c.code_end].chars().count();
         let widest = rest[..run].iter().map(width).max().unwrap_or(0);
         for c in &rest[..run] {
