@@ -292,11 +292,11 @@ pub fn definition(doc: &Document, position: Position) -> Option<Location> {
     let (offset, analysis) = (read.offset(position)?, read.analysis);
     if let Some(d) = analysis.index.def_of(0, offset) {
         let span = analysis.index.defs[d].span;
-        let name = analysis.sources.name(span.file).unwrap_or_default();
         let uri = match file_uri(analysis, span.file, &doc.uri) {
             Some(uri) => uri,
-            None if driver::is_builtin_module(&name) => uri_of(&std_file(&name)?)?,
-            None => return None,
+            // The one file `file_uri` has no URI for, a standard module
+            // (`std_file` gives no file for any other name).
+            None => uri_of(&std_file(&analysis.sources.name(span.file)?)?)?,
         };
         return Some(Location::new(uri, read.range(span)?));
     }
