@@ -118,6 +118,17 @@ impl Code {
             Code::ExecutorLimit | Code::UnknownOp | Code::PipelineOverrun
         )
     }
+
+    /// Whether a warning of this code means the MSCCL++ executor does not
+    /// run the plan as the simulator ran it: it refuses it
+    /// ([`Code::executor_refuses`]), meets one of its bugs (it sums where
+    /// the plan takes the max, its `flush` does nothing, ...), or hangs a
+    /// later launch on a semaphore a launch runs down. `msclc sim` says so
+    /// in the verdict line of a plan that verifies, the line `--quiet`
+    /// keeps.
+    pub fn executor_runs_otherwise(self) -> bool {
+        self.executor_refuses() || matches!(self, Code::ExecutorBug | Code::SemaphoreBalance)
+    }
 }
 
 #[cfg(test)]

@@ -45,7 +45,11 @@ pub fn verdict_line(plan: &Plan, report: &Report) -> String {
             }
             // Right as simulated, and not what the executor will run: said
             // in the line `--quiet` keeps, the warning's code to look for.
-            if let Some(w) = report.warnings.iter().find(|w| w.code.executor_refuses()) {
+            if let Some(w) = report
+                .warnings
+                .iter()
+                .find(|w| w.code.executor_runs_otherwise())
+            {
                 line = format!(
                     "{line}; but the MSCCL++ executor will not run it as simulated ({})",
                     w.code.id()

@@ -279,6 +279,42 @@ fn a_verified_plan_the_executor_refuses_says_so_in_its_verdict() {
     assert!(!String::from_utf8_lossy(&fits.stdout).contains("executor"));
 }
 
+/// So does a plan that meets a bug of today's executor (W0503: it sums
+/// where the plan takes the max) or runs a semaphore down (W0506: a later
+/// launch hangs): `sim -q && deploy` must not pass either silently.
+#[test]
+fn a_verified_plan_the_executor_runs_otherwise_says_so_in_its_verdict() {
+    let max = "program \"m\" { collective = allreduce(2, chunk_factor: 1, inplace: true) }
+for r in 0..2 {
+    let peer = 1 - r
+    let ch = memory_channel(peer, r)
+    ch.signal(tb: 0, relaxed: true)
+    ch.wait(tb: 0, relaxed: true, data_sync: after)
+    let mine = rank(r).input[r]
+    ch.reduce(mine, [rank(peer).input[r]], tb: 0, reduce_op: max)
+    ch.put(rank(peer).input[r], mine, tb: 0)
+    ch.signal(tb: 0, data_sync: before)
+    ch.wait(tb: 0)
+}
+";
+    let run_down =
+        "program \"s\" { collective = test_collective(1, input_size: 1, output_size: 1) }
+semaphore(0, initial_value: 2).acquire(tb: 0)
+";
+    for (program, code) in [(max, "W0503"), (run_down, "W0506")] {
+        let out = piped(&["sim", "-", "-q"], program);
+        assert_eq!(out.status.code(), Some(0), "{code}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.starts_with("verified: "), "{text}");
+        assert!(
+            text.trim_end().ends_with(&format!(
+                "; but the MSCCL++ executor will not run it as simulated ({code})"
+            )),
+            "{text}"
+        );
+    }
+}
+
 /// E0808 says the `--size` range as it can be typed again (`2G:4G`, not
 /// its count of bytes).
 #[test]
