@@ -204,12 +204,28 @@ pub(crate) fn value_of(ty: &str, raw: &str) -> Option<Value> {
             "false" => Some(Value::Bool(false)),
             _ => None,
         },
-        "str" => Some(Value::Str(Rc::from(raw))),
+        "str" => Some(Value::Str(Rc::from(
+            string_literal(raw).as_deref().unwrap_or(raw),
+        ))),
         // A named constant of the param's type (`Simple`, `after`, ...).
         _ => constants_of(ty)
             .into_iter()
             .find(|name| *name == raw)
             .and_then(crate::eval::constant),
+    }
+}
+
+/// The text of `raw` where it is a string literal as a program writes it
+/// (`"ring"`, as `msclc check --params` lists a default): a tool that
+/// sets a param to what the listing gave sets the text, not the quotes.
+fn string_literal(raw: &str) -> Option<String> {
+    if !raw.starts_with('"') {
+        return None;
+    }
+    let mut tokens = crate::syntax::lexer::lex(raw);
+    match (tokens.next(), tokens.next()) {
+        (Some(Ok((_, crate::syntax::lexer::Token::Str(text), _))), None) => Some(text),
+        _ => None,
     }
 }
 
@@ -270,7 +286,8 @@ fn param_spans(stmts: &[crate::syntax::ast::Stmt], out: &mut Vec<Span>) {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_int;
+    use super::{parse_int, value_of};
+    use crate::eval::value::Value;
 
     /// `-D` reads an int as the language reads a literal (`1_024`, `0x10`),
     /// with a sign where negative; anything else is no int.
@@ -297,6 +314,26 @@ mod tests {
             "--1",
         ] {
             assert_eq!(parse_int(raw), None, "{raw}");
+        }
+    }
+
+    /// A str is its text, or the text of the literal a program writes
+    /// (`check --params` lists a default so): the quotes are not the name.
+    #[test]
+    fn a_define_reads_a_str_as_text_or_as_its_literal() {
+        for (raw, text) in [
+            ("ring", "ring"),
+            ("\"ring\"", "ring"),
+            ("\"a \\\"b\\\"\"", "a \"b\""),
+            ("\"\"", ""),
+            ("\"open", "\"open"),
+            ("\"a\" \"b\"", "\"a\" \"b\""),
+            ("say \"hi\"", "say \"hi\""),
+        ] {
+            match value_of("str", raw) {
+                Some(Value::Str(s)) => assert_eq!(&*s, text, "{raw}"),
+                other => panic!("{raw}: {other:?}"),
+            }
         }
     }
 }
