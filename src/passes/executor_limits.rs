@@ -453,19 +453,44 @@ pub fn misread_max_message_size(plan: &Plan) -> Option<Diagnostic> {
 /// does not count.
 pub const SEMAPHORE_VALUES: std::ops::RangeInclusive<i64> = 0..=i32::MAX as i64;
 
-/// A warning when a semaphore starts outside [`SEMAPHORE_VALUES`]: the
+/// Warnings for semaphores that start outside [`SEMAPHORE_VALUES`]: the
 /// executor then lets acquires pass after other numbers of releases than
-/// the plan says, and the plan hangs or runs ahead of its data. Said once,
-/// at the first such semaphore, with how many more there are.
-pub fn miscounted_semaphores(plan: &Plan) -> Option<Diagnostic> {
-    let mut outside = plan.ranks.iter().enumerate().flat_map(|(r, rank)| {
-        let values = rank.semaphores.iter().enumerate();
-        values
-            .filter(|(_, v)| !SEMAPHORE_VALUES.contains(v))
-            .map(move |(id, v)| (r, id, *v))
-    });
-    let (rank, id, written) = outside.next()?;
-    let more = match outside.count() {
+/// the plan says, and the plan hangs or runs ahead of its data. It
+/// miscounts them two ways, a value past 32 bits cut to another and a
+/// value below 0 that does not count: each said once, at the first such
+/// semaphore, with how many more there are.
+pub fn miscounted_semaphores(plan: &Plan) -> Vec<Diagnostic> {
+    let outside = || {
+        plan.ranks.iter().enumerate().flat_map(|(r, rank)| {
+            let values = rank.semaphores.iter().enumerate();
+            values
+                .filter(|(_, v)| !SEMAPHORE_VALUES.contains(v))
+                .map(move |(id, v)| (r, id, *v))
+        })
+    };
+    let cut = |written: i64| i64::from(written as i32) != written;
+    [true, false]
+        .into_iter()
+        .filter_map(|cut_ones| {
+            let mut these = outside().filter(|&(_, _, written)| cut(written) == cut_ones);
+            let (rank, id, written) = these.next()?;
+            Some(miscounted_semaphore(
+                plan,
+                (rank, id, written),
+                these.count(),
+            ))
+        })
+        .collect()
+}
+
+/// The warning for semaphore `id` of `rank`, which starts at `written`
+/// outside [`SEMAPHORE_VALUES`], and `more` semaphores like it.
+fn miscounted_semaphore(
+    plan: &Plan,
+    (rank, id, written): (usize, usize, i64),
+    more: usize,
+) -> Diagnostic {
+    let more = match more {
         0 => String::new(),
         n => format!(" (and {n} more semaphore(s))"),
     };
@@ -494,11 +519,11 @@ pub fn miscounted_semaphores(plan: &Plan) -> Option<Diagnostic> {
     if let Some(o) = origin {
         warning = plan.in_context(warning, o.context);
     }
-    Some(warning.with_note(format!(
+    warning.with_note(format!(
         "help: start semaphores between {} and {}, where the executor's count as msclc simulates them: an acquire passes once the initial value and the releases before it exceed the acquires before it",
         SEMAPHORE_VALUES.start(),
         SEMAPHORE_VALUES.end()
-    )))
+    ))
 }
 
 /// The values of a plan the executor reads as other numbers than the

@@ -307,6 +307,32 @@ fn a_semaphore_started_where_the_executor_does_not_count_is_a_located_warning() 
     }
 }
 
+/// The two ways the executor miscounts a semaphore's start are two
+/// warnings, each at its first semaphore: one warning for both named the
+/// first alone, and its account fitted only that one.
+#[test]
+fn semaphores_cut_to_32_bits_and_below_0_are_each_their_own_warning() {
+    let program = "program \"s\" { collective = test_collective(2, input_size: 1, output_size: 1) }
+let cut = semaphore(1, initial_value: 4294967297)
+let below = semaphore(1, initial_value: -1)
+let below_too = semaphore(0, initial_value: -2)
+";
+    let out = piped(&["check", "-"], program);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let heads: Vec<&str> = err.lines().filter(|l| l.starts_with("warning")).collect();
+    assert_eq!(
+        heads,
+        [
+            "warning[W0502]: semaphore 0 of rank 1 starts at 4294967297, which the MSCCL++ executor reads as 1: it keeps a semaphore's init_value in a 32-bit int",
+            "warning[W0502]: semaphore 0 of rank 0 (and 1 more semaphore(s)) starts at -2, below 0, where the MSCCL++ executor's semaphore does not count: an acquire that finds the value at or below 0 waits for it to come back to what it found, which is one release however far below 0 it is",
+        ],
+        "{err}"
+    );
+    assert!(err.contains("<stdin>:2:"), "{err}");
+    assert!(err.contains("<stdin>:4:"), "{err}");
+}
+
 /// `--deny-warnings` makes warnings errors: exit 1, no plan; `--quiet`
 /// keeps them off the terminal.
 #[test]
