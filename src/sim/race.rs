@@ -92,7 +92,7 @@ impl Sim<'_> {
             // A proxy copying from the rank's own buffer: only a flush
             // there waits for it.
             return (op.thread != op.by).then(|| format!(
-                "a port channel's proxy does its copies after the block goes on, and nothing waits for them before {kernel}: flush the channel after its puts (`put_with_signal_and_flush`, or `flush`) before the kernel ends"
+                "a port channel's proxy does its copies after the block goes on, and nothing waits for them before {kernel}: make the channel's last put before the kernel ends a `put_with_signal_and_flush` (a `flush` waits for them too, but does nothing on today's executor: W0503)"
             ));
         }
         // A tb_group's op is done by every block of the group, each its

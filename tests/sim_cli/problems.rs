@@ -143,7 +143,7 @@ fn a_race_at_the_kernels_end_hints_at_the_handshake_or_the_flush() {
         ),
         (
             "examples/mscclpp/multi_node/reducescatter.mscl",
-            "hint: a port channel's proxy does its copies after the block goes on, and nothing waits for them before rank 6's kernel of execution 1 ends: flush the channel after its puts",
+            "hint: a port channel's proxy does its copies after the block goes on, and nothing waits for them before rank 6's kernel of execution 1 ends: make the channel's last put before the kernel ends a `put_with_signal_and_flush` (a `flush` waits for them too, but does nothing on today's executor: W0503)",
         ),
         (
             "tests/sim_cli/no_opening_handshake.mscl",
