@@ -568,10 +568,26 @@ fn load_with(
     let file = sources.add(source_name(path), text);
     let stmts = crate::syntax::parse(file, sources.source(file)).map_err(|d| vec![d])?;
     let mut imported = Vec::new();
+    // The main file among them: imported again (by itself, or by a file
+    // it imports), its functions would be defined twice. (Standard input
+    // is no file an import names: `import "-"` is the file `./-`.)
     let mut seen: Vec<String> = Vec::new();
+    if path.as_os_str() != STDIN {
+        seen.push(file_identity(path));
+    }
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
     import_all(sources, read, &stmts, &base, &mut seen, &mut imported)?;
     Ok(Program { stmts, imported })
+}
+
+/// What makes two paths one file to import: the file's canonical path
+/// (`lib/x.mscl` and `./lib/x.mscl` alike), or the path as given where it
+/// has none (standard input).
+fn file_identity(path: &Path) -> String {
+    std::fs::canonicalize(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .display()
+        .to_string()
 }
 
 fn import_all(
@@ -586,7 +602,9 @@ fn import_all(
         let StmtKind::Import { path, path_span } = &stmt.kind else {
             continue;
         };
-        let (key, text, next_base) = match path.strip_prefix("std/") {
+        // The file's name in messages, what makes it the same file as
+        // another import, its text and where its own imports are.
+        let (key, identity, text, next_base) = match path.strip_prefix("std/") {
             Some(name) => {
                 let Some(text) = builtin_module_text(path) else {
                     let names: Vec<&str> = STDLIB.iter().map(|(n, _)| *n).collect();
@@ -605,7 +623,12 @@ fn import_all(
                         }
                     ))]);
                 };
-                (path.clone(), text.to_string(), PathBuf::from("std"))
+                (
+                    path.clone(),
+                    path.clone(),
+                    text.to_string(),
+                    PathBuf::from("std"),
+                )
             }
             None => {
                 let full = base.join(path);
@@ -618,13 +641,18 @@ fn import_all(
                     )]
                 })?;
                 let parent = full.parent().map(Path::to_path_buf).unwrap_or_default();
-                (full.display().to_string(), text, parent)
+                (
+                    full.display().to_string(),
+                    file_identity(&full),
+                    text,
+                    parent,
+                )
             }
         };
-        if seen.contains(&key) {
+        if seen.contains(&identity) {
             continue;
         }
-        seen.push(key.clone());
+        seen.push(identity);
         let file = sources.add(key, text);
         let inner = crate::syntax::parse(file, sources.source(file)).map_err(|d| vec![d])?;
         for s in &inner {

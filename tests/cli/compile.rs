@@ -43,6 +43,36 @@ fn dash_output_is_standard_output() {
     assert!(!dir.join("-").exists(), "a file named - was written");
 }
 
+/// A file is imported once, whatever path names it (`lib/x.mscl` and
+/// `./lib/x.mscl`), and the main file imported back (by itself, or by a
+/// file it imports) is the main file: none is read twice, where each
+/// read defined its functions again (E0106) or, for the main file, met
+/// its program block (E0004).
+#[test]
+fn a_file_imported_by_two_paths_or_back_into_the_main_file_is_read_once() {
+    let dir = common::scratch("imported-once");
+    std::fs::create_dir_all(dir.join("lib")).unwrap();
+    std::fs::write(dir.join("lib/x.mscl"), "fn x() -> int { return 1 }\n").unwrap();
+    std::fs::write(
+        dir.join("lib/y.mscl"),
+        "import \"x.mscl\"\nimport \"../main.mscl\"\nfn y() -> int { return x() + 1 }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("main.mscl"),
+        "import \"./lib/x.mscl\"\nimport \"lib/y.mscl\"\nimport \"main.mscl\"\nprogram \"p\" { collective = allgather(2) }\nassert(x() + y() == 3, \"one x\")\n",
+    )
+    .unwrap();
+    let main = dir.join("main.mscl");
+    let out = msclc(&["check", main.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// `-` as the input is standard input: the plan is the file's, once for
 /// every command that reads it; imports are found from the working
 /// directory, and diagnostics call the program `<stdin>`.
