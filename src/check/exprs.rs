@@ -345,6 +345,24 @@ impl Checker {
                     false => d,
                 })
             }
+            // The Python DSL joins its sync flags with `|`; here each
+            // setting is one constant.
+            BitOr | BitAnd
+                if [&x, &y]
+                    .iter()
+                    .all(|t| *t != &Type::Any && t.fits(&Type::SyncType)) =>
+            {
+                self.err(
+                    Diagnostic::error(
+                        Code::TypeMismatch,
+                        span,
+                        format!("`{}` does not combine sync settings", op.symbol()),
+                        "two sync settings",
+                    )
+                    .with_note("help: a data sync is one setting: `both` where the Python DSL writes `before | after`; `before`, `after` or `none` alone"),
+                );
+                Type::SyncType
+            }
             Lt | Le | Gt | Ge => {
                 self.operands(op, (&x, a.span), (&y, b.span), &Type::Int);
                 Type::Bool

@@ -416,6 +416,27 @@ fn python_booleans_are_pointed_to_ours() {
     );
 }
 
+/// The Python DSL joins sync flags, `before | after`; here that is the
+/// one setting `both`, and the error says so, once (not again at the
+/// argument the `|` gave).
+#[test]
+fn python_sync_flags_joined_point_to_both() {
+    let body = "memory_channel(1, 0).signal(tb: 0, data_sync: @before | after)\n";
+    expect(&with_header(body), Code::TypeMismatch);
+    let rendered = rendered_errors(&body.replace('@', ""));
+    assert!(
+        rendered.starts_with("error[E0103]: `|` does not combine sync settings"),
+        "{rendered}"
+    );
+    assert!(
+        rendered.contains(
+            "help: a data sync is one setting: `both` where the Python DSL writes `before | after`"
+        ),
+        "{rendered}"
+    );
+    assert_eq!(rendered.matches("error[").count(), 1, "{rendered}");
+}
+
 #[test]
 fn unknown_function() {
     expect(&with_header("@memory_chanel(1, 0)"), Code::UnknownName);
