@@ -102,12 +102,13 @@ impl Checker {
                         } else {
                             format!("a `{t}` has no field `{}`", field.name)
                         };
-                        self.err(Diagnostic::error(
+                        let d = Diagnostic::error(
                             Code::NoSuchMember,
                             field.span,
                             format!("no field `{}` on `{t}`", field.name),
                             hint,
-                        ))
+                        );
+                        self.err(with_fields_of(d, &t, &field.name))
                     }
                 }
             }
@@ -372,5 +373,27 @@ impl Checker {
                 Type::Int
             }
         }
+    }
+}
+
+/// `d`, a field `name` that a `t` lacks, with the fields a `t` has, and
+/// the one `name` most likely meant.
+fn with_fields_of(d: Diagnostic, t: &Type, name: &str) -> Diagnostic {
+    let fields: Vec<&str> = vocab::Field::NAMES
+        .iter()
+        .copied()
+        .filter(|f| vocab::Field::of(f).and_then(|f| f.type_on(t)).is_some())
+        .collect();
+    let d = match fields.is_empty() {
+        true => d.with_note(format!("a `{t}` has no fields")),
+        false => d.with_note(format!("its fields are: {}", fields.join(", "))),
+    };
+    let nearest = fields
+        .iter()
+        .filter_map(|f| Some((crate::diag::spelling::near(name, f)?, *f)))
+        .min();
+    match nearest {
+        Some((_, f)) => d.with_note(format!("help: did you mean `{f}`?")),
+        None => d,
     }
 }

@@ -437,6 +437,26 @@ fn python_sync_flags_joined_point_to_both() {
     assert_eq!(rendered.matches("error[").count(), 1, "{rendered}");
 }
 
+/// A field the value lacks: the note lists the fields its type has, and
+/// the one a near spelling meant.
+#[test]
+fn an_unknown_field_lists_the_fields_of_its_type() {
+    expect(&with_header("let a = rank(0).@idd\n"), Code::NoSuchMember);
+    let rendered = rendered_errors("let a = rank(0).idd\n");
+    assert!(
+        rendered.contains("= its fields are: input, output, id"),
+        "{rendered}"
+    );
+    assert!(rendered.contains("help: did you mean `id`?"), "{rendered}");
+    let rendered = rendered_errors("let b = memory_channel(1, 0).dst\n");
+    assert!(
+        rendered.contains("= its fields are: src_rank, dst_rank"),
+        "{rendered}"
+    );
+    let rendered = rendered_errors("let c = (1, 2).size\n");
+    assert!(rendered.contains("has no fields"), "{rendered}");
+}
+
 #[test]
 fn unknown_function() {
     expect(&with_header("@memory_chanel(1, 0)"), Code::UnknownName);
