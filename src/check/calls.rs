@@ -41,7 +41,13 @@ impl Checker {
                         "abs" | "sum" | "sorted" | "reversed" => Some("write it with a comprehension or a loop: the builtins are `len`, `min`, `max`, `str` and `assert`"),
                         _ => None,
                     };
-                    return self.err(match instead {
+                    let help = instead.map(String::from).or_else(|| {
+                        let module = vocab::stdlib::defining(n)?;
+                        Some(format!(
+                            "`{n}` is a function of the standard library: `import \"{module}\"`"
+                        ))
+                    });
+                    return self.err(match help {
                         Some(help) => d.with_note(format!("help: {help}")),
                         None => d,
                     });

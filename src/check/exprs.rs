@@ -62,7 +62,10 @@ impl Checker {
                     d = d.with_note(match hint {
                         Some(s) => format!("help: did you mean `{s}`?"),
                         None if loop_word => format!("help: there is no `{n}`: a loop runs over its whole range or list; skip iterations with `where` (`for i in 0..n where i != r`) or `if`, and leave a function's loop with `return`"),
-                        None => "help: define it with `let` or `param` before this use, or import the module that defines it (`import \"std/sync\"`)".to_string(),
+                        None => match vocab::stdlib::defining(n) {
+                            Some(module) => format!("help: `{n}` is a function of the standard library: `import \"{module}\"`, and call it with `(..)`"),
+                            None => "help: define it with `let` or `param` before this use".to_string(),
+                        },
                     });
                     self.unseen.push((self.errors.len(), n.clone()));
                     self.err(d)

@@ -400,7 +400,9 @@ impl Checker {
             if d.span().is_none_or(|used| used.file != at.file) {
                 continue;
             }
-            d.notes.retain(|n| !n.starts_with("help: did you mean"));
+            // The binding is the help: a name spelt alike, or a way to
+            // define or import one, is not.
+            d.notes.clear();
             d.message = format!("`{name}` is not in sight here");
             if let Some(label) = &mut d.primary {
                 label.message = "used out of sight of its binding".into();

@@ -180,7 +180,7 @@ pub(crate) fn outputs_spare_imports(
     let imported = sources
         .names()
         .skip(1)
-        .filter(|name| !msclc::driver::is_builtin_module(name));
+        .filter(|name| !msclc::vocab::stdlib::is_module(name));
     for name in imported {
         if let Some((flag, output, _)) = outputs
             .iter()

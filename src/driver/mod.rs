@@ -10,30 +10,9 @@ pub use crate::eval::Limits;
 use crate::ir::Plan;
 use crate::passes::Instances;
 use crate::syntax::ast::{FnDef, Program, Stmt, StmtKind};
+use crate::vocab::stdlib;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-
-/// The standard library (stdlib/), built into the binary so that
-/// `import "std/NAME"` works wherever msclc is installed.
-const STDLIB: &[(&str, &str)] = &[
-    ("peers", include_str!("../../stdlib/peers.mscl")),
-    ("sync", include_str!("../../stdlib/sync.mscl")),
-];
-
-/// Whether `name`, a source's name, is a module of the standard library:
-/// text built into the binary, no file anyone can open.
-pub fn is_builtin_module(name: &str) -> bool {
-    builtin_module_text(name).is_some()
-}
-
-/// The text of standard module `name` (`std/sync`), if it is one.
-pub fn builtin_module_text(name: &str) -> Option<&'static str> {
-    let module = name.strip_prefix("std/")?;
-    STDLIB
-        .iter()
-        .find(|(m, _)| *m == module)
-        .map(|(_, text)| *text)
-}
 
 pub struct Compilation {
     pub sources: SourceMap,
@@ -380,7 +359,7 @@ fn comment_divisions(sources: &SourceMap) -> Vec<Diagnostic> {
     sources
         .names()
         .enumerate()
-        .filter(|(_, name)| !is_builtin_module(name))
+        .filter(|(_, name)| !stdlib::is_module(name))
         .flat_map(|(file, _)| {
             let file = file as u32;
             crate::syntax::comment_division::comment_divisions(sources.source(file), file)
@@ -606,8 +585,8 @@ fn import_all(
         // another import, its text and where its own imports are.
         let (key, identity, text, next_base) = match path.strip_prefix("std/") {
             Some(name) => {
-                let Some(text) = builtin_module_text(path) else {
-                    let names: Vec<&str> = STDLIB.iter().map(|(n, _)| *n).collect();
+                let Some(text) = stdlib::text(path) else {
+                    let names: Vec<&str> = stdlib::names().collect();
                     return Err(vec![Diagnostic::error(
                         Code::Import,
                         *path_span,

@@ -7,7 +7,7 @@ use super::uri::uri_of;
 use super::{file_uri, Document};
 use crate::check::index::{Def, DefKind, Target};
 use crate::diag::Span;
-use crate::driver::{self, Analysis};
+use crate::driver::Analysis;
 use crate::syntax::ast::{Pattern, Stmt, StmtKind};
 use crate::vocab::{self, Receiver};
 use lsp_types::*;
@@ -306,7 +306,7 @@ pub fn definition(doc: &Document, position: Position) -> Option<Location> {
         StmtKind::Import { path, path_span }
             if path_span.start <= offset && offset <= path_span.end =>
         {
-            let target = if driver::is_builtin_module(path) {
+            let target = if crate::vocab::stdlib::is_module(path) {
                 uri_of(&std_file(path)?)?
             } else {
                 uri_of(&doc.path.parent()?.join(path))?

@@ -600,7 +600,7 @@ pub(crate) fn file_uri(analysis: &Analysis, file: u32, uri: &Uri) -> Option<Uri>
         return Some(uri.clone());
     }
     let name = analysis.sources.name(file).unwrap_or_default();
-    if driver::is_builtin_module(&name) {
+    if crate::vocab::stdlib::is_module(&name) {
         return None;
     }
     let imported = PathBuf::from(&name);

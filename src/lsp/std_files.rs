@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// of the same version); `None` where no cache folder can be found or
 /// written, and go to definition finds nothing, as before there was one.
 pub(super) fn std_file(name: &str) -> Option<PathBuf> {
-    let text = crate::driver::builtin_module_text(name)?;
+    let text = crate::vocab::stdlib::text(name)?;
     let module = name.strip_prefix("std/")?;
     let folder = cache_home()?
         .join("msclc")

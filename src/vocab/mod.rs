@@ -9,6 +9,7 @@ use crate::ir::{BufferKind, DataSync, Protocol, ReduceOp, ReplicationPolicy};
 use std::fmt;
 
 mod builtins;
+pub mod stdlib;
 
 pub(crate) use builtins::builtin_table;
 pub use builtins::{signature, signatures, Builtin, Signature};

@@ -261,6 +261,30 @@ fn a_name_out_of_sight_is_pointed_at_and_short_names_are_not_guessed() {
         seen.contains("`a` is bound here, out of sight of the use"),
         "{seen}"
     );
+    // The binding is the one help: no way to define or import a name.
+    assert_eq!(seen.matches("help:").count(), 1, "{seen}");
+}
+
+/// A name no program line binds: defined with `let` or `param`; a
+/// function of the standard library called (or named) without its import
+/// names the module to import, and only then.
+#[test]
+fn an_unknown_name_of_the_standard_library_names_its_module() {
+    let seen = rendered_errors("let q = zz + 1\n");
+    assert!(
+        seen.contains("help: define it with `let` or `param` before this use\n"),
+        "{seen}"
+    );
+    assert!(!seen.contains("import"), "{seen}");
+    let seen = rendered_errors("let c = all_pairs_channels(2)\n");
+    assert!(
+        seen.contains("help: `all_pairs_channels` is a function of the standard library: `import \"std/sync\"`"),
+        "{seen}"
+    );
+    let seen = rendered_errors("let s = peer_slot\n");
+    assert!(seen.contains("`import \"std/peers\"`"), "{seen}");
+    let seen = rendered_errors("let c = no_such_function(2)\n");
+    assert!(!seen.contains("help"), "{seen}");
 }
 
 /// A function that declares a result and can end without a `return`
