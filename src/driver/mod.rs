@@ -11,6 +11,7 @@ use crate::ir::Plan;
 use crate::passes::Instances;
 use crate::syntax::ast::{FnDef, Program, Stmt, StmtKind};
 use crate::vocab::stdlib;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -550,9 +551,9 @@ fn load_with(
     // The main file among them: imported again (by itself, or by a file
     // it imports), its functions would be defined twice. (Standard input
     // is no file an import names: `import "-"` is the file `./-`.)
-    let mut seen: Vec<String> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
     if path.as_os_str() != STDIN {
-        seen.push(file_identity(path));
+        seen.insert(file_identity(path));
     }
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
     import_all(sources, read, &stmts, &base, &mut seen, &mut imported)?;
@@ -574,7 +575,7 @@ fn import_all(
     read: &dyn Fn(&Path) -> std::io::Result<String>,
     stmts: &[Stmt],
     base: &Path,
-    seen: &mut Vec<String>,
+    seen: &mut HashSet<String>,
     out: &mut Vec<Rc<FnDef>>,
 ) -> Result<(), Vec<Diagnostic>> {
     for stmt in stmts {
@@ -628,10 +629,9 @@ fn import_all(
                 )
             }
         };
-        if seen.contains(&identity) {
+        if !seen.insert(identity) {
             continue;
         }
-        seen.push(identity);
         let file = sources.add(key, text);
         let inner = crate::syntax::parse(file, sources.source(file)).map_err(|d| vec![d])?;
         for s in &inner {

@@ -71,6 +71,32 @@ fn a_file_imported_by_two_paths_or_back_into_the_main_file_is_read_once() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // Thirty files, each importing the next by two paths: read once each,
+    // where each path was a file of its own (2^30 of them), and a file
+    // importing itself by ever longer paths read once, not until the
+    // path grew too long to open.
+    std::fs::create_dir_all(dir.join("chain/a")).unwrap();
+    for i in 0..30 {
+        std::fs::write(
+            dir.join(format!("chain/d{i}.mscl")),
+            format!("import \"a/../d{next}.mscl\"\nimport \"d{next}.mscl\"\nimport \"../chain/d{i}.mscl\"\nfn f{i}() {{ }}\n", next = i + 1),
+        )
+        .unwrap();
+    }
+    std::fs::write(dir.join("chain/d30.mscl"), "fn f30() { }\n").unwrap();
+    let chain = dir.join("chain/main.mscl");
+    std::fs::write(
+        &chain,
+        "import \"d0.mscl\"\nprogram \"p\" { collective = allgather(2) }\nf0()\nf30()\n",
+    )
+    .unwrap();
+    let out = msclc(&["check", chain.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// `-` as the input is standard input: the plan is the file's, once for
