@@ -33,6 +33,8 @@ impl Sim<'_> {
                 }
                 let cell = self.memory.entry(loc).or_default();
                 cell.value = Some(value.clone());
+                // Plain data, whatever packets a kernel left there.
+                cell.packet = None;
                 cell.last_write = Some(access);
                 cell.reads.clear();
             }

@@ -231,6 +231,32 @@ fn packets_read_as_plain_data_are_a_wrong_result_at_the_reader() {
     );
 }
 
+/// The user's input of the next launch is plain data, whatever packets a
+/// kernel left in the input buffer (a JSON plan may put them there): a
+/// packet op reading it then reads data, where the simulator took the
+/// user for the packets' writer and stopped on an index out of bounds.
+#[test]
+fn the_users_input_replaces_packets_a_kernel_left_in_it() {
+    let dir = common::scratch("sim-input-packets");
+    let plan = dir.join("input_packets.json");
+    std::fs::write(
+        &plan,
+        r#"{"name": "p", "collective": "test", "protocol": "LL", "inplace": false,
+ "gpus": [{"id": 0, "input_chunks": 1, "output_chunks": 1, "scratch_chunks": 1,
+   "channels": [], "remote_buffers": [], "semaphores": [],
+   "threadblocks": [{"id": 0, "channels": [], "remote_buffer_refs": [],
+     "ops": [{"name": "cpkt", "src_buff": [{"type": "i", "index": 0, "size": 1}],
+                              "dst_buff": [{"type": "i", "index": 0, "size": 1}]}]}]}]}"#,
+    )
+    .unwrap();
+    let (out, stdout, stderr) = sim(&[plan.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.starts_with("verified: test on 1 rank, 2 executions"),
+        "{stdout}"
+    );
+}
+
 /// Packets that a faster rank's next launch overwrote before they were
 /// read: the report suggests the double scratch buffer.
 #[test]
