@@ -25,6 +25,26 @@ use crate::diag::{Code, Diagnostic, Span};
 use crate::ir::Plan;
 use crate::syntax::ast::BinOp;
 use crate::vocab::{Builtin, Receiver, Signature, Type};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// What stops a shard's evaluation: set by another thread (a shard that
+/// failed), read by the shard at every step. It has its cache line to
+/// itself: a write to anything beside it (the heap puts small blocks side
+/// by side) takes the line from under each of those reads, and two
+/// threads ran a long loop six times slower than one.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+pub struct StopFlag(AtomicBool);
+
+impl StopFlag {
+    pub fn set(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
 
 /// One share of the ranks: those `r` with `r % count == index`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -426,7 +446,7 @@ impl<'c> Evaluator<'c> {
         let [clause] = &loops.clauses[..] else {
             return Ok(None);
         };
-        let [pattern @ Pattern::Bind(Place::Local(first_slot), _)] = &clause.patterns[..] else {
+        let [Pattern::Bind(Place::Local(first_slot), name)] = &clause.patterns[..] else {
             return Ok(None);
         };
         // Walked as `for_each` walks them: a range's ints, a list's items,
@@ -438,72 +458,85 @@ impl<'c> Evaluator<'c> {
             other => return Err(self.not_iterable(&other, clause.iter.span)),
         };
         let (mut learnt, mut probed, mut flow) = (learnt, 0, Flow::Next);
-        for value in values {
-            let rank = match value {
-                Value::Int(v) if (0..i64::from(ranks)).contains(&v) => Some(v as u32),
-                _ => None,
-            };
-            let own = rank.is_none_or(|r| self.shard.owns(r));
-            if learnt == RankLoop::Apart && !own {
-                // One thread spends a step on it at least: past the budget
-                // with them, one thread stops (and this shard's plan is
-                // not needed when another fails).
-                self.skipped_iterations += 1;
-                if self.steps + self.skipped_iterations > self.limits.max_iterations
-                    || self.cancelled()
-                {
-                    return Err(self.too_long(clause.iter.span, "loop stopped here"));
-                }
-                continue;
-            }
-            let watched = rank.filter(|_| learnt != RankLoop::Mixed).map(|r| {
-                if let Some(rec) = self.recorder.as_mut() {
-                    rec.watch(r);
-                }
-                self.watch = Some(Watch {
-                    base: self.base,
-                    first_slot: *first_slot,
-                    wrote_outside: false,
-                });
-                self.steps
-            });
-            let mut returned = false;
-            let result = self.iteration(loops, 0, pattern, value, &mut |ev| {
-                if let Flow::Return(v) = ev.block(body)? {
-                    flow = Flow::Return(v);
-                    returned = true;
-                    return Ok(false);
-                }
-                Ok(true)
-            });
-            if let Some(before) = watched {
-                let wrote_outside = self.watch.take().is_some_and(|w| w.wrote_outside);
-                let touched_rank_only = self.recorder.as_mut().is_none_or(|rec| rec.unwatch());
-                let spent = self.steps - before;
-                if own {
-                    self.watched_steps.own += spent;
-                } else {
-                    self.watched_steps.others += spent;
-                }
-                let apart = !wrote_outside && !returned && touched_rank_only;
-                match (learnt, apart) {
-                    (RankLoop::Apart, false) => return Err(self.breach(clause.iter.span)),
-                    (_, false) => learnt = RankLoop::Mixed,
-                    (RankLoop::Unknown, true) => {
-                        probed += 1;
-                        if probed == PROBE {
-                            learnt = RankLoop::Apart;
-                        }
+        // The variable's entry in `loop_vars`, rewritten by each iteration
+        // (`bound_iteration`), and gone once the loop ends or fails.
+        let at = self.loop_vars.len();
+        let walk = || -> Res<()> {
+            for value in values {
+                let rank = match value {
+                    Value::Int(v) if (0..i64::from(ranks)).contains(&v) => Some(v as u32),
+                    _ => None,
+                };
+                let own = rank.is_none_or(|r| self.shard.owns(r));
+                if learnt == RankLoop::Apart && !own {
+                    // One thread spends a step on it at least: past the
+                    // budget with them, one thread stops (and this shard's
+                    // plan is not needed when another fails).
+                    self.skipped_iterations += 1;
+                    if self.steps + self.skipped_iterations > self.limits.max_iterations
+                        || self.cancelled()
+                    {
+                        self.loop_vars.truncate(at);
+                        return Err(self.too_long(clause.iter.span, "loop stopped here"));
                     }
-                    _ => {}
+                    continue;
+                }
+                let watched = rank.filter(|_| learnt != RankLoop::Mixed).map(|r| {
+                    if let Some(rec) = self.recorder.as_mut() {
+                        rec.watch(r);
+                    }
+                    self.watch = Some(Watch {
+                        base: self.base,
+                        first_slot: *first_slot,
+                        wrote_outside: false,
+                    });
+                    self.steps
+                });
+                let mut returned = false;
+                let variable = (Place::Local(*first_slot), name);
+                let result =
+                    self.bound_iteration(loops, 0, at, variable, || value.clone(), &mut |ev| {
+                        if let Flow::Return(v) = ev.block(body)? {
+                            flow = Flow::Return(v);
+                            returned = true;
+                            return Ok(false);
+                        }
+                        Ok(true)
+                    });
+                if let Some(before) = watched {
+                    let wrote_outside = self.watch.take().is_some_and(|w| w.wrote_outside);
+                    let touched_rank_only = self.recorder.as_mut().is_none_or(|rec| rec.unwatch());
+                    let spent = self.steps - before;
+                    if own {
+                        self.watched_steps.own += spent;
+                    } else {
+                        self.watched_steps.others += spent;
+                    }
+                    let apart = !wrote_outside && !returned && touched_rank_only;
+                    match (learnt, apart) {
+                        (RankLoop::Apart, false) => return Err(self.breach(clause.iter.span)),
+                        (_, false) => learnt = RankLoop::Mixed,
+                        (RankLoop::Unknown, true) => {
+                            probed += 1;
+                            if probed == PROBE {
+                                learnt = RankLoop::Apart;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                match result {
+                    Ok(()) => {}
+                    Err(Stop::Early) => break,
+                    Err(Stop::Failed(d)) => return Err(d),
                 }
             }
-            match result {
-                Ok(()) => {}
-                Err(Stop::Early) => break,
-                Err(Stop::Failed(d)) => return Err(d),
-            }
-        }
+            Ok(())
+        };
+        let walked = walk();
+        self.loop_vars.truncate(at);
+        self.loop_values_changed = true;
+        walked?;
         if learnt == RankLoop::Unknown && probed > 0 {
             learnt = RankLoop::Apart;
         }

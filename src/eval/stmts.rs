@@ -171,15 +171,7 @@ impl<'c> Evaluator<'c> {
                 // `loop_vars` is made once and rewritten each iteration.
                 let at = self.loop_vars.len();
                 let result = (*lo..*hi).try_for_each(|v| {
-                    self.step(loops, i, at, body, |ev| {
-                        let fresh = (Value::Int(v), super::operands::NO_FRAME);
-                        match ev.loop_vars.get_mut(at) {
-                            Some((_, value, frame)) => (*value, *frame) = fresh,
-                            None => ev.loop_vars.push((name.clone(), fresh.0, fresh.1)),
-                        }
-                        ev.write(*place, Value::Int(v));
-                        Ok(())
-                    })
+                    self.bound_iteration(loops, i, at, (*place, name), || Value::Int(v), body)
                 });
                 self.loop_vars.truncate(at);
                 self.loop_values_changed = true;
@@ -242,6 +234,31 @@ impl<'c> Evaluator<'c> {
         self.loop_vars.truncate(marks);
         self.loop_values_changed = true;
         result
+    }
+
+    /// One iteration of clause `i`, whose one variable (`place`, `name`)
+    /// takes the value `value` makes (twice: for the variable, and for
+    /// its entry in `loop_vars`, at `at`, which the first iteration makes
+    /// and the next rewrite; the caller truncates `loop_vars` to `at`
+    /// after the last), where `iteration` makes an entry each time.
+    pub(super) fn bound_iteration(
+        &mut self,
+        loops: &'c Loops,
+        i: usize,
+        at: usize,
+        (place, name): (Place, &Rc<str>),
+        value: impl Fn() -> Value,
+        body: &mut dyn FnMut(&mut Evaluator<'c>) -> Res<bool>,
+    ) -> Result<(), Stop> {
+        self.step(loops, i, at, body, |ev| {
+            let fresh = (value(), super::operands::NO_FRAME);
+            match ev.loop_vars.get_mut(at) {
+                Some((_, value, frame)) => (*value, *frame) = fresh,
+                None => ev.loop_vars.push((name.clone(), fresh.0, fresh.1)),
+            }
+            ev.write(place, value());
+            Ok(())
+        })
     }
 
     /// One iteration of clause `i`, once the budget allows it: `enter`
