@@ -9,10 +9,11 @@ use super::{params, Accepted};
 use crate::check::Checked;
 use crate::diag::{Diagnostic, SourceMap};
 use crate::eval::value::Value;
-use crate::eval::{self, Fusing, Limits, Part, Shard, Sharding, StopFlag};
+use crate::eval::{self, Fusing, Limits, Part, Shard, Sharding};
 use crate::ir::Plan;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
@@ -93,7 +94,7 @@ pub(super) fn evaluate(
         Sharding::Lead(start, stops.lead.clone()),
     );
     if lead.is_err() {
-        stops.others.set();
+        stops.others.store(true, Ordering::Relaxed);
     }
     let handles = std::mem::take(&mut *workers.lock().unwrap_or_else(|e| e.into_inner()));
     // Joined before anything is returned: no thread outlives the compile.
@@ -124,14 +125,14 @@ pub(super) fn evaluate(
 /// start them all, stops the others only.
 #[derive(Clone, Default)]
 struct Stops {
-    lead: Arc<StopFlag>,
-    others: Arc<StopFlag>,
+    lead: Arc<AtomicBool>,
+    others: Arc<AtomicBool>,
 }
 
 impl Stops {
     fn all(&self) {
-        self.lead.set();
-        self.others.set();
+        self.lead.store(true, Ordering::Relaxed);
+        self.others.store(true, Ordering::Relaxed);
     }
 }
 
@@ -161,7 +162,7 @@ fn start_shards(
         match thread {
             Ok(handle) => workers.push(handle),
             Err(_) => {
-                stops.others.set();
+                stops.others.store(true, Ordering::Relaxed);
                 return 1;
             }
         }

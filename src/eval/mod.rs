@@ -23,7 +23,7 @@ mod ops;
 mod program;
 mod record;
 mod shard;
-pub use shard::{merge, Part, Shard, StopFlag};
+pub use shard::{merge, Part, Shard};
 mod stmts;
 pub mod value;
 
@@ -37,6 +37,7 @@ use code::*;
 use record::Recorder;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use value::{MapBuilder, Value};
 
@@ -78,7 +79,7 @@ pub struct Evaluator<'c> {
     /// What starts the other shards, for the first of them (`Sharding::Lead`).
     start_shards: Option<Box<dyn FnOnce(u32) -> u32>>,
     /// Set when another shard failed: this one's plan is not needed.
-    cancelled: Option<Arc<StopFlag>>,
+    cancelled: Option<Arc<AtomicBool>>,
     /// What this shard learnt of each `for` statement (`shard.rs`).
     rank_loops: Vec<shard::RankLoop>,
     /// The loop iteration being watched, if any (`shard.rs`).
@@ -96,11 +97,11 @@ pub enum Sharding {
     Whole,
     /// This evaluation records the ops of one shard's ranks; it stops, as
     /// if out of steps, once the flag is set.
-    Part(Shard, Arc<StopFlag>),
+    Part(Shard, Arc<AtomicBool>),
     /// This evaluation is shard 0 of however many the function starts once
     /// the program block gives the number of ranks: it starts the others
     /// and gives how many shards there are in all.
-    Lead(Box<dyn FnOnce(u32) -> u32>, Arc<StopFlag>),
+    Lead(Box<dyn FnOnce(u32) -> u32>, Arc<AtomicBool>),
 }
 
 /// Whether the recorder fuses ops as it makes them.
@@ -283,7 +284,9 @@ impl<'c> Evaluator<'c> {
     /// Whether another shard failed, so that this one's plan is not
     /// needed.
     fn cancelled(&self) -> bool {
-        self.cancelled.as_ref().is_some_and(|c| c.is_set())
+        self.cancelled
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
     }
 
     fn recorder_mut(&mut self, span: Span) -> Res<&mut Recorder> {

@@ -25,26 +25,6 @@ use crate::diag::{Code, Diagnostic, Span};
 use crate::ir::Plan;
 use crate::syntax::ast::BinOp;
 use crate::vocab::{Builtin, Receiver, Signature, Type};
-use std::sync::atomic::{AtomicBool, Ordering};
-
-/// What stops a shard's evaluation: set by another thread (a shard that
-/// failed), read by the shard at every step. It has its cache line to
-/// itself: a write to anything beside it (the heap puts small blocks side
-/// by side) takes the line from under each of those reads, and two
-/// threads ran a long loop six times slower than one.
-#[derive(Debug, Default)]
-#[repr(align(128))]
-pub struct StopFlag(AtomicBool);
-
-impl StopFlag {
-    pub fn set(&self) {
-        self.0.store(true, Ordering::Relaxed);
-    }
-
-    pub fn is_set(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
-    }
-}
 
 /// One share of the ranks: those `r` with `r % count == index`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
