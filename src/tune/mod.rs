@@ -159,8 +159,8 @@ pub fn tune(req: &Request) -> Result<Tuned, (SourceMap, Vec<Diagnostic>)> {
         };
         return Err(fail(Diagnostic::plain(Code::Define, why)));
     }
-    values_keep_what_a_set_shares(req, &space).map_err(fail)?;
     let (candidates, search) = space.candidates(req.max_candidates);
+    values_keep_what_a_set_shares(req, &space, &candidates).map_err(fail)?;
     let tried = try_all(req, &space, &candidates);
     let sizes: Vec<u64> = std::iter::successors(Some(req.span.0.max(1)), |s| s.checked_mul(2))
         .take_while(|&s| s <= req.span.1)
@@ -359,8 +359,14 @@ fn evaluate(req: &Request, varied: &[(String, String)]) -> Result<Evaluated, Str
 /// candidates on other counts are not compared alike), or the message
 /// sizes the program declares (tune sets each plan's range itself).
 /// Otherwise every candidate would fail alike, or be compared unlike. One
-/// compile of the defaults and of each value.
-fn values_keep_what_a_set_shares(req: &Request, space: &Space) -> Result<(), Diagnostic> {
+/// compile of the defaults and of each value the `candidates` try: not of
+/// every value listed, which a param of thousands would make thousands of
+/// compiles, past what `--max-candidates` bounds.
+fn values_keep_what_a_set_shares(
+    req: &Request,
+    space: &Space,
+    candidates: &[Candidate],
+) -> Result<(), Diagnostic> {
     // The plan's ranks and declared sizes; or the error that --nranks and
     // these settings disagree; or nothing, where they compile no plan
     // (each candidate's to say).
@@ -384,8 +390,10 @@ fn values_keep_what_a_set_shares(req: &Request, space: &Space) -> Result<(), Dia
         }
     };
     let base = shape(req.fixed)?;
-    for axis in &space.axes {
-        for value in &axis.values {
+    for (k, axis) in space.axes.iter().enumerate() {
+        let tried: std::collections::BTreeSet<usize> =
+            candidates.iter().filter_map(|c| c[k]).collect();
+        for value in tried.into_iter().map(|i| &axis.values[i]) {
             let mut defines = req.fixed.to_vec();
             defines.push((axis.name.clone(), value.clone()));
             let name = &axis.name;

@@ -255,6 +255,47 @@ fn options_that_contradict_each_other_are_refused_before_tuning() {
         .exists());
 }
 
+/// What a set shares is checked of the values tune tries, not of every
+/// value listed: with `--max-candidates 1` only the defaults are tried,
+/// and a value of `num_gpus` that would change the rank count is never
+/// compiled (a param listing thousands of values compiled each before
+/// any candidate, past what `--max-candidates` bounds).
+#[test]
+fn only_the_values_tried_are_checked_for_what_a_set_shares() {
+    let common = [
+        "tune",
+        MULTI_NODE,
+        "--timing",
+        "h100-ib",
+        "--size",
+        "1K:4K",
+        "-q",
+        "--vary",
+        "num_gpus=16,32",
+    ];
+    let out = msclc(&common);
+    assert_eq!(out.status.code(), Some(2));
+    let dir = scratch("tried-only");
+    let out = msclc(
+        &[
+            &common[..],
+            &["--max-candidates", "1", "-o", dir.to_str().unwrap()],
+        ]
+        .concat(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let index: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("index.json")).unwrap()).unwrap();
+    for plan in index["plans"].as_array().unwrap() {
+        assert_eq!(plan["params"]["num_gpus"], "16", "{index}");
+    }
+}
+
 /// A program's own mistake is shown as `msclc FILE` shows it, at its
 /// line: one the checker finds before any candidate is tried; one every
 /// candidate meets (an assertion) after the reasons of E0606, whose help
