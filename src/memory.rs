@@ -302,7 +302,7 @@ fn out_of_memory(live: u64, refused: Option<u64>) -> ! {
     };
     let head = "error[E0810]: msclc needs more memory than this machine lets it have";
     let why = "(the address-space limit, `ulimit -v`, or the memory available)";
-    let help = "  = help: compile or simulate the program at fewer ranks (a param, `-D`), or run where more memory is free\n";
+    let help = "  = help: compile or simulate less: fewer ranks (a param, `-D`), fewer ops or a shorter program; or run where more memory is free\n";
     let _ = match refused {
         None => std::fmt::write(
             &mut line,

@@ -189,7 +189,7 @@ impl Evaluator<'_> {
                 ),
                 "memory ran out here",
             )
-            .with_note("help: compile the program at fewer ranks (a param, `-D`), or where more memory is free; msclc takes at most half of what it may still allocate when it starts (the address-space limit, `ulimit -v`, and the memory available)")))
+            .with_note("help: compile less: fewer ranks (a param, `-D`), fewer ops or a shorter program; or compile where more memory is free; msclc takes at most half of what it may still allocate when it starts (the address-space limit, `ulimit -v`, and the memory available)")))
     }
 
     /// Refuses the op that takes the program past `Limits::max_ops`.
