@@ -63,14 +63,12 @@ fn a_file_imported_by_two_paths_or_back_into_the_main_file_is_read_once() {
         "import \"./lib/x.mscl\"\nimport \"lib/y.mscl\"\nimport \"main.mscl\"\nprogram \"p\" { collective = allgather(2) }\nassert(x() + y() == 3, \"one x\")\n",
     )
     .unwrap();
-    let main = dir.join("main.mscl");
-    let out = msclc(&["check", main.to_str().unwrap()]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let checks = |main: &std::path::Path| {
+        let out = msclc(&["check", main.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+    };
+    checks(&dir.join("main.mscl"));
     // Thirty files, each importing the next by two paths: read once each,
     // where each path was a file of its own (2^30 of them), and a file
     // importing itself by ever longer paths read once, not until the
@@ -90,13 +88,7 @@ fn a_file_imported_by_two_paths_or_back_into_the_main_file_is_read_once() {
         "import \"d0.mscl\"\nprogram \"p\" { collective = allgather(2) }\nf0()\nf30()\n",
     )
     .unwrap();
-    let out = msclc(&["check", chain.to_str().unwrap()]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    checks(&chain);
 }
 
 /// `-` as the input is standard input: the plan is the file's, once for
