@@ -16,8 +16,9 @@ pub(crate) struct CheckArgs {
     /// Sets a `param` the program declares (repeatable).
     #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
     pub(crate) define: Vec<(String, String)>,
-    /// Print the params the program declares, as JSON (name, type and
-    /// default as written), and nothing else: for tools that set them.
+    /// Print the params the program declares, as JSON (name, type,
+    /// default and any values listed, as written), and nothing else: for
+    /// tools that set them.
     /// (The program is read, not compiled: nothing sets, bounds or warns.)
     #[arg(long, conflicts_with_all = ["define", "max_ops", "threads", "deny_warnings", "quiet"])]
     pub(crate) params: bool,

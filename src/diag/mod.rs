@@ -35,14 +35,16 @@ pub fn escaped_whole(text: &str) -> String {
     out
 }
 
-/// Numbers (ranks, semaphores) for a message: all of them up to 16, else
-/// the first 8 and how many `things` there are in all.
-pub fn short_list(items: &[u32], things: &str) -> String {
-    if items.len() <= 16 {
-        return format!("{items:?}");
+/// Items (ranks, semaphores, a param's values) for a message: all of them
+/// up to 16, else the first 8 and how many `things` there are in all.
+pub fn short_list<T: std::fmt::Display>(items: &[T], things: &str) -> String {
+    let whole = items.len() <= 16;
+    let shown = if whole { items } else { &items[..8] };
+    let text: Vec<String> = shown.iter().map(|item| item.to_string()).collect();
+    match whole {
+        true => format!("[{}]", text.join(", ")),
+        false => format!("[{}, ... ({} {things})]", text.join(", "), items.len()),
     }
-    let head: Vec<String> = items[..8].iter().map(|r| r.to_string()).collect();
-    format!("[{}, ... ({} {things})]", head.join(", "), items.len())
 }
 
 pub use codes::Code;

@@ -138,8 +138,12 @@ pub fn parse_defines(
         }
         let mut text = "the program's params are:".to_string();
         for p in &params {
+            // As the program declares it, with the values it lists.
+            let values = p.values_text(sources).map_or(String::new(), |v| {
+                format!(" in {}", crate::diag::short_list(&v, "values"))
+            });
             text.push_str(&format!(
-                "\n  {}: {} = {}",
+                "\n  {}: {}{values} = {}",
                 p.name,
                 p.ty,
                 p.default_text(sources)

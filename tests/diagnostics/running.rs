@@ -209,8 +209,7 @@ fn a_define_given_twice_differently_is_refused() {
 
 #[test]
 fn unknown_define_lists_params() {
-    let src =
-        "param num_gpus: int = 8\nprogram \"t\" { collective = allreduce(num_gpus) }".to_string();
+    let src = "param num_gpus: int = 8\nparam tbg: int in [1, 2] = 1\nprogram \"t\" { collective = allreduce(num_gpus) }".to_string();
     let c = driver::compile_source(
         Path::new("case.mscl"),
         src.clone(),
@@ -223,9 +222,12 @@ fn unknown_define_lists_params() {
         "{}",
         d[0].message
     );
+    // Each as the program declares it, with the values it lists.
     assert_eq!(
         d[0].notes,
-        vec!["the program's params are:\n  num_gpus: int = 8".to_string()]
+        vec![
+            "the program's params are:\n  num_gpus: int = 8\n  tbg: int in [1, 2] = 1".to_string()
+        ]
     );
     let c = driver::compile_source(
         Path::new("case.mscl"),
