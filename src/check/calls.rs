@@ -41,12 +41,7 @@ impl Checker {
                         "abs" | "sum" | "sorted" | "reversed" => Some("write it with a comprehension or a loop: the builtins are `len`, `min`, `max`, `str` and `assert`"),
                         _ => None,
                     };
-                    let help = instead.map(String::from).or_else(|| {
-                        let module = vocab::stdlib::defining(n)?;
-                        Some(format!(
-                            "`{n}` is a function of the standard library: `import \"{module}\"`"
-                        ))
-                    });
+                    let help = instead.map(String::from).or_else(|| import_to_call(n));
                     return self.err(match help {
                         Some(help) => d.with_note(format!("help: {help}")),
                         None => d,
@@ -142,4 +137,13 @@ impl Checker {
         }
         ret
     }
+}
+
+/// Where `name` is a function of the standard library, the import that
+/// defines it, as a help for a program that uses it without.
+pub(super) fn import_to_call(name: &str) -> Option<String> {
+    let module = vocab::stdlib::defining(name)?;
+    Some(format!(
+        "`{name}` is a function of the standard library: `import \"{module}\"`"
+    ))
 }

@@ -62,8 +62,8 @@ impl Checker {
                     d = d.with_note(match hint {
                         Some(s) => format!("help: did you mean `{s}`?"),
                         None if loop_word => format!("help: there is no `{n}`: a loop runs over its whole range or list; skip iterations with `where` (`for i in 0..n where i != r`) or `if`, and leave a function's loop with `return`"),
-                        None => match vocab::stdlib::defining(n) {
-                            Some(module) => format!("help: `{n}` is a function of the standard library: `import \"{module}\"`, and call it with `(..)`"),
+                        None => match super::calls::import_to_call(n) {
+                            Some(import) => format!("help: {import}, and call it with `(..)`"),
                             None => "help: define it with `let` or `param` before this use".to_string(),
                         },
                     });
