@@ -227,6 +227,10 @@ impl Contents {
                 *n = 1;
             }
         }
+        // The execution whose result this is: a contribution of it goes
+        // without saying, one of another execution is named as such.
+        let execution = want.first().map(|c| c.execution);
+        let describe = |c: &Contribution| describe(c, execution);
         let want = merge_counts(want.iter().map(|&c| (c, 1)).collect());
         if have == want {
             return None;
@@ -260,11 +264,14 @@ impl Contents {
     }
 }
 
-pub fn describe(c: &Contribution) -> String {
-    format!(
-        "rank {}'s input chunk {} (execution {})",
-        c.rank, c.chunk, c.execution
-    )
+/// `c` in words; its execution only where it is not `checked`, the
+/// execution whose result holds it.
+fn describe(c: &Contribution, checked: Option<u32>) -> String {
+    let chunk = format!("rank {}'s input chunk {}", c.rank, c.chunk);
+    match checked {
+        Some(execution) if execution == c.execution => chunk,
+        _ => format!("{chunk} of execution {}", c.execution),
+    }
 }
 
 #[cfg(test)]
@@ -286,14 +293,28 @@ mod tests {
         assert_eq!(
             sum.difference(&[c(0, 0), c(1, 0), c(2, 0)], ReduceOp::Sum)
                 .as_deref(),
-            Some("lacks rank 2's input chunk 0 (execution 1)")
+            Some("lacks rank 2's input chunk 0")
         );
         let twice = sum.reduce(&Contents::one(c(1, 0)), ReduceOp::Sum);
         assert_eq!(
             twice
                 .difference(&[c(0, 0), c(1, 0)], ReduceOp::Sum)
                 .as_deref(),
-            Some("has rank 1's input chunk 0 (execution 1) more than once (2 times)")
+            Some("has rank 1's input chunk 0 more than once (2 times)")
+        );
+    }
+
+    #[test]
+    fn only_another_executions_chunk_is_named_with_its_execution() {
+        let stale = Contents::one(c(0, 0));
+        let now = Contribution {
+            execution: 2,
+            ..c(0, 0)
+        };
+        let both = stale.reduce(&Contents::one(now), ReduceOp::Sum);
+        assert_eq!(
+            both.difference(&[now], ReduceOp::Sum).as_deref(),
+            Some("has rank 0's input chunk 0 of execution 1, which does not belong there")
         );
     }
 
@@ -308,7 +329,7 @@ mod tests {
             .difference(&[c(0, 0)], ReduceOp::Sum)
             .expect("a difference");
         assert!(
-            said.starts_with("has rank 0's input chunk 0 (execution 1) more than once ("),
+            said.starts_with("has rank 0's input chunk 0 more than once ("),
             "{said}"
         );
         let mut m = Contents::one(c(0, 0));
