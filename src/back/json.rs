@@ -75,6 +75,22 @@ fn write_ranks(
         0..PARALLEL_SIZE => 1,
         _ => crate::parallel::cores(),
     };
+    if threads == 1 {
+        // Each rank's text is made where the text is gathered, whose
+        // memory serves every rank in turn: new memory costs a page fault
+        // per page, and a fresh buffer per rank (grown by doubling) was
+        // most of the faults, and of the time, of writing a small plan.
+        j.text.reserve(GATHERED_BYTES);
+        for id in 0..plan.ranks.len() {
+            j.element();
+            j.text = rank_text(plan, id, pretty, std::mem::take(&mut j.text));
+            if j.text.len() >= GATHERED_BYTES {
+                out.write_all(&j.text)?;
+                j.text.clear();
+            }
+        }
+        return Ok(());
+    }
     let ids: Vec<usize> = (0..plan.ranks.len()).collect();
     // The most bytes a rank's text took per item of the rank so far: each
     // next rank's text starts with room for its own items at that rate,
@@ -84,7 +100,8 @@ fn write_ranks(
     for batch in ids.chunks(threads * RANKS_PER_THREAD) {
         let texts = crate::parallel::map(batch, threads, |&id| {
             let items = items(plan, id);
-            let text = rank_text(plan, id, pretty, items * bytes_per_item.load(Relaxed));
+            let room = items * bytes_per_item.load(Relaxed);
+            let text = rank_text(plan, id, pretty, Vec::with_capacity(room));
             // (A small rank's text is mostly its few fixed keys.)
             if items >= 1024 {
                 let rate = text.len().div_ceil(items);
@@ -138,7 +155,7 @@ fn items(plan: &Plan, id: usize) -> usize {
 
 /// Text is gathered up to this much before it is written: small ranks go
 /// out together, a large one on its own.
-const GATHERED_BYTES: usize = 256 << 10;
+const GATHERED_BYTES: usize = 64 << 10;
 
 /// How many copies of each thread block the writer makes: the plan's
 /// instances when it was left to make them, else one.
@@ -149,14 +166,14 @@ fn copies_to_make(plan: &Plan) -> usize {
     }
 }
 
-/// The text of rank `id` of `plan`, as an element of the plan's `gpus`,
-/// written into `room` bytes to begin with: with its instances made, a
-/// thread block at a time, where the writer is to make them.
-fn rank_text(plan: &Plan, id: usize, pretty: bool, room: usize) -> Vec<u8> {
+/// `text` followed by the text of rank `id` of `plan`, as an element of
+/// the plan's `gpus`: with its instances made, a thread block at a time,
+/// where the writer is to make them.
+fn rank_text(plan: &Plan, id: usize, pretty: bool, text: Vec<u8>) -> Vec<u8> {
     let rank = &plan.ranks[id];
     // The plan's object, then its `gpus` list: two levels in.
     let mut j = Json::new(pretty, 2);
-    j.text.reserve(room);
+    j.text = text;
     if copies_to_make(plan) == 1 {
         j.rank(id, rank, |j| {
             for (i, tb) in rank.threadblocks.iter().enumerate() {

@@ -7,7 +7,17 @@
 use crate::ir::Op;
 
 pub fn insert(ops: Vec<Op>) -> Vec<Op> {
-    let mut out: Vec<Op> = Vec::with_capacity(ops.len());
+    // Counted first, so that the list is allocated once at its size (or
+    // not at all): new memory costs a page fault a page, and a list grown
+    // past its first guess was most of a small plan's passes.
+    let nops: usize = ops
+        .iter()
+        .map(|op| usize::from(op.data_sync.before) + usize::from(op.data_sync.after))
+        .sum();
+    if nops == 0 {
+        return ops;
+    }
+    let mut out: Vec<Op> = Vec::with_capacity(ops.len() + nops);
     for op in ops {
         let sync = op.data_sync;
         if sync.before {
