@@ -5,6 +5,22 @@
 use super::*;
 
 impl Checker {
+    /// The function closest to `n` by spelling, the program's own or a
+    /// builtin one, for a "did you mean": the nearest, then the first in
+    /// alphabetical order, so that a program gets the same hint each run.
+    fn similar_function(&self, n: &str) -> Option<String> {
+        let own = self.functions.keys().map(String::as_str);
+        let builtin = self
+            .builtins
+            .keys()
+            .filter(|(receiver, _)| *receiver == Receiver::Free)
+            .map(|(_, name)| *name);
+        own.chain(builtin)
+            .filter_map(|f| Some((crate::diag::spelling::near(n, f)?, f)))
+            .min()
+            .map(|(_, f)| f.to_string())
+    }
+
     pub(super) fn call(&mut self, span: Span, callee: &Expr, args: &[Arg]) -> Type {
         let (name, params, ret): (String, Vec<(String, Type, bool)>, Type) = match &callee.kind {
             ExprKind::Name(n) => {
@@ -41,7 +57,13 @@ impl Checker {
                         "abs" | "sum" | "sorted" | "reversed" => Some("write it with a comprehension or a loop: the builtins are `len`, `min`, `max`, `str` and `assert`"),
                         _ => None,
                     };
-                    let help = instead.map(String::from).or_else(|| import_to_call(n));
+                    let help = instead
+                        .map(String::from)
+                        .or_else(|| import_to_call(n))
+                        .or_else(|| {
+                            self.similar_function(n)
+                                .map(|f| format!("did you mean `{f}`?"))
+                        });
                     return self.err(match help {
                         Some(help) => d.with_note(format!("help: {help}")),
                         None => d,

@@ -94,15 +94,21 @@ impl Checker {
                         None => {
                             let names: Vec<&str> =
                                 vocab::PROGRAM_OPTIONS.iter().map(|o| o.name).collect();
-                            self.err(
-                                Diagnostic::error(
-                                    Code::Program,
-                                    opt.key.span,
-                                    format!("unknown program option `{key}`"),
-                                    "not an option",
-                                )
-                                .with_note(format!("the options are: {}", names.join(", "))),
-                            );
+                            let d = Diagnostic::error(
+                                Code::Program,
+                                opt.key.span,
+                                format!("unknown program option `{key}`"),
+                                "not an option",
+                            )
+                            .with_note(format!("the options are: {}", names.join(", ")));
+                            let nearest = names
+                                .iter()
+                                .filter_map(|n| Some((crate::diag::spelling::near(key, n)?, *n)))
+                                .min();
+                            self.err(match nearest {
+                                Some((_, n)) => d.with_note(format!("help: did you mean `{n}`?")),
+                                None => d,
+                            });
                         }
                     }
                     if seen.contains(&key) {

@@ -7,7 +7,7 @@ use super::args::{self, Call};
 use super::limits::MAX_ELEMENTS;
 use super::value::*;
 use super::{Evaluator, Res};
-use crate::diag::{Code, Span};
+use crate::diag::{Code, Diagnostic, Span};
 use crate::ir::*;
 use crate::syntax::ast::Ident;
 use crate::vocab::{self, Builtin, Field, Receiver};
@@ -88,7 +88,7 @@ pub(super) fn rank_chunk(
 ) -> Res<Value> {
     let rank = ev.rank_in(call, rank, "rank")?;
     let buffer = whole_buffer(ev, field, rank, kind)?;
-    slice(ev, &buffer, index, index.saturating_add(1), index_span)
+    chunk_at(ev, &buffer, index, index_span)
 }
 
 fn whole_buffer(ev: &mut Evaluator<'_>, span: Span, rank: u32, kind: BufferKind) -> Res<BufferVal> {
@@ -159,7 +159,7 @@ pub fn index(
                 })
             })
         }
-        (Value::Buffer(b), Value::Int(i)) => slice(ev, b, *i, i.saturating_add(1), idx_span),
+        (Value::Buffer(b), Value::Int(i)) => chunk_at(ev, b, *i, idx_span),
         // Past i64::MAX: past the end of any buffer.
         (Value::Buffer(b), Value::Big(_)) => Err(ev.error(
             Code::ChunkBounds,
@@ -177,6 +177,49 @@ pub fn index(
     }
 }
 
+/// `buffer[i]`: its chunk `i`, where it has one.
+fn chunk_at(ev: &Evaluator<'_>, b: &BufferVal, i: i64, span: Span) -> Res<Value> {
+    match i >= 0 && i < i64::from(b.size) {
+        true => slice(ev, b, i, i + 1, span),
+        false => Err(index_out_of_bounds(ev, b, i, span)),
+    }
+}
+
+/// `buffer[i]` where `i` is not one of its chunks.
+#[cold]
+fn index_out_of_bounds(ev: &Evaluator<'_>, b: &BufferVal, i: i64, span: Span) -> Diagnostic {
+    let help = match (i < 0, b.size) {
+        (true, 0) => "help: indices count from 0, and this buffer has no chunks".to_string(),
+        (true, n) => format!(
+            "help: indices count from 0 (a negative one does not count from the end, as in Python): the last chunk is [{}]",
+            n - 1
+        ),
+        (false, _) => chunks_help(b.size),
+    };
+    ev.error(
+        Code::ChunkBounds,
+        span,
+        format!(
+            "index {i} out of bounds of rank {}'s {} buffer",
+            b.rank,
+            b.kind.name()
+        ),
+        format!("the buffer has {} chunk(s)", b.size),
+    )
+    .with_note(help)
+}
+
+/// Which chunks a buffer of `size` has, and what sets how many.
+fn chunks_help(size: u32) -> String {
+    match size {
+        0 => "help: the buffer has no chunks: the collective's sizes (or the scratch buffer's size) set how many there are".to_string(),
+        n => format!(
+            "help: its chunks are 0 to {}: the collective's `chunk_factor` (or the scratch buffer's size) sets how many there are",
+            n - 1
+        ),
+    }
+}
+
 /// `buffer[lo..hi]`: a chunk, with the bounds checked against the buffer.
 fn slice(ev: &Evaluator<'_>, b: &BufferVal, lo: i64, hi: i64, span: Span) -> Res<Value> {
     if lo < 0 || hi > b.size as i64 || lo >= hi {
@@ -191,13 +234,7 @@ fn slice(ev: &Evaluator<'_>, b: &BufferVal, lo: i64, hi: i64, span: Span) -> Res
             (
                 "slice out of bounds",
                 format!("the buffer has {} chunk(s)", b.size),
-                match b.size {
-                    0 => "help: the buffer has no chunks: the collective's sizes (or the scratch buffer's size) set how many there are".to_string(),
-                    n => format!(
-                        "help: its chunks are 0 to {}: the collective's `chunk_factor` (or the scratch buffer's size) sets how many there are",
-                        n - 1
-                    ),
-                },
+                chunks_help(b.size),
             )
         };
         return Err(ev

@@ -553,6 +553,29 @@ fn input_text_cannot_forge_a_message_line() {
     );
 }
 
+/// A misspelt program option is named, the options listed, and the one
+/// meant suggested.
+#[test]
+fn an_unknown_program_option_suggests_the_one_meant() {
+    let dir = common::scratch("option");
+    let path = dir.join("p.mscl");
+    let text = "program \"p\" {\n    collective = allgather(2)\n    protocl = Simple\n}\n";
+    std::fs::write(&path, text).unwrap();
+    let out = msclc(&["check", path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("error[E0301]: unknown program option `protocl`"),
+        "{err}"
+    );
+    assert!(err.contains("p.mscl:3:5"), "{err}");
+    assert!(
+        err.contains("the options are: collective, num_ranks,"),
+        "{err}"
+    );
+    assert!(err.contains("help: did you mean `protocol`?"), "{err}");
+}
+
 /// Each error says how to fix it, and its label fits the case: a help
 /// note where the message and label alone leave the fix to guesswork.
 #[test]
@@ -565,7 +588,9 @@ fn errors_say_how_to_fix_them() {
         ("let l = [1, 2]\nlet y = l[5]\n", "error[E0201]", "help: a list of 2 is indexed 0 to 1"),
         ("let m = {1: 2}\nlet y = m[5]\n", "error[E0201]", "help: the map holds 1 entry, such as `1`"),
         ("let y = 4 / 0\n", "error[E0202]", "help: guard the division with an `if`"),
-        ("let c = rank(0).input[2]\n", "error[E0303]", "help: its chunks are 0 to 1"),
+        ("let c = rank(0).input[2]\n", "error[E0303]: index 2 out of bounds of rank 0's input buffer", "help: its chunks are 0 to 1"),
+        ("let b = rank(0).input\nlet c = b[-1]\n", "error[E0303]", "a negative one does not count from the end, as in Python): the last chunk is [1]"),
+        ("let c = allgathr(2)\n", "error[E0101]", "help: did you mean `allgather`?"),
         ("let c = rank(0).input[1..0]\n", "it ends where it starts, or before", "help: a slice `[lo..hi]` holds chunks lo to hi - 1"),
         ("let s = scratch(0, -1)\n", "scratch size must not be negative", ""),
         // One limit on a rank's scratch, alone or with what it had (a
