@@ -40,8 +40,8 @@ pub(crate) fn read_checked_plan(
     how: Compile,
     warnings: &WarningArgs,
 ) -> Result<msclc::ir::Plan, ExitCode> {
-    let (plan, _) = load_plan(input, (defines, limits), how)?;
-    checked_plan(plan, input, warnings)
+    let loaded = load_plan(input, (defines, limits), how)?;
+    checked_plan(loaded.plan, input, warnings)
 }
 
 /// `plan`, read from `input`, checked for signals without waits and for
@@ -77,6 +77,17 @@ pub(crate) enum Compile {
     ForReports(Option<u32>),
 }
 
+/// What `load_plan` gives.
+pub(crate) struct Loaded {
+    pub plan: msclc::ir::Plan,
+    /// The program's sources, for reports that point into it (none for a
+    /// JSON plan).
+    pub sources: Option<msclc::diag::SourceMap>,
+    /// The compile's warnings, where they are the caller's to report with
+    /// its own (`Compile::ForReports`); else empty, reported here.
+    pub warnings: Vec<Diagnostic>,
+}
+
 /// A program compiled as `how` says, with the params `defines` sets and
 /// within `limits`, with its sources (for reports that point into it),
 /// or a JSON plan read (where neither has anything to set); problems are
@@ -85,7 +96,7 @@ pub(crate) fn load_plan(
     input: &std::path::Path,
     (defines, limits): (&[(String, String)], &LimitArgs),
     how: Compile,
-) -> Result<(msclc::ir::Plan, Option<msclc::diag::SourceMap>), ExitCode> {
+) -> Result<Loaded, ExitCode> {
     let nranks = match how {
         Compile::ForRanks(n) | Compile::ForReports(Some(n)) => Some(n),
         _ => None,
@@ -117,7 +128,11 @@ pub(crate) fn load_plan(
                 plan.ranks.len()
             ))));
         }
-        return Ok((plan, None));
+        return Ok(Loaded {
+            plan,
+            sources: None,
+            warnings: Vec::new(),
+        });
     }
     let limits = limits.limits();
     let mut compiled = match how {
@@ -130,16 +145,22 @@ pub(crate) fn load_plan(
     // command holds (`sim` estimates its own memory after this).
     match std::mem::replace(&mut compiled.result, Err(Vec::new())) {
         Ok(plan) => {
-            // `sim` lists the executor's limits with its verdict.
+            let mut warnings = Vec::new();
             match how {
                 Compile::Plain if !compiled.warnings.is_empty() => {
                     print_warnings(&compiled, &WarningArgs::default())
                 }
                 // (With the param `--nranks` set: the warnings as they are.)
                 Compile::ForRanks(_) => tell!("{}", compiled.sources.render(&compiled.warnings)),
-                _ => {}
+                // `sim` lists them with its verdict (and its own).
+                Compile::ForReports(_) => warnings = std::mem::take(&mut compiled.warnings),
+                Compile::Plain => {}
             }
-            Ok((plan, Some(compiled.sources)))
+            Ok(Loaded {
+                plan,
+                sources: Some(compiled.sources),
+                warnings,
+            })
         }
         Err(diags) => Err(report(&compiled.sources, &diags)),
     }

@@ -81,7 +81,7 @@ pub(crate) fn exec(args: &RunArgs) -> ExitCode {
         )
         .map(|plan| (plan, None))
     } else {
-        load_plan(&args.input, (&args.define, &args.limits), how)
+        load_plan(&args.input, (&args.define, &args.limits), how).map(|l| (l.plan, l.sources))
     };
     let (plan, sources) = match loaded {
         Ok(loaded) => loaded,

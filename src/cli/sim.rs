@@ -131,7 +131,7 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
     if let Err(d) = super::input::distinct_outputs(&outputs, &inputs) {
         return fail(d);
     }
-    let (plan, sources) = match load_plan(
+    let loaded = match load_plan(
         &args.input,
         (&args.define, &args.limits),
         Compile::ForReports(args.nranks),
@@ -139,6 +139,7 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
+    let (plan, sources, compiled_warnings) = (loaded.plan, loaded.sources, loaded.warnings);
     let sources = sources.as_ref();
     if let Err(d) = super::input::outputs_spare_imports(&outputs, sources) {
         return fail(d);
@@ -225,6 +226,21 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
             };
             let peak_bytes = msclc::memory::peak_bytes().saturating_sub(before);
             report.warnings.extend(on_machine.iter().cloned());
+            // The compile's warnings the simulation does not find again
+            // of the plan (those of the program's text: W0108), first.
+            let found_again = |w: &Diagnostic| {
+                let at = |d: &Diagnostic| d.primary.as_ref().map(|l| l.span);
+                report
+                    .warnings
+                    .iter()
+                    .any(|r| r.code == w.code && at(r) == at(w))
+            };
+            let compile_only: Vec<Diagnostic> = compiled_warnings
+                .iter()
+                .filter(|w| !found_again(w))
+                .cloned()
+                .collect();
+            report.warnings.splice(0..0, compile_only);
             Run {
                 buffers: if inplace { "in-place" } else { "out-of-place" },
                 declared: inplace == declared,

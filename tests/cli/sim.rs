@@ -221,6 +221,45 @@ fn a_deadlock_comes_with_the_unpaired_signals_that_cause_it() {
     assert!(stderr.contains("warning[W0501]"), "{stderr}");
 }
 
+/// The compile's warnings that a simulation does not find again of the
+/// plan come with its verdict, in text and in JSON, each once: a `//`
+/// that cut a division short (W0108), a port channel's packets that never
+/// come (W0510, the deadlock's cause).
+#[test]
+fn sim_gives_the_compiles_own_warnings_too() {
+    let dir = common::scratch("sim_compile_warnings");
+    let program = dir.join("w.mscl");
+    std::fs::write(
+        &program,
+        "program \"w\" {\n    collective = allgather(2, chunk_factor: 1, inplace: true)\n    protocol = LL\n}\n\
+         let half = 6 // 2\n\
+         let s = [scratch(r, 1) for r in 0..2]\n\
+         for r in 0..2 {\n\
+             port_channel(1 - r, r).put_packets(s[1 - r][0], rank(r).output[r], tb: 0)\n\
+             rank(r).unpack_packets(rank(r).output[1 - r], s[r][0], tb: 0)\n\
+         }\n",
+    )
+    .unwrap();
+    let path = program.to_str().unwrap();
+    let out = msclc(&["sim", path]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stdout.starts_with("deadlock:"), "{stdout}");
+    assert_eq!(stderr.matches("warning[W0108]").count(), 1, "{stderr}");
+    assert!(stderr.contains("w.mscl:5:14"), "{stderr}");
+    assert_eq!(stderr.matches("warning[W0510]").count(), 1, "{stderr}");
+    let out = msclc(&["sim", path, "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
+    let codes: Vec<&str> = report["runs"][0]["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .filter_map(|w| w["code"].as_str())
+        .collect();
+    assert_eq!(codes, ["W0108", "W0510"], "{report}");
+}
+
 /// The predicted table says how many nodes the ranks fill, and where a
 /// multi-node program's port channels all stay within one node of the
 /// topology, that they are timed so.
