@@ -171,6 +171,53 @@ fn every_example_and_stdlib_file_is_formatted() {
     );
 }
 
+/// The programs of the docs are laid out as `msclc fmt` lays them out: a
+/// reader copies them. (Those of the blocks fenced as .mscl, or plain
+/// ones that hold a program or an op; one that does not parse, an error
+/// shown, is left out.)
+#[test]
+fn every_program_in_the_docs_is_formatted() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
+        .expect("docs dir")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    pages.push(root.join("README.md"));
+    pages.sort();
+    let mut unformatted = Vec::new();
+    let mut seen = 0;
+    for page in &pages {
+        let text = read(page);
+        let mut rest = text.as_str();
+        while let Some(open) = rest.find("```") {
+            let after = &rest[open + 3..];
+            let (fence, body) = after.split_once('\n').unwrap_or((after, ""));
+            let Some(close) = body.find("```") else { break };
+            let block = &body[..close];
+            rest = &body[close + 3..];
+            let program = block.contains("program \"") || block.contains("tb:");
+            if !(fence == "mscl" || (fence.is_empty() && program)) {
+                continue;
+            }
+            if let Ok(laid_out) = format_source(0, block) {
+                seen += 1;
+                if laid_out != block {
+                    let line = text[..text.len() - rest.len()].lines().count();
+                    unformatted.push(format!("{}:{line}", page.display()));
+                }
+            }
+        }
+    }
+    assert!(seen >= 40, "found only {seen} programs in the docs");
+    assert!(
+        unformatted.is_empty(),
+        "not formatted (the block ending at each line): {}",
+        unformatted.join(", ")
+    );
+}
+
 #[test]
 fn a_mangled_file_formats_back_to_the_file() {
     for (seed, f) in (1..).zip(source_files()) {
