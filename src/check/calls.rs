@@ -54,7 +54,7 @@ impl Checker {
                         "range" => Some("a range is `a..b` (`for i in 0..n`); a stepped one is a loop over its count, `a + i * step`"),
                         "enumerate" => Some("loop over the indices, `for i in 0..len(l) { let x = l[i] }`"),
                         "print" => Some("a program prints nothing; `assert(condition, message)` stops it with a message"),
-                        "abs" | "sum" | "sorted" | "reversed" => Some("write it with a comprehension or a loop: the builtins are `len`, `min`, `max`, `str` and `assert`"),
+                        "abs" | "sum" | "sorted" | "reversed" | "map" | "filter" | "any" | "all" => Some("write it with a comprehension or a loop: the builtins are `len`, `min`, `max`, `str` and `assert`"),
                         _ => None,
                     };
                     let help = instead
@@ -63,7 +63,8 @@ impl Checker {
                         .or_else(|| {
                             self.similar_function(n)
                                 .map(|f| format!("did you mean `{f}`?"))
-                        });
+                        })
+                        .or_else(|| import_of_nearest(n));
                     return self.err(match help {
                         Some(help) => d.with_note(format!("help: {help}")),
                         None => d,
@@ -159,6 +160,16 @@ impl Checker {
         }
         ret
     }
+}
+
+/// Where a function of the standard library is spelt nearly as `name`,
+/// it and the import that defines it, as a help for a name defined
+/// nowhere.
+pub(super) fn import_of_nearest(name: &str) -> Option<String> {
+    let (module, function) = vocab::stdlib::nearest(name)?;
+    Some(format!(
+        "did you mean `{function}`? it is a function of the standard library: `import \"{module}\"`"
+    ))
 }
 
 /// Where `name` is a function of the standard library, the import that

@@ -161,12 +161,7 @@ pub fn index(
         }
         (Value::Buffer(b), Value::Int(i)) => chunk_at(ev, b, *i, idx_span),
         // Past i64::MAX: past the end of any buffer.
-        (Value::Buffer(b), Value::Big(_)) => Err(ev.error(
-            Code::ChunkBounds,
-            idx_span,
-            format!("index {idx} out of bounds"),
-            format!("the buffer has {} chunk(s)", b.size),
-        )),
+        (Value::Buffer(b), Value::Big(_)) => Err(index_out_of_bounds(ev, b, idx, idx_span)),
         (Value::Buffer(b), Value::Range(lo, hi)) => slice(ev, b, *lo, *hi, idx_span),
         _ => Err(ev.error(
             Code::TypeMismatch,
@@ -181,14 +176,15 @@ pub fn index(
 fn chunk_at(ev: &Evaluator<'_>, b: &BufferVal, i: i64, span: Span) -> Res<Value> {
     match i >= 0 && i < i64::from(b.size) {
         true => slice(ev, b, i, i + 1, span),
-        false => Err(index_out_of_bounds(ev, b, i, span)),
+        false => Err(index_out_of_bounds(ev, b, &Value::Int(i), span)),
     }
 }
 
-/// `buffer[i]` where `i` is not one of its chunks.
+/// `buffer[i]` where the int `i` is not one of its chunks.
 #[cold]
-fn index_out_of_bounds(ev: &Evaluator<'_>, b: &BufferVal, i: i64, span: Span) -> Diagnostic {
-    let help = match (i < 0, b.size) {
+fn index_out_of_bounds(ev: &Evaluator<'_>, b: &BufferVal, i: &Value, span: Span) -> Diagnostic {
+    let negative = i.wide_int().is_some_and(|i| i < 0);
+    let help = match (negative, b.size) {
         (true, 0) => "help: indices count from 0, and this buffer has no chunks".to_string(),
         (true, n) => format!(
             "help: indices count from 0 (a negative one does not count from the end, as in Python): the last chunk is [{}]",

@@ -33,9 +33,28 @@ pub fn is_module(name: &str) -> bool {
 /// `all_pairs_barrier`), for the error of a program that calls it
 /// without the import. Parses the modules: only that error asks.
 pub fn defining(name: &str) -> Option<String> {
-    MODULES.iter().find_map(|(module, text)| {
-        let stmts = crate::syntax::parse(0, text).ok()?;
-        let defines = |s: &crate::syntax::ast::Stmt| matches!(&s.kind, StmtKind::Fn(f) if f.name.name == name);
-        stmts.iter().any(defines).then(|| format!("std/{module}"))
+    functions()
+        .find(|(_, function)| function == name)
+        .map(|(module, _)| module)
+}
+
+/// The function of the standard library nearest `name` by spelling
+/// (`ring_peers` for `ring_peer`), and its module: what a program that
+/// calls a name defined nowhere may mean.
+pub fn nearest(name: &str) -> Option<(String, String)> {
+    functions()
+        .filter_map(|(module, f)| Some((crate::diag::spelling::near(name, &f)?, f, module)))
+        .min()
+        .map(|(_, f, module)| (module, f))
+}
+
+/// Every function of the standard library, with its module (`std/sync`).
+fn functions() -> impl Iterator<Item = (String, String)> {
+    MODULES.iter().flat_map(|(module, text)| {
+        let stmts = crate::syntax::parse(0, text).unwrap_or_default();
+        stmts.into_iter().filter_map(move |s| match s.kind {
+            StmtKind::Fn(f) => Some((format!("std/{module}"), f.name.name.clone())),
+            _ => None,
+        })
     })
 }

@@ -591,6 +591,9 @@ fn errors_say_how_to_fix_them() {
         ("let c = rank(0).input[2]\n", "error[E0303]: index 2 out of bounds of rank 0's input buffer", "help: its chunks are 0 to 1"),
         ("let b = rank(0).input\nlet c = b[-1]\n", "error[E0303]", "a negative one does not count from the end, as in Python): the last chunk is [1]"),
         ("let c = allgathr(2)\n", "error[E0101]", "help: did you mean `allgather`?"),
+        ("let p = ring_peer(1, 2)\n", "error[E0101]", "help: did you mean `ring_peers`? it is a function of the standard library: `import \"std/peers\"`"),
+        ("let m = map(1)\n", "error[E0101]", "help: write it with a comprehension or a loop"),
+        ("let c = rank(0).input[9223372036854775808]\n", "error[E0303]: index 9223372036854775808 out of bounds of rank 0's input buffer", "help: its chunks are 0 to 1"),
         ("let c = rank(0).input[1..0]\n", "it ends where it starts, or before", "help: a slice `[lo..hi]` holds chunks lo to hi - 1"),
         ("let s = scratch(0, -1)\n", "scratch size must not be negative", ""),
         // One limit on a rank's scratch, alone or with what it had (a
