@@ -39,7 +39,13 @@ pub fn table(tuned: &Tuned, title: &str) -> String {
         .space
         .axes
         .iter()
-        .map(|a| format!("{} [{}]", a.name, a.values.join(", ")))
+        .map(|a| {
+            format!(
+                "{} {}",
+                a.name,
+                crate::diag::short_list(&a.values, "values")
+            )
+        })
         .collect();
     let _ = writeln!(out, "# msclc tune: {title}");
     let _ = writeln!(out, "# varied: {}", axes.join(", "));

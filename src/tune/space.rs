@@ -83,16 +83,11 @@ impl Space {
                 },
             };
             // Each value once (`--vary tbg=1,1`, or `1,0x1`): a candidate
-            // once, simulated once.
-            let mut seen = Vec::new();
+            // once, simulated once. (In a set: a param may list 200,000.)
+            let mut seen = std::collections::HashSet::new();
             let values: Vec<String> = values
                 .into_iter()
-                .filter(|v| {
-                    let value = crate::driver::params::value_of(param.ty, v);
-                    let new = !seen.contains(&value);
-                    seen.push(value);
-                    new
-                })
+                .filter(|v| seen.insert(crate::driver::params::value_of(param.ty, v)))
                 .collect();
             let default = crate::vocab::Literal::of(param.default).map(|l| l.define_text());
             axes.push(Axis {

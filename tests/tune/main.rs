@@ -366,6 +366,34 @@ fn a_value_varied_twice_is_one_candidate() {
     assert!(text.contains("2 candidates; 2 verified"), "{text}");
 }
 
+/// A long list of values (its repeats dropped through a set, not a scan
+/// of the values so far) is shown by its first values and its count.
+#[test]
+fn a_long_list_of_values_is_listed_short() {
+    let values: Vec<String> = (0..20_000).map(|v| (v % 10_000 + 1).to_string()).collect();
+    let out = msclc(&[
+        "tune",
+        "examples/mscclpp/single_node/allreduce.mscl",
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "1M:1M",
+        "--max-candidates",
+        "1",
+        "--vary",
+        &format!("num_threads_per_block={}", values.join(",")),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains(
+            "# varied: num_threads_per_block [1, 2, 3, 4, 5, 6, 7, 8, ... (10000 values)]\n"
+        ),
+        "{}",
+        &text[..text.len().min(2000)]
+    );
+}
+
 /// What the simulator warns of a plan (W0503: an executor bug it meets,
 /// simulated as intended) is said of a chosen plan, in the table and the
 /// index; and of two equally fast candidates, the one it does not warn of
