@@ -28,6 +28,9 @@ pub fn escaped_whole(text: &str) -> String {
     for c in text.chars() {
         if c.is_control() {
             out.extend(c.escape_debug());
+        } else if shown::hidden(c) {
+            // (A bidirectional override, say: it would reorder the line.)
+            out.extend(c.escape_unicode());
         } else {
             out.push(c);
         }

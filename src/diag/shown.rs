@@ -26,7 +26,7 @@ const ELLIPSIS: &str = "…";
 /// and newline, the bidirectional embeddings, overrides and isolates, and
 /// the zero-width space, word joiner and byte-order mark (a label on one
 /// would have no caret).
-fn hidden(c: char) -> bool {
+pub fn hidden(c: char) -> bool {
     (c.is_control() && c != '\t' && c != '\n')
         || matches!(
             c,

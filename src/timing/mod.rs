@@ -38,18 +38,36 @@ pub fn load_topology(spec: &str) -> Result<topology::Topology, Diagnostic> {
         )));
     }
     // A topology is a few hundred bytes: a file of more is none, and a
-    // device (`/dev/zero`) is no file.
+    // device (`/dev/zero`) or a folder is no file. A pipe is read, as a
+    // program's is (`--timing <(jq ... topology.json)`). What it is is
+    // asked of the path before it is opened: opening a pipe waits for
+    // its writer.
     const MOST_TOPOLOGY_BYTES: u64 = 1 << 20;
-    let text = std::fs::File::open(path)
-        .and_then(|file| match file.metadata()?.is_file() {
-            true => crate::files::read_text(file, Some(MOST_TOPOLOGY_BYTES)),
+    let text = std::fs::metadata(path)
+        .and_then(|meta| match meta.is_file() || is_pipe(&meta) {
+            true => std::fs::File::open(path),
             false => Err(std::io::Error::other("it is not a file")),
         })
+        .and_then(|file| crate::files::read_text(file, Some(MOST_TOPOLOGY_BYTES)))
         .map_err(|e| unusable(format!("cannot read it: {e}")))?;
     let name = path
         .file_stem()
         .map_or(spec.to_string(), |s| s.to_string_lossy().into_owned());
     topology::from_json(&name, &text).map_err(unusable)
+}
+
+/// Whether `meta` is a pipe's (a FIFO, or `<(...)` of a shell).
+fn is_pipe(meta: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        meta.file_type().is_fifo()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        false
+    }
 }
 
 /// What `msclc sim --timing` asks.

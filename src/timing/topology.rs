@@ -361,9 +361,12 @@ pub fn from_json(name: &str, text: &str) -> Result<Topology, String> {
     if name.trim().is_empty() {
         return Err("`name` is empty: give the machine a name (it heads each table), or leave it out for the file's".into());
     }
-    if name.chars().any(char::is_control) {
+    if name
+        .chars()
+        .any(|c| c.is_control() || crate::diag::shown::hidden(c))
+    {
         return Err(format!(
-            "the name `{}` holds a control character: give a `name` of printable text",
+            "the name `{}` holds a control character or one a terminal does not show (a bidirectional override, a zero-width space): give a `name` of printable text",
             crate::diag::escaped(&name)
         ));
     }

@@ -210,7 +210,11 @@ pub(crate) fn bad_topologies_are_diagnostics() {
         ),
         (
             r#"{"base": "h100-nvlink", "name": "a\nb\u001b[31m"}"#,
-            "holds a control character: give a `name` of printable text",
+            "holds a control character or one a terminal does not show (a bidirectional override, a zero-width space): give a `name` of printable text",
+        ),
+        (
+            r#"{"base": "h100-nvlink", "name": "a\u202eb"}"#,
+            "the name `a\\u{202e}b` holds a control character or one a terminal does not show",
         ),
         (r#"{"base": "h100-nvlink", "name": " "}"#, "`name` is empty"),
         (
@@ -232,6 +236,34 @@ pub(crate) fn bad_topologies_are_diagnostics() {
     let out = msclc(&["sim", ALLREDUCE, "--timing", "/dev/zero"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cannot read it: it is not a file"), "{err}");
+    // A folder is refused; a pipe is read (its writer here a thread).
+    let out = msclc(&["sim", ALLREDUCE, "--timing", dir.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot read it: it is not a file"), "{err}");
+    let fifo = dir.join("topology.fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if made.is_ok_and(|s| s.success()) {
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                std::fs::write(fifo, r#"{"base": "h100-ib", "name": "piped"}"#)
+            })
+        };
+        let out = msclc(&[
+            "sim",
+            ALLREDUCE,
+            "--timing",
+            fifo.to_str().unwrap(),
+            "--size",
+            "1K",
+        ]);
+        writer.join().unwrap().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{text}");
+        assert!(text.contains("# predicted on piped"), "{text}");
+    } else {
+        eprintln!("skipped the pipe: mkfifo is not at hand");
+    }
     let out = msclc(&["sim", ALLREDUCE, "--timing", "h200-nvlink"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
