@@ -83,11 +83,15 @@ impl Space {
                 },
             };
             // Each value once (`--vary tbg=1,1`, or `1,0x1`): a candidate
-            // once, simulated once. (In a set: a param may list 200,000.)
+            // once, simulated once. (In a set, by the value's canonical
+            // text: a param may list 200,000.)
             let mut seen = std::collections::HashSet::new();
             let values: Vec<String> = values
                 .into_iter()
-                .filter(|v| seen.insert(crate::driver::params::value_of(param.ty, v)))
+                .filter(|v| {
+                    let value = crate::driver::params::value_of(param.ty, v);
+                    seen.insert(value.map(|value| value.to_string()))
+                })
                 .collect();
             let default = crate::vocab::Literal::of(param.default).map(|l| l.define_text());
             axes.push(Axis {
