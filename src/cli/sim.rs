@@ -190,13 +190,6 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
         BuffersArg::OutOfPlace => vec![false],
         BuffersArg::Both => vec![declared, !declared],
     };
-    // Warnings about the plan on the machine asked for: the GPU's resident
-    // blocks (`--target`), memory channels across the topology's nodes.
-    let mut on_machine: Vec<Diagnostic> = args
-        .target
-        .and_then(|target| msclc::sim::residency(&plan, target))
-        .into_iter()
-        .collect();
     let topology = match args
         .timing
         .timing
@@ -207,6 +200,18 @@ pub(crate) fn exec(args: &SimArgs) -> ExitCode {
         Some(Ok(t)) => Some(t),
         None => None,
     };
+    // Warnings about the plan on the machine asked for: the GPU's resident
+    // blocks (`--target`, else the timing topology's GPU, as `tune` asks),
+    // memory channels across the topology's nodes.
+    let gpu = match (args.target, &topology) {
+        (Some(target), _) => Some(*target),
+        (None, Some(t)) => Some(msclc::sim::Target::hopper_with(t.sms)),
+        (None, None) => None,
+    };
+    let mut on_machine: Vec<Diagnostic> = gpu
+        .and_then(|gpu| msclc::sim::residency(&plan, &gpu))
+        .into_iter()
+        .collect();
     if let Some(t) = &topology {
         on_machine.extend(msclc::timing::node_memory_channels(&plan, t));
     }

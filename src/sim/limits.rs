@@ -175,7 +175,22 @@ impl Target {
     /// The GPU of a timing topology of `sms` SMs: the model's GPUs are
     /// Hoppers (docs/timing.md), whose SMs it does not describe further.
     pub fn hopper_with(sms: u32) -> Target {
-        Target { sms, ..HOPPER }
+        match sms == HOPPER.sms {
+            true => HOPPER,
+            false => Target {
+                name: "timing topology's GPU",
+                sms,
+                ..HOPPER
+            },
+        }
+    }
+
+    /// The GPU as a message names it: `H100`, or what `name` says.
+    fn title(&self) -> String {
+        match TARGETS.iter().any(|t| t.name == self.name) {
+            true => self.name.to_uppercase(),
+            false => self.name.to_string(),
+        }
     }
 }
 
@@ -214,9 +229,10 @@ pub fn residency(plan: &Plan, target: &Target) -> Option<Diagnostic> {
     let fits = resident_blocks(target, threads);
     (blocks > fits).then(|| {
         let message = format!(
-            "rank {rank} has {blocks} thread blocks of {threads} threads; the {} holds {fits} of the executor's blocks at once ({} SMs; at most 64 registers a thread and about 15 KB of shared memory a block), so blocks that wait for ones that never start can hang: use fewer thread blocks or fewer threads per block",
-            target.name.to_uppercase(),
-            target.sms
+            "rank {rank} has {blocks} thread blocks of {threads} threads; the {} holds {fits} of the executor's blocks at once ({} SM{}; at most 64 registers a thread and about 15 KB of shared memory a block), so blocks that wait for ones that never start can hang: use fewer thread blocks or fewer threads per block",
+            target.title(),
+            target.sms,
+            if target.sms == 1 { "" } else { "s" }
         );
         // At the first op of the first block that does not fit, where the
         // program made one.

@@ -425,8 +425,10 @@ pub fn node_memory_channels(
     }
     let &(rank, peer, span) = crossing.first()?;
     let message = format!(
-        "a memory channel between rank {rank} and rank {peer}, on different nodes of {} ({} GPUs per node): a memory channel reaches its peer over NVLink, and nodes are joined by their NICs only",
-        top.name, top.gpus_per_node
+        "a memory channel between rank {rank} and rank {peer}, on different nodes of {} ({} GPU{} per node): a memory channel reaches its peer over NVLink, and nodes are joined by their NICs only",
+        top.name,
+        top.gpus_per_node,
+        if top.gpus_per_node == 1 { "" } else { "s" }
     );
     let help = format!(
         "help: use a port channel between nodes; {} memory channel end(s) of this plan cross nodes",

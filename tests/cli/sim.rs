@@ -260,6 +260,30 @@ fn sim_gives_the_compiles_own_warnings_too() {
     assert_eq!(codes, ["W0108", "W0510"], "{report}");
 }
 
+/// Without `--target`, `--timing` checks residency on its topology's GPU,
+/// as `msclc tune` does when it drops a candidate for it (W0504), and the
+/// warning names that GPU and its SMs.
+#[test]
+fn timing_checks_residency_on_the_topologys_gpu() {
+    let dir = common::scratch("sim_topology_sms");
+    let topology = dir.join("sms1.json");
+    std::fs::write(&topology, r#"{"base": "h100-ib", "sms": 1}"#).unwrap();
+    let program = "examples/mscclpp/default_algos/allreduce_multi_nodes.mscl";
+    let timed = |timing: &str| {
+        let out = msclc(&["sim", program, "--timing", timing, "--size", "1K"]);
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = timed(topology.to_str().unwrap());
+    assert!(
+        err.contains("warning[W0504]: rank")
+            && err.contains(
+                "the timing topology's GPU holds 1 of the executor's blocks at once (1 SM;"
+            ),
+        "{err}"
+    );
+    assert!(!timed("h100-ib").contains("W0504"));
+}
+
 /// The predicted table says how many nodes the ranks fill, and where a
 /// multi-node program's port channels all stay within one node of the
 /// topology, that they are timed so.
