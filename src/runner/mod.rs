@@ -189,7 +189,13 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
                 // A number with a letter after it: the letter is the
                 // problem. Anything else is no size at all.
                 _ if !t[..i].is_empty() && t[..i].bytes().all(|b| b.is_ascii_digit()) => {
-                    return Err(format!("`{text}`: size suffixes are K, M and G"))
+                    // (Terabytes are written in G: `2T` is `2048G`.)
+                    let in_g = t[..i].parse::<u64>().ok().map(|n| n.saturating_mul(1024));
+                    let larger = match (c.to_ascii_uppercase(), in_g) {
+                        ('T', Some(g)) => format!(": write {t} as {g}G"),
+                        _ => String::new(),
+                    };
+                    return Err(format!("`{text}`: size suffixes are K, M and G{larger}"));
                 }
                 _ => return Err(format!("`{text}` is not a byte count (like 1024, 64K, 1M)")),
             };
@@ -284,9 +290,10 @@ mod tests {
         assert!(parse_size("abc")
             .unwrap_err()
             .contains("is not a byte count"));
-        assert!(parse_size("4T")
-            .unwrap_err()
-            .contains("size suffixes are K, M and G"));
+        assert_eq!(
+            parse_size("4T").unwrap_err(),
+            "`4T`: size suffixes are K, M and G: write 4T as 4096G"
+        );
     }
 
     /// A two-rank AllGather; with `wrong`, rank 0 then overwrites what
