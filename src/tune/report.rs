@@ -9,11 +9,15 @@ use sha2::Digest;
 use std::fmt::Write;
 
 /// The file of segment `k`'s plan: `NAME_FIRST_LAST.json`, by the first
-/// and last sizes it serves (as MSCCL++ names its default plans).
+/// and last sizes it serves (as MSCCL++ names its default plans), with the
+/// name's first 100 characters: a file name has at most 255 bytes, and a
+/// tuning should not end in one too long to write.
 pub fn file_name(plan_name: &str, tuned: &Tuned, k: usize) -> String {
+    const MOST_NAME_CHARS: usize = 100;
     let seg = &tuned.segments[k];
     let name: String = plan_name
         .chars()
+        .take(MOST_NAME_CHARS)
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
                 c

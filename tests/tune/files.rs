@@ -166,3 +166,29 @@ fn an_earlier_plan_edited_or_kept_read_only_is_left() {
         }
     }
 }
+
+/// A plan's name of any length makes a file name that can be written: cut
+/// to its first 100 characters (a file name holds 255 bytes), with `_`
+/// for what a file name should not hold.
+#[test]
+fn a_long_or_odd_plan_name_makes_a_file_it_can_write() {
+    let dir = scratch("long_name");
+    let name = format!("name=a/b {}", "x".repeat(300));
+    let (_, index) = tune(
+        &[
+            "examples/mscclpp/single_node/allreduce.mscl",
+            "--timing",
+            "h100-nvlink",
+            "--size",
+            "1M:1M",
+            "--vary",
+            "num_threads_per_block=512,1024",
+            "-D",
+            &name,
+        ],
+        &dir,
+    );
+    let file = index["plans"][0]["file"].as_str().unwrap();
+    assert_eq!(file, format!("a_b_{}_1M_1M.json", "x".repeat(96)));
+    assert!(dir.join(file).is_file());
+}
