@@ -58,16 +58,8 @@ pub fn load_topology(spec: &str) -> Result<topology::Topology, Diagnostic> {
 
 /// Whether `meta` is a pipe's (a FIFO, or `<(...)` of a shell).
 fn is_pipe(meta: &std::fs::Metadata) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        meta.file_type().is_fifo()
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = meta;
-        false
-    }
+    use std::os::unix::fs::FileTypeExt;
+    meta.file_type().is_fifo()
 }
 
 /// What `msclc sim --timing` asks.
