@@ -327,15 +327,15 @@ impl SourceMap {
         // empty (their names are kept: ids index the list).
         let mut files = shown::ShownFiles::default();
         for (id, file) in self.files.iter().enumerate() {
-            let anchors: Vec<usize> = labels
+            let ranges: Vec<std::ops::Range<usize>> = labels
                 .iter()
                 .filter(|(l, _)| l.span.file as usize == id)
-                .map(|(l, _)| l.span.start as usize)
+                .map(|(l, _)| l.span.start as usize..l.span.end as usize)
                 .collect();
-            if anchors.is_empty() {
-                files.add(&file.name, "", None, &anchors);
+            if ranges.is_empty() {
+                files.add(&file.name, "", None, &ranges);
             } else {
-                files.add(&file.name, &file.source, Some(&file.lines), &anchors);
+                files.add(&file.name, &file.source, Some(&file.lines), &ranges);
             }
         }
         let mut cs = base

@@ -37,7 +37,8 @@ pub fn hidden(c: char) -> bool {
 /// `text` with hidden characters as `?`s of the same byte length; a line
 /// break's carriage return as a line break the terminal shows: a lone one
 /// as `\n` (it ends a line), one before `\n` as a space.
-fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+/// `starts_file`: whether `text` is the start of its file.
+fn visible(text: &str, starts_file: bool) -> std::borrow::Cow<'_, str> {
     if !text.chars().any(hidden) {
         return text.into();
     }
@@ -49,7 +50,7 @@ fn visible(text: &str) -> std::borrow::Cow<'_, str> {
             '\r' => out.push('\n'),
             // A byte-order mark that starts the file is its encoding, not
             // a character of its first line.
-            '\u{FEFF}' if out.is_empty() => out.push(c),
+            '\u{FEFF}' if starts_file && out.is_empty() => out.push(c),
             c if hidden(c) => out.push_str(&"?".repeat(c.len_utf8())),
             c => out.push(c),
         }
@@ -93,6 +94,11 @@ struct Cut {
 /// A source file as a diagnostic shows it, and how offsets into the
 /// original map into it.
 pub struct Source {
+    /// Where the shown lines start in the original: only the lines from
+    /// the first label's to the last label's are shown (codespan shows no
+    /// others), so that a diagnostic costs what it shows, not its file
+    /// (a file of a hundred errors was copied a hundred times).
+    start: usize,
     pub text: String,
     /// The cut lines, in order.
     cuts: Vec<Cut>,
@@ -102,12 +108,22 @@ pub struct Source {
 }
 
 impl Source {
-    /// `original` with its hidden characters replaced and every line longer
-    /// than `MAX_SHOWN_LINE` that holds one of `anchors` (offsets of label
-    /// starts) cut to a window after the first of them.
-    pub fn new(original: &str, anchors: &[usize]) -> Source {
-        let mut anchors = anchors.to_vec();
+    /// The lines of `original` that `labels` (byte ranges) are on, and
+    /// those between, with their hidden characters replaced and every line
+    /// longer than `MAX_SHOWN_LINE` that holds a label's start cut to a
+    /// window after the first of them.
+    pub fn new(original: &str, labels: &[Range<usize>]) -> Source {
+        let clamp = |o: usize| floor_char(original, o.min(original.len()));
+        let first = clamp(labels.iter().map(|l| l.start).min().unwrap_or(0));
+        let last = clamp(labels.iter().map(|l| l.end.max(l.start)).max().unwrap_or(0));
+        let start = original[..first].rfind(['\n', '\r']).map_or(0, |i| i + 1);
+        let end = original[last..]
+            .find(['\n', '\r'])
+            .map_or(original.len(), |i| last + i);
+        let lines = &original[start..end];
+        let mut anchors: Vec<usize> = labels.iter().map(|l| clamp(l.start) - start).collect();
         anchors.sort_unstable();
+        let original = lines;
         let mut cuts = Vec::new();
         for &a in &anchors {
             let a = a.min(original.len());
@@ -138,30 +154,33 @@ impl Source {
         let mut shift = 0isize;
         let mut at = 0;
         for cut in &mut cuts {
-            text.push_str(&visible(&original[at..cut.line.start]));
+            text.push_str(&visible(&original[at..cut.line.start], start + at == 0));
             cut.shown_start = text.len();
             shift_before.push(shift);
             if cut.lead > 0 {
                 text.push_str(ELLIPSIS);
             }
-            text.push_str(&visible(&original[cut.keep.clone()]));
+            text.push_str(&visible(&original[cut.keep.clone()], false));
             if cut.keep.end < cut.line.end {
                 text.push_str(ELLIPSIS);
             }
             shift += (text.len() - cut.shown_start) as isize - cut.line.len() as isize;
             at = cut.line.end;
         }
-        text.push_str(&visible(&original[at..]));
+        text.push_str(&visible(&original[at..], start + at == 0));
         Source {
+            start,
             text,
             cuts,
             shift_before,
         }
     }
 
-    /// Where original offset `o` is in the shown text. Offsets in the cut
-    /// part of a line go to the nearest end of what is shown.
+    /// Where original offset `o` (on a shown line) is in the shown text.
+    /// Offsets in the cut part of a line go to the nearest end of what is
+    /// shown.
     pub fn offset(&self, o: usize) -> usize {
+        let o = o.saturating_sub(self.start);
         let i = self.cuts.partition_point(|c| c.line.start <= o);
         let Some(cut) = i.checked_sub(1).map(|i| &self.cuts[i]) else {
             return o;
@@ -185,6 +204,11 @@ impl Source {
     /// The original offset of shown offset `s` (in a cut line: of what is
     /// shown there, or the nearest end of it).
     fn original(&self, s: usize) -> usize {
+        self.start + self.in_lines(s)
+    }
+
+    /// The offset in the shown lines of the original of shown offset `s`.
+    fn in_lines(&self, s: usize) -> usize {
         let i = self.cuts.partition_point(|c| c.shown_start <= s);
         let Some(cut) = i.checked_sub(1).map(|i| &self.cuts[i]) else {
             return s;
@@ -223,20 +247,23 @@ struct ShownFile<'a> {
     /// Where the original's lines start (the source map's table).
     lines: std::borrow::Cow<'a, super::lines::LineStarts>,
     source: Source,
+    /// The original's line (from 0) that the shown lines start at.
+    first_line: usize,
 }
 
 impl<'a> ShownFiles<'a> {
-    /// Adds a file (ids count from 0), shown with the lines holding
-    /// `anchors` cut; `lines` is where the original's lines start, where
+    /// Adds a file (ids count from 0), shown from the line of the first
+    /// of `labels` (byte ranges) to the line of the last, long lines cut
+    /// (`Source`); `lines` is where the original's lines start, where
     /// known (made here if not).
     pub fn add(
         &mut self,
         name: &str,
         original: &'a str,
         lines: Option<&'a super::lines::LineStarts>,
-        anchors: &[usize],
+        labels: &[Range<usize>],
     ) {
-        let source = Source::new(original, anchors);
+        let source = Source::new(original, labels);
         let lines = match lines {
             Some(lines) => std::borrow::Cow::Borrowed(lines),
             None => std::borrow::Cow::Owned(super::lines::LineStarts::new(original)),
@@ -244,6 +271,7 @@ impl<'a> ShownFiles<'a> {
         self.files.push(ShownFile {
             shown: SimpleFile::new(text(name), source.text.clone()),
             original,
+            first_line: lines.line_of(source.start).0,
             lines,
             source,
         });
@@ -280,6 +308,11 @@ impl<'a> files::Files<'a> for ShownFiles<'_> {
         self.file(id)?.shown.line_range((), line_index)
     }
 
+    /// The gutter's number of a shown line: the original's.
+    fn line_number(&'a self, id: usize, line_index: usize) -> Result<usize, files::Error> {
+        Ok(self.file(id)?.first_line + line_index + 1)
+    }
+
     fn location(&'a self, id: usize, byte_index: usize) -> Result<files::Location, files::Error> {
         let f = self.file(id)?;
         let o = f.source.original(byte_index).min(f.original.len());
@@ -304,24 +337,24 @@ mod tests {
 
     #[test]
     fn short_lines_are_shown_as_they_are() {
-        let s = Source::new("let x = 1\nlet y = 2\n", &[4, 14]);
-        assert_eq!(s.text, "let x = 1\nlet y = 2\n");
+        let s = Source::new("let x = 1\nlet y = 2\n", &[4..5, 14..15]);
+        assert_eq!(s.text, "let x = 1\nlet y = 2");
         assert_eq!(s.offset(14), 14);
     }
 
     #[test]
     fn hidden_characters_become_question_marks_of_the_same_length() {
         let original = "let s = \"\u{1b}[2J\u{202E}\"\nx";
-        let s = Source::new(original, &[0]);
+        let s = Source::new(original, &[0..original.len()]);
         assert_eq!(s.text.len(), original.len());
         assert_eq!(s.text, "let s = \"?[2J???\"\nx");
         assert_eq!(text("a\u{1b}b"), "a\\u{1b}b");
         // Characters that take no room: shown, so a label on one has a caret.
         let original = "let x = 1 +\u{FEFF} 2\u{200B}";
-        let s = Source::new(original, &[0]);
+        let s = Source::new(original, &[0..0]);
         assert_eq!(s.text, "let x = 1 +??? 2???");
         let marked = "\u{FEFF}let x = 1 +\u{FEFF}";
-        assert_eq!(Source::new(marked, &[0]).text, "\u{FEFF}let x = 1 +???");
+        assert_eq!(Source::new(marked, &[0..0]).text, "\u{FEFF}let x = 1 +???");
     }
 
     #[test]
@@ -333,12 +366,12 @@ mod tests {
         );
         let original = format!("a\n{long}\nafter");
         let bad = original.find("bad").unwrap();
-        let s = Source::new(&original, &[bad]);
+        let after = original.find("after").unwrap();
+        let s = Source::new(&original, &[0..1, bad..bad + 3, after..after]);
         let shown_line = s.text.lines().nth(1).unwrap();
         assert!(shown_line.len() <= MAX_SHOWN_LINE + 2 * ELLIPSIS.len());
         assert!(shown_line.starts_with(ELLIPSIS) && shown_line.ends_with(ELLIPSIS));
         assert_eq!(&s.text[s.offset(bad)..s.offset(bad + 3)], "bad");
-        let after = original.find("after").unwrap();
         assert_eq!(&s.text[s.offset(after)..], "after");
         assert_eq!(s.offset(0), 0);
         // Offsets in the cut parts go to the ellipses.
@@ -346,5 +379,22 @@ mod tests {
         for o in [0, 1, bad, bad + 2, after, after + 3] {
             assert_eq!(s.original(s.offset(o)), o);
         }
+    }
+
+    #[test]
+    fn only_the_lines_from_the_first_label_to_the_last_are_shown() {
+        let original = "\u{FEFF}one\r\ntwo \u{FEFF}\nthree\rfour\nfive";
+        let two = original.find("two").unwrap();
+        let four = original.find("four").unwrap();
+        let s = Source::new(original, &[two..two + 3, four..four + 2]);
+        // A byte-order mark not at the file's start is a hidden character.
+        assert_eq!(s.text, "two ???\nthree\nfour");
+        assert_eq!(s.offset(two), 0);
+        assert_eq!(&s.text[s.offset(four)..], "four");
+        for o in [two, two + 2, four, four + 4] {
+            assert_eq!(s.original(s.offset(o)), o);
+        }
+        let last = original.len();
+        assert_eq!(Source::new(original, &[last..last]).text, "five");
     }
 }
