@@ -345,16 +345,19 @@ mod tests {
     #[test]
     fn hidden_characters_become_question_marks_of_the_same_length() {
         let original = "let s = \"\u{1b}[2J\u{202E}\"\nx";
-        let s = Source::new(original, &[0..original.len()]);
+        let s = Source::new(original, std::slice::from_ref(&(0..original.len())));
         assert_eq!(s.text.len(), original.len());
         assert_eq!(s.text, "let s = \"?[2J???\"\nx");
         assert_eq!(text("a\u{1b}b"), "a\\u{1b}b");
         // Characters that take no room: shown, so a label on one has a caret.
         let original = "let x = 1 +\u{FEFF} 2\u{200B}";
-        let s = Source::new(original, &[0..0]);
+        let s = Source::new(original, std::slice::from_ref(&(0..0)));
         assert_eq!(s.text, "let x = 1 +??? 2???");
         let marked = "\u{FEFF}let x = 1 +\u{FEFF}";
-        assert_eq!(Source::new(marked, &[0..0]).text, "\u{FEFF}let x = 1 +???");
+        assert_eq!(
+            Source::new(marked, std::slice::from_ref(&(0..0))).text,
+            "\u{FEFF}let x = 1 +???"
+        );
     }
 
     #[test]
@@ -395,6 +398,9 @@ mod tests {
             assert_eq!(s.original(s.offset(o)), o);
         }
         let last = original.len();
-        assert_eq!(Source::new(original, &[last..last]).text, "five");
+        assert_eq!(
+            Source::new(original, std::slice::from_ref(&(last..last))).text,
+            "five"
+        );
     }
 }
