@@ -25,12 +25,13 @@ impl Checker {
             }
         };
         match &stmt.kind {
-            StmtKind::Param {
-                name,
-                ty,
-                values,
-                default,
-            } => {
+            StmtKind::Param(p) => {
+                let ParamDecl {
+                    name,
+                    ty,
+                    values,
+                    default,
+                } = &**p;
                 top_only(self, "a `param`");
                 let t = self.resolve(ty);
                 let settable = vocab::PARAM_TYPES

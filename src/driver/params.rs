@@ -3,7 +3,7 @@
 
 use crate::diag::{Code, Diagnostic, SourceMap, Span};
 use crate::eval::value::Value;
-use crate::syntax::ast::{Expr, ExprKind, Stmt, StmtKind, TypeExpr};
+use crate::syntax::ast::{Expr, ExprKind, ParamDecl, Stmt, StmtKind, TypeExpr};
 use crate::vocab::{self, Literal, Type};
 use std::collections::HashMap;
 use std::path::Path;
@@ -52,17 +52,20 @@ pub fn declared(stmts: &[Stmt]) -> Vec<Declared<'_>> {
     stmts
         .iter()
         .filter_map(|s| match &s.kind {
-            StmtKind::Param {
-                name,
-                ty: TypeExpr::Named { name: ty, .. },
-                values,
-                default,
-            } => Some(Declared {
-                name: &name.name,
-                ty: &ty.name,
-                default,
-                values: values.as_ref(),
-            }),
+            StmtKind::Param(p) => match &**p {
+                ParamDecl {
+                    name,
+                    ty: TypeExpr::Named { name: ty, .. },
+                    values,
+                    default,
+                } => Some(Declared {
+                    name: &name.name,
+                    ty: &ty.name,
+                    default,
+                    values: values.as_ref(),
+                }),
+                _ => None,
+            },
             _ => None,
         })
         .collect()
@@ -274,7 +277,7 @@ fn constants_note(ty: &str) -> Option<String> {
 fn param_spans(stmts: &[crate::syntax::ast::Stmt], out: &mut Vec<Span>) {
     for s in stmts {
         match &s.kind {
-            StmtKind::Param { .. } => out.push(s.span),
+            StmtKind::Param(_) => out.push(s.span),
             StmtKind::For { body, .. } | StmtKind::Pipeline { body, .. } => param_spans(body, out),
             StmtKind::If {
                 then, otherwise, ..

@@ -167,14 +167,14 @@ impl Lowerer {
         use ast::StmtKind as S;
         let kind = match &stmt.kind {
             S::Import { .. } | S::Fn(_) => return Ok(None),
-            S::Param { name, default, .. } => {
-                let default = self.expr(default)?;
-                let Place::Global(slot) = self.bind(&name.name) else {
+            S::Param(p) => {
+                let default = self.expr(&p.default)?;
+                let Place::Global(slot) = self.bind(&p.name.name) else {
                     return Err(unexpected(stmt.span, "a `param` inside a block"));
                 };
                 StmtKind::Param {
                     slot,
-                    name: name.clone(),
+                    name: p.name.clone(),
                     default,
                 }
             }

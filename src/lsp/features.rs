@@ -400,12 +400,12 @@ pub fn symbols(doc: &Document) -> Vec<DocumentSymbol> {
     let mut out = Vec::new();
     for stmt in &program.stmts {
         match &stmt.kind {
-            StmtKind::Param { name, ty, .. } => out.push(symbol(
-                name.name.clone(),
-                Some(text_of(analysis, ty.span()).to_string()),
+            StmtKind::Param(p) => out.push(symbol(
+                p.name.name.clone(),
+                Some(text_of(analysis, p.ty.span()).to_string()),
                 SymbolKind::CONSTANT,
                 stmt.span,
-                name.span,
+                p.name.span,
             )),
             StmtKind::Fn(f) => out.push(symbol(
                 f.name.name.clone(),

@@ -185,16 +185,22 @@ pub struct Stmt {
     pub span: Span,
 }
 
+/// `param name: type = default`, or `param name: type in [v1, v2, ..]
+/// = default`: the values it may take (`msclc tune` tries them).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamDecl {
+    pub name: Ident,
+    pub ty: TypeExpr,
+    pub values: Option<Expr>,
+    pub default: Expr,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum StmtKind {
-    /// `param name: type = default`, or `param name: type in [v1, v2, ..]
-    /// = default`: the values it may take (`msclc tune` tries them).
-    Param {
-        name: Ident,
-        ty: TypeExpr,
-        values: Option<Expr>,
-        default: Expr,
-    },
+    /// Boxed: the largest statement, twice the size of the next, and a
+    /// statement's size is what each one holds and what the parser moves
+    /// at each step.
+    Param(Box<ParamDecl>),
     Import {
         path: String,
         path_span: Span,

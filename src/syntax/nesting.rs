@@ -37,17 +37,12 @@ fn stmt(s: &Stmt, depth: usize) -> Result<(), Diagnostic> {
         return Err(too_deep(s.span));
     }
     match &s.kind {
-        StmtKind::Param {
-            default,
-            ty,
-            values,
-            ..
-        } => {
-            type_expr(ty, depth + 1)?;
-            if let Some(values) = values {
+        StmtKind::Param(p) => {
+            type_expr(&p.ty, depth + 1)?;
+            if let Some(values) = &p.values {
                 expr(values, depth + 1)?;
             }
-            expr(default, depth + 1)
+            expr(&p.default, depth + 1)
         }
         StmtKind::Import { .. } => Ok(()),
         StmtKind::Program { name, options } => {
