@@ -53,7 +53,7 @@ impl Checker {
                         .find(|w| w.eq_ignore_ascii_case(n))
                         .map(String::from);
                     let hint = literal.or_else(|| {
-                        (self.errors.len() < super::MOST_ERRORS)
+                        (self.found() < super::MOST_ERRORS)
                             .then(|| self.similar_name(n))
                             .flatten()
                     });

@@ -66,6 +66,10 @@ impl Scope {
 /// in scope, so hints are looked for only while there are fewer).
 const MOST_ERRORS: usize = 100;
 
+/// How many errors are held before all but the first `MOST_ERRORS` are
+/// dropped (`Checker::keep_first_errors`).
+const KEEP_ERRORS_UNTIL: usize = 4 * MOST_ERRORS;
+
 struct Checker {
     scopes: Vec<Scope>,
     /// What an editor wants to know, kept only on request (`check_indexed`).
@@ -74,7 +78,11 @@ struct Checker {
     builtins: HashMap<(Receiver, &'static str), Signature>,
     /// The declared return type of the function being checked.
     returns: Option<Type>,
+    /// The errors that may still be among the first `MOST_ERRORS` (in
+    /// the order of the files), and how many others were found: a file
+    /// of millions of mistakes holds a few hundred, not millions.
     errors: Vec<Diagnostic>,
+    dropped: usize,
     checked: Checked,
     /// Where each param was declared: `-D` sets a param by its name, so
     /// a name declares one.
@@ -111,6 +119,7 @@ fn run(
             .collect(),
         returns: None,
         errors: Vec::new(),
+        dropped: 0,
         checked: Checked::default(),
         params: HashMap::new(),
         bound: HashMap::new(),
@@ -130,11 +139,9 @@ fn run(
     let result = if c.errors.is_empty() {
         Ok(std::mem::take(&mut c.checked))
     } else {
-        c.errors
-            .sort_by_key(|d| d.span().map(|s| (s.file, s.start)));
-        let more = c.errors.len().saturating_sub(MOST_ERRORS);
+        let more = c.found().saturating_sub(MOST_ERRORS);
+        c.keep_first_errors();
         if more > 0 {
-            c.errors.truncate(MOST_ERRORS);
             if let Some(last) = c.errors.pop() {
                 let note = format!("{more} more errors follow, not shown: fix these first");
                 c.errors.push(last.with_note(note));
@@ -171,7 +178,36 @@ impl Checker {
 
     fn err(&mut self, d: Diagnostic) -> Type {
         self.errors.push(d);
+        if self.errors.len() == KEEP_ERRORS_UNTIL {
+            self.keep_first_errors();
+        }
         Type::Any
+    }
+
+    /// How many errors were found.
+    fn found(&self) -> usize {
+        self.errors.len() + self.dropped
+    }
+
+    /// Keeps the first `MOST_ERRORS` errors (in the order of the files,
+    /// those at one place in the order found), in that order, and the
+    /// names used out of sight among them: what a sort of every error
+    /// found would keep, since a dropped one has as many before it.
+    fn keep_first_errors(&mut self) {
+        let mut order: Vec<usize> = (0..self.errors.len()).collect();
+        order.sort_by_key(|&i| self.errors[i].span().map(|s| (s.file, s.start)));
+        order.truncate(MOST_ERRORS);
+        let mut moved_to = vec![usize::MAX; self.errors.len()];
+        let mut errors: Vec<Option<Diagnostic>> = self.errors.drain(..).map(Some).collect();
+        self.dropped += errors.len() - order.len();
+        for (new, &old) in order.iter().enumerate() {
+            moved_to[old] = new;
+            self.errors.extend(errors[old].take());
+        }
+        self.unseen.retain_mut(|(i, _)| {
+            *i = moved_to[*i];
+            *i != usize::MAX
+        });
     }
 
     fn expect(&mut self, got: &Type, want: &Type, span: Span, what: &str) {

@@ -183,6 +183,42 @@ fn the_first_hundred_errors_are_reported_and_the_rest_counted() {
     );
 }
 
+/// The first hundred are those first in the file, not the first found:
+/// a function's body is checked after the top level, so that its errors
+/// come after hundreds of others (and past the few hundred the checker
+/// holds at once); a name used out of sight of its `let` is still pointed
+/// at the `let`.
+#[test]
+fn the_first_hundred_errors_are_those_first_in_the_file() {
+    let mut body: Vec<String> = (0..349)
+        .map(|i| format!("    let y{i} = inner{i}\n"))
+        .collect();
+    body.insert(
+        20,
+        "    for k in 0..2 { let hidden = k }\n    let w = hidden\n".to_string(),
+    );
+    let top: String = (0..400).map(|i| format!("let z{i} = outer{i}\n")).collect();
+    let text = format!("fn f() {{\n{}}}\n{top}", body.concat());
+    let c = driver::compile_source(Path::new("case.mscl"), with_header(&text), &[]);
+    let Err(d) = &c.result else {
+        panic!("undefined names compiled")
+    };
+    let messages: Vec<&str> = d.iter().map(|d| d.message.as_str()).collect();
+    let mut expected: Vec<String> = (0..99)
+        .map(|i| format!("`inner{i}` is not defined"))
+        .collect();
+    expected.insert(20, "`hidden` is not in sight here".to_string());
+    assert_eq!(messages, expected);
+    assert!(
+        d[99]
+            .notes
+            .iter()
+            .any(|n| n == "650 more errors follow, not shown: fix these first"),
+        "{:?}",
+        d[99].notes
+    );
+}
+
 #[test]
 fn param_declared_twice() {
     expect(
