@@ -259,6 +259,8 @@ fn h100(name: &str) -> Topology {
 /// Reads a topology from JSON text (docs/timing.md has the format): either
 /// every field, or `"base": "<built-in>"` and the fields that differ.
 pub fn from_json(name: &str, text: &str) -> Result<Topology, String> {
+    // A byte-order mark some editors write, skipped as a plan's is.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
     let Value::Object(top) = value else {
         return Err("a topology is a JSON object".into());

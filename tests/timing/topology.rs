@@ -29,6 +29,13 @@ pub(crate) fn the_model_follows_the_machine() {
         slow > 1.9 * quick && slow < 2.1 * quick,
         "{quick} us -> {slow} us"
     );
+    // A file some editor began with a byte-order mark is the same machine.
+    let marked = write_topology(
+        &dir,
+        "marked",
+        "\u{feff}{\"base\": \"h100-nvlink\", \"bandwidth_gbps\": {\"nvlink\": 187.5}}",
+    );
+    assert_eq!(at(ALLREDUCE, &marked, "256M"), slow);
     // One block's copy and reduce rates bound what a block moves: with
     // the links four times as fast, twice as fast blocks make a large
     // allreduce faster again.
