@@ -194,7 +194,8 @@ pub fn tune(req: &Request) -> Result<Tuned, (SourceMap, Vec<Diagnostic>)> {
 }
 
 /// The E0606 error where no candidate verifies and runs at the `s`-th
-/// size, with each candidate's reason. Where the defaults do not compile,
+/// size (the size named only where some candidate runs at another), with
+/// each candidate's reason. Where the defaults do not compile,
 /// their own diagnostics follow, at their program lines: the program's
 /// error, most often every candidate's.
 fn no_candidate(
@@ -204,12 +205,20 @@ fn no_candidate(
     sizes: &[u64],
     s: usize,
 ) -> (SourceMap, Vec<Diagnostic>) {
+    // Leaving the size out helps only where some candidate runs elsewhere;
+    // where none does, the size is not what failed them.
+    let runs_somewhere = tried
+        .iter()
+        .any(|t| (0..sizes.len()).any(|i| t.at(i).is_some()));
+    let at_size = match runs_somewhere {
+        true => format!(" and runs at {} B", sizes[s]),
+        false => String::new(),
+    };
     let mut d = Diagnostic::plain(
         Code::NoCandidate,
         format!(
-            "no candidate of the {} tried verifies and runs at {} B",
-            tried.len(),
-            sizes[s]
+            "no candidate of the {} tried verifies{at_size}",
+            tried.len()
         ),
     );
     const SHOWN: usize = 8;
@@ -223,10 +232,6 @@ fn no_candidate(
             tried.len() - SHOWN
         ));
     }
-    // Leaving the size out helps only where some candidate runs elsewhere.
-    let runs_somewhere = tried
-        .iter()
-        .any(|t| (0..sizes.len()).any(|i| t.at(i).is_some()));
     d = d.with_note(match runs_somewhere {
         true => format!(
             "help: fix the program for one candidate (msclc sim -D ...), vary other values, or leave {} B out of --size",
