@@ -11,7 +11,8 @@ pub struct Axis {
     pub name: String,
     pub values: Vec<String>,
     pub default: Option<usize>,
-    /// The default as the program writes it.
+    /// The default: as the values are written where it is one of them,
+    /// else as the program writes it.
     pub default_text: String,
 }
 
@@ -94,11 +95,15 @@ impl Space {
                 })
                 .collect();
             let default = crate::vocab::Literal::of(param.default).map(|l| l.define_text());
+            let default = values.iter().position(|v| Some(v) == default.as_ref());
+            // Shown as the values are where it is one (a string unquoted,
+            // as `-D` and `--vary` take it), else as the program writes it.
+            let default_text = default.map_or_else(|| default_text(param), |i| values[i].clone());
             axes.push(Axis {
                 name: param.name.to_string(),
-                default: values.iter().position(|v| Some(v) == default.as_ref()),
+                default,
                 values,
-                default_text: default_text(param),
+                default_text,
             });
         }
         Ok(Space { axes })

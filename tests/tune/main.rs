@@ -366,6 +366,32 @@ fn a_value_varied_twice_is_one_candidate() {
     assert!(text.contains("2 candidates; 2 verified"), "{text}");
 }
 
+/// A string is written one way throughout, as `-D` and `--vary` take it:
+/// the program's default (`"allreduce"` in its text) as the other values.
+#[test]
+fn a_string_default_is_written_as_the_other_values() {
+    let dir = scratch("string");
+    let (text, index) = tune(
+        &[
+            "examples/mscclpp/single_node/allreduce.mscl",
+            "--timing",
+            "h100-nvlink",
+            "--size",
+            "1M:1M",
+            "--vary",
+            "name=allreduce,other",
+        ],
+        &dir,
+    );
+    assert!(text.contains("# varied: name [allreduce, other]"), "{text}");
+    assert!(text.contains("defaults (name=allreduce)"), "{text}");
+    assert!(!text.contains('"'), "{text}");
+    for plan in index["plans"].as_array().unwrap() {
+        let name = plan["params"]["name"].as_str().unwrap();
+        assert!(["allreduce", "other"].contains(&name), "{index}");
+    }
+}
+
 /// A long list of values (its repeats dropped through a set, not a scan
 /// of the values so far) is shown by its first values and its count.
 #[test]
