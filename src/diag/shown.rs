@@ -7,6 +7,7 @@
 //! window around their labels, and such characters are replaced by `?`,
 //! byte for byte, so that the spans into the text still hold.
 
+use super::lines::LineStarts;
 use codespan_reporting::files::{self, SimpleFile};
 use std::ops::Range;
 
@@ -108,18 +109,19 @@ pub struct Source {
 }
 
 impl Source {
-    /// The lines of `original` that `labels` (byte ranges) are on, and
-    /// those between, with their hidden characters replaced and every line
-    /// longer than `MAX_SHOWN_LINE` that holds a label's start cut to a
-    /// window after the first of them.
-    pub fn new(original: &str, labels: &[Range<usize>]) -> Source {
+    /// The lines of `original` (whose lines start at `line_starts`) that
+    /// `labels` (byte ranges) are on, and those between, with their hidden
+    /// characters replaced and every line longer than `MAX_SHOWN_LINE`
+    /// that holds a label's start cut to a window after the first of them.
+    pub fn new(original: &str, line_starts: &LineStarts, labels: &[Range<usize>]) -> Source {
         let clamp = |o: usize| floor_char(original, o.min(original.len()));
         let first = clamp(labels.iter().map(|l| l.start).min().unwrap_or(0));
         let last = clamp(labels.iter().map(|l| l.end.max(l.start)).max().unwrap_or(0));
-        let start = original[..first].rfind(['\n', '\r']).map_or(0, |i| i + 1);
-        let end = original[last..]
-            .find(['\n', '\r'])
-            .map_or(original.len(), |i| last + i);
+        // Whole lines, with their breaks: a `\r\n` is one.
+        let start = line_starts.line_of(first).1;
+        let end = line_starts
+            .start(line_starts.line_of(last).0 + 1)
+            .unwrap_or(original.len());
         let lines = &original[start..end];
         let mut anchors: Vec<usize> = labels.iter().map(|l| clamp(l.start) - start).collect();
         anchors.sort_unstable();
@@ -160,7 +162,10 @@ impl Source {
             if cut.lead > 0 {
                 text.push_str(ELLIPSIS);
             }
-            text.push_str(&visible(&original[cut.keep.clone()], false));
+            text.push_str(&visible(
+                &original[cut.keep.clone()],
+                start + cut.keep.start == 0,
+            ));
             if cut.keep.end < cut.line.end {
                 text.push_str(ELLIPSIS);
             }
@@ -245,7 +250,7 @@ struct ShownFile<'a> {
     shown: SimpleFile<String, String>,
     original: &'a str,
     /// Where the original's lines start (the source map's table).
-    lines: std::borrow::Cow<'a, super::lines::LineStarts>,
+    lines: std::borrow::Cow<'a, LineStarts>,
     source: Source,
     /// The original's line (from 0) that the shown lines start at.
     first_line: usize,
@@ -260,14 +265,14 @@ impl<'a> ShownFiles<'a> {
         &mut self,
         name: &str,
         original: &'a str,
-        lines: Option<&'a super::lines::LineStarts>,
+        lines: Option<&'a LineStarts>,
         labels: &[Range<usize>],
     ) {
-        let source = Source::new(original, labels);
         let lines = match lines {
             Some(lines) => std::borrow::Cow::Borrowed(lines),
-            None => std::borrow::Cow::Owned(super::lines::LineStarts::new(original)),
+            None => std::borrow::Cow::Owned(LineStarts::new(original)),
         };
+        let source = Source::new(original, &lines, labels);
         self.files.push(ShownFile {
             shown: SimpleFile::new(text(name), source.text.clone()),
             original,
@@ -335,29 +340,42 @@ fn floor_char(text: &str, mut i: usize) -> usize {
 mod tests {
     use super::*;
 
+    fn shown(original: &str, labels: &[Range<usize>]) -> Source {
+        Source::new(original, &LineStarts::new(original), labels)
+    }
+
+    fn shown_one(original: &str, label: Range<usize>) -> Source {
+        shown(original, std::slice::from_ref(&label))
+    }
+
     #[test]
     fn short_lines_are_shown_as_they_are() {
-        let s = Source::new("let x = 1\nlet y = 2\n", &[4..5, 14..15]);
-        assert_eq!(s.text, "let x = 1\nlet y = 2");
+        let s = shown("let x = 1\nlet y = 2\n", &[4..5, 14..15]);
+        assert_eq!(s.text, "let x = 1\nlet y = 2\n");
         assert_eq!(s.offset(14), 14);
     }
 
     #[test]
     fn hidden_characters_become_question_marks_of_the_same_length() {
         let original = "let s = \"\u{1b}[2J\u{202E}\"\nx";
-        let s = Source::new(original, std::slice::from_ref(&(0..original.len())));
+        let s = shown_one(original, 0..original.len());
         assert_eq!(s.text.len(), original.len());
         assert_eq!(s.text, "let s = \"?[2J???\"\nx");
         assert_eq!(text("a\u{1b}b"), "a\\u{1b}b");
         // Characters that take no room: shown, so a label on one has a caret.
         let original = "let x = 1 +\u{FEFF} 2\u{200B}";
-        let s = Source::new(original, std::slice::from_ref(&(0..0)));
+        let s = shown_one(original, 0..0);
         assert_eq!(s.text, "let x = 1 +??? 2???");
         let marked = "\u{FEFF}let x = 1 +\u{FEFF}";
-        assert_eq!(
-            Source::new(marked, std::slice::from_ref(&(0..0))).text,
-            "\u{FEFF}let x = 1 +???"
-        );
+        assert_eq!(shown_one(marked, 0..0).text, "\u{FEFF}let x = 1 +???");
+    }
+
+    #[test]
+    fn a_cut_first_line_keeps_the_files_byte_order_mark() {
+        let original = format!("\u{FEFF}let x = {}", "1 + ".repeat(1000));
+        let s = shown_one(&original, 3..6);
+        assert!(s.text.starts_with("\u{FEFF}let x"), "{}", &s.text[..20]);
+        assert_eq!(&s.text[s.offset(3)..s.offset(6)], "let");
     }
 
     #[test]
@@ -370,7 +388,7 @@ mod tests {
         let original = format!("a\n{long}\nafter");
         let bad = original.find("bad").unwrap();
         let after = original.find("after").unwrap();
-        let s = Source::new(&original, &[0..1, bad..bad + 3, after..after]);
+        let s = shown(&original, &[0..1, bad..bad + 3, after..after]);
         let shown_line = s.text.lines().nth(1).unwrap();
         assert!(shown_line.len() <= MAX_SHOWN_LINE + 2 * ELLIPSIS.len());
         assert!(shown_line.starts_with(ELLIPSIS) && shown_line.ends_with(ELLIPSIS));
@@ -389,18 +407,22 @@ mod tests {
         let original = "\u{FEFF}one\r\ntwo \u{FEFF}\nthree\rfour\nfive";
         let two = original.find("two").unwrap();
         let four = original.find("four").unwrap();
-        let s = Source::new(original, &[two..two + 3, four..four + 2]);
+        let s = shown(original, &[two..two + 3, four..four + 2]);
         // A byte-order mark not at the file's start is a hidden character.
-        assert_eq!(s.text, "two ???\nthree\nfour");
+        assert_eq!(s.text, "two ???\nthree\nfour\n");
         assert_eq!(s.offset(two), 0);
-        assert_eq!(&s.text[s.offset(four)..], "four");
+        assert_eq!(&s.text[s.offset(four)..], "four\n");
         for o in [two, two + 2, four, four + 4] {
             assert_eq!(s.original(s.offset(o)), o);
         }
+        // A `\r\n` is one line break, where a label starts or ends on
+        // either half of it.
+        let crlf = "let s = \"abc\\\r\nx = 1\r\n";
+        let (cr, lf) = (crlf.find('\r').unwrap(), crlf.find('\n').unwrap());
+        assert_eq!(shown_one(crlf, 8..lf).text, "let s = \"abc\\ \n");
+        assert_eq!(shown_one(crlf, lf..lf).text, "let s = \"abc\\ \n");
+        assert_eq!(shown_one(crlf, cr..cr).text, "let s = \"abc\\ \n");
         let last = original.len();
-        assert_eq!(
-            Source::new(original, std::slice::from_ref(&(last..last))).text,
-            "five"
-        );
+        assert_eq!(shown_one(original, last..last).text, "five");
     }
 }
