@@ -11,7 +11,7 @@ pub struct Axis {
     pub name: String,
     pub values: Vec<String>,
     pub default: Option<usize>,
-    /// The default: as the values are written where it is one of them,
+    /// The default: as the values are written where it is a literal,
     /// else as the program writes it.
     pub default_text: String,
 }
@@ -94,16 +94,14 @@ impl Space {
                     seen.insert(value.map(|value| value.to_string()))
                 })
                 .collect();
-            let default = crate::vocab::Literal::of(param.default).map(|l| l.define_text());
-            let default = values.iter().position(|v| Some(v) == default.as_ref());
-            // Shown as the values are where it is one (a string unquoted,
-            // as `-D` and `--vary` take it), else as the program writes it.
-            let default_text = default.map_or_else(|| default_text(param), |i| values[i].clone());
+            let literal = crate::vocab::Literal::of(param.default).map(|l| l.define_text());
             axes.push(Axis {
                 name: param.name.to_string(),
-                default,
+                default: values.iter().position(|v| Some(v) == literal.as_ref()),
                 values,
-                default_text,
+                // As the values are written (a string unquoted, as `-D`
+                // and `--vary` take it), where it is a literal.
+                default_text: literal.unwrap_or_else(|| default_text(param)),
             });
         }
         Ok(Space { axes })

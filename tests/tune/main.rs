@@ -367,28 +367,34 @@ fn a_value_varied_twice_is_one_candidate() {
 }
 
 /// A string is written one way throughout, as `-D` and `--vary` take it:
-/// the program's default (`"allreduce"` in its text) as the other values.
+/// the program's default (`"allreduce"` in its text) as the other values,
+/// whether it is one of them or not.
 #[test]
 fn a_string_default_is_written_as_the_other_values() {
-    let dir = scratch("string");
-    let (text, index) = tune(
-        &[
-            "examples/mscclpp/single_node/allreduce.mscl",
-            "--timing",
-            "h100-nvlink",
-            "--size",
-            "1M:1M",
-            "--vary",
-            "name=allreduce,other",
-        ],
-        &dir,
-    );
-    assert!(text.contains("# varied: name [allreduce, other]"), "{text}");
-    assert!(text.contains("defaults (name=allreduce)"), "{text}");
-    assert!(!text.contains('"'), "{text}");
-    for plan in index["plans"].as_array().unwrap() {
-        let name = plan["params"]["name"].as_str().unwrap();
-        assert!(["allreduce", "other"].contains(&name), "{index}");
+    for (case, varied) in [("among", "allreduce,other"), ("apart", "other,third")] {
+        let dir = scratch(&format!("string-{case}"));
+        let (text, index) = tune(
+            &[
+                "examples/mscclpp/single_node/allreduce.mscl",
+                "--timing",
+                "h100-nvlink",
+                "--size",
+                "1M:1M",
+                "--vary",
+                &format!("name={varied}"),
+            ],
+            &dir,
+        );
+        assert!(
+            text.contains(&format!("# varied: name [{}]", varied.replace(',', ", "))),
+            "{text}"
+        );
+        assert!(text.contains("defaults (name=allreduce)"), "{text}");
+        assert!(!text.contains('"'), "{text}");
+        for plan in index["plans"].as_array().unwrap() {
+            let name = plan["params"]["name"].as_str().unwrap();
+            assert!(!name.contains('"'), "{index}");
+        }
     }
 }
 
