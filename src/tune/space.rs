@@ -3,6 +3,7 @@
 //! combination or, past `--max-candidates`, a search that says how.
 
 use crate::driver::params::Declared;
+use std::collections::HashSet;
 
 /// One param that varies: its values as `-D` writes them, and which of
 /// them is the program's default, if it is one.
@@ -86,19 +87,28 @@ impl Space {
             // Each value once (`--vary tbg=1,1`, or `1,0x1`): a candidate
             // once, simulated once. (In a set, by the value's canonical
             // text: a param may list 200,000.)
-            let mut seen = std::collections::HashSet::new();
-            let values: Vec<String> = values
-                .into_iter()
-                .filter(|v| {
-                    let value = crate::driver::params::value_of(param.ty, v);
-                    seen.insert(value.map(|value| value.to_string()))
-                })
-                .collect();
+            // The default is one of them however either is written
+            // (`--vary tbg=0x4,8` and a default of 4): one candidate too.
+            let canonical = |v: &str| {
+                crate::driver::params::value_of(param.ty, v).map(|value| value.to_string())
+            };
             let literal = crate::vocab::Literal::of(param.default).map(|l| l.define_text());
+            let default_value = literal.as_deref().and_then(canonical);
+            let (mut seen, mut kept, mut default) = (HashSet::new(), Vec::new(), None);
+            for v in values {
+                let value = canonical(&v);
+                if !seen.insert(value.clone()) {
+                    continue;
+                }
+                if value.is_some() && value == default_value {
+                    default = Some(kept.len());
+                }
+                kept.push(v);
+            }
             axes.push(Axis {
                 name: param.name.to_string(),
-                default: values.iter().position(|v| Some(v) == literal.as_ref()),
-                values,
+                default,
+                values: kept,
                 // As the values are written (a string unquoted, as `-D`
                 // and `--vary` take it), where it is a literal.
                 default_text: literal.unwrap_or_else(|| default_text(param)),

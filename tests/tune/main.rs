@@ -364,6 +364,19 @@ fn a_value_varied_twice_is_one_candidate() {
         "{text}"
     );
     assert!(text.contains("2 candidates; 2 verified"), "{text}");
+    // The program's default (1024) written otherwise is still the default.
+    let out = msclc(&[
+        "tune",
+        "examples/mscclpp/single_node/allreduce.mscl",
+        "--timing",
+        "h100-nvlink",
+        "--size",
+        "1M:1M",
+        "--vary",
+        "num_threads_per_block=512,0x400",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("2 candidates; 2 verified"), "{text}");
 }
 
 /// A string is written one way throughout, as `-D` and `--vary` take it:
