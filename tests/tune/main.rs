@@ -347,35 +347,29 @@ fn a_plan_range_stays_within_the_programs_own_sizes() {
 /// one candidate.
 #[test]
 fn a_value_varied_twice_is_one_candidate() {
-    let out = msclc(&[
-        "tune",
-        "examples/mscclpp/single_node/allreduce.mscl",
-        "--timing",
-        "h100-nvlink",
-        "--size",
-        "1M:1M",
-        "--vary",
-        "num_threads_per_block=512,512,0x200,1024",
-    ]);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
+    let vary = |values: &str| {
+        let out = msclc(&[
+            "tune",
+            "examples/mscclpp/single_node/allreduce.mscl",
+            "--timing",
+            "h100-nvlink",
+            "--size",
+            "1M:1M",
+            "--vary",
+            &format!("num_threads_per_block={values}"),
+        ]);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{text}");
+        text
+    };
+    let text = vary("512,512,0x200,1024");
     assert!(
         text.contains("# varied: num_threads_per_block [512, 1024]"),
         "{text}"
     );
     assert!(text.contains("2 candidates; 2 verified"), "{text}");
     // The program's default (1024) written otherwise is still the default.
-    let out = msclc(&[
-        "tune",
-        "examples/mscclpp/single_node/allreduce.mscl",
-        "--timing",
-        "h100-nvlink",
-        "--size",
-        "1M:1M",
-        "--vary",
-        "num_threads_per_block=512,0x400",
-    ]);
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = vary("512,0x400");
     assert!(text.contains("2 candidates; 2 verified"), "{text}");
 }
 
