@@ -7,6 +7,7 @@ mod common;
 mod compile;
 mod cuda;
 mod diagnostics;
+mod executor_limits;
 mod listing;
 mod sim;
 mod streams;
@@ -34,4 +35,18 @@ fn piped(args: &[&str], text: &str) -> std::process::Output {
     stdin.write_all(text.as_bytes()).unwrap();
     drop(stdin);
     child.wait_with_output().unwrap()
+}
+
+/// What `msclc ARGS` says on standard error, where it succeeds: a warning
+/// does not fail a compile or a check.
+fn warned(args: &[&str]) -> String {
+    let out = msclc(args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    err
+}
+
+/// `msclc check PROGRAM -D SETTING` passes without a word.
+fn checks_quietly(program: &str, setting: &str) {
+    assert_eq!(warned(&["check", program, "-D", setting]), "", "{setting}");
 }
