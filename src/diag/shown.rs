@@ -122,10 +122,9 @@ impl Source {
         let end = line_starts
             .start(line_starts.line_of(last).0 + 1)
             .unwrap_or(original.len());
-        let lines = &original[start..end];
         let mut anchors: Vec<usize> = labels.iter().map(|l| clamp(l.start) - start).collect();
         anchors.sort_unstable();
-        let original = lines;
+        let original = &original[start..end];
         let mut cuts = Vec::new();
         for &a in &anchors {
             let a = a.min(original.len());
@@ -252,8 +251,6 @@ struct ShownFile<'a> {
     /// Where the original's lines start (the source map's table).
     lines: std::borrow::Cow<'a, LineStarts>,
     source: Source,
-    /// The original's line (from 0) that the shown lines start at.
-    first_line: usize,
 }
 
 impl<'a> ShownFiles<'a> {
@@ -276,7 +273,6 @@ impl<'a> ShownFiles<'a> {
         self.files.push(ShownFile {
             shown: SimpleFile::new(text(name), source.text.clone()),
             original,
-            first_line: lines.line_of(source.start).0,
             lines,
             source,
         });
@@ -315,7 +311,8 @@ impl<'a> files::Files<'a> for ShownFiles<'_> {
 
     /// The gutter's number of a shown line: the original's.
     fn line_number(&'a self, id: usize, line_index: usize) -> Result<usize, files::Error> {
-        Ok(self.file(id)?.first_line + line_index + 1)
+        let f = self.file(id)?;
+        Ok(f.lines.line_of(f.source.start).0 + line_index + 1)
     }
 
     fn location(&'a self, id: usize, byte_index: usize) -> Result<files::Location, files::Error> {
