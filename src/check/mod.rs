@@ -194,15 +194,13 @@ impl Checker {
     /// names used out of sight among them: what a sort of every error
     /// found would keep, since a dropped one has as many before it.
     fn keep_first_errors(&mut self) {
-        let mut order: Vec<usize> = (0..self.errors.len()).collect();
-        order.sort_by_key(|&i| self.errors[i].span().map(|s| (s.file, s.start)));
-        order.truncate(MOST_ERRORS);
-        let mut moved_to = vec![usize::MAX; self.errors.len()];
-        let mut errors: Vec<Option<Diagnostic>> = self.errors.drain(..).map(Some).collect();
-        self.dropped += errors.len() - order.len();
-        for (new, &old) in order.iter().enumerate() {
+        let mut found: Vec<(usize, Diagnostic)> = self.errors.drain(..).enumerate().collect();
+        found.sort_by_key(|(_, d)| d.span().map(|s| (s.file, s.start)));
+        let mut moved_to = vec![usize::MAX; found.len()];
+        self.dropped += found.len().saturating_sub(MOST_ERRORS);
+        for (new, (old, d)) in found.into_iter().take(MOST_ERRORS).enumerate() {
             moved_to[old] = new;
-            self.errors.extend(errors[old].take());
+            self.errors.push(d);
         }
         self.unseen.retain_mut(|(i, _)| {
             *i = moved_to[*i];
