@@ -257,6 +257,25 @@ impl Evaluator<'_> {
         }
         rec
     }
+
+    /// Records `op` on block `tb` of `rank`: fused into the op before it
+    /// where the two fuse (most ops of a loop over peers), with no loop
+    /// values made for it (it keeps that op's), else added with them.
+    pub(super) fn record_op(&mut self, rank: u32, tb: u32, op: Op) {
+        if let Some(op) = self.rec_no_frame().fuse_op(rank, tb, op) {
+            self.rec().add_op(rank, tb, op);
+        }
+    }
+
+    /// The recorder, not told the loop values: for what keeps none, a
+    /// channel's or remote buffer's place in a block's table, and an op
+    /// fused into the one before it, which keeps that op's. The frames
+    /// `rec` would make for them would be dropped at the next iteration.
+    pub(super) fn rec_no_frame(&mut self) -> &mut super::record::Recorder {
+        self.recorder
+            .as_mut()
+            .expect("builtins that record run after the program block")
+    }
 }
 
 /// The thread blocks of one op, each with its group info: most ops have one.

@@ -53,7 +53,7 @@ pub(super) fn method(ev: &mut Evaluator<'_>, span: Span, call: &Call, recv: Valu
                 op.src = smallvec::smallvec![local(src)];
                 op.dst = smallvec::smallvec![local(dst)];
                 op.tbg = tbg;
-                ev.rec().add_op(*r, tb, op);
+                ev.record_op(*r, tb, op);
             }
             Ok(Value::Unit)
         }
@@ -94,7 +94,7 @@ pub(super) fn method(ev: &mut Evaluator<'_>, span: Span, call: &Call, recv: Valu
                 op.dst = smallvec::smallvec![local(dst)];
                 op.tbg = tbg;
                 op.reduce_op = Some(a.reduce_op.value);
-                ev.rec().add_op(*r, tb, op);
+                ev.record_op(*r, tb, op);
             }
             Ok(Value::Unit)
         }
@@ -106,14 +106,14 @@ pub(super) fn method(ev: &mut Evaluator<'_>, span: Span, call: &Call, recv: Valu
             )?;
             if tbs.len() == 1 {
                 // One block: a barrier is just a block-wide sync.
-                ev.rec().add_op(*r, tbs[0], Op::nop(span));
+                ev.record_op(*r, tbs[0], Op::nop(span));
                 return Ok(Value::Unit);
             }
             let id = ev.rec().barrier_id(*r, &tbs);
             for &tb in &tbs {
                 let mut op = Op::new(OpName::Barrier, span);
                 op.barrier = Some((id, tbs.len() as u32));
-                ev.rec().add_op(*r, tb, op);
+                ev.record_op(*r, tb, op);
             }
             Ok(Value::Unit)
         }
@@ -167,16 +167,16 @@ pub(super) fn method(ev: &mut Evaluator<'_>, span: Span, call: &Call, recv: Valu
             for (tb, tbg) in ev.blocks(span, Blocks::OneOrGroup(&a.tb, &a.tb_group))? {
                 let kind = ChannelKind::Memory;
                 let rb = ev
-                    .rec()
+                    .rec_no_frame()
                     .setup_remote_buffer(c.src, tb, src.rank, src.kind, kind);
-                let cid = ev.rec().setup_channel(c.src, tb, kind, c.id);
+                let cid = ev.rec_no_frame().setup_channel(c.src, tb, kind, c.id);
                 let mut op = Op::new(OpName::Get, span);
                 op.channel = Some(kind);
                 op.channel_ids = smallvec::smallvec![cid];
                 op.src = smallvec::smallvec![remote(rb, src)];
                 op.dst = smallvec::smallvec![local(dst)];
                 op.tbg = tbg;
-                ev.rec().add_op(c.src, tb, op);
+                ev.record_op(c.src, tb, op);
             }
             Ok(Value::Unit)
         }
@@ -259,11 +259,11 @@ pub(super) fn method(ev: &mut Evaluator<'_>, span: Span, call: &Call, recv: Valu
                 let mut srcs: BufRefs = smallvec::smallvec![local(src)];
                 for &r in &remotes.value {
                     let rb = ev
-                        .rec()
+                        .rec_no_frame()
                         .setup_remote_buffer(c.src, tb, r.rank, r.kind, kind);
                     srcs.push(remote(rb, r));
                 }
-                let cid = ev.rec().setup_channel(c.src, tb, kind, c.id);
+                let cid = ev.rec_no_frame().setup_channel(c.src, tb, kind, c.id);
                 let mut op = Op::new(OpName::ReadReduce, span);
                 op.channel = Some(kind);
                 op.channel_ids = smallvec::smallvec![cid];
@@ -271,7 +271,7 @@ pub(super) fn method(ev: &mut Evaluator<'_>, span: Span, call: &Call, recv: Valu
                 op.dst = smallvec::smallvec![local(dst)];
                 op.tbg = tbg;
                 op.reduce_op = Some(a.reduce_op.value);
-                ev.rec().add_op(c.src, tb, op);
+                ev.record_op(c.src, tb, op);
             }
             Ok(Value::Unit)
         }
@@ -309,7 +309,7 @@ pub(super) fn method(ev: &mut Evaluator<'_>, span: Span, call: &Call, recv: Valu
             let mut op = Op::new(name, span);
             op.extra_mut().semaphore_ids = vec![*id];
             op.data_sync = a.data_sync.value;
-            ev.rec().add_op(*rank, tb, op);
+            ev.record_op(*rank, tb, op);
             Ok(Value::Unit)
         }
         _ => Err(Diagnostic::error(
@@ -331,18 +331,16 @@ fn channel_sync(
     tb: u32,
     data_sync: DataSync,
 ) {
-    let cid = ev.rec().setup_channel(c.src, tb, kind, c.id);
-    if ev
-        .rec()
-        .fuse_sync((c.src, tb), name, (kind, cid), data_sync)
-    {
+    let rec = ev.rec_no_frame();
+    let cid = rec.setup_channel(c.src, tb, kind, c.id);
+    if rec.fuse_sync((c.src, tb), name, (kind, cid), data_sync) {
         return;
     }
     let mut op = Op::new(name, span);
     op.channel = Some(kind);
     op.channel_ids = smallvec::smallvec![cid];
     op.data_sync = data_sync;
-    ev.rec().add_op(c.src, tb, op);
+    ev.record_op(c.src, tb, op);
 }
 
 /// A put of some kind over a memory or port channel.
@@ -387,16 +385,16 @@ impl Put {
         let (dst, src) = (dst.value, src.value);
         for (tb, tbg) in ev.blocks(span, blocks)? {
             let rb = ev
-                .rec()
+                .rec_no_frame()
                 .setup_remote_buffer(c.src, tb, dst.rank, dst.kind, self.kind);
-            let cid = ev.rec().setup_channel(c.src, tb, self.kind, c.id);
+            let cid = ev.rec_no_frame().setup_channel(c.src, tb, self.kind, c.id);
             let mut op = Op::new(self.name, span);
             op.channel = Some(self.kind);
             op.channel_ids = smallvec::smallvec![cid];
             op.src = smallvec::smallvec![local(src)];
             op.dst = smallvec::smallvec![remote(rb, dst)];
             op.tbg = tbg;
-            ev.rec().add_op(c.src, tb, op);
+            ev.record_op(c.src, tb, op);
         }
         Ok(Value::Unit)
     }
@@ -482,9 +480,12 @@ impl SwitchOp<'_> {
         if let SwitchOp::Broadcast(_, true) = self {
             ev.expect_scratch(chunk_span, chunk, "the source of broadcast_packets")?;
         }
-        let cid = ev
-            .rec()
-            .setup_channel(rank, tb, ChannelKind::Switch, s.id_on(rank).unwrap_or(0));
+        let cid = ev.rec_no_frame().setup_channel(
+            rank,
+            tb,
+            ChannelKind::Switch,
+            s.id_on(rank).unwrap_or(0),
+        );
         let mut op;
         match self {
             SwitchOp::Reduce(_, reduce_op) => {
@@ -522,7 +523,7 @@ impl SwitchOp<'_> {
         }
         op.channel_ids = smallvec::smallvec![cid];
         op.channel = Some(ChannelKind::Switch);
-        ev.rec().add_op(rank, tb, op);
+        ev.record_op(rank, tb, op);
         Ok(Value::Unit)
     }
 }

@@ -463,24 +463,51 @@ impl Recorder {
         (kind, id): (ChannelKind, u32),
         sync: DataSync,
     ) -> bool {
+        let fused = self
+            .fusing_block(rank, tb)
+            .is_some_and(|block| block.fuse_sync(name, kind, id, sync));
+        if fused {
+            self.count_op(rank);
+        }
+        fused
+    }
+
+    /// Records `op` on block `tb` of `rank` by fusing it into the op
+    /// before it, as `add_op` would (the op then keeps no loop values of
+    /// its own); gives it back where it would not fuse so, and nothing is
+    /// recorded.
+    pub fn fuse_op(&mut self, rank: u32, tb: u32, op: Op) -> Option<Op> {
+        let Some(block) = self.fusing_block(rank, tb) else {
+            return Some(op);
+        };
+        let unfused = block.fuse_into_last(op);
+        if unfused.is_none() {
+            self.count_op(rank);
+        }
+        unfused
+    }
+
+    /// The ops of block `tb` of `rank`, where `add_op` would fuse an op
+    /// made now into the one before it: the program fuses, and no pipeline
+    /// is being recorded or waits in the block to be closed.
+    fn fusing_block(&mut self, rank: u32, tb: u32) -> Option<&mut crate::passes::fuse::Fuser> {
         if !self.fuse || self.pipeline.is_some() {
-            return false;
+            return None;
         }
         let block = block_ops(&mut self.blocks, rank, tb);
-        if block.open_pipeline.is_some() || !block.fused.fuse_sync(name, kind, id, sync) {
-            return false;
-        }
+        block.open_pipeline.is_none().then_some(&mut block.fused)
+    }
+
+    /// Counts an op recorded on `rank`.
+    fn count_op(&mut self, rank: u32) {
         self.touch(rank);
         self.ops += 1;
         self.ops_by_rank[rank as usize] += 1;
-        true
     }
 
     /// Appends `op` to thread block `tb` of `rank`, inside the open pipeline if any.
     pub fn add_op(&mut self, rank: u32, tb: u32, mut op: Op) {
-        self.touch(rank);
-        self.ops += 1;
-        self.ops_by_rank[rank as usize] += 1;
+        self.count_op(rank);
         op.context = self.context;
         let pipeline = self.pipeline;
         let fusing = self.fuse;

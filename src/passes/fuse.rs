@@ -51,18 +51,11 @@ impl Fuser {
     /// Adds the block's next op; whether it stands in the block as itself
     /// (false: it fused into the op before, or was dropped, and its span and
     /// loop values with it).
-    pub fn push(&mut self, mut op: Op) -> bool {
+    pub fn push(&mut self, op: Op) -> bool {
+        let Some(mut op) = self.fuse_into_last(op) else {
+            return false;
+        };
         if let Some(prev) = self.out.last_mut() {
-            if let Some(fused) = fuse_group(prev, &op) {
-                *prev = fused;
-                prev.fused = true;
-                return false;
-            }
-            if let Some(fusion) = plan_fusion(prev, self.channels.as_ref(), &op) {
-                fusion.apply(prev, op, &mut self.channels);
-                prev.fused = true;
-                return false;
-            }
             match settle_seam(prev, &mut op) {
                 Seam::Both => {}
                 Seam::KeepFirst => return false,
@@ -81,6 +74,23 @@ impl Fuser {
         }
         self.out.push(op);
         true
+    }
+
+    /// Fuses `op` into the block's last op, where the two fuse; gives it
+    /// back where they do not.
+    pub fn fuse_into_last(&mut self, op: Op) -> Option<Op> {
+        let Some(prev) = self.out.last_mut() else {
+            return Some(op);
+        };
+        if let Some(fused) = fuse_group(prev, &op) {
+            *prev = fused;
+        } else if let Some(fusion) = plan_fusion(prev, self.channels.as_ref(), &op) {
+            fusion.apply(prev, op, &mut self.channels);
+        } else {
+            return Some(op);
+        }
+        prev.fused = true;
+        None
     }
 
     /// Fuses a signal, wait or flush (`name`) of the block's channel `id`
