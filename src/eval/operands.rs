@@ -269,8 +269,10 @@ impl Evaluator<'_> {
 
     /// The recorder, not told the loop values: for what keeps none, a
     /// channel's or remote buffer's place in a block's table, and an op
-    /// fused into the one before it, which keeps that op's. The frames
-    /// `rec` would make for them would be dropped at the next iteration.
+    /// fused into the one before it, which keeps that op's. Of the frames
+    /// `rec` would make for them, the next iteration's would take the
+    /// innermost's place, and the loops' and calls' around it would stay
+    /// in the plan, kept for nothing.
     pub(super) fn rec_no_frame(&mut self) -> &mut super::record::Recorder {
         self.recorder
             .as_mut()

@@ -461,7 +461,7 @@ impl SwitchOp<'_> {
         } else {
             &s.ranks[..]
         } {
-            let limit = ev.rec().buffer_chunks(r, s.buffer);
+            let limit = ev.rec_no_frame().buffer_chunks(r, s.buffer);
             if end > limit as u64 {
                 return Err(ev.error(
                     Code::ChunkBounds,
@@ -475,7 +475,7 @@ impl SwitchOp<'_> {
             }
         }
         // A value every rank's ops share.
-        ev.rec().touch_shared();
+        ev.rec_no_frame().touch_shared();
         s.checked_end.set(s.checked_end.get().max(end));
         if let SwitchOp::Broadcast(_, true) = self {
             ev.expect_scratch(chunk_span, chunk, "the source of broadcast_packets")?;
