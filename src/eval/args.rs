@@ -32,6 +32,14 @@ pub trait FromValue: Sized {
     const WHAT: &'static str;
     /// The value as a `Self`, or `None` when it is not one.
     fn from_value(v: &Value) -> Option<Self>;
+    /// Whether `Self` is a list type, which [`Self::from_items`] makes
+    /// from a list literal's items without the list value between.
+    const LIST: bool = false;
+    /// The list of `items` as a `Self`, where `Self` is a list type (and
+    /// `None` where an item is not its element).
+    fn from_items(_items: &[Value]) -> Option<Self> {
+        None
+    }
 }
 
 macro_rules! from_value {
@@ -126,6 +134,11 @@ impl<T: ListItem> FromValue for Items<T> {
         let Value::List(items) = v else {
             return None;
         };
+        Self::from_items(items)
+    }
+    const LIST: bool = true;
+    #[inline(always)]
+    fn from_items(items: &[Value]) -> Option<Self> {
         items.iter().map(T::from_item).collect()
     }
 }
@@ -139,6 +152,11 @@ impl<T: FromValue> FromValue for Option<T> {
             Value::Unit => Some(None),
             v => T::from_value(v).map(Some),
         }
+    }
+    const LIST: bool = T::LIST;
+    #[inline(always)]
+    fn from_items(items: &[Value]) -> Option<Self> {
+        T::from_items(items).map(Some)
     }
 }
 

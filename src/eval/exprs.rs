@@ -289,15 +289,17 @@ impl<'c> Evaluator<'c> {
 
     /// The values of a list literal's items, in one allocation.
     pub(super) fn exprs(&mut self, items: &'c [Expr]) -> Res<Rc<[Value]>> {
-        let mut values = smallvec::SmallVec::<[Value; 8]>::new();
+        Ok(shared(self.list_items(items)?))
+    }
+
+    /// The values of a list literal's items, a few of them kept inline:
+    /// a builtin's list argument is bound from them without a list made.
+    fn list_items(&mut self, items: &'c [Expr]) -> Res<ListItems> {
+        let mut values = ListItems::new();
         for item in items {
             values.push(self.expr(item)?);
         }
-        Ok(if values.spilled() {
-            values.into_vec().into()
-        } else {
-            Rc::from(&values[..])
-        })
+        Ok(values)
     }
 
     /// Evaluates a call of `builtin`'s arguments (`span` is the call's:
@@ -398,6 +400,18 @@ impl<'c> Evaluator<'c> {
 
 /// A builtin call's arguments as its record asks for them: each evaluated
 /// then, and read where it is held when it is a variable or a constant.
+/// A list literal's values, before they are a list.
+type ListItems = smallvec::SmallVec<[Value; 8]>;
+
+/// `values` as a list's shared items, in one allocation.
+fn shared(values: ListItems) -> Rc<[Value]> {
+    if values.spilled() {
+        values.into_vec().into()
+    } else {
+        Rc::from(&values[..])
+    }
+}
+
 struct CallArgs<'e, 'c> {
     ev: &'e mut Evaluator<'c>,
     args: std::slice::Iter<'c, BuiltinArg>,
@@ -410,9 +424,22 @@ impl args::Arguments for CallArgs<'_, '_> {
     fn next<T: args::FromValue>(&mut self, name: &str) -> Res<args::Arg<T>> {
         let evaluated;
         let (v, span) = match self.args.next() {
-            Some(BuiltinArg::Given(e)) => match self.ev.leaf(e) {
-                Some(v) => (v, e.span),
-                None => {
+            Some(BuiltinArg::Given(e)) => match (self.ev.leaf(e), &e.kind) {
+                (Some(v), _) => (v, e.span),
+                // A list literal (`[rank(peer).input[i]]`) given to a list
+                // parameter: bound from its items, no list allocated.
+                (None, ExprKind::List(items)) if T::LIST => {
+                    let values = self.ev.list_items(items)?;
+                    if let Some(value) = T::from_items(&values) {
+                        return Ok(args::Arg {
+                            value,
+                            span: e.span,
+                        });
+                    }
+                    evaluated = Value::List(shared(values));
+                    (&evaluated, e.span)
+                }
+                (None, _) => {
                     evaluated = self.ev.expr(e)?;
                     (&evaluated, e.span)
                 }

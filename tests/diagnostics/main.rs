@@ -158,6 +158,20 @@ fn an_int_past_the_largest_message_size_is_an_overflow() {
     expect(&with_header("let x = @(1 << 63) * 2"), Code::Arithmetic);
 }
 
+/// A builtin that counts in 64 bits refuses an int past i64::MAX, in a
+/// list written in the call as in one held in a variable.
+#[test]
+fn an_int_past_i64_in_a_builtin_list_is_too_large() {
+    expect(
+        &with_header("let g = tb_group(@[0, 18446744073709551615])"),
+        Code::OutOfRange,
+    );
+    expect(
+        &with_header("let tbs = [18446744073709551615]\nlet g = tb_group(@tbs)"),
+        Code::OutOfRange,
+    );
+}
+
 /// A file of thousands of mistakes gets the first hundred, in the order
 /// of the file, the last saying how many more there are (and is checked
 /// in linear time: each "did you mean" scans the names in scope).
