@@ -80,8 +80,10 @@ impl IterContext {
     }
 }
 
-/// An op's buffer references: almost always one, kept inline.
-pub type BufRefs = smallvec::SmallVec<[BufRef; 1]>;
+/// An op's buffer references: almost always one, or two (a read-reduce's
+/// local source and the peer's), kept inline: a reduce over a channel,
+/// the op of every AllReduce, is made without an allocation.
+pub type BufRefs = smallvec::SmallVec<[BufRef; 2]>;
 
 /// An op's thread-block-local channel (or semaphore) indices: a few,
 /// kept inline.
