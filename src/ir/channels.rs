@@ -74,7 +74,12 @@ impl ChannelPairs {
                     .enumerate()
                     .map(|(c, peer)| (*peer, c as u32))
                     .collect();
-                by_peer.sort_unstable();
+                // A stable sort by peer leaves each peer's channels in
+                // index order, as sorting by (peer, index) would, and
+                // merges the ascending runs most ranks' channels come in
+                // (a loop over peers, once per thread block) rather than
+                // sorting from scratch.
+                by_peer.sort_by_key(|&(peer, _)| peer);
                 by_peer
             })
             .collect();
