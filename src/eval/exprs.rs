@@ -398,8 +398,6 @@ impl<'c> Evaluator<'c> {
     }
 }
 
-/// A builtin call's arguments as its record asks for them: each evaluated
-/// then, and read where it is held when it is a variable or a constant.
 /// A list literal's values, before they are a list.
 type ListItems = smallvec::SmallVec<[Value; 8]>;
 
@@ -412,6 +410,8 @@ fn shared(values: ListItems) -> Rc<[Value]> {
     }
 }
 
+/// A builtin call's arguments as its record asks for them: each evaluated
+/// then, and read where it is held when it is a variable or a constant.
 struct CallArgs<'e, 'c> {
     ev: &'e mut Evaluator<'c>,
     args: std::slice::Iter<'c, BuiltinArg>,

@@ -81,8 +81,8 @@ impl IterContext {
 }
 
 /// An op's buffer references: almost always one, or two (a read-reduce's
-/// local source and the peer's), kept inline: a reduce over a channel,
-/// the op of every AllReduce, is made without an allocation.
+/// local source and the peer's), kept inline: the reduces of an
+/// all-pairs AllReduce are made without an allocation.
 pub type BufRefs = smallvec::SmallVec<[BufRef; 2]>;
 
 /// An op's thread-block-local channel (or semaphore) indices: a few,
