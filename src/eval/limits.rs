@@ -172,13 +172,23 @@ impl Evaluator<'_> {
 
     /// Stops the program at `span` once it holds more than
     /// `Limits::max_memory`.
+    #[inline]
     pub(super) fn within_memory(&self, span: Span) -> Res<()> {
-        let live = crate::memory::live_bytes();
-        if live <= self.limits.max_memory {
+        if crate::memory::live_bytes() <= self.limits.max_memory {
             return Ok(());
         }
+        Err(self.out_of_memory(span))
+    }
+
+    /// The error of a program that holds more than `Limits::max_memory`
+    /// at `span`: apart, so that the check above is a load and a
+    /// comparison where it runs, at every loop iteration and op.
+    #[cold]
+    #[inline(never)]
+    fn out_of_memory(&self, span: Span) -> Diagnostic {
+        let live = crate::memory::live_bytes();
         use crate::units::human_bytes;
-        Err(self.over_budget(self
+        self.over_budget(self
             .error(
                 Code::OutOfMemory,
                 span,
@@ -189,23 +199,31 @@ impl Evaluator<'_> {
                 ),
                 "memory ran out here",
             )
-            .with_note("help: compile less: fewer ranks (a param, `-D`), fewer ops or a shorter program; or compile where more memory is free; msclc takes at most half of what it may still allocate when it starts (the address-space limit, `ulimit -v`, and the memory available)")))
+            .with_note("help: compile less: fewer ranks (a param, `-D`), fewer ops or a shorter program; or compile where more memory is free; msclc takes at most half of what it may still allocate when it starts (the address-space limit, `ulimit -v`, and the memory available)"))
     }
 
     /// Refuses the op that takes the program past `Limits::max_ops`.
+    #[inline]
     pub(super) fn within_op_budget(&self, span: Span) -> Res<()> {
         self.within_memory(span)?;
         let recorded = self
             .recorder
             .as_ref()
             .map_or(0, super::record::Recorder::ops_recorded);
-        let max = self.limits.max_ops;
-        if recorded <= max {
+        if recorded <= self.limits.max_ops {
             return Ok(());
         }
-        Err(self.over_budget(self
+        Err(self.too_many_ops(span, recorded))
+    }
+
+    /// The error of op `recorded`, one past `Limits::max_ops`, at `span`.
+    #[cold]
+    #[inline(never)]
+    fn too_many_ops(&self, span: Span, recorded: u64) -> Diagnostic {
+        let max = self.limits.max_ops;
+        self.over_budget(self
             .error(Code::Limit, span, format!("too many ops: this call emits op {recorded}, and the maximum is {max}"), "this op is one too many")
-            .with_note("help: look for a loop that runs longer than meant, or compile for fewer ranks; `--max-ops N` raises the limit (each op takes about 170 bytes while compiling, before fusion)")))
+            .with_note("help: look for a loop that runs longer than meant, or compile for fewer ranks; `--max-ops N` raises the limit (each op takes about 170 bytes while compiling, before fusion)"))
     }
 
     /// Refuses a value of `size` `unit` above [`MAX_ELEMENTS`].

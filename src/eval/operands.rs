@@ -6,7 +6,7 @@
 use super::args::{Arg, Items};
 use super::value::*;
 use super::{Evaluator, Res};
-use crate::diag::{Code, Span};
+use crate::diag::{Code, Diagnostic, Span};
 use crate::ir::*;
 use std::rc::Rc;
 
@@ -27,23 +27,33 @@ pub(super) enum End {
 
 impl Evaluator<'_> {
     /// An integer argument in `0..limit` (`u32::MAX`: any that is not negative).
+    #[inline]
     pub(super) fn int_in(&self, arg: &Arg<i64>, what: &str, limit: u32) -> Res<u32> {
         let v = arg.value;
         if v < 0 || v >= limit as i64 {
-            // Said of the side the value is out on.
-            let bound = if v < 0 {
-                String::from("must not be negative")
-            } else {
-                format!("must be below {limit}")
-            };
-            return Err(self.error(
-                Code::OutOfRange,
-                arg.span,
-                format!("{what} {v} out of range"),
-                format!("{what} {bound}"),
-            ));
+            return Err(self.out_of_range(arg, what, limit));
         }
         Ok(v as u32)
+    }
+
+    /// The error of `arg`, a `what` outside `0..limit`: apart from the
+    /// check, which every op makes of its thread block.
+    #[cold]
+    #[inline(never)]
+    fn out_of_range(&self, arg: &Arg<i64>, what: &str, limit: u32) -> Diagnostic {
+        let v = arg.value;
+        // Said of the side the value is out on.
+        let bound = if v < 0 {
+            String::from("must not be negative")
+        } else {
+            format!("must be below {limit}")
+        };
+        self.error(
+            Code::OutOfRange,
+            arg.span,
+            format!("{what} {v} out of range"),
+            format!("{what} {bound}"),
+        )
     }
 
     /// A rank of the program.
@@ -141,19 +151,27 @@ impl Evaluator<'_> {
     }
 
     /// `chunk` (given at `at`) must be on `rank`.
+    #[inline]
     pub(super) fn expect_rank(&self, at: Span, chunk: Chunk, rank: u32, role: &str) -> Res<()> {
         if chunk.rank != rank {
-            return Err(self.error(
-                Code::WrongPlace,
-                at,
-                format!(
-                    "{role} is on rank {}, but must be on rank {rank}",
-                    chunk.rank
-                ),
-                format!("a chunk of rank {}", chunk.rank),
-            ));
+            return Err(self.wrong_rank(at, chunk, rank, role));
         }
         Ok(())
+    }
+
+    /// The error of `chunk`, given at `at` as `role`, which is not on `rank`.
+    #[cold]
+    #[inline(never)]
+    fn wrong_rank(&self, at: Span, chunk: Chunk, rank: u32, role: &str) -> Diagnostic {
+        self.error(
+            Code::WrongPlace,
+            at,
+            format!(
+                "{role} is on rank {}, but must be on rank {rank}",
+                chunk.rank
+            ),
+            format!("a chunk of rank {}", chunk.rank),
+        )
     }
 
     /// `chunk` (given at `at`) must be on `end` of channel `c`, a channel
@@ -161,6 +179,7 @@ impl Evaluator<'_> {
     /// runs the other way from the one meant: the constructors take the
     /// destination first (`memory_channel(dst, src)`, as the DSL's
     /// `MemoryChannel(dst_rank, src_rank)`), and the note says so.
+    #[inline]
     pub(super) fn expect_end(
         &self,
         at: Span,
@@ -173,32 +192,41 @@ impl Evaluator<'_> {
             End::Source => (c.src, c.dst),
             End::Peer => (c.dst, c.src),
         };
-        self.expect_rank(at, chunk, rank, role).map_err(|d| {
-            if chunk.rank != other {
-                return d;
-            }
-            let make = format!("{}_channel", kind.name());
-            d.with_note(format!(
-                "this channel runs from rank {src} to rank {dst} (`{make}(dst, src)` takes the destination first): for one from rank {dst} to rank {src}, write `{make}({src}, {dst})`",
-                src = c.src,
-                dst = c.dst,
-            ))
-        })
+        if chunk.rank == rank {
+            return Ok(());
+        }
+        let wrong = self.wrong_rank(at, chunk, rank, role);
+        if chunk.rank != other {
+            return Err(wrong);
+        }
+        let make = format!("{}_channel", kind.name());
+        Err(wrong.with_note(format!(
+            "this channel runs from rank {src} to rank {dst} (`{make}(dst, src)` takes the destination first): for one from rank {dst} to rank {src}, write `{make}({src}, {dst})`",
+            src = c.src,
+            dst = c.dst,
+        )))
     }
 
     /// `b` (given at `at`) must be as large as `a`.
+    #[inline]
     pub(super) fn expect_same_size(&self, at: Span, a: Chunk, b: Chunk) -> Res<()> {
         if a.size != b.size {
-            return Err(self
-                .error(
-                    Code::ChunkSizes,
-                    at,
-                    format!("chunk sizes differ: {} and {}", a.size, b.size),
-                    format!("this chunk has {} chunk(s)", b.size),
-                )
-                .with_note("both sides of a transfer or reduction must have the same size"));
+            return Err(self.sizes_differ(at, a, b));
         }
         Ok(())
+    }
+
+    /// The error of `b` (given at `at`), whose size is not `a`'s.
+    #[cold]
+    #[inline(never)]
+    fn sizes_differ(&self, at: Span, a: Chunk, b: Chunk) -> Diagnostic {
+        self.error(
+            Code::ChunkSizes,
+            at,
+            format!("chunk sizes differ: {} and {}", a.size, b.size),
+            format!("this chunk has {} chunk(s)", b.size),
+        )
+        .with_note("both sides of a transfer or reduction must have the same size")
     }
 
     /// `c` (given at `at`) must be in a scratch buffer.

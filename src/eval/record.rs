@@ -321,7 +321,6 @@ impl Recorder {
     ) -> u32 {
         self.threadblock(rank, tb);
         let block = &mut self.plan.ranks[rank as usize].threadblocks[tb as usize];
-        let made = block_ops(&mut self.blocks, rank, tb);
         let lists = match table {
             BlockTable::Channels => &mut block.channels,
             BlockTable::RemoteRefs => &mut block.remote_refs,
@@ -338,9 +337,10 @@ impl Recorder {
             if let Some(pos) = ids.iter().position(|x| *x == id) {
                 return pos as u32;
             }
-            ids.push(id);
+            crate::ir::push_id(ids, id);
             return ids.len() as u32 - 1;
         }
+        let made = block_ops(&mut self.blocks, rank, tb);
         let by_id = &mut made.positions[table as usize * 3 + kind as usize];
         if by_id.is_empty() {
             for (pos, &id) in ids.iter().enumerate() {
@@ -354,7 +354,7 @@ impl Recorder {
             by_id.resize(id as usize + 1, 0);
         }
         if by_id[id as usize] == 0 {
-            ids.push(id);
+            crate::ir::push_id(ids, id);
             by_id[id as usize] = ids.len() as u32;
         }
         by_id[id as usize] - 1

@@ -90,6 +90,19 @@ pub type BufRefs = smallvec::SmallVec<[BufRef; 1]>;
 /// kept inline.
 pub type Ids = smallvec::SmallVec<[u32; 4]>;
 
+/// Adds `id` to `ids`. Lists that outgrow their inline room are those
+/// that keep growing (a signal fused over every peer of an all-pairs
+/// barrier, a block's table of channels), so the first spill makes room
+/// for 16 at once: one allocation where doubling would take two, each
+/// costing a signal's recording a fifth again.
+#[inline]
+pub fn push_id(ids: &mut Ids, id: u32) {
+    if !ids.spilled() && ids.len() == ids.inline_size() {
+        ids.reserve_exact(16 - ids.len());
+    }
+    ids.push(id);
+}
+
 /// One executor op.
 ///
 /// A plan at a thousand ranks holds millions of ops, so an op keeps what

@@ -305,7 +305,7 @@ impl FusedSet {
         let before = listed.len();
         for &key in keys {
             if self.insert(key) {
-                listed.push(key);
+                crate::ir::push_id(listed, key);
             }
         }
         let added = listed.len() - before;
