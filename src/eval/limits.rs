@@ -123,10 +123,17 @@ impl Evaluator<'_> {
     /// (a step per [`ELEMENTS_PER_STEP`] of its parts, counted only as far
     /// as the steps left reach): a value of lists sharing lists, doubled
     /// in a loop, has more parts than any loop could walk.
+    #[inline]
     pub(super) fn walk_parts(&mut self, span: Span, v: &Value) -> Res<()> {
         if !matches!(v, Value::List(_) | Value::Tuple(_) | Value::Map(_)) {
             return Ok(());
         }
+        self.walk_composite(span, v)
+    }
+
+    /// [`Self::walk_parts`] of a list, tuple or map: apart, so that the
+    /// keys most maps have (ints, pairs of ints) cost a test of their kind.
+    fn walk_composite(&mut self, span: Span, v: &Value) -> Res<()> {
         let left = self.limits.max_iterations.saturating_sub(self.steps);
         let most = left.saturating_mul(ELEMENTS_PER_STEP as u64);
         let parts = v.parts_up_to(most);
@@ -227,11 +234,19 @@ impl Evaluator<'_> {
     }
 
     /// Refuses a value of `size` `unit` above [`MAX_ELEMENTS`].
+    #[inline]
     pub(super) fn within_size(&self, span: Span, size: usize, what: &str, unit: &str) -> Res<()> {
         if size <= MAX_ELEMENTS {
             return Ok(());
         }
-        Err(self.too_large(span, &format!("{what} too large: {size} {unit}"), unit))
+        Err(self.too_many(span, size, what, unit))
+    }
+
+    /// The error of a `what` of `size` `unit`, past [`MAX_ELEMENTS`].
+    #[cold]
+    #[inline(never)]
+    fn too_many(&self, span: Span, size: usize, what: &str, unit: &str) -> Diagnostic {
+        self.too_large(span, &format!("{what} too large: {size} {unit}"), unit)
     }
 
     /// "`what` too large", the maximum being [`MAX_ELEMENTS`] `unit`.
