@@ -179,7 +179,10 @@ impl<'c> Evaluator<'c> {
                 };
                 let shard = self.shard;
                 if let Some(steps) = candidate.skip_steps {
-                    let owner = shard::owner(&recv).filter(|r| shard.count > 1 && !shard.owns(*r));
+                    let owner = (shard.count > 1)
+                        .then(|| shard::owner(&recv))
+                        .flatten()
+                        .filter(|r| !shard.owns(*r));
                     if let Some(owner) = owner {
                         // Another shard records it (shard.rs): this one
                         // spends the steps its arguments would, and notes

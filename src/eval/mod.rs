@@ -232,6 +232,7 @@ impl<'c> Evaluator<'c> {
         }
     }
 
+    #[inline]
     fn write(&mut self, place: Place, value: Value) {
         if let Some(watch) = &mut self.watch {
             watch.note_write(place, self.base);

@@ -30,7 +30,11 @@ impl<'c> Evaluator<'c> {
             StmtKind::Program { name, options } => self.program(stmt.span, name, options)?,
             StmtKind::Let { pattern, value } => {
                 let v = self.operand(value)?;
-                self.bind_pattern(pattern, v)?;
+                match pattern {
+                    // Most `let`s name one variable: written in place.
+                    Pattern::Bind(place, _) => self.write(*place, v),
+                    _ => self.bind_pattern(pattern, v)?,
+                }
             }
             StmtKind::Assign {
                 place,
@@ -154,12 +158,7 @@ impl<'c> Evaluator<'c> {
         body: &mut dyn FnMut(&mut Evaluator<'c>) -> Res<bool>,
     ) -> Res<bool> {
         if i == loops.clauses.len() {
-            if let Some(filter) = &loops.filter {
-                if !self.cond(filter)? {
-                    return Ok(true);
-                }
-            }
-            return body(self);
+            return self.filtered_body(loops, body);
         }
         let clause = &loops.clauses[i];
         let iterable = self.expr(&clause.iter)?;
@@ -167,15 +166,11 @@ impl<'c> Evaluator<'c> {
         // map's keys; two walk a map's keys and values.
         let go_on = match (&iterable, &clause.patterns[..]) {
             (Value::Range(lo, hi), [Pattern::Bind(place, name)]) => {
-                // The common loop, one variable over a range: its entry in
-                // `loop_vars` is made once and rewritten each iteration.
                 let at = self.loop_vars.len();
-                let result = (*lo..*hi).try_for_each(|v| {
-                    self.bound_iteration(loops, i, at, (*place, name), || Value::Int(v), body)
-                });
+                let result = self.range_loop(loops, i, (*lo, *hi), (*place, name), body);
                 self.loop_vars.truncate(at);
                 self.loop_values_changed = true;
-                result
+                return result;
             }
             (Value::Range(lo, hi), [p]) => {
                 (*lo..*hi).try_for_each(|v| self.iteration(loops, i, p, Value::Int(v), body))
@@ -204,6 +199,73 @@ impl<'c> Evaluator<'c> {
             Err(Stop::Early) => Ok(false),
             Err(Stop::Failed(d)) => Err(d),
         }
+    }
+
+    /// `body`, where the loops' filter holds (true, as if it ran, where
+    /// it does not).
+    #[inline]
+    fn filtered_body(
+        &mut self,
+        loops: &'c Loops,
+        body: &mut dyn FnMut(&mut Evaluator<'c>) -> Res<bool>,
+    ) -> Res<bool> {
+        if let Some(filter) = &loops.filter {
+            if !self.cond(filter)? {
+                return Ok(true);
+            }
+        }
+        body(self)
+    }
+
+    /// Clause `i` of the common loop, one variable (`place`, `name`) over
+    /// the range `lo..hi`, run as `iteration` runs any clause but in one
+    /// frame: its entry in `loop_vars` is made once and rewritten each
+    /// iteration (the caller truncates `loop_vars` after the last), and
+    /// each iteration is a few tests before the clauses after it run,
+    /// where the general path's closures cost a loop of signals a
+    /// twentieth of its instructions. False where `body` stopped early.
+    fn range_loop(
+        &mut self,
+        loops: &'c Loops,
+        i: usize,
+        (lo, hi): (i64, i64),
+        (place, name): (Place, &Rc<str>),
+        body: &mut dyn FnMut(&mut Evaluator<'c>) -> Res<bool>,
+    ) -> Res<bool> {
+        let at = self.loop_vars.len();
+        let span = loops.clauses[i].iter.span;
+        let innermost = i + 1 == loops.clauses.len();
+        for v in lo..hi {
+            if !self.spend(1) {
+                // The message shows the loops around this one.
+                self.loop_vars.truncate(at);
+                return Err(self.too_long(span, "loop stopped here"));
+            }
+            if let Err(d) = self.within_memory(span) {
+                self.loop_vars.truncate(at);
+                return Err(d);
+            }
+            match self.loop_vars.get_mut(at) {
+                Some((_, value, frame)) => {
+                    (*value, *frame) = (Value::Int(v), super::operands::NO_FRAME)
+                }
+                None => {
+                    self.loop_vars
+                        .push((name.clone(), Value::Int(v), super::operands::NO_FRAME))
+                }
+            }
+            self.write(place, Value::Int(v));
+            self.loop_values_changed = true;
+            let go_on = if innermost {
+                self.filtered_body(loops, body)?
+            } else {
+                self.for_each(loops, i + 1, body)?
+            };
+            if !go_on {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// The error of a loop over `value`, which is no list, range or map.
