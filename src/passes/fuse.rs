@@ -279,7 +279,10 @@ impl Fusion {
         if self.channel_set {
             merge_channel_set(a, channels, &b.channel_ids);
         } else {
-            a.channel_ids.extend_from_slice(&b.channel_ids);
+            // One by one, as the refs above.
+            for &id in &b.channel_ids {
+                crate::ir::push_id(&mut a.channel_ids, id);
+            }
         }
         if !b.semaphore_ids().is_empty() {
             a.extra_mut().semaphore_ids.extend(b.semaphore_ids());
