@@ -124,12 +124,21 @@ enum BlockTable {
 }
 
 /// What block `tb` of `rank` has made so far.
+#[inline]
 fn block_ops(blocks: &mut [Vec<BlockOps>], rank: u32, tb: u32) -> &mut BlockOps {
     let blocks = &mut blocks[rank as usize];
     if blocks.len() <= tb as usize {
-        blocks.resize_with(tb as usize + 1, BlockOps::default);
+        grow_to(blocks, tb);
     }
     &mut blocks[tb as usize]
+}
+
+/// Makes `blocks` hold block `tb`: once per block, apart from the lookup
+/// every op makes.
+#[cold]
+#[inline(never)]
+fn grow_to<T: Default>(blocks: &mut Vec<T>, tb: u32) {
+    blocks.resize_with(tb as usize + 1, T::default);
 }
 
 impl Recorder {
@@ -292,10 +301,11 @@ impl Recorder {
         })
     }
 
+    #[inline]
     fn threadblock(&mut self, rank: u32, tb: u32) -> &mut ThreadBlock {
         let tbs = &mut self.plan.ranks[rank as usize].threadblocks;
         if tbs.len() <= tb as usize {
-            tbs.resize_with(tb as usize + 1, ThreadBlock::default);
+            grow_to(tbs, tb);
         }
         &mut tbs[tb as usize]
     }
