@@ -30,11 +30,7 @@ impl<'c> Evaluator<'c> {
             StmtKind::Program { name, options } => self.program(stmt.span, name, options)?,
             StmtKind::Let { pattern, value } => {
                 let v = self.operand(value)?;
-                match pattern {
-                    // Most `let`s name one variable: written in place.
-                    Pattern::Bind(place, _) => self.write(*place, v),
-                    _ => self.bind_pattern(pattern, v)?,
-                }
+                self.bind_pattern(pattern, v)?;
             }
             StmtKind::Assign {
                 place,
@@ -99,35 +95,44 @@ impl<'c> Evaluator<'c> {
         Ok(Flow::Next)
     }
 
+    /// Binds `value` to `pattern`: most often one name, written in place.
+    /// (Inlined always: `bind_tuple` calls it back, and the compiler then
+    /// leaves the call of a mere hint in place, 26 instructions a `let`.)
+    #[inline(always)]
     pub(super) fn bind_pattern(&mut self, pattern: &Pattern, value: Value) -> Res<()> {
         match pattern {
             Pattern::Bind(place, _) => self.write(*place, value),
             Pattern::Wildcard => {}
-            Pattern::Tuple(items, span) => {
-                let Some(vals) = value.tuple_items() else {
-                    return Err(self.error(
-                        Code::TypeMismatch,
-                        *span,
-                        format!("cannot unpack `{value}` into a tuple pattern"),
-                        "not a tuple",
-                    ));
-                };
-                if vals.len() != items.len() {
-                    return Err(self.error(
-                        Code::TypeMismatch,
-                        *span,
-                        format!(
-                            "tuple of {} values unpacked into {} names",
-                            vals.len(),
-                            items.len()
-                        ),
-                        "wrong number of names",
-                    ));
-                }
-                for (p, v) in items.iter().zip(vals.iter()) {
-                    self.bind_pattern(p, v.clone())?;
-                }
-            }
+            Pattern::Tuple(items, span) => return self.bind_tuple(items, *span, value),
+        }
+        Ok(())
+    }
+
+    /// Binds `value`, which must be a tuple of as many values, to the
+    /// tuple pattern of `items` at `span`.
+    fn bind_tuple(&mut self, items: &[Pattern], span: Span, value: Value) -> Res<()> {
+        let Some(vals) = value.tuple_items() else {
+            return Err(self.error(
+                Code::TypeMismatch,
+                span,
+                format!("cannot unpack `{value}` into a tuple pattern"),
+                "not a tuple",
+            ));
+        };
+        if vals.len() != items.len() {
+            return Err(self.error(
+                Code::TypeMismatch,
+                span,
+                format!(
+                    "tuple of {} values unpacked into {} names",
+                    vals.len(),
+                    items.len()
+                ),
+                "wrong number of names",
+            ));
+        }
+        for (p, v) in items.iter().zip(vals.iter()) {
+            self.bind_pattern(p, v.clone())?;
         }
         Ok(())
     }
@@ -222,8 +227,8 @@ impl<'c> Evaluator<'c> {
     /// frame: its entry in `loop_vars` is made once and rewritten each
     /// iteration (the caller truncates `loop_vars` after the last), and
     /// each iteration is a few tests before the clauses after it run,
-    /// where the general path's closures cost a loop of signals a
-    /// twentieth of its instructions. False where `body` stopped early.
+    /// where the general path's closures cost a twentieth of an
+    /// iteration's instructions. False where `body` stopped early.
     fn range_loop(
         &mut self,
         loops: &'c Loops,
@@ -236,25 +241,8 @@ impl<'c> Evaluator<'c> {
         let span = loops.clauses[i].iter.span;
         let innermost = i + 1 == loops.clauses.len();
         for v in lo..hi {
-            if !self.spend(1) {
-                // The message shows the loops around this one.
-                self.loop_vars.truncate(at);
-                return Err(self.too_long(span, "loop stopped here"));
-            }
-            if let Err(d) = self.within_memory(span) {
-                self.loop_vars.truncate(at);
-                return Err(d);
-            }
-            match self.loop_vars.get_mut(at) {
-                Some((_, value, frame)) => {
-                    (*value, *frame) = (Value::Int(v), super::operands::NO_FRAME)
-                }
-                None => {
-                    self.loop_vars
-                        .push((name.clone(), Value::Int(v), super::operands::NO_FRAME))
-                }
-            }
-            self.write(place, Value::Int(v));
+            self.next_iteration(span, at)?;
+            self.set_loop_var(at, (place, name), || Value::Int(v));
             self.loop_values_changed = true;
             let go_on = if innermost {
                 self.filtered_body(loops, body)?
@@ -313,14 +301,42 @@ impl<'c> Evaluator<'c> {
         body: &mut dyn FnMut(&mut Evaluator<'c>) -> Res<bool>,
     ) -> Result<(), Stop> {
         self.step(loops, i, at, body, |ev| {
-            let fresh = (value(), super::operands::NO_FRAME);
-            match ev.loop_vars.get_mut(at) {
-                Some((_, value, frame)) => (*value, *frame) = fresh,
-                None => ev.loop_vars.push((name.clone(), fresh.0, fresh.1)),
-            }
-            ev.write(place, value());
+            ev.set_loop_var(at, (place, name), value);
             Ok(())
         })
+    }
+
+    /// Gives the loop variable (`place`, `name`) the value `value` makes
+    /// (twice: for the variable, and for its entry in `loop_vars`, at
+    /// `at`, which the first iteration makes and the next rewrite).
+    /// Inlined always, as `next_iteration`: a loop iteration spends 15
+    /// instructions more where the compiler calls them.
+    #[inline(always)]
+    fn set_loop_var(
+        &mut self,
+        at: usize,
+        (place, name): (Place, &Rc<str>),
+        value: impl Fn() -> Value,
+    ) {
+        let fresh = (value(), super::operands::NO_FRAME);
+        match self.loop_vars.get_mut(at) {
+            Some((_, value, frame)) => (*value, *frame) = fresh,
+            None => self.loop_vars.push((name.clone(), fresh.0, fresh.1)),
+        }
+        self.write(place, value());
+    }
+
+    /// Takes an iteration of the clause whose iterable is at `span` from
+    /// the budget, within the memory; where either is spent, `loop_vars`
+    /// goes back to the `outer` loops', those the message shows.
+    #[inline(always)]
+    fn next_iteration(&mut self, span: Span, outer: usize) -> Res<()> {
+        if !self.spend(1) {
+            self.loop_vars.truncate(outer);
+            return Err(self.too_long(span, "loop stopped here"));
+        }
+        self.within_memory(span)
+            .inspect_err(|_| self.loop_vars.truncate(outer))
     }
 
     /// One iteration of clause `i`, once the budget allows it: `enter`
@@ -335,17 +351,8 @@ impl<'c> Evaluator<'c> {
         body: &mut dyn FnMut(&mut Evaluator<'c>) -> Res<bool>,
         enter: impl FnOnce(&mut Evaluator<'c>) -> Res<()>,
     ) -> Result<(), Stop> {
-        let clause = &loops.clauses[i];
-        if !self.spend(1) {
-            self.loop_vars.truncate(outer);
-            return Err(Stop::Failed(
-                self.too_long(clause.iter.span, "loop stopped here"),
-            ));
-        }
-        if let Err(d) = self.within_memory(clause.iter.span) {
-            self.loop_vars.truncate(outer);
-            return Err(Stop::Failed(d));
-        }
+        self.next_iteration(loops.clauses[i].iter.span, outer)
+            .map_err(Stop::Failed)?;
         let result = enter(self).and_then(|()| {
             self.loop_values_changed = true;
             self.for_each(loops, i + 1, body)
