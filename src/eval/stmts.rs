@@ -172,7 +172,7 @@ impl<'c> Evaluator<'c> {
         let go_on = match (&iterable, &clause.patterns[..]) {
             (Value::Range(lo, hi), [Pattern::Bind(place, name)]) => {
                 let at = self.loop_vars.len();
-                let result = self.range_loop(loops, i, (*lo, *hi), (*place, name), body);
+                let result = self.range_loop(loops, i, at, (*lo, *hi), (*place, name), body);
                 self.loop_vars.truncate(at);
                 self.loop_values_changed = true;
                 return result;
@@ -224,8 +224,9 @@ impl<'c> Evaluator<'c> {
 
     /// Clause `i` of the common loop, one variable (`place`, `name`) over
     /// the range `lo..hi`, run as `iteration` runs any clause but in one
-    /// frame: its entry in `loop_vars` is made once and rewritten each
-    /// iteration (the caller truncates `loop_vars` after the last), and
+    /// frame: its entry in `loop_vars`, at `at`, is made once and
+    /// rewritten each iteration (the caller truncates `loop_vars` to `at`
+    /// after the last), and
     /// each iteration is a few tests before the clauses after it run,
     /// where the general path's closures cost a twentieth of an
     /// iteration's instructions. False where `body` stopped early.
@@ -233,11 +234,11 @@ impl<'c> Evaluator<'c> {
         &mut self,
         loops: &'c Loops,
         i: usize,
+        at: usize,
         (lo, hi): (i64, i64),
         (place, name): (Place, &Rc<str>),
         body: &mut dyn FnMut(&mut Evaluator<'c>) -> Res<bool>,
     ) -> Res<bool> {
-        let at = self.loop_vars.len();
         let span = loops.clauses[i].iter.span;
         let innermost = i + 1 == loops.clauses.len();
         for v in lo..hi {
