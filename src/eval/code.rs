@@ -80,6 +80,10 @@ pub enum StmtKind {
         /// The statement's number among the program's `for`s, for what the
         /// shards learn of it (`shard.rs`).
         id: u32,
+        /// Whether the body is one method call whose arguments no
+        /// iteration changes (`inert.rs`): bound at the first iteration
+        /// that makes the call, and read again by the others.
+        bound_once: bool,
     },
     If {
         cond: Expr,

@@ -161,49 +161,7 @@ impl<'c> Evaluator<'c> {
                 calls::call_builtin(self, e.span, call, None)
             }
             ExprKind::Method(target, method, candidates) => {
-                let recv = match &target.kind {
-                    ExprKind::Index(map, key) => match self.pair_entry(map, key) {
-                        Some(v) => v.clone(),
-                        None => self.expr(target)?,
-                    },
-                    _ => self.expr(target)?,
-                };
-                let kind = calls::receiver_of(&recv);
-                let Some(candidate) = candidates.iter().find(|c| Some(c.receiver) == kind) else {
-                    return Err(self.error(
-                        Code::NoSuchMember,
-                        method.span,
-                        format!("`{recv}` has no method `{}`", method.name),
-                        "no such method",
-                    ));
-                };
-                let shard = self.shard;
-                if let Some(steps) = candidate.skip_steps {
-                    let owner = (shard.count > 1)
-                        .then(|| shard::owner(&recv))
-                        .flatten()
-                        .filter(|r| !shard.owns(*r));
-                    if let Some(owner) = owner {
-                        // Another shard records it (shard.rs): this one
-                        // spends the steps its arguments would, and notes
-                        // the rank it would touch.
-                        if let Some(rec) = self.recorder.as_mut() {
-                            rec.touch(owner);
-                        }
-                        if !self.spend(steps) {
-                            return Err(self.too_long(e.span, "stopped at this call"));
-                        }
-                        return Ok(Value::Unit);
-                    }
-                }
-                let args = candidate.args.as_ref().map_err(|d| d.clone())?;
-                let bound = self.bind(e.span, candidate.sig.builtin, args);
-                let Ok(call) = &bound else {
-                    return bound.map(|_| Value::Unit);
-                };
-                let value = calls::call_builtin(self, e.span, call, Some(recv))?;
-                self.within_op_budget(e.span)?;
-                Ok(value)
+                self.method(e, (target, method, candidates), None)
             }
             ExprKind::Field(target, field, name) => {
                 let v = self.expr(target)?;
@@ -288,6 +246,80 @@ impl<'c> Evaluator<'c> {
                 Ok(Value::Map(Rc::new(m.finish())))
             }
         }
+    }
+
+    /// The method call `e`, of `method` on `target`, its signature the
+    /// one among `candidates` for the receiver's kind. `bound` holds the
+    /// call's arguments where a loop binds them once (`bound_once`): bound
+    /// into it at the first call, read there by the next.
+    #[inline(always)]
+    pub(super) fn method(
+        &mut self,
+        e: &'c Expr,
+        (target, method, candidates): (&'c Expr, &ast::Ident, &'c [MethodCandidate]),
+        bound: Option<&mut BoundCall>,
+    ) -> Res<Value> {
+        let recv = match &target.kind {
+            ExprKind::Index(map, key) => match self.pair_entry(map, key) {
+                Some(v) => v.clone(),
+                None => self.expr(target)?,
+            },
+            _ => self.expr(target)?,
+        };
+        let kind = calls::receiver_of(&recv);
+        let mut picked = candidates.iter().enumerate();
+        let Some((which, candidate)) = picked.find(|(_, c)| Some(c.receiver) == kind) else {
+            return Err(self.error(
+                Code::NoSuchMember,
+                method.span,
+                format!("`{recv}` has no method `{}`", method.name),
+                "no such method",
+            ));
+        };
+        let shard = self.shard;
+        if let Some(steps) = candidate.skip_steps {
+            let owner = (shard.count > 1)
+                .then(|| shard::owner(&recv))
+                .flatten()
+                .filter(|r| !shard.owns(*r));
+            if let Some(owner) = owner {
+                // Another shard records it (shard.rs): this one
+                // spends the steps its arguments would, and notes
+                // the rank it would touch.
+                if let Some(rec) = self.recorder.as_mut() {
+                    rec.touch(owner);
+                }
+                if !self.spend(steps) {
+                    return Err(self.too_long(e.span, "stopped at this call"));
+                }
+                return Ok(Value::Unit);
+            }
+        }
+        let args = candidate.args.as_ref().map_err(|d| d.clone())?;
+        let value = match bound {
+            Some(bound) => {
+                let call = match bound {
+                    Some((was, call)) if *was == which => call,
+                    _ => {
+                        &bound
+                            .insert((which, self.bind(e.span, candidate.sig.builtin, args)?))
+                            .1
+                    }
+                };
+                calls::call_builtin(self, e.span, call, Some(recv))?
+            }
+            None => {
+                // Read where it was bound: a call's record is a few
+                // hundred bytes, and `?` would copy it.
+                let bound = self.bind(e.span, candidate.sig.builtin, args);
+                let Ok(call) = &bound else {
+                    return bound.map(|_| Value::Unit);
+                };
+                calls::call_builtin(self, e.span, call, Some(recv))?
+            }
+        };
+        self.within_op_budget(e.span)?;
+        Ok(value)
     }
 
     /// The values of a list literal's items, in one allocation.
@@ -400,6 +432,10 @@ impl<'c> Evaluator<'c> {
         })
     }
 }
+
+/// A method call's arguments bound once for a loop's iterations
+/// (`StmtKind::For::bound_once`), with the candidate they were bound for.
+pub(super) type BoundCall = Option<(usize, Call)>;
 
 /// A list literal's values, before they are a list.
 type ListItems = smallvec::SmallVec<[Value; 8]>;

@@ -69,7 +69,7 @@ pub fn lower(stmts: &[ast::Stmt], imported: &[Rc<ast::FnDef>], checked: &Checked
         functions,
         for_statements: l.for_statements,
     };
-    super::shard::mark_skippable(&mut code, checked);
+    super::inert::mark(&mut code, checked);
     Ok(code)
 }
 
@@ -206,6 +206,7 @@ impl Lowerer {
                     loops: l.loops(loops)?,
                     body: l.block(body)?,
                     id: l.for_statements - 1,
+                    bound_once: false,
                 })
             })?,
             S::If {

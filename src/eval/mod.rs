@@ -12,6 +12,7 @@ mod calls;
 pub use calls::constant;
 mod code;
 mod exprs;
+mod inert;
 mod limits;
 mod lower;
 use limits::MAX_CALL_DEPTH;

@@ -3,7 +3,7 @@
 //! `r % count`. Every thread runs the whole program, values and channels
 //! alike, so that each sees every value the program makes; what a thread
 //! skips is what only records on a rank of another shard: a call whose
-//! receiver is such a rank ([`Inertness`]), and a whole iteration, for
+//! receiver is such a rank (its arguments inert: `inert.rs`), and a whole iteration, for
 //! another shard's rank, of a loop over ranks ([`RankLoop`]). In an
 //! all-pairs AllReduce at 128 ranks, two threads evaluate in 82 ms what one
 //! does in 145.
@@ -20,11 +20,8 @@
 use super::code::*;
 use super::value::Value;
 use super::{Evaluator, Flow, Limits, Res, Stop};
-use crate::check::Checked;
 use crate::diag::{Code, Diagnostic, Span};
 use crate::ir::Plan;
-use crate::syntax::ast::BinOp;
-use crate::vocab::{Builtin, Receiver, Signature, Type};
 
 /// One share of the ranks: those `r` with `r % count == index`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,27 +106,6 @@ impl Watch {
     }
 }
 
-/// Marks every method call of `code` that a shard may skip
-/// (`MethodCandidate::skip_steps`).
-pub fn mark_skippable(code: &mut Resolved, checked: &Checked) {
-    // A function's calls are inert when its body is: known before any
-    // call of it is looked at.
-    let bodies = Inertness {
-        checked,
-        calls: Vec::new(),
-    };
-    let calls = code
-        .functions
-        .iter()
-        .map(|f| bodies.call_steps(f))
-        .collect();
-    let inertness = Inertness { checked, calls };
-    inertness.mark_all(&mut code.main);
-    for f in &mut code.functions {
-        inertness.mark_all(&mut f.body);
-    }
-}
-
 /// The rank a skippable call records its ops on: that of its receiver.
 pub fn owner(receiver: &Value) -> Option<u32> {
     match receiver {
@@ -137,230 +113,6 @@ pub fn owner(receiver: &Value) -> Option<u32> {
         Value::MemoryChannel(c) | Value::PortChannel(c) => Some(c.src),
         Value::Semaphore { rank, .. } => Some(*rank),
         _ => None,
-    }
-}
-
-/// What makes an expression inert: evaluating it does nothing but give
-/// its value or fail. It records nothing, makes no channel, scratch or
-/// semaphore, assigns no global, and spends a number of steps known
-/// before it runs: no loop, no operator that copies or scans a list or a
-/// string (the checker says which `+`, `==` and `!=` do not), and only
-/// calls of functions that are inert themselves and call none (a step
-/// each). A shard that skips a call spends the steps of its arguments, so
-/// that every shard spends the steps one thread does, and meets the step
-/// limit where it does.
-struct Inertness<'a> {
-    checked: &'a Checked,
-    /// By function: the steps a call of it spends besides its arguments',
-    /// `None` when a call of it is not inert.
-    calls: Vec<Option<u64>>,
-}
-
-impl Inertness<'_> {
-    /// The steps `e` spends, `None` if it is not inert.
-    fn steps(&self, e: &Expr) -> Option<u64> {
-        let both = |a, b| Some(self.steps(a)? + self.steps(b)?);
-        match &e.kind {
-            ExprKind::Const(_) | ExprKind::Read(_) => Some(0),
-            ExprKind::Unary(_, a) | ExprKind::Field(a, ..) => self.steps(a),
-            ExprKind::Binary(op, a, b) => {
-                let cheap = match op {
-                    BinOp::Add | BinOp::Eq | BinOp::Ne => {
-                        self.checked.cheap_operators.contains(&e.span)
-                    }
-                    BinOp::In => false,
-                    _ => true,
-                };
-                both(a, b).filter(|_| cheap)
-            }
-            ExprKind::Range(a, b) | ExprKind::Index(a, b) => both(a, b),
-            ExprKind::Tuple(items) | ExprKind::List(items) => self.sum(items.iter()),
-            ExprKind::Map(entries) => self.sum(entries.iter().flat_map(|(k, v)| [k, v])),
-            ExprKind::If(c, a, b) => {
-                // Either way, the same steps.
-                let (a, b) = (self.steps(a)?, self.steps(b)?);
-                Some(self.steps(c)? + a).filter(|_| a == b)
-            }
-            ExprKind::Builtin(sig, args) => {
-                let gives_a_value = matches!(
-                    sig.builtin,
-                    Builtin::Rank | Builtin::Len | Builtin::Min | Builtin::Max | Builtin::TbGroup
-                );
-                self.args(args).filter(|_| gives_a_value)
-            }
-            ExprKind::Call(f, args) => {
-                let given = args.iter().filter_map(|a| match a {
-                    UserArg::Given(e) => Some(e),
-                    UserArg::Default => None,
-                });
-                Some(self.calls.get(*f as usize).copied().flatten()? + self.sum(given)?)
-            }
-            ExprKind::Method(..) | ExprKind::ListComp(..) | ExprKind::MapComp(..) => None,
-        }
-    }
-
-    fn sum<'e>(&self, exprs: impl Iterator<Item = &'e Expr>) -> Option<u64> {
-        exprs.map(|e| self.steps(e)).sum()
-    }
-
-    fn args(&self, args: &[BuiltinArg]) -> Option<u64> {
-        self.sum(args.iter().filter_map(|a| match a {
-            BuiltinArg::Given(e) => Some(e),
-            BuiltinArg::Default(_) => None,
-        }))
-    }
-
-    /// The steps a call of `f` spends besides its arguments', if it is
-    /// inert: one (the call), where its body and defaults are inert and
-    /// call nothing (whichever way its `if`s go, it spends that one).
-    fn call_steps(&self, f: &Function) -> Option<u64> {
-        let defaults = f
-            .defaults
-            .iter()
-            .flatten()
-            .all(|d| self.steps(d) == Some(0));
-        (defaults && self.straight(&f.body)).then_some(1)
-    }
-
-    /// Whether `stmts` are inert and call nothing: `let`, assignments of
-    /// locals, `if`, `return` and expressions.
-    fn straight(&self, stmts: &[Stmt]) -> bool {
-        let free = |e: &Expr| self.steps(e) == Some(0);
-        stmts.iter().all(|s| match &s.kind {
-            StmtKind::Let { value, .. } => free(value),
-            StmtKind::Assign { place, value, .. } => {
-                matches!(place, Place::Local(_)) && free(value)
-            }
-            StmtKind::If {
-                cond,
-                then,
-                otherwise,
-            } => free(cond) && self.straight(then) && self.straight(otherwise),
-            StmtKind::Return(value) => value.as_ref().is_none_or(free),
-            StmtKind::Expr(e) => free(e),
-            StmtKind::Param { .. }
-            | StmtKind::Program { .. }
-            | StmtKind::For { .. }
-            | StmtKind::Pipeline { .. } => false,
-        })
-    }
-
-    /// The steps a skipped call of `sig` with `args` spends, if a shard
-    /// that does not own the receiver's rank may skip it: a method of a
-    /// rank, a memory or port channel or a semaphore (each records ops on
-    /// that one rank only, and gives nothing back) whose arguments are
-    /// inert. Switch channels are left out: a switch op's checks read what
-    /// earlier ops on other ranks recorded.
-    fn skip_steps(&self, sig: &Signature, args: &[BuiltinArg]) -> Option<u64> {
-        let on_one_rank = matches!(
-            sig.receiver,
-            Receiver::Rank | Receiver::MemoryChannel | Receiver::PortChannel | Receiver::Semaphore
-        );
-        self.args(args)
-            .filter(|_| on_one_rank && sig.ret == Type::Unit)
-    }
-
-    fn mark_all(&self, stmts: &mut [Stmt]) {
-        for s in stmts {
-            match &mut s.kind {
-                StmtKind::Param { default: e, .. }
-                | StmtKind::Let { value: e, .. }
-                | StmtKind::Assign { value: e, .. }
-                | StmtKind::Return(Some(e))
-                | StmtKind::Expr(e) => self.mark(e),
-                StmtKind::Return(None) => {}
-                StmtKind::Program { name, options } => {
-                    self.mark(name);
-                    options.iter_mut().for_each(|(_, e)| self.mark(e));
-                }
-                StmtKind::For { loops, body, .. } => {
-                    self.mark_loops(loops);
-                    self.mark_all(body);
-                }
-                StmtKind::If {
-                    cond,
-                    then,
-                    otherwise,
-                } => {
-                    self.mark(cond);
-                    self.mark_all(then);
-                    self.mark_all(otherwise);
-                }
-                StmtKind::Pipeline {
-                    unit_size,
-                    num_chunks,
-                    body,
-                } => {
-                    self.mark(unit_size);
-                    self.mark(num_chunks);
-                    self.mark_all(body);
-                }
-            }
-        }
-    }
-
-    fn mark_loops(&self, loops: &mut Loops) {
-        for clause in &mut loops.clauses {
-            self.mark(&mut clause.iter);
-        }
-        if let Some(filter) = &mut loops.filter {
-            self.mark(filter);
-        }
-    }
-
-    fn mark(&self, e: &mut Expr) {
-        match &mut e.kind {
-            ExprKind::Const(_) | ExprKind::Read(_) => {}
-            ExprKind::Unary(_, a) | ExprKind::Field(a, ..) => self.mark(a),
-            ExprKind::Binary(_, a, b) | ExprKind::Range(a, b) | ExprKind::Index(a, b) => {
-                self.mark(a);
-                self.mark(b);
-            }
-            ExprKind::If(c, a, b) => {
-                self.mark(c);
-                self.mark(a);
-                self.mark(b);
-            }
-            ExprKind::Tuple(items) | ExprKind::List(items) => {
-                items.iter_mut().for_each(|e| self.mark(e))
-            }
-            ExprKind::Map(entries) => entries.iter_mut().for_each(|(k, v)| {
-                self.mark(k);
-                self.mark(v);
-            }),
-            ExprKind::ListComp(item, loops) => {
-                self.mark(item);
-                self.mark_loops(loops);
-            }
-            ExprKind::MapComp(k, v, loops) => {
-                self.mark(k);
-                self.mark(v);
-                self.mark_loops(loops);
-            }
-            ExprKind::Call(_, args) => args.iter_mut().for_each(|a| {
-                if let UserArg::Given(e) = a {
-                    self.mark(e);
-                }
-            }),
-            ExprKind::Builtin(_, args) => self.mark_args(args),
-            ExprKind::Method(receiver, _, candidates) => {
-                self.mark(receiver);
-                for c in candidates {
-                    if let Ok(args) = &mut c.args {
-                        c.skip_steps = self.skip_steps(&c.sig, args);
-                        self.mark_args(args);
-                    }
-                }
-            }
-        }
-    }
-
-    fn mark_args(&self, args: &mut [BuiltinArg]) {
-        for a in args {
-            if let BuiltinArg::Given(e) = a {
-                self.mark(e);
-            }
-        }
     }
 }
 
@@ -413,6 +165,7 @@ impl<'c> Evaluator<'c> {
         id: u32,
         loops: &'c Loops,
         body: &'c [Stmt],
+        bound_once: bool,
     ) -> Res<Option<Flow>> {
         let learnt = self.rank_loops[id as usize];
         let ranks = match &self.recorder {
@@ -438,6 +191,7 @@ impl<'c> Evaluator<'c> {
             other => return Err(self.not_iterable(&other, clause.iter.span)),
         };
         let (mut learnt, mut probed, mut flow) = (learnt, 0, Flow::Next);
+        let mut bound = None;
         // The variable's entry in `loop_vars`, rewritten by each iteration
         // (`bound_iteration`), and gone once the loop ends or fails.
         let at = self.loop_vars.len();
@@ -476,7 +230,9 @@ impl<'c> Evaluator<'c> {
                 let variable = (Place::Local(*first_slot), name);
                 let result =
                     self.bound_iteration(loops, 0, at, variable, || value.clone(), &mut |ev| {
-                        if let Flow::Return(v) = ev.block(body)? {
+                        if let Flow::Return(v) =
+                            ev.loop_body(body, bound_once.then_some(&mut bound))?
+                        {
                             flow = Flow::Return(v);
                             returned = true;
                             return Ok(false);

@@ -2,6 +2,7 @@
 //! `if`, `return`, loops (each iteration a step of the budget) and
 //! pipelines.
 
+use super::exprs::BoundCall;
 use super::*;
 
 impl<'c> Evaluator<'c> {
@@ -51,9 +52,17 @@ impl<'c> Evaluator<'c> {
                 }
                 self.write(*place, v);
             }
-            StmtKind::For { loops, body, id } => {
-                if let Some(flow) = self.rank_loop(*id, loops, body)? {
+            StmtKind::For {
+                loops,
+                body,
+                id,
+                bound_once,
+            } => {
+                if let Some(flow) = self.rank_loop(*id, loops, body, *bound_once)? {
                     return Ok(flow);
+                }
+                if *bound_once {
+                    return self.loop_bound_once(loops, body);
                 }
                 let mut flow = Flow::Next;
                 self.for_each(loops, 0, &mut |ev| {
@@ -93,6 +102,41 @@ impl<'c> Evaluator<'c> {
             }
         }
         Ok(Flow::Next)
+    }
+
+    /// The loop of `loops` over `body`, one method call whose arguments
+    /// it binds once (`bound_once`).
+    fn loop_bound_once(&mut self, loops: &'c Loops, body: &'c [Stmt]) -> Res<Flow> {
+        let mut bound = None;
+        self.for_each(loops, 0, &mut |ev| {
+            ev.loop_body(body, Some(&mut bound))?;
+            Ok(true)
+        })?;
+        Ok(Flow::Next)
+    }
+
+    /// A loop's body, run once: where the loop binds its one call's
+    /// arguments once (`bound_once`), that call, its arguments in `bound`.
+    #[inline(always)]
+    pub(super) fn loop_body(
+        &mut self,
+        body: &'c [Stmt],
+        bound: Option<&mut BoundCall>,
+    ) -> Res<Flow> {
+        if let (
+            Some(bound),
+            [Stmt {
+                kind: StmtKind::Expr(e),
+                ..
+            }],
+        ) = (bound, body)
+        {
+            if let ExprKind::Method(target, method, candidates) = &e.kind {
+                self.method(e, (target, method, candidates), Some(bound))?;
+                return Ok(Flow::Next);
+            }
+        }
+        self.block(body)
     }
 
     /// Binds `value` to `pattern`: most often one name, written in place.
