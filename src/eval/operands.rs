@@ -290,7 +290,7 @@ impl Evaluator<'_> {
     /// where the two fuse (most ops of a loop over peers), with no loop
     /// values made for it (it keeps that op's), else added with them.
     pub(super) fn record_op(&mut self, rank: u32, tb: u32, op: Op) {
-        if let Some(op) = self.rec_no_frame().fuse_op(rank, tb, op) {
+        if !self.rec_no_frame().fuse_op(rank, tb, &op) {
             self.rec().add_op(rank, tb, op);
         }
     }

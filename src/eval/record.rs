@@ -484,17 +484,16 @@ impl Recorder {
 
     /// Records `op` on block `tb` of `rank` by fusing it into the op
     /// before it, as `add_op` would (the op then keeps no loop values of
-    /// its own); gives it back where it would not fuse so, and nothing is
-    /// recorded.
-    pub fn fuse_op(&mut self, rank: u32, tb: u32, op: Op) -> Option<Op> {
+    /// its own); whether it did (where not, nothing is recorded).
+    pub fn fuse_op(&mut self, rank: u32, tb: u32, op: &Op) -> bool {
         let Some(block) = self.fusing_block(rank, tb) else {
-            return Some(op);
+            return false;
         };
-        let unfused = block.fuse_into_last(op);
-        if unfused.is_none() {
+        let fused = block.fuse_into_last(op);
+        if fused {
             self.count_op(rank);
         }
-        unfused
+        fused
     }
 
     /// The ops of block `tb` of `rank`, where `add_op` would fuse an op

@@ -51,10 +51,10 @@ impl Fuser {
     /// Adds the block's next op; whether it stands in the block as itself
     /// (false: it fused into the op before, or was dropped, and its span and
     /// loop values with it).
-    pub fn push(&mut self, op: Op) -> bool {
-        let Some(mut op) = self.fuse_into_last(op) else {
+    pub fn push(&mut self, mut op: Op) -> bool {
+        if self.fuse_into_last(&op) {
             return false;
-        };
+        }
         if let Some(prev) = self.out.last_mut() {
             match settle_seam(prev, &mut op) {
                 Seam::Both => {}
@@ -76,21 +76,22 @@ impl Fuser {
         true
     }
 
-    /// Fuses `op` into the block's last op, where the two fuse; gives it
-    /// back where they do not.
-    pub fn fuse_into_last(&mut self, op: Op) -> Option<Op> {
+    /// Fuses `op` into the block's last op, where the two fuse (taken by
+    /// reference: an op is a few hundred bytes, and the two moves of one
+    /// in and out cost more than reading it); whether they did.
+    pub fn fuse_into_last(&mut self, op: &Op) -> bool {
         let Some(prev) = self.out.last_mut() else {
-            return Some(op);
+            return false;
         };
-        if let Some(fused) = fuse_group(prev, &op) {
+        if let Some(fused) = fuse_group(prev, op) {
             *prev = fused;
-        } else if let Some(fusion) = plan_fusion(prev, self.channels.as_ref(), &op) {
+        } else if let Some(fusion) = plan_fusion(prev, self.channels.as_ref(), op) {
             fusion.apply(prev, op, &mut self.channels);
         } else {
-            return Some(op);
+            return false;
         }
         prev.fused = true;
-        None
+        true
     }
 
     /// Fuses a signal, wait or flush (`name`) of the block's channel `id`
@@ -269,7 +270,7 @@ impl Fusion {
 
     /// Merges `b` into `a`; `channels` is the reference's set of `a`'s
     /// channels where `a` is itself fused.
-    fn apply(&self, a: &mut Op, b: Op, channels: &mut Option<FusedSet>) {
+    fn apply(&self, a: &mut Op, b: &Op, channels: &mut Option<FusedSet>) {
         a.name = self.name;
         self.src.apply(&mut a.src, &b.src);
         self.dst.apply(&mut a.dst, &b.dst);
