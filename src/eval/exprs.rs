@@ -466,16 +466,28 @@ impl args::Arguments for CallArgs<'_, '_> {
             Some(BuiltinArg::Given(e)) => match (self.ev.leaf(e), &e.kind) {
                 (Some(v), _) => (v, e.span),
                 // A list literal (`[rank(peer).input[i]]`) given to a list
-                // parameter: bound from its items, no list allocated.
+                // parameter: bound from its items, no list allocated; one
+                // item, the most common (a reduce's peer chunk), from its
+                // value alone.
                 (None, ExprKind::List(items)) if T::LIST => {
-                    let values = self.ev.list_items(items)?;
-                    if let Some(value) = T::from_items(&values) {
+                    let (one, many);
+                    let values: &[Value] = match &items[..] {
+                        [item] => {
+                            one = self.ev.operand(item)?;
+                            std::slice::from_ref(&one)
+                        }
+                        _ => {
+                            many = self.ev.list_items(items)?;
+                            &many
+                        }
+                    };
+                    if let Some(value) = T::from_items(values) {
                         return Ok(args::Arg {
                             value,
                             span: e.span,
                         });
                     }
-                    evaluated = Value::List(shared(values));
+                    evaluated = Value::List(values.into());
                     (&evaluated, e.span)
                 }
                 (None, _) => {

@@ -57,11 +57,16 @@ fn an_int_past_the_largest_message_size_is_an_overflow() {
 }
 
 /// A builtin that counts in 64 bits refuses an int past i64::MAX, in a
-/// list written in the call as in one held in a variable.
+/// list written in the call (of one item or more) as in one held in a
+/// variable.
 #[test]
 fn an_int_past_i64_in_a_builtin_list_is_too_large() {
     expect(
         &with_header("let g = tb_group(@[0, 18446744073709551615])"),
+        Code::OutOfRange,
+    );
+    expect(
+        &with_header("let g = tb_group(@[18446744073709551615])"),
         Code::OutOfRange,
     );
     expect(
