@@ -3,10 +3,10 @@
 //! `r % count`. Every thread runs the whole program, values and channels
 //! alike, so that each sees every value the program makes; what a thread
 //! skips is what only records on a rank of another shard: a call whose
-//! receiver is such a rank (its arguments inert: `inert.rs`), and a whole iteration, for
-//! another shard's rank, of a loop over ranks ([`RankLoop`]). In an
-//! all-pairs AllReduce at 128 ranks, two threads evaluate in 82 ms what one
-//! does in 145.
+//! receiver is such a rank (its arguments inert: `inert.rs`), and a
+//! whole iteration, for another shard's rank, of a loop over ranks
+//! ([`RankLoop`]). In an all-pairs AllReduce at 128 ranks, two threads
+//! evaluate in 82 ms what one does in 145.
 //!
 //! The plan is the one a single thread makes, exactly: each rank's ops,
 //! channels and tables come from the thread that owns it, which made them
