@@ -1,8 +1,9 @@
 //! What a loop's body sees: each iteration's values. A loop whose body is
 //! one method call binds that call's arguments once where no iteration
-//! can change them (src/eval/inert.rs, `binds_once`); these programs are
-//! the ones where an iteration does change them, and the plan must show
-//! every iteration's values, on one thread as on several.
+//! can change them (src/eval/inert.rs, `binds_once`). These programs
+//! change them as an iteration may (through the loop variable, or a
+//! global the loop's filter assigns), or leave them alone, and the plan
+//! must show every iteration's values, on one thread as on several.
 
 use msclc::driver::{self, Limits};
 use serde_json::Value;
