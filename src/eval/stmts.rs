@@ -270,10 +270,10 @@ impl<'c> Evaluator<'c> {
     /// the range `lo..hi`, run as `iteration` runs any clause but in one
     /// frame: its entry in `loop_vars`, at `at`, is made once and
     /// rewritten each iteration (the caller truncates `loop_vars` to `at`
-    /// after the last), and
-    /// each iteration is a few tests before the clauses after it run,
-    /// where the general path's closures cost a twentieth of an
-    /// iteration's instructions. False where `body` stopped early.
+    /// after the last), and each iteration is a few tests before the
+    /// clauses after it run, where the general path's closures cost a
+    /// twentieth of an iteration's instructions. False where `body`
+    /// stopped early.
     fn range_loop(
         &mut self,
         loops: &'c Loops,
