@@ -1,9 +1,10 @@
 //! What a loop's body sees: each iteration's values. A loop whose body is
-//! one method call binds that call's arguments once where no iteration
-//! can change them (src/eval/inert.rs, `binds_once`). These programs
-//! change them as an iteration may (through the loop variable, or a
-//! global the loop's filter assigns), or leave them alone, and the plan
-//! must show every iteration's values, on one thread as on several.
+//! one method call binds that call once, and each iteration binds again
+//! only the arguments it may change (src/eval/inert.rs, `binds_once`).
+//! These programs change them as an iteration may (through the loop
+//! variable, or a global the loop's filter assigns), change some and not
+//! others, or leave them alone, and the plan must show every iteration's
+//! values, on one thread as on several.
 
 use msclc::driver::{self, Limits};
 use serde_json::Value;
@@ -33,6 +34,16 @@ for peer in 1..4 {{ back[peer].wait(tb: 0) }}
 
 /// The thread blocks of rank 0 that signal, and to how many peers each.
 fn signalling_blocks(text: &str, threads: usize) -> Vec<(u64, usize)> {
+    signals(text, threads)
+        .into_iter()
+        .filter(|(_, name, _)| name == "signal")
+        .map(|(tb, _, peers)| (tb, peers))
+        .collect()
+}
+
+/// Rank 0's signals (relaxed or not): each one's thread block, name and
+/// number of peers.
+fn signals(text: &str, threads: usize) -> Vec<(u64, String, usize)> {
     let limits = Limits {
         threads: Some(threads),
         ..Limits::default()
@@ -48,9 +59,10 @@ fn signalling_blocks(text: &str, threads: usize) -> Vec<(u64, usize)> {
     let mut blocks = Vec::new();
     for tb in json["gpus"][0]["threadblocks"].as_array().unwrap() {
         for op in tb["ops"].as_array().unwrap() {
-            if op["name"] == "signal" {
+            let name = op["name"].as_str().unwrap();
+            if name.ends_with("signal") {
                 let peers = op["channel_ids"].as_array().unwrap().len();
-                blocks.push((tb["id"].as_u64().unwrap(), peers));
+                blocks.push((tb["id"].as_u64().unwrap(), name.to_string(), peers));
             }
         }
     }
@@ -91,5 +103,32 @@ fn a_call_whose_arguments_no_iteration_changes_fuses_as_before() {
             [(0, 3)],
             "on {threads} threads"
         );
+    }
+}
+
+#[test]
+fn a_call_binds_again_only_the_arguments_an_iteration_changes() {
+    // One argument reads the loop variable, the other does not: the first
+    // changes at each iteration, the second keeps its value, whichever
+    // comes first among the signal's parameters (`tb`, `data_sync`,
+    // `relaxed`).
+    let relaxed_at_2 = [(0, "signal"), (0, "rlxsignal"), (0, "signal")];
+    let tb_by_peer = [(0, "rlxsignal"), (1, "rlxsignal"), (2, "rlxsignal")];
+    for (args, expected) in [
+        ("tb: tb_now, relaxed: peer == 2", relaxed_at_2),
+        ("tb: peer - 1, relaxed: tb_now == 0", tb_by_peer),
+    ] {
+        let text = signalling_loop("peer > 0", args);
+        let expected: Vec<_> = expected
+            .iter()
+            .map(|&(tb, name)| (tb, name.to_string(), 1))
+            .collect();
+        for threads in [1, 2] {
+            assert_eq!(
+                signals(&text, threads),
+                expected,
+                "{args} on {threads} threads"
+            );
+        }
     }
 }

@@ -167,6 +167,9 @@ pub trait Arguments {
     /// it is not one), and where the call gives it (the whole call for a
     /// parameter left to its default).
     fn next<T: FromValue>(&mut self, name: &str) -> Res<Arg<T>>;
+    /// Passes over the next argument: one bound before, which keeps its
+    /// value (`Call::rebind`).
+    fn skip(&mut self);
 }
 
 /// The Rust type of a table's type word.
@@ -210,6 +213,24 @@ macro_rules! declare_arguments {
                         $($param: args.next(stringify!($param))?,)*
                     })
                 }
+
+                /// Binds again the parameters whose bits `varying` sets
+                /// (the first parameter's is bit 0); the others keep
+                /// their values.
+                #[inline(always)]
+                #[allow(unused_assignments, unused_variables, unused_mut)]
+                fn rebind(&mut self, args: &mut impl Arguments, varying: u64) -> Res<()> {
+                    let mut bit = 1u64;
+                    $(
+                        if varying & bit != 0 {
+                            self.$param = args.next(stringify!($param))?;
+                        } else {
+                            args.skip();
+                        }
+                        bit <<= 1;
+                    )*
+                    Ok(())
+                }
             }
         )*
 
@@ -225,6 +246,14 @@ macro_rules! declare_arguments {
                 Ok(match builtin {
                     $(Builtin::$builtin => Call::$builtin($uses::bind(args)?),)*
                 })
+            }
+
+            /// Binds again the arguments whose bits `varying` sets, in
+            /// a call bound before (`MethodCandidate::varying`).
+            pub fn rebind(&mut self, args: &mut impl Arguments, varying: u64) -> Res<()> {
+                match self {
+                    $(Call::$builtin(a) => a.rebind(args, varying),)*
+                }
             }
 
             pub fn builtin(&self) -> Builtin {

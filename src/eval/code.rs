@@ -80,9 +80,10 @@ pub enum StmtKind {
         /// The statement's number among the program's `for`s, for what the
         /// shards learn of it (`shard.rs`).
         id: u32,
-        /// Whether the body is one method call whose arguments no
-        /// iteration changes (`inert.rs`): bound at the first iteration
-        /// that makes the call, and read again by the others.
+        /// Whether the body is one method call bound once (`inert.rs`):
+        /// its arguments bound at the first iteration that makes the
+        /// call, and read again by the others, which bind again only those
+        /// that change (`MethodCandidate::varying`).
         bound_once: bool,
     },
     If {
@@ -166,6 +167,16 @@ pub enum BuiltinArg {
     Default(Value),
 }
 
+impl BuiltinArg {
+    /// The expression the call gives, `None` for a default.
+    pub fn given(&self) -> Option<&Expr> {
+        match self {
+            BuiltinArg::Given(e) => Some(e),
+            BuiltinArg::Default(_) => None,
+        }
+    }
+}
+
 /// A signature a method call may bind to, with its arguments matched to
 /// that signature's parameters, or why they do not match it.
 #[derive(Debug)]
@@ -177,4 +188,9 @@ pub struct MethodCandidate {
     /// own the receiver's rank may skip the call (`shard.rs`); `None`
     /// where none may.
     pub skip_steps: Option<u64>,
+    /// Where a loop binds the call once (`StmtKind::For::bound_once`):
+    /// the arguments it binds again at every iteration, a bit per
+    /// parameter (the first's is bit 0). The others are constants,
+    /// defaults and variables no iteration changes.
+    pub varying: u64,
 }

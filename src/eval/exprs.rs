@@ -250,8 +250,10 @@ impl<'c> Evaluator<'c> {
 
     /// The method call `e`, of `method` on `target`, its signature the
     /// one among `candidates` for the receiver's kind. `bound` holds the
-    /// call's arguments where a loop binds them once (`bound_once`): bound
-    /// into it at the first call, read there by the next.
+    /// call's arguments where a loop binds the call once (`bound_once`):
+    /// bound into it at the first call, read there by the next, which bind
+    /// again only the arguments an iteration changes
+    /// (`MethodCandidate::varying`).
     #[inline(always)]
     pub(super) fn method(
         &mut self,
@@ -299,7 +301,17 @@ impl<'c> Evaluator<'c> {
         let value = match bound {
             Some(bound) => {
                 let call = match bound {
-                    Some((was, call)) if *was == which => call,
+                    Some((was, call)) if *was == which => {
+                        if candidate.varying != 0 {
+                            let args = &mut CallArgs {
+                                ev: self,
+                                args: args.iter(),
+                                span: e.span,
+                            };
+                            call.rebind(args, candidate.varying)?;
+                        }
+                        call
+                    }
                     _ => {
                         &bound
                             .insert((which, self.bind(e.span, candidate.sig.builtin, args)?))
@@ -510,5 +522,10 @@ impl args::Arguments for CallArgs<'_, '_> {
             None if v.holds_big() => Err(args::too_large(name, v, span)),
             None => Err(args::wrong_type::<T>(name, v, span)),
         }
+    }
+
+    #[inline(always)]
+    fn skip(&mut self) {
+        self.args.next();
     }
 }

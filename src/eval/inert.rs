@@ -2,8 +2,8 @@
 //! it is *inert* (it gives a value or fails, and changes nothing else).
 //! Two uses, marked on the resolved program once, before it runs: a call
 //! a shard may skip, spending the steps its arguments would (`shard.rs`),
-//! and a loop whose one call's arguments no iteration changes, bound once
-//! for all its iterations (`StmtKind::For::bound_once`).
+//! and a loop of one call bound once for all its iterations, which bind
+//! again only the arguments that change (`StmtKind::For::bound_once`).
 
 use super::code::*;
 use crate::check::Checked;
@@ -12,7 +12,7 @@ use crate::vocab::{Builtin, Receiver, Signature, Type};
 
 /// Marks in `code` every method call that a shard may skip
 /// (`MethodCandidate::skip_steps`), and every loop that binds its one
-/// call's arguments once (`StmtKind::For::bound_once`).
+/// call once (`StmtKind::For::bound_once`, `MethodCandidate::varying`).
 pub fn mark(code: &mut Resolved, checked: &Checked) {
     // A function's calls are inert when its body is: known before any
     // call of it is looked at.
@@ -105,10 +105,7 @@ impl Inertness<'_> {
     }
 
     fn args(&self, args: &[BuiltinArg]) -> Option<u64> {
-        self.sum(args.iter().filter_map(|a| match a {
-            BuiltinArg::Given(e) => Some(e),
-            BuiltinArg::Default(_) => None,
-        }))
+        self.sum(args.iter().filter_map(BuiltinArg::given))
     }
 
     /// The steps a call of `f` spends besides its arguments', if it is
@@ -206,11 +203,14 @@ impl Inertness<'_> {
         }
     }
 
-    /// Whether `body`, run by `loops`, is one call of a method whose
-    /// arguments are constants and variables no iteration changes: the
-    /// loop's one clause binds none of them, and its filter and the
-    /// call's receiver, inert, assign no global.
-    fn binds_once(&self, loops: &Loops, body: &[Stmt]) -> bool {
+    /// Whether `body`, run by `loops`, is one call of a method that the
+    /// loop may bind once: its filter and receiver are inert, and each
+    /// argument is a constant, a default, a variable the loop's one clause
+    /// does not bind, or an inert expression. Where it is, marks the
+    /// arguments of the last kind (`MethodCandidate::varying`): each
+    /// iteration evaluates them again, and being inert they change no
+    /// variable the others read.
+    fn binds_once(&self, loops: &Loops, body: &mut [Stmt]) -> bool {
         let (
             [clause],
             [Stmt {
@@ -221,28 +221,36 @@ impl Inertness<'_> {
         else {
             return false;
         };
-        let ExprKind::Method(target, _, candidates) = &call.kind else {
+        let ExprKind::Method(target, _, candidates) = &mut call.kind else {
             return false;
         };
-        let mut bound = Vec::new();
-        clause.patterns.iter().for_each(|p| places(p, &mut bound));
-        let fixed = |a: &BuiltinArg| match a {
-            BuiltinArg::Default(_) => true,
-            BuiltinArg::Given(e) => match &e.kind {
-                ExprKind::Const(_) => true,
-                ExprKind::Read(place) => !bound.contains(place),
-                _ => false,
-            },
-        };
         let inert = |e: &Expr| self.steps(e).is_some();
-        loops.filter.as_ref().is_none_or(inert)
+        // (A candidate whose arguments do not match binds none: its error
+        // is returned where it is picked.)
+        let bindable = loops.filter.as_ref().is_none_or(inert)
             && inert(target)
             && candidates
                 .iter()
-                // (A candidate whose arguments do not match binds none:
-                // its error is returned where it is picked.)
-                .flat_map(|c| c.args.iter().flatten())
-                .all(fixed)
+                .flat_map(|c| c.args.iter())
+                .all(|args| args.len() <= 64 && args.iter().all(|a| a.given().is_none_or(inert)));
+        if !bindable {
+            return false;
+        }
+        let mut bound = Vec::new();
+        clause.patterns.iter().for_each(|p| places(p, &mut bound));
+        let varies = |e: &Expr| match &e.kind {
+            ExprKind::Const(_) => false,
+            ExprKind::Read(place) => bound.contains(place),
+            _ => true,
+        };
+        for c in candidates {
+            if let Ok(args) = &c.args {
+                c.varying = (args.iter().enumerate())
+                    .filter(|(_, a)| a.given().is_some_and(varies))
+                    .fold(0, |mask, (i, _)| mask | 1 << i);
+            }
+        }
+        true
     }
 
     fn mark_loops(&self, loops: &mut Loops) {

@@ -351,6 +351,7 @@ impl Lowerer {
                         args: self.builtin_args(span, &sig, args),
                         sig,
                         skip_steps: None,
+                        varying: 0,
                     });
                 }
                 Ok(ExprKind::Method(recv, method.clone(), candidates))
