@@ -445,8 +445,9 @@ impl<'c> Evaluator<'c> {
     }
 }
 
-/// A method call's arguments bound once for a loop's iterations
-/// (`StmtKind::For::bound_once`), with the candidate they were bound for.
+/// A method call's arguments bound for a loop's iterations
+/// (`StmtKind::For::bound_once`; those that vary bound again at each),
+/// with the candidate they were bound for.
 pub(super) type BoundCall = Option<(usize, Call)>;
 
 /// A list literal's values, before they are a list.

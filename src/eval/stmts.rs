@@ -104,8 +104,9 @@ impl<'c> Evaluator<'c> {
         Ok(Flow::Next)
     }
 
-    /// The loop of `loops` over `body`, one method call whose arguments
-    /// it binds once (`bound_once`).
+    /// The loop of `loops` over `body`, one method call it binds once
+    /// (`bound_once`): each iteration binds again only the arguments that
+    /// vary.
     fn loop_bound_once(&mut self, loops: &'c Loops, body: &'c [Stmt]) -> Res<Flow> {
         let mut bound = None;
         self.for_each(loops, 0, &mut |ev| {
@@ -115,8 +116,8 @@ impl<'c> Evaluator<'c> {
         Ok(Flow::Next)
     }
 
-    /// A loop's body, run once: where the loop binds its one call's
-    /// arguments once (`bound_once`), that call, its arguments in `bound`.
+    /// A loop's body, run once: where the loop binds its one call once
+    /// (`bound_once`), that call, its arguments kept in `bound`.
     #[inline(always)]
     pub(super) fn loop_body(
         &mut self,
