@@ -19,6 +19,15 @@ use serde_json::Value;
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
+/// A key of the plan, written as its bytes are in a compact plan after an
+/// earlier entry: `key!("index")` is `,"index":`. The keys need no escapes,
+/// and a key's bytes go in at once, not a byte and a piece at a time.
+macro_rules! key {
+    ($name:literal) => {
+        concat!(",\"", $name, "\":").as_bytes()
+    };
+}
+
 /// Keys every plan has at its top level, which tell a plan from a user's
 /// other JSON files (`files::holds_json_keys`).
 pub const PLAN_KEYS: &[&str] = &["collective", "gpus"];
@@ -41,34 +50,43 @@ pub fn plan_to_json(plan: &Plan) -> Value {
 /// text does not depend on another's). A plan whose instances were left
 /// to the writer gets them here, a rank at a time
 /// (`passes::Instances::AsWritten`).
-pub fn write_plan(plan: &Plan, pretty: bool, mut out: impl Write) -> std::io::Result<()> {
+pub fn write_plan(plan: &Plan, pretty: bool, out: impl Write) -> std::io::Result<()> {
+    match pretty {
+        true => write_plan_as::<true>(plan, out),
+        false => write_plan_as::<false>(plan, out),
+    }
+}
+
+fn write_plan_as<const PRETTY: bool>(plan: &Plan, mut out: impl Write) -> std::io::Result<()> {
     let o = &plan.options;
-    let mut j = Json::new(pretty, 0);
+    let mut j = Json::<PRETTY>::new(0);
     j.open(b'{');
-    j.int_entry("buffer_alignment", o.buffer_alignment);
-    j.word_entry("collective", plan.collective.name);
-    j.key("gpus");
+    j.int_entry(key!("buffer_alignment"), o.buffer_alignment);
+    j.word_entry(key!("collective"), plan.collective.name);
+    j.key(key!("gpus"));
     j.open(b'[');
-    write_ranks(plan, pretty, &mut j, &mut out)?;
+    write_ranks(plan, &mut j, &mut out)?;
     j.close(b']');
-    j.bool_entry("inplace", plan.collective.inplace);
-    j.int_entry("max_message_size", o.max_message_size);
-    j.int_entry("min_message_size", o.min_message_size);
-    j.string_entry("name", &plan.name);
-    j.int_entry("num_threads_per_block", o.num_threads_per_block);
-    j.word_entry("protocol", o.protocol.name());
-    j.bool_entry("reuse_resources", o.reuse_resources);
-    j.bool_entry("use_double_scratch_buffer", o.use_double_scratch_buffer);
+    j.bool_entry(key!("inplace"), plan.collective.inplace);
+    j.int_entry(key!("max_message_size"), o.max_message_size);
+    j.int_entry(key!("min_message_size"), o.min_message_size);
+    j.string_entry(key!("name"), &plan.name);
+    j.int_entry(key!("num_threads_per_block"), o.num_threads_per_block);
+    j.word_entry(key!("protocol"), o.protocol.name());
+    j.bool_entry(key!("reuse_resources"), o.reuse_resources);
+    j.bool_entry(
+        key!("use_double_scratch_buffer"),
+        o.use_double_scratch_buffer,
+    );
     j.close(b'}');
     out.write_all(&j.text)
 }
 
 /// The plan's ranks, each an element of the `gpus` list open in `j`; the
 /// text gathered in `j` goes to `out` as it grows.
-fn write_ranks(
+fn write_ranks<const PRETTY: bool>(
     plan: &Plan,
-    pretty: bool,
-    j: &mut Json,
+    j: &mut Json<PRETTY>,
     out: &mut impl Write,
 ) -> std::io::Result<()> {
     let threads = match plan.size() * copies_to_make(plan) {
@@ -83,7 +101,7 @@ fn write_ranks(
         j.text.reserve(GATHERED_BYTES);
         for id in 0..plan.ranks.len() {
             j.element();
-            j.text = rank_text(plan, id, pretty, std::mem::take(&mut j.text));
+            j.text = rank_text::<PRETTY>(plan, id, std::mem::take(&mut j.text));
             if j.text.len() >= GATHERED_BYTES {
                 out.write_all(&j.text)?;
                 j.text.clear();
@@ -101,7 +119,7 @@ fn write_ranks(
         let texts = crate::parallel::map(batch, threads, |&id| {
             let items = items(plan, id);
             let room = items * bytes_per_item.load(Relaxed);
-            let text = rank_text(plan, id, pretty, Vec::with_capacity(room));
+            let text = rank_text::<PRETTY>(plan, id, Vec::with_capacity(room));
             // (A small rank's text is mostly its few fixed keys.)
             if items >= 1024 {
                 let rate = text.len().div_ceil(items);
@@ -169,10 +187,10 @@ fn copies_to_make(plan: &Plan) -> usize {
 /// `text` followed by the text of rank `id` of `plan`, as an element of
 /// the plan's `gpus`: with its instances made, a thread block at a time,
 /// where the writer is to make them.
-fn rank_text(plan: &Plan, id: usize, pretty: bool, text: Vec<u8>) -> Vec<u8> {
+fn rank_text<const PRETTY: bool>(plan: &Plan, id: usize, text: Vec<u8>) -> Vec<u8> {
     let rank = &plan.ranks[id];
     // The plan's object, then its `gpus` list: two levels in.
-    let mut j = Json::new(pretty, 2);
+    let mut j = Json::<PRETTY>::new(2);
     j.text = text;
     if copies_to_make(plan) == 1 {
         j.rank(id, rank, |j| {
@@ -210,23 +228,23 @@ fn rank_text(plan: &Plan, id: usize, pretty: bool, text: Vec<u8>) -> Vec<u8> {
     j.text
 }
 
-/// JSON text being written: compact, or indented as serde_json's
-/// `PrettyFormatter` indents with one space (each element and key on a
-/// line of its own; `[]` and `{}` when empty).
-struct Json {
+/// JSON text being written: compact, or (`PRETTY`) indented as
+/// serde_json's `PrettyFormatter` indents with one space (each element
+/// and key on a line of its own; `[]` and `{}` when empty). Which one is a
+/// constant of the type, so that the compact writer, nearly all plans',
+/// has no test of it at every key.
+struct Json<const PRETTY: bool> {
     text: Vec<u8>,
-    pretty: bool,
     /// How many objects and lists are open.
     depth: usize,
     /// Nothing is in the innermost open object or list yet.
     first: bool,
 }
 
-impl Json {
-    fn new(pretty: bool, depth: usize) -> Json {
+impl<const PRETTY: bool> Json<PRETTY> {
+    fn new(depth: usize) -> Self {
         Json {
             text: Vec::new(),
-            pretty,
             depth,
             first: true,
         }
@@ -244,7 +262,7 @@ impl Json {
     #[inline(always)]
     fn close(&mut self, bracket: u8) {
         self.depth -= 1;
-        if self.pretty && !self.first {
+        if PRETTY && !self.first {
             self.new_line();
         }
         self.text.push(bracket);
@@ -263,21 +281,24 @@ impl Json {
         if !self.first {
             self.text.push(b',');
         }
-        if self.pretty {
+        if PRETTY {
             self.new_line();
         }
         self.first = false;
     }
 
-    /// Starts an entry: `key` is one of the plan's keys, which need no
-    /// escapes.
+    /// Starts an entry: `key` is one of the plan's keys (`key!`).
     #[inline(always)]
-    fn key(&mut self, key: &str) {
-        self.element();
-        self.text.push(b'"');
-        self.text.extend_from_slice(key.as_bytes());
-        self.text
-            .extend_from_slice(if self.pretty { b"\": " } else { b"\":" });
+    fn key(&mut self, key: &'static [u8]) {
+        if PRETTY {
+            self.element();
+            self.text.extend_from_slice(&key[1..]);
+            self.text.push(b' ');
+        } else {
+            let start = if self.first { 1 } else { 0 };
+            self.text.extend_from_slice(&key[start..]);
+            self.first = false;
+        }
     }
 
     #[inline(always)]
@@ -316,34 +337,38 @@ impl Json {
     }
 
     #[inline(always)]
-    fn int_entry(&mut self, key: &str, value: impl itoa::Integer + TryInto<u16>) {
+    fn int_entry(&mut self, key: &'static [u8], value: impl itoa::Integer + TryInto<u16>) {
         self.key(key);
         self.int(value);
     }
 
     #[inline(always)]
-    fn word_entry(&mut self, key: &str, word: &'static str) {
+    fn word_entry(&mut self, key: &'static [u8], word: &'static str) {
         self.key(key);
         self.word(word);
     }
 
     /// The program's own text (the plan's name), escaped as serde_json
     /// escapes it.
-    fn string_entry(&mut self, key: &str, text: &str) {
+    fn string_entry(&mut self, key: &'static [u8], text: &str) {
         self.key(key);
         // Writing to a Vec cannot fail.
         let _ = serde_json::to_writer(&mut self.text, text);
     }
 
     #[inline(always)]
-    fn bool_entry(&mut self, key: &str, value: bool) {
+    fn bool_entry(&mut self, key: &'static [u8], value: bool) {
         self.key(key);
         self.text
             .extend_from_slice(if value { b"true" } else { b"false" });
     }
 
     #[inline(always)]
-    fn ints_entry<T: itoa::Integer + TryInto<u16> + Copy>(&mut self, key: &str, values: &[T]) {
+    fn ints_entry<T: itoa::Integer + TryInto<u16> + Copy>(
+        &mut self,
+        key: &'static [u8],
+        values: &[T],
+    ) {
         self.key(key);
         self.open(b'[');
         for &v in values {
@@ -355,7 +380,12 @@ impl Json {
 
     /// A list of objects, each written by `entries`.
     #[inline(always)]
-    fn objects_entry<T>(&mut self, key: &str, items: &[T], mut entries: impl FnMut(&mut Json, &T)) {
+    fn objects_entry<T>(
+        &mut self,
+        key: &'static [u8],
+        items: &[T],
+        mut entries: impl FnMut(&mut Self, &T),
+    ) {
         self.key(key);
         self.open(b'[');
         for item in items {
@@ -368,9 +398,9 @@ impl Json {
     }
 
     /// A rank, whose `threadblocks` writes its thread blocks.
-    fn rank(&mut self, id: usize, r: &RankPlan, threadblocks: impl FnOnce(&mut Json)) {
+    fn rank(&mut self, id: usize, r: &RankPlan, threadblocks: impl FnOnce(&mut Self)) {
         self.open(b'{');
-        self.key("channels");
+        self.key(key!("channels"));
         self.open(b'[');
         for (kind, peers) in [
             (ChannelKind::Memory, &r.memory_peers),
@@ -379,42 +409,42 @@ impl Json {
             if !peers.is_empty() {
                 self.element();
                 self.open(b'{');
-                self.word_entry("channel_type", kind.name());
-                self.ints_entry("connected_to", peers);
+                self.word_entry(key!("channel_type"), kind.name());
+                self.ints_entry(key!("connected_to"), peers);
                 self.close(b'}');
             }
         }
         for sw in &r.switch_channels {
             self.element();
             self.open(b'{');
-            self.word_entry("buffer_type", sw.buffer.code());
-            self.word_entry("channel_type", "switch");
-            self.objects_entry("rank_groups", &[&sw.ranks], |j, ranks| {
-                j.ints_entry("ranks", &ranks[..]);
-                j.int_entry("size", ranks.len());
+            self.word_entry(key!("buffer_type"), sw.buffer.code());
+            self.word_entry(key!("channel_type"), "switch");
+            self.objects_entry(key!("rank_groups"), &[&sw.ranks], |j, ranks| {
+                j.ints_entry(key!("ranks"), &ranks[..]);
+                j.int_entry(key!("size"), ranks.len());
             });
             self.close(b'}');
         }
         self.close(b']');
-        self.int_entry("id", id);
-        self.int_entry("input_chunks", r.input_chunks);
-        self.int_entry("output_chunks", r.output_chunks);
-        self.objects_entry("remote_buffers", &r.remote_buffers, |j, b| {
-            j.key("access_channel_types");
+        self.int_entry(key!("id"), id);
+        self.int_entry(key!("input_chunks"), r.input_chunks);
+        self.int_entry(key!("output_chunks"), r.output_chunks);
+        self.objects_entry(key!("remote_buffers"), &r.remote_buffers, |j, b| {
+            j.key(key!("access_channel_types"));
             j.open(b'[');
             for kind in &b.access {
                 j.element();
                 j.word(kind.name());
             }
             j.close(b']');
-            j.int_entry("rank", b.rank);
-            j.word_entry("type", b.kind.code());
+            j.int_entry(key!("rank"), b.rank);
+            j.word_entry(key!("type"), b.kind.code());
         });
-        self.int_entry("scratch_chunks", r.scratch_chunks);
-        self.objects_entry("semaphores", &r.semaphores, |j, &v| {
-            j.int_entry("init_value", v)
+        self.int_entry(key!("scratch_chunks"), r.scratch_chunks);
+        self.objects_entry(key!("semaphores"), &r.semaphores, |j, &v| {
+            j.int_entry(key!("init_value"), v)
         });
-        self.key("threadblocks");
+        self.key(key!("threadblocks"));
         self.open(b'[');
         threadblocks(self);
         self.close(b']');
@@ -428,22 +458,22 @@ impl Json {
         id: usize,
         channels: &Table,
         remote_refs: &Table,
-        ops: impl FnOnce(&mut Json),
+        ops: impl FnOnce(&mut Self),
     ) {
         self.element();
         self.open(b'{');
-        self.objects_entry("channels", channels, |j, (kind, ids)| {
-            j.ints_entry("channel_ids", &ids[..]);
-            j.word_entry("channel_type", kind.name());
+        self.objects_entry(key!("channels"), channels, |j, (kind, ids)| {
+            j.ints_entry(key!("channel_ids"), &ids[..]);
+            j.word_entry(key!("channel_type"), kind.name());
         });
-        self.int_entry("id", id);
-        self.key("ops");
+        self.int_entry(key!("id"), id);
+        self.key(key!("ops"));
         self.open(b'[');
         ops(self);
         self.close(b']');
-        self.objects_entry("remote_buffer_refs", remote_refs, |j, (kind, ids)| {
-            j.word_entry("access_channel_type", kind.name());
-            j.ints_entry("remote_buffer_ids", &ids[..]);
+        self.objects_entry(key!("remote_buffer_refs"), remote_refs, |j, (kind, ids)| {
+            j.word_entry(key!("access_channel_type"), kind.name());
+            j.ints_entry(key!("remote_buffer_ids"), &ids[..]);
         });
         self.close(b'}');
     }
@@ -456,71 +486,71 @@ impl Json {
         self.close(b'}');
     }
 
-    fn ops_entry(&mut self, key: &str, ops: &[Op]) {
-        self.objects_entry(key, ops, Json::op);
+    fn ops_entry(&mut self, key: &'static [u8], ops: &[Op]) {
+        self.objects_entry(key, ops, Self::op);
     }
 
     /// One op's entries, in sorted order as the reference writes them.
     fn op(&mut self, op: &Op) {
         if let Some((id, _)) = op.barrier {
-            self.int_entry("barrier_id", id);
+            self.int_entry(key!("barrier_id"), id);
         }
         let group = op.group_reduce();
         if let Some(g) = group {
-            self.int_entry("buffer_offset", g.buffer_offset);
-            self.word_entry("buffer_type", g.buffer.code());
+            self.int_entry(key!("buffer_offset"), g.buffer_offset);
+            self.word_entry(key!("buffer_type"), g.buffer.code());
         }
         if op.writes_channel_ids() {
-            self.ints_entry("channel_ids", &op.channel_ids[..]);
+            self.ints_entry(key!("channel_ids"), &op.channel_ids[..]);
         }
         if let Some(kind) = op.channel {
-            self.word_entry("channel_type", kind.name());
+            self.word_entry(key!("channel_type"), kind.name());
         }
         let has_buffers = !op.src.is_empty() || !op.dst.is_empty();
         if has_buffers {
-            self.objects_entry("dst_buff", &op.dst, Json::buffer_ref);
+            self.objects_entry(key!("dst_buff"), &op.dst, Self::buffer_ref);
         }
         if let Some(g) = group {
-            self.key("dst_chunk");
+            self.key(key!("dst_chunk"));
             self.open(b'{');
-            self.int_entry("index", g.dst_index);
-            self.int_entry("rank", g.dst_rank);
-            self.int_entry("size", g.size);
-            self.word_entry("type", g.dst_kind.code());
+            self.int_entry(key!("index"), g.dst_index);
+            self.int_entry(key!("rank"), g.dst_rank);
+            self.int_entry(key!("size"), g.size);
+            self.word_entry(key!("type"), g.dst_kind.code());
             self.close(b'}');
         }
         let iter = op.iter_context();
         if let Some(it) = iter {
-            self.key("iter_context");
+            self.key(key!("iter_context"));
             self.open(b'{');
-            self.int_entry("num_chunks", it.num_chunks);
-            self.int_entry("unit_size", it.unit_size);
+            self.int_entry(key!("num_chunks"), it.num_chunks);
+            self.int_entry(key!("unit_size"), it.unit_size);
             self.close(b'}');
         }
-        self.word_entry("name", op.name.json());
+        self.word_entry(key!("name"), op.name.json());
         if let Some((_, n)) = op.barrier {
-            self.int_entry("num_threadblocks", n);
+            self.int_entry(key!("num_threadblocks"), n);
         }
         if iter.is_some() {
-            self.ops_entry("ops", op.body());
+            self.ops_entry(key!("ops"), op.body());
         }
         if let Some(r) = op.reduce_op {
-            self.word_entry("reduce_op", r.name());
+            self.word_entry(key!("reduce_op"), r.name());
         }
         if !op.semaphore_ids().is_empty() {
-            self.ints_entry("semaphore_ids", op.semaphore_ids());
+            self.ints_entry(key!("semaphore_ids"), op.semaphore_ids());
         }
         if let Some(g) = group {
-            self.int_entry("size", g.size);
+            self.int_entry(key!("size"), g.size);
         }
         if has_buffers {
-            self.objects_entry("src_buff", &op.src, Json::buffer_ref);
+            self.objects_entry(key!("src_buff"), &op.src, Self::buffer_ref);
         }
         if let Some(t) = op.tbg {
-            self.key("tbg_info");
+            self.key(key!("tbg_info"));
             self.open(b'{');
-            self.int_entry("tb_id", t.tb_id);
-            self.int_entry("tbg_size", t.size);
+            self.int_entry(key!("tb_id"), t.tb_id);
+            self.int_entry(key!("tbg_size"), t.size);
             self.close(b'}');
         }
     }
@@ -528,18 +558,18 @@ impl Json {
     #[inline(always)]
     fn buffer_ref(&mut self, r: &BufRef) {
         if let RefTarget::Remote { id, .. } = r.target {
-            self.int_entry("buffer_id", id);
+            self.int_entry(key!("buffer_id"), id);
         }
-        self.int_entry("index", r.index);
+        self.int_entry(key!("index"), r.index);
         if let Some(rank) = r.rank {
-            self.int_entry("rank", rank);
+            self.int_entry(key!("rank"), rank);
         }
-        self.int_entry("size", r.size);
+        self.int_entry(key!("size"), r.size);
         if let RefTarget::Switch { id } = r.target {
-            self.int_entry("switch_channel_id", id);
+            self.int_entry(key!("switch_channel_id"), id);
         }
         if let RefTarget::Local(kind) = r.target {
-            self.word_entry("type", kind.code());
+            self.word_entry(key!("type"), kind.code());
         }
     }
 }
@@ -566,12 +596,12 @@ mod tests {
             65536,
             u64::MAX,
         ] {
-            let mut j = Json::new(false, 0);
+            let mut j = Json::<false>::new(0);
             j.int(n);
             assert_eq!(j.text, n.to_string().into_bytes());
         }
         for n in [-1i64, -10, i64::MIN, 7] {
-            let mut j = Json::new(false, 0);
+            let mut j = Json::<false>::new(0);
             j.int(n);
             assert_eq!(j.text, n.to_string().into_bytes());
         }
