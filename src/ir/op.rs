@@ -131,13 +131,32 @@ pub struct Op {
 }
 
 /// The fields of an op that only semaphore, switch and pipeline ops use.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Default, PartialEq)]
 pub struct OpExtra {
     pub semaphore_ids: Vec<u32>,
     pub group_reduce: Option<GroupReduce>,
     pub iter: Option<IterContext>,
     /// The ops of a `pipeline`.
     pub body: Vec<Op>,
+}
+
+/// Written out, not derived: a derived `clone_from` clones and drops,
+/// where the writer copies a semaphore's op into one alike for each
+/// instance (`Op::clone_from`) and its lists can be reused.
+impl Clone for OpExtra {
+    fn clone(&self) -> OpExtra {
+        OpExtra {
+            semaphore_ids: self.semaphore_ids.clone(),
+            body: self.body.clone(),
+            ..*self
+        }
+    }
+
+    fn clone_from(&mut self, source: &OpExtra) {
+        self.semaphore_ids.clone_from(&source.semaphore_ids);
+        self.body.clone_from(&source.body);
+        (self.group_reduce, self.iter) = (source.group_reduce, source.iter);
+    }
 }
 
 /// Written out, not derived: a derived clone copies each list's items one
@@ -335,6 +354,11 @@ impl Op {
     /// The ops of a `pipeline` (none for any other op).
     pub fn body(&self) -> &[Op] {
         &self.extra().body
+    }
+
+    /// The rarely used fields, where the op has them.
+    pub fn extra_if_any(&self) -> Option<&OpExtra> {
+        self.extra.as_deref()
     }
 
     /// The rarely used fields, to change them where the op has any.

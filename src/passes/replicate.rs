@@ -136,14 +136,22 @@ impl Copies {
             .collect()
     }
 
-    /// Moves a copy of an op of thread block `tb` to instance `inst`'s
-    /// chunks, barriers and semaphores.
-    pub fn shift(&self, op: &mut Op, tb: &ThreadBlock, inst: u32) {
+    /// Makes `op`, a copy of `original` of thread block `tb` (or of
+    /// another of its instances' copies), instance `inst`'s copy
+    /// ([`shift_op`]).
+    pub fn shift(&self, original: &Op, op: &mut Op, tb: &ThreadBlock, inst: u32) {
         let switch_ids = tb.channel_ids(ChannelKind::Switch);
         // A switch reference is into the buffer its channel was made over
         // (the evaluator made the channel before the reference).
         let switch_buffer = |id: u32| self.switch_buffers[switch_ids[id as usize] as usize];
-        shift_op(op, self.layout, inst, &self.counts, &switch_buffer);
+        shift_op(
+            original,
+            op,
+            self.layout,
+            inst,
+            &self.counts,
+            &switch_buffer,
+        );
     }
 }
 
@@ -163,22 +171,16 @@ fn repeat<T: Clone>(items: &[T], layout: Layout) -> Vec<T> {
     out.into_iter().flatten().collect()
 }
 
-/// The rank's copies; the last takes the original ops, the others clone
-/// them (a plan of many instances is mostly copies: one clone fewer per op,
-/// and no original left to free).
-fn replicate_rank(mut rank: RankPlan, options: &Options) -> RankPlan {
+/// The rank's copies, each made from a clone of the rank's ops.
+fn replicate_rank(rank: RankPlan, options: &Options) -> RankPlan {
     let copies = Copies::of(&rank, options);
     let mut tbs = vec![ThreadBlock::default(); copies.threadblocks() as usize];
     let instances = copies.layout.instances;
     for inst in 0..instances {
-        let last = inst + 1 == instances;
-        for (t, tb) in rank.threadblocks.iter_mut().enumerate() {
-            let mut ops = match last {
-                true => std::mem::take(&mut tb.ops),
-                false => tb.ops.clone(),
-            };
-            for op in &mut ops {
-                copies.shift(op, tb, inst);
+        for (t, tb) in rank.threadblocks.iter().enumerate() {
+            let mut ops = tb.ops.clone();
+            for (op, original) in ops.iter_mut().zip(&tb.ops) {
+                copies.shift(original, op, tb, inst);
             }
             tbs[copies.layout.id(t as u32, inst) as usize] = ThreadBlock {
                 channels: copies.channels(&tb.channels, inst),
@@ -210,24 +212,34 @@ impl ChunkCounts {
     }
 }
 
-/// Moves a copy of an op to instance `inst`'s chunks, barriers and
-/// semaphores.
+/// Makes `op`, a copy of `original` (or of another of its instances'
+/// copies), instance `inst`'s copy: every chunk, barrier and semaphore
+/// that moves is set from where `original` has it, and what does not move
+/// is left as the copy has it, as the original does. A copy made once
+/// then serves every instance, remade at the cost of what moves.
 fn shift_op(
+    original: &Op,
     op: &mut Op,
     layout: Layout,
     inst: u32,
     counts: &ChunkCounts,
     switch_buffer: &dyn Fn(u32) -> BufferKind,
 ) {
-    let chunk = |r: &mut BufRef, total: u32| r.index = layout.chunk(r.index, r.size, total, inst);
+    let moved = |r: &BufRef| {
+        let total = match r.target {
+            RefTarget::Local(kind) | RefTarget::Remote { kind, .. } => counts.of(kind),
+            RefTarget::Switch { id } => counts.of(switch_buffer(id)),
+        };
+        layout.chunk(r.index, r.size, total, inst)
+    };
     // The reference moves every chunk of an op but the packet copies a
     // fused reduce-and-copy (`recpkt`, `recspkt`) writes: local
     // destinations after the reduction's own. Its plans keep those where
     // they were for every instance, and so do ours (exact compatibility;
     // the instances then share those scratch chunks, which `msclc sim`
     // reports: docs/ports.md).
-    let unmoved_packet_copies = match op.name {
-        OpName::ReduceCopyPackets | OpName::ReduceCopySendPackets => op
+    let unmoved_packet_copies = match original.name {
+        OpName::ReduceCopyPackets | OpName::ReduceCopySendPackets => original
             .dst
             .iter()
             .skip(1)
@@ -235,33 +247,27 @@ fn shift_op(
             .count(),
         _ => 0,
     };
+    for (r, from) in op.src.iter_mut().zip(&original.src) {
+        r.index = moved(from);
+    }
     let packet_copies = 1..=unmoved_packet_copies;
-    let moved_dst = op
-        .dst
-        .iter_mut()
-        .enumerate()
-        .filter(|(i, _)| !packet_copies.contains(i))
-        .map(|(_, r)| r);
-    for r in op.src.iter_mut().chain(moved_dst) {
-        let total = match r.target {
-            RefTarget::Local(kind) | RefTarget::Remote { kind, .. } => counts.of(kind),
-            RefTarget::Switch { id } => counts.of(switch_buffer(id)),
-        };
-        chunk(r, total);
+    for (i, (r, from)) in op.dst.iter_mut().zip(&original.dst).enumerate() {
+        if !packet_copies.contains(&i) {
+            r.index = moved(from);
+        }
     }
-    if let Some((id, n)) = op.barrier {
-        op.barrier = Some((layout.id(id, inst), n));
+    op.barrier = original.barrier.map(|(id, n)| (layout.id(id, inst), n));
+    let (Some(extra), Some(from)) = (op.extra_if_any_mut(), original.extra_if_any()) else {
+        return;
+    };
+    if let (Some(g), Some(f)) = (&mut extra.group_reduce, &from.group_reduce) {
+        g.buffer_offset = layout.chunk(f.buffer_offset, f.size, counts.of(f.buffer), inst);
+        g.dst_index = layout.chunk(f.dst_index, f.size, counts.of(f.dst_kind), inst);
     }
-    if let Some(extra) = op.extra_if_any_mut() {
-        if let Some(g) = &mut extra.group_reduce {
-            g.buffer_offset = layout.chunk(g.buffer_offset, g.size, counts.of(g.buffer), inst);
-            g.dst_index = layout.chunk(g.dst_index, g.size, counts.of(g.dst_kind), inst);
-        }
-        for s in &mut extra.semaphore_ids {
-            *s = layout.id(*s, inst);
-        }
-        for inner in &mut extra.body {
-            shift_op(inner, layout, inst, counts, switch_buffer);
-        }
+    for (s, f) in extra.semaphore_ids.iter_mut().zip(&from.semaphore_ids) {
+        *s = layout.id(*f, inst);
+    }
+    for (inner, f) in extra.body.iter_mut().zip(&from.body) {
+        shift_op(f, inner, layout, inst, counts, switch_buffer);
     }
 }
