@@ -28,6 +28,72 @@ macro_rules! key {
     };
 }
 
+/// A word of the plan (an op's name, a channel's or buffer's type) as
+/// JSON text, quoted, in a block of fixed size: copied as one block and
+/// cut to its length, where a word's own bytes, of a length known only as
+/// the plan is written, are copied by a call of memcpy (three an op).
+struct Quoted {
+    bytes: [u8; QUOTED_BYTES],
+    len: usize,
+}
+
+/// The room of a [`Quoted`]: the longest word and its quotes, rounded up.
+const QUOTED_BYTES: usize = 32;
+
+const fn quote(word: &str) -> Quoted {
+    let word = word.as_bytes();
+    assert!(word.len() + 2 <= QUOTED_BYTES);
+    let mut bytes = [b'"'; QUOTED_BYTES];
+    let mut i = 0;
+    while i < word.len() {
+        bytes[i + 1] = word[i];
+        i += 1;
+    }
+    Quoted {
+        bytes,
+        len: word.len() + 2,
+    }
+}
+
+/// Every op's name, quoted, in the order of `OpName`'s variants.
+static OP_NAMES: [Quoted; OpName::NAMES.len()] = {
+    const EMPTY: Quoted = quote("");
+    let mut quoted = [EMPTY; OpName::NAMES.len()];
+    let mut i = 0;
+    while i < quoted.len() {
+        let (name, op) = OpName::NAMES[i];
+        assert!(
+            op as usize == i,
+            "OpName::NAMES lists the variants in order"
+        );
+        quoted[i] = quote(name);
+        i += 1;
+    }
+    quoted
+};
+
+fn quoted_op_name(name: OpName) -> &'static Quoted {
+    &OP_NAMES[name as usize]
+}
+
+fn quoted_channel_kind(kind: ChannelKind) -> &'static Quoted {
+    static QUOTED: [Quoted; 3] = [quote("memory"), quote("port"), quote("switch")];
+    &QUOTED[match kind {
+        ChannelKind::Memory => 0,
+        ChannelKind::Port => 1,
+        ChannelKind::Switch => 2,
+    }]
+}
+
+fn quoted_buffer_code(kind: BufferKind) -> &'static Quoted {
+    static QUOTED: [Quoted; 3] = [quote("i"), quote("o"), quote("s")];
+    &QUOTED[match kind {
+        BufferKind::Input => 0,
+        BufferKind::Output => 1,
+        BufferKind::Scratch => 2,
+    }]
+}
+
 /// Keys every plan has at its top level, which tell a plan from a user's
 /// other JSON files (`files::holds_json_keys`).
 pub const PLAN_KEYS: &[&str] = &["collective", "gpus"];
@@ -347,6 +413,20 @@ impl<const PRETTY: bool> Json<PRETTY> {
         self.int(value);
     }
 
+    /// A word quoted in advance ([`Quoted`]).
+    #[inline(always)]
+    fn quoted(&mut self, word: &Quoted) {
+        let end = self.text.len() + word.len;
+        self.text.extend_from_slice(&word.bytes);
+        self.text.truncate(end);
+    }
+
+    #[inline(always)]
+    fn quoted_entry(&mut self, key: &'static [u8], word: &Quoted) {
+        self.key(key);
+        self.quoted(word);
+    }
+
     #[inline(always)]
     fn word_entry(&mut self, key: &'static [u8], word: &'static str) {
         self.key(key);
@@ -414,7 +494,7 @@ impl<const PRETTY: bool> Json<PRETTY> {
             if !peers.is_empty() {
                 self.element();
                 self.open(b'{');
-                self.word_entry(key!("channel_type"), kind.name());
+                self.quoted_entry(key!("channel_type"), quoted_channel_kind(kind));
                 self.ints_entry(key!("connected_to"), peers);
                 self.close(b'}');
             }
@@ -439,11 +519,11 @@ impl<const PRETTY: bool> Json<PRETTY> {
             j.open(b'[');
             for kind in &b.access {
                 j.element();
-                j.word(kind.name());
+                j.quoted(quoted_channel_kind(*kind));
             }
             j.close(b']');
             j.int_entry(key!("rank"), b.rank);
-            j.word_entry(key!("type"), b.kind.code());
+            j.quoted_entry(key!("type"), quoted_buffer_code(b.kind));
         });
         self.int_entry(key!("scratch_chunks"), r.scratch_chunks);
         self.objects_entry(key!("semaphores"), &r.semaphores, |j, &v| {
@@ -469,7 +549,7 @@ impl<const PRETTY: bool> Json<PRETTY> {
         self.open(b'{');
         self.objects_entry(key!("channels"), channels, |j, (kind, ids)| {
             j.ints_entry(key!("channel_ids"), &ids[..]);
-            j.word_entry(key!("channel_type"), kind.name());
+            j.quoted_entry(key!("channel_type"), quoted_channel_kind(*kind));
         });
         self.int_entry(key!("id"), id);
         self.key(key!("ops"));
@@ -477,7 +557,7 @@ impl<const PRETTY: bool> Json<PRETTY> {
         ops(self);
         self.close(b']');
         self.objects_entry(key!("remote_buffer_refs"), remote_refs, |j, (kind, ids)| {
-            j.word_entry(key!("access_channel_type"), kind.name());
+            j.quoted_entry(key!("access_channel_type"), quoted_channel_kind(*kind));
             j.ints_entry(key!("remote_buffer_ids"), &ids[..]);
         });
         self.close(b'}');
@@ -509,7 +589,7 @@ impl<const PRETTY: bool> Json<PRETTY> {
             self.ints_entry(key!("channel_ids"), &op.channel_ids[..]);
         }
         if let Some(kind) = op.channel {
-            self.word_entry(key!("channel_type"), kind.name());
+            self.quoted_entry(key!("channel_type"), quoted_channel_kind(kind));
         }
         let has_buffers = !op.src.is_empty() || !op.dst.is_empty();
         if has_buffers {
@@ -532,7 +612,7 @@ impl<const PRETTY: bool> Json<PRETTY> {
             self.int_entry(key!("unit_size"), it.unit_size);
             self.close(b'}');
         }
-        self.word_entry(key!("name"), op.name.json());
+        self.quoted_entry(key!("name"), quoted_op_name(op.name));
         if let Some((_, n)) = op.barrier {
             self.int_entry(key!("num_threadblocks"), n);
         }
@@ -574,7 +654,7 @@ impl<const PRETTY: bool> Json<PRETTY> {
             self.int_entry(key!("switch_channel_id"), id);
         }
         if let RefTarget::Local(kind) = r.target {
-            self.word_entry(key!("type"), kind.code());
+            self.quoted_entry(key!("type"), quoted_buffer_code(kind));
         }
     }
 }
