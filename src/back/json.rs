@@ -366,8 +366,12 @@ impl<const PRETTY: bool> Json<PRETTY> {
             self.text.extend_from_slice(&key[1..]);
             self.text.push(b' ');
         } else {
-            let start = if self.first { 1 } else { 0 };
-            self.text.extend_from_slice(&key[start..]);
+            // (Two copies, each of a length the compiler knows: one of
+            // either length is a call of memcpy.)
+            match self.first {
+                true => self.text.extend_from_slice(&key[1..]),
+                false => self.text.extend_from_slice(key),
+            }
             self.first = false;
         }
     }
