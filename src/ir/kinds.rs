@@ -12,7 +12,7 @@ pub enum BufferKind {
 
 impl BufferKind {
     /// The one-letter code the executor reads.
-    pub fn code(self) -> &'static str {
+    pub const fn code(self) -> &'static str {
         match self {
             BufferKind::Input => "i",
             BufferKind::Output => "o",
@@ -37,7 +37,7 @@ pub enum ChannelKind {
 }
 
 impl ChannelKind {
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             ChannelKind::Memory => "memory",
             ChannelKind::Port => "port",

@@ -52,22 +52,33 @@ fn quoted_op_name(name: OpName) -> &'static Quoted {
     &OP_NAMES[name as usize]
 }
 
+/// The word of `$kind`'s variant `$value`, as `$spell` spells it, from a
+/// table of its variants' words quoted in advance (the variants listed in
+/// their order, which the build checks).
+macro_rules! quoted_word {
+    ($value:expr, $kind:ident::$spell:ident: $($variant:ident),+) => {{
+        const VARIANTS: [$kind; [$($kind::$variant),+].len()] = [$($kind::$variant),+];
+        static QUOTED: [Quoted; VARIANTS.len()] = {
+            const EMPTY: Quoted = quote("");
+            let mut quoted = [EMPTY; VARIANTS.len()];
+            let mut i = 0;
+            while i < quoted.len() {
+                assert!(VARIANTS[i] as usize == i, "the variants in their order");
+                quoted[i] = quote(VARIANTS[i].$spell());
+                i += 1;
+            }
+            quoted
+        };
+        &QUOTED[$value as usize]
+    }};
+}
+
 fn quoted_channel_kind(kind: ChannelKind) -> &'static Quoted {
-    static QUOTED: [Quoted; 3] = [quote("memory"), quote("port"), quote("switch")];
-    &QUOTED[match kind {
-        ChannelKind::Memory => 0,
-        ChannelKind::Port => 1,
-        ChannelKind::Switch => 2,
-    }]
+    quoted_word!(kind, ChannelKind::name: Memory, Port, Switch)
 }
 
 fn quoted_buffer_code(kind: BufferKind) -> &'static Quoted {
-    static QUOTED: [Quoted; 3] = [quote("i"), quote("o"), quote("s")];
-    &QUOTED[match kind {
-        BufferKind::Input => 0,
-        BufferKind::Output => 1,
-        BufferKind::Scratch => 2,
-    }]
+    quoted_word!(kind, BufferKind::code: Input, Output, Scratch)
 }
 
 /// Keys every plan has at its top level, which tell a plan from a user's
@@ -298,8 +309,11 @@ impl<const PRETTY: bool> Json<PRETTY> {
         for sw in &r.switch_channels {
             self.element();
             self.open(b'{');
-            self.word_entry(key!("buffer_type"), sw.buffer.code());
-            self.word_entry(key!("channel_type"), "switch");
+            self.quoted_entry(key!("buffer_type"), quoted_buffer_code(sw.buffer));
+            self.quoted_entry(
+                key!("channel_type"),
+                quoted_channel_kind(ChannelKind::Switch),
+            );
             self.objects_entry(key!("rank_groups"), &[&sw.ranks], |j, ranks| {
                 j.ints_entry(key!("ranks"), &ranks[..]);
                 j.int_entry(key!("size"), ranks.len());
@@ -379,7 +393,7 @@ impl<const PRETTY: bool> Json<PRETTY> {
         let group = op.group_reduce();
         if let Some(g) = group {
             self.int_entry(key!("buffer_offset"), g.buffer_offset);
-            self.word_entry(key!("buffer_type"), g.buffer.code());
+            self.quoted_entry(key!("buffer_type"), quoted_buffer_code(g.buffer));
         }
         if op.writes_channel_ids() {
             self.ints_entry(key!("channel_ids"), &op.channel_ids[..]);
@@ -397,7 +411,7 @@ impl<const PRETTY: bool> Json<PRETTY> {
             self.int_entry(key!("index"), g.dst_index);
             self.int_entry(key!("rank"), g.dst_rank);
             self.int_entry(key!("size"), g.size);
-            self.word_entry(key!("type"), g.dst_kind.code());
+            self.quoted_entry(key!("type"), quoted_buffer_code(g.dst_kind));
             self.close(b'}');
         }
         let iter = op.iter_context();
